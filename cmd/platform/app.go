@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	cpipeline "github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/storage/clickhouse"
+	"github.com/fintech/platform/storage/postgres"
+	"github.com/fintech/platform/topics"
+)
+
+// runnable is a long-running part: a consumer group, the relay, a scheduler.
+type runnable interface {
+	Run(ctx context.Context) error
+}
+
+// module is what one module contributes: routes on the gateway, consumer
+// groups by name, and background loops that run beside the consumers.
+type module struct {
+	routes     func(r server.Router) error
+	groups     map[string]func() (runnable, error)
+	background []func() (runnable, error)
+}
+
+// app holds the dependencies shared by the modules of one process. Gateway
+// fields (bus, tokens, limiter, server) are set only in processes that serve
+// HTTP; ClickHouse only where a part needs it.
+type app struct {
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	reg      *prometheus.Registry
+	pool     *pgxpool.Pool
+	brokers  []string
+	embedded *topics.Embedded
+	metrics  *cpipeline.Metrics
+	ch       driver.Conn
+
+	bus     *commands.Bus
+	tokens  *auth.Tokens
+	limiter *ratelimit.Limiter
+	server  *server.Server
+}
+
+// moduleWirings lists every module of the platform, in mount order.
+func (a *app) moduleWirings() []func() (module, error) {
+	return []func() (module, error){
+		a.platformModule,
+		a.identityModule,
+		a.relayModule,
+		a.fiatModule,
+		a.ledgerModule,
+		a.reputationModule,
+		a.maskModule,
+		a.sinkModule,
+		a.webhooksModule,
+	}
+}
+
+func (a *app) modules() ([]module, error) {
+	var out []module
+	for _, w := range a.moduleWirings() {
+		m, err := w()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
+}
+
+// newApp connects Postgres and Kafka. With embedded set and no
+// KAFKA_BROKERS it starts the in-process broker.
+func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
+	if err := cfg.loadSecrets(); err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, log: newLogger(cfg.LogLevel), now: time.Now, reg: prometheus.NewRegistry()}
+	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.metrics = cpipeline.NewMetrics(a.reg)
+
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	a.pool = pool
+
+	a.brokers = cfg.KafkaBrokers
+	if len(a.brokers) == 0 {
+		if !embedded {
+			a.close()
+			return nil, errors.New("KAFKA_BROKERS: required for this command (only `platform run` embeds a broker)")
+		}
+		e, err := topics.StartEmbedded(cfg.DataDir, cfg.KafkaPort)
+		if err != nil {
+			a.close()
+			return nil, fmt.Errorf("KAFKA_EMBEDDED_PORT: %w", err)
+		}
+		a.embedded = e
+		a.brokers = e.Addrs()
+		a.log.Info("embedded kafka broker started", "addr", strings.Join(a.brokers, ","), "dataDir", cfg.DataDir)
+		fmt.Fprintf(os.Stderr, "embedded Kafka broker listening on %s (try: kcat -b %s -L)\n", a.brokers[0], a.brokers[0])
+	}
+	cl, err := topics.NewClient(a.brokers)
+	if err != nil {
+		a.close()
+		return nil, fmt.Errorf("KAFKA_BROKERS: %w", err)
+	}
+	defer cl.Close()
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := topics.EnsureTopics(tctx, cl); err != nil {
+		a.close()
+		return nil, fmt.Errorf("KAFKA_BROKERS: %w", err)
+	}
+	return a, nil
+}
+
+// clickhouse connects ClickHouse on first use.
+func (a *app) clickhouse(ctx context.Context) (driver.Conn, error) {
+	if a.ch != nil {
+		return a.ch, nil
+	}
+	conn, err := clickhouse.Connect(ctx, a.cfg.ClickHouseAddr, "default")
+	if err != nil {
+		return nil, fmt.Errorf("CLICKHOUSE_ADDR: %w", err)
+	}
+	a.ch = conn
+	return conn, nil
+}
+
+// startGateway builds the HTTP side: tokens, limiter, server and the bus.
+func (a *app) startGateway(ctx context.Context) error {
+	tokens, err := auth.NewTokens([]byte(a.cfg.JWTSecret), a.cfg.JWTTTL, a.now)
+	if err != nil {
+		return fmt.Errorf("JWT_SECRET: %w", err)
+	}
+	a.tokens = tokens
+	a.limiter = ratelimit.New(a.cfg.RateLimits, a.now)
+	a.server = server.New(a.limiter, a.reg, a.log)
+	bus, err := commands.NewBus(ctx, a.brokers, a.pool, a.cfg.CommandTimeout, a.log)
+	if err != nil {
+		return fmt.Errorf("KAFKA_BROKERS: %w", err)
+	}
+	a.bus = bus
+	a.server.App.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{})))
+	return nil
+}
+
+func (a *app) close() {
+	if a.bus != nil {
+		a.bus.Close()
+	}
+	if a.ch != nil {
+		_ = a.ch.Close()
+	}
+	if a.pool != nil {
+		a.pool.Close()
+	}
+	if a.embedded != nil {
+		a.embedded.Close()
+	}
+}
+
+// groupNames lists the consumer groups `platform consume` accepts.
+func groupNames() string {
+	names := []string{topics.GroupFiat, topics.GroupMask, topics.GroupReputation, topics.GroupLedger,
+		topics.GroupSink, topics.GroupWebhooks}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fintech/platform/storage/postgres"
+	"github.com/fintech/platform/topics"
+)
+
+func parseFlags(name string, args []string, define func(fs *flag.FlagSet)) ([]string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if define != nil {
+		define(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, usageError{fmt.Sprintf("%s: %v", name, err)}
+	}
+	return fs.Args(), nil
+}
+
+// cmdRun runs every part in one process until ctx is cancelled.
+func cmdRun(ctx context.Context, cfg Config, args []string) error {
+	if _, err := parseFlags("run", args, nil); err != nil {
+		return err
+	}
+	a, err := newApp(ctx, cfg, true)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if _, err := postgres.Migrate(ctx, a.pool); err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if err := a.startGateway(ctx); err != nil {
+		return err
+	}
+	mods, err := a.modules()
+	if err != nil {
+		return err
+	}
+	var parts []runnable
+	for _, m := range mods {
+		for _, name := range sortedKeys(m.groups) {
+			r, err := m.groups[name]()
+			if err != nil {
+				return fmt.Errorf("start %s: %w", name, err)
+			}
+			parts = append(parts, r)
+		}
+		for _, f := range m.background {
+			r, err := f()
+			if err != nil {
+				return err
+			}
+			parts = append(parts, r)
+		}
+	}
+	return a.serve(ctx, mods, parts)
+}
+
+// cmdGateway serves HTTP only; consumers run elsewhere.
+func cmdGateway(ctx context.Context, cfg Config, args []string) error {
+	if _, err := parseFlags("gateway", args, nil); err != nil {
+		return err
+	}
+	a, err := newApp(ctx, cfg, false)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if err := a.startGateway(ctx); err != nil {
+		return err
+	}
+	mods, err := a.modules()
+	if err != nil {
+		return err
+	}
+	return a.serve(ctx, mods, nil)
+}
+
+// cmdConsume runs one consumer group (and its module's background loops).
+func cmdConsume(ctx context.Context, cfg Config, args []string) error {
+	rest, err := parseFlags("consume", args, nil)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usageError{"consume: name one group: " + groupNames()}
+	}
+	a, err := newApp(ctx, cfg, false)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	mods, err := a.modules()
+	if err != nil {
+		return err
+	}
+	for _, m := range mods {
+		if f, ok := m.groups[rest[0]]; ok {
+			parts := []runnable{}
+			r, err := f()
+			if err != nil {
+				return err
+			}
+			parts = append(parts, r)
+			for _, b := range m.background {
+				r, err := b()
+				if err != nil {
+					return err
+				}
+				parts = append(parts, r)
+			}
+			return runAll(ctx, parts)
+		}
+	}
+	return usageError{fmt.Sprintf("consume: unknown group %q; groups: %s", rest[0], groupNames())}
+}
+
+// cmdRelay runs the outbox relay only.
+func cmdRelay(ctx context.Context, cfg Config, args []string) error {
+	if _, err := parseFlags("relay", args, nil); err != nil {
+		return err
+	}
+	a, err := newApp(ctx, cfg, false)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	m, err := a.relayModule()
+	if err != nil {
+		return err
+	}
+	var parts []runnable
+	for _, b := range m.background {
+		r, err := b()
+		if err != nil {
+			return err
+		}
+		parts = append(parts, r)
+	}
+	return runAll(ctx, parts)
+}
+
+// cmdMigrate applies the migrations and exits.
+func cmdMigrate(ctx context.Context, cfg Config, args []string) error {
+	if _, err := parseFlags("migrate", args, nil); err != nil {
+		return err
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, 2)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	defer pool.Close()
+	applied, err := postgres.Migrate(ctx, pool)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	fmt.Printf("migrations applied: %d\n", len(applied))
+	for _, a := range applied {
+		fmt.Println("  " + a)
+	}
+	return nil
+}
+
+// cmdTopics creates the missing topics on KAFKA_BROKERS and lists them.
+func cmdTopics(ctx context.Context, cfg Config, args []string) error {
+	if _, err := parseFlags("topics", args, nil); err != nil {
+		return err
+	}
+	if len(cfg.KafkaBrokers) == 0 {
+		fmt.Println("KAFKA_BROKERS is unset: `platform run` embeds a broker with these topics:")
+		for _, s := range topics.All() {
+			fmt.Printf("  %-24s partitions=%d\n", s.Name, s.Partitions)
+		}
+		return nil
+	}
+	cl, err := topics.NewClient(cfg.KafkaBrokers)
+	if err != nil {
+		return fmt.Errorf("KAFKA_BROKERS: %w", err)
+	}
+	defer cl.Close()
+	if err := topics.EnsureTopics(ctx, cl); err != nil {
+		return fmt.Errorf("KAFKA_BROKERS: %w", err)
+	}
+	have, err := topics.Describe(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("KAFKA_BROKERS: %w", err)
+	}
+	for _, name := range sortedKeys(have) {
+		fmt.Printf("  %-24s partitions=%d\n", name, have[name])
+	}
+	return nil
+}
+
+// serve runs the HTTP server and the parts until ctx is cancelled, then
+// shuts down in order: drain HTTP requests (their commands are still being
+// applied), then stop the consumers, which finish their batch and commit
+// offsets.
+func (a *app) serve(ctx context.Context, mods []module, parts []runnable) error {
+	root := a.server.Root()
+	for _, m := range mods {
+		if m.routes != nil {
+			if err := m.routes(root); err != nil {
+				return err
+			}
+		}
+	}
+	a.server.Finish()
+
+	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	done := make(chan error, 1)
+	go func() { done <- runAll(work, parts) }()
+
+	listenErr := make(chan error, 1)
+	go func() { listenErr <- a.server.App.Listen(a.cfg.Addr) }()
+	a.log.Info("platform listening", "addr", a.cfg.Addr, "release", release)
+	fmt.Fprintf(os.Stderr, "platform listening on http://%s\n", a.cfg.Addr)
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-listenErr:
+		if err != nil {
+			err = fmt.Errorf("PLATFORM_ADDR: %w", err)
+		}
+	case err = <-done:
+	}
+	a.log.Info("shutting down: draining requests")
+	if serr := a.server.App.ShutdownWithTimeout(15 * time.Second); serr != nil {
+		a.log.Warn("http shutdown", "err", serr)
+	}
+	a.log.Info("shutting down: stopping consumers")
+	stopWork()
+	if werr := <-done; werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+// runAll runs parts until ctx is cancelled or one fails; it waits for all.
+func runAll(ctx context.Context, parts []runnable) error {
+	if len(parts) == 0 {
+		<-ctx.Done()
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(parts))
+	for i, p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				errs[i] = err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

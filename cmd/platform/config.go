@@ -1,0 +1,233 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/topics"
+)
+
+// Config is the process configuration, read from the environment
+// (architecture.md, "Configuration"). Every problem names its variable.
+type Config struct {
+	Addr           string        // PLATFORM_ADDR
+	PublicBaseURL  string        // PUBLIC_BASE_URL
+	DataDir        string        // DATA_DIR
+	DatabaseURL    string        // DATABASE_URL
+	ClickHouseAddr string        // CLICKHOUSE_ADDR
+	KafkaBrokers   []string      // KAFKA_BROKERS; empty starts the embedded broker
+	KafkaPort      int           // KAFKA_EMBEDDED_PORT, the embedded broker's port
+	JWTSecret      string        // JWT_SECRET
+	JWTTTL         time.Duration // JWT_TTL
+	Admins         auth.Admins   // *_ADMIN_EMAILS
+	ReputationKey  string        // REPUTATION_SERVICE_KEY
+	LedgerSalt     string        // LEDGER_SALT
+	ProcessorHook  string        // PROCESSOR_WEBHOOK_SECRET
+	ProcessorKey   string        // PROCESSOR_API_KEY
+	SigningKey     string        // SIGNING_MASTER_KEY
+	WebhookRetry   []time.Duration
+	WebhookTimeout time.Duration
+	WebhookPrivate bool
+	RateLimits     ratelimit.Limits
+	KYCAutoApprove bool
+	LedgerAudit    time.Duration // LEDGER_AUDIT_INTERVAL
+	CommandTimeout time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
+	DBMaxConns     int           // DB_MAX_CONNS
+	LogLevel       string        // LOG_LEVEL: debug, info, warn, error
+	Environment    string        // PLATFORM_ENV
+	Caps           Caps
+}
+
+// Caps are the pre-KYC limits of decisions.md, in minor units.
+type Caps struct {
+	PerTransfer  int64 // FIAT_CAP_PER_TRANSFER
+	DailyDeposit int64 // FIAT_CAP_DAILY_DEPOSIT
+	Monthly      int64 // FIAT_CAP_MONTHLY
+}
+
+// Local stack defaults (deploy/local/stack.sh).
+const (
+	defaultDatabaseURL = "postgres://postgres@127.0.0.1:55432/platform?sslmode=disable"
+	defaultClickHouse  = "127.0.0.1:19000"
+	defaultKafkaPort   = 19092
+)
+
+type envReader struct {
+	get  func(string) string
+	errs []error
+}
+
+func (r *envReader) str(name, def string) string {
+	if v := strings.TrimSpace(r.get(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *envReader) fail(name, format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+}
+
+func (r *envReader) duration(name string, def time.Duration) time.Duration {
+	s := r.str(name, "")
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		r.fail(name, "%q is not a positive duration such as 10s or 168h", s)
+		return def
+	}
+	return d
+}
+
+func (r *envReader) integer(name string, def int64, min int64) int64 {
+	s := r.str(name, "")
+	if s == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < min {
+		r.fail(name, "%q is not an integer >= %d", s, min)
+		return def
+	}
+	return n
+}
+
+func (r *envReader) flag(name string) bool {
+	switch s := r.str(name, "0"); s {
+	case "0", "false":
+		return false
+	case "1", "true":
+		return true
+	default:
+		r.fail(name, "%q must be 0 or 1", s)
+		return false
+	}
+}
+
+// LoadConfig reads the configuration; the error joins every problem, each
+// naming its variable.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	r := &envReader{get: getenv}
+	c := Config{
+		Addr:           r.str("PLATFORM_ADDR", "127.0.0.1:8080"),
+		PublicBaseURL:  strings.TrimRight(r.str("PUBLIC_BASE_URL", "http://127.0.0.1:8080"), "/"),
+		DataDir:        r.str("DATA_DIR", "./.data"),
+		DatabaseURL:    r.str("DATABASE_URL", defaultDatabaseURL),
+		ClickHouseAddr: r.str("CLICKHOUSE_ADDR", defaultClickHouse),
+		KafkaBrokers:   topics.ParseBrokers(r.str("KAFKA_BROKERS", "")),
+		KafkaPort:      int(r.integer("KAFKA_EMBEDDED_PORT", defaultKafkaPort, 0)),
+		JWTSecret:      r.str("JWT_SECRET", ""),
+		JWTTTL:         r.duration("JWT_TTL", 168*time.Hour),
+		Admins: auth.Admins{
+			Fiat:       auth.ParseAllowlist(r.str("FIAT_ADMIN_EMAILS", "")),
+			Gov:        auth.ParseAllowlist(r.str("GOV_ADMIN_EMAILS", "")),
+			Charity:    auth.ParseAllowlist(r.str("CHARITY_ADMIN_EMAILS", "")),
+			Reputation: auth.ParseAllowlist(r.str("REPUTATION_ADMIN_EMAILS", "")),
+		},
+		ReputationKey:  r.str("REPUTATION_SERVICE_KEY", ""),
+		LedgerSalt:     r.str("LEDGER_SALT", ""),
+		ProcessorHook:  r.str("PROCESSOR_WEBHOOK_SECRET", ""),
+		ProcessorKey:   r.str("PROCESSOR_API_KEY", ""),
+		SigningKey:     r.str("SIGNING_MASTER_KEY", ""),
+		WebhookTimeout: r.duration("WEBHOOK_TIMEOUT", 10*time.Second),
+		WebhookPrivate: r.flag("WEBHOOK_ALLOW_PRIVATE"),
+		RateLimits: ratelimit.Limits{
+			Read:    int(r.integer("RATE_LIMIT_READ", 240, 0)),
+			Write:   int(r.integer("RATE_LIMIT_WRITE", 60, 0)),
+			Auth:    int(r.integer("RATE_LIMIT_AUTH", 20, 0)),
+			Money:   int(r.integer("RATE_LIMIT_MONEY", 30, 0)),
+			Partner: int(r.integer("RATE_LIMIT_PARTNER", 60, 0)),
+		},
+		KYCAutoApprove: r.flag("KYC_AUTO_APPROVE"),
+		LedgerAudit:    r.duration("LEDGER_AUDIT_INTERVAL", time.Hour),
+		CommandTimeout: r.duration("COMMAND_TIMEOUT", 5*time.Second),
+		DBMaxConns:     int(r.integer("DB_MAX_CONNS", 40, 2)),
+		LogLevel:       r.str("LOG_LEVEL", "info"),
+		Environment:    r.str("PLATFORM_ENV", "development"),
+		Caps: Caps{
+			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
+			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),
+			Monthly:      r.integer("FIAT_CAP_MONTHLY", 100_000_000, 1),
+		},
+	}
+	c.WebhookRetry = r.schedule("WEBHOOK_RETRY_SCHEDULE", "0s,5m,30m,2h,8h")
+	if c.ReputationKey != "" && len(c.ReputationKey) < 32 {
+		r.fail("REPUTATION_SERVICE_KEY", "must be at least 32 characters")
+	}
+	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
+		r.fail("JWT_SECRET", "must be at least 32 characters")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		r.fail("LOG_LEVEL", "%q must be debug, info, warn or error", c.LogLevel)
+	}
+	if !strings.HasPrefix(c.PublicBaseURL, "http://") && !strings.HasPrefix(c.PublicBaseURL, "https://") {
+		r.fail("PUBLIC_BASE_URL", "%q must start with http:// or https://", c.PublicBaseURL)
+	}
+	if abs, err := filepath.Abs(c.DataDir); err == nil {
+		c.DataDir = abs
+	}
+	return c, errors.Join(r.errs...)
+}
+
+func (r *envReader) schedule(name, def string) []time.Duration {
+	s := r.str(name, def)
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			r.fail(name, "%q is not a comma-separated list of 5 durations", s)
+			return nil
+		}
+		out = append(out, d)
+	}
+	if len(out) != 5 {
+		r.fail(name, "%q must list exactly 5 delays (one per attempt)", s)
+	}
+	return out
+}
+
+// oneLine joins a config error into the single line main prints.
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}
+
+// loadSecrets fills every secret left unset from DATA_DIR/secrets, creating
+// each file with a fresh random value the first time, so a restart keeps
+// tokens, hashes and signatures valid.
+func (c *Config) loadSecrets() error {
+	dir := filepath.Join(c.DataDir, "secrets")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("DATA_DIR: create %s: %w", dir, err)
+	}
+	for _, s := range []struct {
+		env    string
+		dst    *string
+		prefix string
+	}{
+		{"JWT_SECRET", &c.JWTSecret, ""},
+		{"LEDGER_SALT", &c.LedgerSalt, ""},
+		{"PROCESSOR_WEBHOOK_SECRET", &c.ProcessorHook, "whsec_"},
+		{"SIGNING_MASTER_KEY", &c.SigningKey, ""},
+	} {
+		if *s.dst != "" {
+			continue
+		}
+		v, err := readOrCreateSecret(filepath.Join(dir, strings.ToLower(s.env)), s.prefix)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.env, err)
+		}
+		*s.dst = v
+	}
+	return nil
+}

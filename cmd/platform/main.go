@@ -1,0 +1,100 @@
+// Command platform is the one binary of the platform. Subcommands:
+//
+//	run              everything in one process (embedded Kafka when KAFKA_BROKERS is unset)
+//	gateway          the HTTP gateway only
+//	consume <group>  one consumer group
+//	relay            the outbox relay
+//	migrate          apply the Postgres migrations
+//	topics           create missing topics and list them
+//	version          print the build
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// release is the build's git commit, set with -ldflags "-X main.release=...".
+var release = "dev"
+
+// apiVersion is the version of the published interface.
+const apiVersion = "1.0.0"
+
+const usage = `usage: platform <command> [args]
+
+commands:
+  run              gateway, every consumer group, relay, dispatcher and sink in one process
+  gateway          the HTTP gateway only (needs KAFKA_BROKERS)
+  consume <group>  one consumer group (needs KAFKA_BROKERS); groups: %s
+  relay            the outbox relay (needs KAFKA_BROKERS)
+  migrate          apply the Postgres migrations
+  topics           create missing topics and list them
+  ledger reanchor  append missing ledger entries through the appender
+  bench            load-test a running platform (see platform bench -h)
+  version          print the build
+`
+
+func main() {
+	os.Exit(runMain(os.Args[1:]))
+}
+
+func runMain(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(os.Stderr, usage, groupNames())
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	if args[0] == "version" {
+		fmt.Printf("platform %s (release %s)\n", apiVersion, release)
+		return 0
+	}
+	if args[0] == "bench" {
+		return runBench(args[1:])
+	}
+	cfg, err := LoadConfig(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "platform: configuration: "+oneLine(err))
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	switch args[0] {
+	case "run":
+		err = cmdRun(ctx, cfg, args[1:])
+	case "gateway":
+		err = cmdGateway(ctx, cfg, args[1:])
+	case "consume":
+		err = cmdConsume(ctx, cfg, args[1:])
+	case "relay":
+		err = cmdRelay(ctx, cfg, args[1:])
+	case "migrate":
+		err = cmdMigrate(ctx, cfg, args[1:])
+	case "topics":
+		err = cmdTopics(ctx, cfg, args[1:])
+	case "ledger":
+		err = cmdLedger(ctx, cfg, args[1:])
+	default:
+		fmt.Fprintf(os.Stderr, "platform: unknown command %q\n", args[0])
+		fmt.Fprintf(os.Stderr, usage, groupNames())
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "platform: "+oneLine(err))
+		if _, ok := err.(usageError); ok {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// usageError is a bad flag or argument: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"github.com/fintech/platform/consumers/relay"
+	"github.com/fintech/platform/gateway/identity"
+	"github.com/fintech/platform/gateway/platform"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/topics"
+	identitystore "github.com/fintech/platform/storage/identity"
+)
+
+func (a *app) platformModule() (module, error) {
+	return module{routes: func(r server.Router) error {
+		platform.NewHandlers(platform.Build{
+			Service: "platform", Version: apiVersion, Release: release,
+			Environment: a.cfg.Environment, StartedAt: a.now().UTC(),
+		}, a.pool, a.now).Register(r)
+		return nil
+	}}, nil
+}
+
+func (a *app) identityModule() (module, error) {
+	return module{routes: func(r server.Router) error {
+		h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.tokens, a.cfg.Admins, a.now)
+		if err != nil {
+			return err
+		}
+		h.Register(r)
+		return nil
+	}}, nil
+}
+
+func (a *app) relayModule() (module, error) {
+	return module{background: []func() (runnable, error){
+		func() (runnable, error) {
+			cl, err := topics.NewClient(a.brokers)
+			if err != nil {
+				return nil, err
+			}
+			return relay.New(a.pool, topics.NewProducer(cl), a.reg, a.log), nil
+		},
+	}}, nil
+}

@@ -1,0 +1,61 @@
+// Package pipeline is the consumer framework every Postgres-applying consumer
+// group uses: it polls a batch of command records, applies the new ones in one
+// Postgres transaction together with their processed-command rows and outbox
+// rows, commits, sends the replies, and only then commits the Kafka offsets.
+// A command redelivered after a crash finds its processed row and gets its
+// stored reply re-sent instead of being applied again.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/schemas"
+)
+
+// Command is one decoded command record.
+type Command struct {
+	Env   schemas.Envelope
+	Topic string
+}
+
+// Emission is a record the applied command causes, queued in the outbox in
+// the same transaction and published by the relay.
+type Emission struct {
+	Topic string
+	Env   schemas.Envelope
+}
+
+// Outcome is the result of applying one command: the HTTP answer for the
+// waiting request (stored for replays) and what the change emits. Business
+// rejections such as insufficient funds are outcomes with a 4xx status, not
+// errors.
+type Outcome struct {
+	Status int
+	Body   []byte
+	Emit   []Emission
+}
+
+// Handler applies a batch of never-applied commands inside tx, in the order
+// given (which is partition order for each key), and returns one outcome per
+// command. An error rolls the whole batch back; it is retried when
+// retriable, else the batch is split to find the command that fails.
+type Handler interface {
+	Apply(ctx context.Context, tx pgx.Tx, cmds []Command) ([]Outcome, error)
+}
+
+// JSON encodes v as an outcome body with the given status.
+func JSON(status int, v any) Outcome {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Outcome{Status: 500, Body: schemas.ErrorJSON("internal", "could not encode the result", nil)}
+	}
+	return Outcome{Status: status, Body: b}
+}
+
+// Reject is a business rejection outcome with the spec's error shape.
+func Reject(status int, code, message string, extra map[string]any) Outcome {
+	return Outcome{Status: status, Body: schemas.ErrorJSON(code, message, extra)}
+}

@@ -1,0 +1,38 @@
+package pipeline
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the consumer-side Prometheus series, shared by every runner of
+// a process and labelled by group.
+type Metrics struct {
+	BatchSize *prometheus.HistogramVec
+	ApplySecs *prometheus.HistogramVec
+	Lag       *prometheus.GaugeVec
+	Applied   *prometheus.CounterVec
+	DLQ       *prometheus.CounterVec
+}
+
+// NewMetrics registers the series on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		BatchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "platform_consumer_batch_size", Help: "Records per applied batch.",
+			Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000},
+		}, []string{"group"}),
+		ApplySecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "platform_consumer_apply_seconds", Help: "Time to apply and commit one batch.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}, []string{"group"}),
+		Lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "platform_consumer_lag", Help: "Records behind the partition high watermark.",
+		}, []string{"group", "topic", "partition"}),
+		Applied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "platform_consumer_records_total", Help: "Records handled, by result.",
+		}, []string{"group", "result"}),
+		DLQ: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "platform_consumer_dlq_total", Help: "Records parked on a dead-letter topic.",
+		}, []string{"group", "topic"}),
+	}
+	reg.MustRegister(m.BatchSize, m.ApplySecs, m.Lag, m.Applied, m.DLQ)
+	return m
+}

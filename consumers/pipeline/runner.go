@@ -1,0 +1,391 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/storage/postgres"
+	"github.com/fintech/platform/topics"
+)
+
+// Config configures a Runner.
+type Config struct {
+	// Group is the consumer group name (a topics.Group* constant).
+	Group string
+	// Topics are the command topics the group consumes.
+	Topics []string
+	// Brokers are the Kafka bootstrap brokers.
+	Brokers []string
+	// MaxBatch caps the records applied in one transaction. Default 1000.
+	MaxBatch int
+	// AfterDBCommit, when set, runs after the Postgres commit and before the
+	// replies and the offset commit. Tests use it to simulate a crash at the
+	// worst moment: a non-nil error stops the runner without committing
+	// offsets.
+	AfterDBCommit func(ctx context.Context) error
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 1000
+	}
+}
+
+// Validate reports every missing setting.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Group == "" {
+		errs = append(errs, errors.New("consumer group is empty"))
+	}
+	if len(c.Topics) == 0 {
+		errs = append(errs, errors.New("no topics to consume"))
+	}
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("no kafka brokers"))
+	}
+	return errors.Join(errs...)
+}
+
+// Runner consumes one group and applies its records through a Handler.
+type Runner struct {
+	cfg     Config
+	pool    *pgxpool.Pool
+	handler Handler
+	metrics *Metrics
+	log     *slog.Logger
+	client  *kgo.Client
+}
+
+// NewRunner joins the consumer group. Offsets are committed only by Run,
+// after the batch they cover is committed in Postgres.
+func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics, log *slog.Logger) (*Runner, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("runner config: %w", err)
+	}
+	if pool == nil || handler == nil || metrics == nil || log == nil {
+		return nil, errors.New("runner: nil dependency")
+	}
+	client, err := topics.NewClient(cfg.Brokers,
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(cfg.Topics...),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.SessionTimeout(10*time.Second),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg, pool: pool, handler: handler, metrics: metrics,
+		log: log.With("group", cfg.Group), client: client}, nil
+}
+
+// Run consumes until ctx is cancelled. A batch in progress when ctx is
+// cancelled is finished and its offsets committed before Run returns; the
+// client then leaves the group.
+func (r *Runner) Run(ctx context.Context) error {
+	defer r.client.Close()
+	for {
+		fetches := r.client.PollRecords(ctx, r.cfg.MaxBatch)
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		fetches.EachError(func(topic string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				r.log.Warn("fetch error", "topic", topic, "partition", p, "err", err)
+			}
+		})
+		recs := fetches.Records()
+		if len(recs) > 0 {
+			// The batch is finished even when shutdown starts meanwhile, so
+			// that its offsets are committed and nothing is redelivered.
+			work := context.WithoutCancel(ctx)
+			if err := r.process(work, ctx, recs); err != nil {
+				r.client.AllowRebalance()
+				return err
+			}
+			cctx, cancel := context.WithTimeout(work, 10*time.Second)
+			if err := r.client.CommitRecords(cctx, recs...); err != nil {
+				r.log.Warn("offset commit failed; the batch will be redelivered and deduplicated", "err", err)
+			}
+			cancel()
+		}
+		r.recordLag(fetches)
+		r.client.AllowRebalance()
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+func (r *Runner) recordLag(fetches kgo.Fetches) {
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		last := p.Records[len(p.Records)-1].Offset
+		r.metrics.Lag.WithLabelValues(r.cfg.Group, p.Topic, strconv.Itoa(int(p.Partition))).
+			Set(float64(p.HighWatermark - last - 1))
+	})
+}
+
+// process applies one polled batch. It returns an error only when the
+// runner must stop without committing offsets (shutdown during a retry
+// loop, or the AfterDBCommit hook).
+func (r *Runner) process(ctx, stop context.Context, recs []*kgo.Record) error {
+	start := time.Now()
+	cmds := make([]Command, 0, len(recs))
+	var parked []*kgo.Record
+	for _, rec := range recs {
+		env, err := schemas.Decode(rec.Value)
+		if err != nil {
+			r.log.Warn("parking unreadable record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)
+			parked = append(parked, dlqRecord(rec, err))
+			continue
+		}
+		cmds = append(cmds, Command{Env: env, Topic: rec.Topic})
+	}
+
+	var replies []*kgo.Record
+	if len(cmds) > 0 {
+		var err error
+		replies, parked, err = r.applyWithRetry(ctx, stop, cmds, parked)
+		if err != nil {
+			return err
+		}
+		if r.cfg.AfterDBCommit != nil {
+			if err := r.cfg.AfterDBCommit(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.produceUntilDone(ctx, stop, parked); err != nil {
+		return err
+	}
+	for _, p := range parked {
+		r.metrics.DLQ.WithLabelValues(r.cfg.Group, p.Topic).Inc()
+	}
+	if len(replies) > 0 {
+		// A lost reply only makes the waiting request time out; its retry
+		// gets the stored result. So replies are not retried here.
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := r.client.ProduceSync(rctx, replies...).FirstErr(); err != nil {
+			r.log.Warn("sending replies failed", "count", len(replies), "err", err)
+		}
+		cancel()
+	}
+	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))
+	r.metrics.ApplySecs.WithLabelValues(r.cfg.Group).Observe(time.Since(start).Seconds())
+	return nil
+}
+
+// applyWithRetry applies cmds, retrying retriable failures with backoff for as
+// long as it takes (nothing may be dropped), and isolating a command that
+// fails on its own: that one is parked on the DLQ with a 500 reply.
+func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parked []*kgo.Record) ([]*kgo.Record, []*kgo.Record, error) {
+	backoff := 50 * time.Millisecond
+	for {
+		replies, err := r.applyBatch(ctx, cmds)
+		if err == nil {
+			r.metrics.Applied.WithLabelValues(r.cfg.Group, "ok").Add(float64(len(cmds)))
+			return replies, parked, nil
+		}
+		if !postgres.IsRetriable(err) {
+			if len(cmds) == 1 {
+				r.log.Error("command failed; parking it", "type", cmds[0].Env.Type, "id", cmds[0].Env.ID, "err", err)
+				r.metrics.Applied.WithLabelValues(r.cfg.Group, "failed").Inc()
+				parked = append(parked, dlqEnvelope(cmds[0], err))
+				return failedReply(cmds[0]), parked, nil
+			}
+			// Split the batch so one bad command cannot hold back the others.
+			var all []*kgo.Record
+			for _, c := range cmds {
+				rep, p, err := r.applyWithRetry(ctx, stop, []Command{c}, nil)
+				if err != nil {
+					return nil, nil, err
+				}
+				all = append(all, rep...)
+				parked = append(parked, p...)
+			}
+			return all, parked, nil
+		}
+		r.log.Warn("batch failed, retrying", "records", len(cmds), "backoff", backoff, "err", err)
+		select {
+		case <-stop.Done():
+			return nil, nil, fmt.Errorf("shutdown while retrying a batch: %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// applyBatch runs one transaction: look up which commands were applied
+// before, apply the rest, record them with their replies, queue their
+// emissions, commit. It returns the reply records to send.
+func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record, error) {
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin batch: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+
+	ids := make([]string, len(cmds))
+	for i, c := range cmds {
+		ids[i] = c.Env.ID
+	}
+	seen, err := pipeline.LookupProcessed(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+
+	results := make([]schemas.Reply, len(cmds))
+	first := make(map[string]int, len(cmds))
+	dupOf := make(map[int]int) // a repeated id inside the batch -> its first index
+	var fresh []Command
+	var freshIdx []int
+	for i, c := range cmds {
+		if p, ok := seen[c.Env.ID]; ok {
+			results[i] = storedReply(c.Env, p.RequestHash, p.Status, p.Body)
+			continue
+		}
+		if j, ok := first[c.Env.ID]; ok {
+			dupOf[i] = j
+			continue
+		}
+		first[c.Env.ID] = i
+		fresh = append(fresh, c)
+		freshIdx = append(freshIdx, i)
+	}
+
+	if len(fresh) > 0 {
+		outcomes, err := r.handler.Apply(ctx, tx, fresh)
+		if err != nil {
+			return nil, fmt.Errorf("apply %d commands: %w", len(fresh), err)
+		}
+		if len(outcomes) != len(fresh) {
+			return nil, fmt.Errorf("handler returned %d outcomes for %d commands", len(outcomes), len(fresh))
+		}
+		processed := make([]pipeline.Processed, len(fresh))
+		var outbox []pipeline.OutboxRow
+		for k, c := range fresh {
+			o := outcomes[k]
+			processed[k] = pipeline.Processed{CommandID: c.Env.ID, CommandType: c.Env.Type,
+				RequestHash: c.Env.RequestHash, Status: o.Status, Body: o.Body}
+			results[freshIdx[k]] = schemas.Reply{CommandID: c.Env.ID, Status: o.Status, Body: o.Body}
+			for _, e := range o.Emit {
+				row, err := pipeline.EventRow(e.Topic, e.Env)
+				if err != nil {
+					return nil, err
+				}
+				outbox = append(outbox, row)
+			}
+		}
+		if err := pipeline.InsertProcessed(ctx, tx, processed); err != nil {
+			return nil, err
+		}
+		if err := pipeline.InsertOutbox(ctx, tx, outbox); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("commit batch: %w", err)
+	}
+
+	// Duplicates inside the batch answer like their first occurrence.
+	for i, j := range dupOf {
+		results[i] = storedReply(cmds[i].Env, cmds[j].Env.RequestHash, results[j].Status, results[j].Body)
+	}
+
+	var replies []*kgo.Record
+	for i, c := range cmds {
+		if c.Env.ReplyTo == "" {
+			continue
+		}
+		rec, err := replyRecord(c.Env, results[i])
+		if err != nil {
+			return nil, err
+		}
+		replies = append(replies, rec)
+	}
+	return replies, nil
+}
+
+// storedReply answers a command that was applied before: the stored result
+// when the request is the same, 409 when the same id came with another body.
+func storedReply(env schemas.Envelope, storedHash string, status int, body []byte) schemas.Reply {
+	if storedHash != env.RequestHash {
+		return schemas.Reply{CommandID: env.ID, Status: 409, Body: schemas.IdempotencyConflict()}
+	}
+	return schemas.Reply{CommandID: env.ID, Status: status, Body: body, Replayed: true}
+}
+
+
+func replyRecord(cmd schemas.Envelope, reply schemas.Reply) (*kgo.Record, error) {
+	env, err := schemas.New(schemas.TypeReply, cmd.ReplyTo, cmd.ActorUserID, reply, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	env.CorrelationID = cmd.CorrelationID
+	return topics.Record(topics.GatewayReplies, env)
+}
+
+func failedReply(c Command) []*kgo.Record {
+	if c.Env.ReplyTo == "" {
+		return nil
+	}
+	rec, err := replyRecord(c.Env, schemas.Reply{CommandID: c.Env.ID, Status: 500,
+		Body: schemas.ErrorJSON("internal", "the command could not be applied; it was parked for an operator", nil)})
+	if err != nil {
+		return nil
+	}
+	return []*kgo.Record{rec}
+}
+
+func dlqRecord(rec *kgo.Record, cause error) *kgo.Record {
+	headers := append([]kgo.RecordHeader{}, rec.Headers...)
+	headers = append(headers,
+		kgo.RecordHeader{Key: "dlq-error", Value: []byte(cause.Error())},
+		kgo.RecordHeader{Key: "dlq-source", Value: []byte(fmt.Sprintf("%s/%d/%d", rec.Topic, rec.Partition, rec.Offset))})
+	return &kgo.Record{Topic: topics.DLQ(rec.Topic), Key: rec.Key, Value: rec.Value, Headers: headers}
+}
+
+func dlqEnvelope(c Command, cause error) *kgo.Record {
+	rec, err := topics.Record(c.Topic, c.Env)
+	if err != nil {
+		rec = &kgo.Record{Topic: c.Topic}
+	}
+	rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: "dlq-error", Value: []byte(cause.Error())})
+	rec.Topic = topics.DLQ(c.Topic)
+	return rec
+}
+
+// produceUntilDone publishes DLQ records, retrying until the broker has them:
+// the offsets of a parked record are committed only after it is on the DLQ.
+func (r *Runner) produceUntilDone(ctx, stop context.Context, recs []*kgo.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	for {
+		err := r.client.ProduceSync(ctx, recs...).FirstErr()
+		if err == nil {
+			return nil
+		}
+		r.log.Warn("parking on DLQ failed, retrying", "err", err)
+		select {
+		case <-stop.Done():
+			return fmt.Errorf("shutdown while parking records: %w", err)
+		case <-time.After(time.Second):
+		}
+	}
+}

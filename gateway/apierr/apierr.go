@@ -1,0 +1,128 @@
+// Package apierr holds the typed API errors and the one mapping from them to
+// the spec's status codes and error codes. Handlers return these; the
+// server's error handler writes them.
+package apierr
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// Error codes of the spec and decisions.md shared by every module. Module
+// specific codes live with their module but use New.
+const (
+	CodeInvalidJSON         = "invalid_json"
+	CodeContentTypeRequired = "content_type_required"
+	CodeValidationFailed    = "validation_failed"
+	CodePayloadTooLarge     = "payload_too_large"
+	CodeNotFound            = "not_found"
+	CodeForbidden           = "forbidden"
+	CodeAuthRequired        = "auth_required"
+	CodeKeyInvalid          = "key_invalid"
+	CodeRateLimited         = "rate_limited"
+	CodeUnavailable         = "unavailable"
+	CodeInternal            = "internal"
+	CodeMethodNotAllowed    = "method_not_allowed"
+	CodeIdempotencyReused   = "idempotency_key_reused"
+)
+
+// Error is an API error: an HTTP status, a code, a message, and for
+// validation failures the offending fields.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Fields  map[string]string
+	Extra   map[string]any
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+// Body encodes the error shape `{ error, message, fields?, ...extra }`.
+func (e *Error) Body() []byte {
+	m := make(map[string]any, len(e.Extra)+3)
+	for k, v := range e.Extra {
+		m[k] = v
+	}
+	m["error"] = e.Code
+	m["message"] = e.Message
+	if len(e.Fields) > 0 {
+		m["fields"] = e.Fields
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// New builds an error.
+func New(status int, code, message string) *Error {
+	return &Error{Status: status, Code: code, Message: message}
+}
+
+// With returns a copy carrying extra top-level body fields.
+func (e *Error) With(extra map[string]any) *Error {
+	c := *e
+	c.Extra = extra
+	return &c
+}
+
+// InvalidJSON is a body that is not well-formed JSON.
+func InvalidJSON(detail string) *Error {
+	return New(http.StatusBadRequest, CodeInvalidJSON, "request body is not valid JSON: "+detail)
+}
+
+// ContentTypeRequired is a write without Content-Type: application/json.
+func ContentTypeRequired() *Error {
+	return New(http.StatusBadRequest, CodeContentTypeRequired, "writes require Content-Type: application/json")
+}
+
+// Validation lists the fields that are missing or invalid.
+func Validation(fields map[string]string) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: CodeValidationFailed,
+		Message: "some fields are missing or invalid", Fields: fields}
+}
+
+// PayloadTooLarge is a body over the 1 MiB limit.
+func PayloadTooLarge() *Error {
+	return New(http.StatusBadRequest, CodePayloadTooLarge, "request body is larger than 1 MiB")
+}
+
+// NotFound is an unknown resource or route.
+func NotFound(message string) *Error { return New(http.StatusNotFound, CodeNotFound, message) }
+
+// Forbidden is a caller outside the required allowlist.
+func Forbidden() *Error {
+	return New(http.StatusForbidden, CodeForbidden, "your account is not allowed to do this")
+}
+
+// AuthRequired is a missing, malformed, forged or expired bearer token.
+func AuthRequired() *Error {
+	return New(http.StatusUnauthorized, CodeAuthRequired, "a valid bearer token is required")
+}
+
+// KeyInvalid is a revoked, unknown or malformed API key.
+func KeyInvalid() *Error {
+	return New(http.StatusUnauthorized, CodeKeyInvalid, "the API key is invalid or revoked")
+}
+
+// RateLimited is a client over its per-minute budget.
+func RateLimited() *Error {
+	return New(http.StatusTooManyRequests, CodeRateLimited, "too many requests; retry after the Retry-After seconds")
+}
+
+// Unavailable is a command whose result did not come back in time. It is safe
+// to retry with the same Idempotency-Key.
+func Unavailable() *Error {
+	return New(http.StatusServiceUnavailable, CodeUnavailable,
+		"the platform is busy; retry with the same Idempotency-Key")
+}
+
+// Internal is a server-side failure.
+func Internal() *Error {
+	return New(http.StatusInternalServerError, CodeInternal, "internal error")
+}
+
+// IdempotencyReused is the same Idempotency-Key with a different body.
+func IdempotencyReused() *Error {
+	return New(http.StatusConflict, CodeIdempotencyReused, "this Idempotency-Key was used with a different request body")
+}

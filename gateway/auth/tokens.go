@@ -1,0 +1,132 @@
+// Package auth issues and checks the platform's HS256 bearer tokens and
+// resolves roles from the admin allowlists.
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/fintech/platform/gateway/apierr"
+)
+
+const issuer = "platform"
+
+// Principal is the authenticated caller.
+type Principal struct {
+	UserID string
+	Email  string
+}
+
+// Tokens signs and verifies JWTs with one HS256 secret.
+type Tokens struct {
+	secret []byte
+	ttl    time.Duration
+	now    func() time.Time
+	parser *jwt.Parser
+}
+
+// NewTokens builds the signer. The secret must be at least 32 bytes.
+func NewTokens(secret []byte, ttl time.Duration, now func() time.Time) (*Tokens, error) {
+	if len(secret) < 32 {
+		return nil, errors.New("JWT_SECRET must be at least 32 bytes")
+	}
+	if ttl <= 0 {
+		return nil, errors.New("JWT_TTL must be positive")
+	}
+	return &Tokens{secret: secret, ttl: ttl, now: now, parser: jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuer(issuer),
+		jwt.WithTimeFunc(now),
+	)}, nil
+}
+
+type claims struct {
+	Email string `json:"email"`
+	jwt.RegisteredClaims
+}
+
+// Issue signs a token for the user that expires after the TTL.
+func (t *Tokens) Issue(userID, email string) (string, error) {
+	now := t.now()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims{
+		Email: email,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    issuer,
+			Subject:   userID,
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(t.ttl)),
+		},
+	})
+	s, err := tok.SignedString(t.secret)
+	if err != nil {
+		return "", fmt.Errorf("sign token: %w", err)
+	}
+	return s, nil
+}
+
+// Verify checks signature, algorithm, issuer and expiry.
+func (t *Tokens) Verify(token string) (Principal, error) {
+	var cl claims
+	_, err := t.parser.ParseWithClaims(token, &cl, func(*jwt.Token) (any, error) { return t.secret, nil })
+	if err != nil {
+		return Principal{}, fmt.Errorf("verify token: %w", err)
+	}
+	if cl.Subject == "" {
+		return Principal{}, errors.New("verify token: no subject")
+	}
+	return Principal{UserID: cl.Subject, Email: cl.Email}, nil
+}
+
+// BearerToken extracts the token of `Authorization: Bearer <token>`, with the
+// word Bearer and exactly one space.
+func BearerToken(header string) (string, bool) {
+	tok, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok || tok == "" || strings.ContainsAny(tok, " \t") {
+		return "", false
+	}
+	return tok, true
+}
+
+const principalKey = "auth.principal"
+
+// Require is middleware that admits only requests with a valid bearer token
+// and stores the caller for User.
+func (t *Tokens) Require() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		tok, ok := BearerToken(c.Get(fiber.HeaderAuthorization))
+		if !ok {
+			return apierr.AuthRequired()
+		}
+		p, err := t.Verify(tok)
+		if err != nil {
+			return apierr.AuthRequired()
+		}
+		c.Locals(principalKey, p)
+		return c.Next()
+	}
+}
+
+// Optional stores the caller when a valid token is present and goes on
+// without one.
+func (t *Tokens) Optional() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if tok, ok := BearerToken(c.Get(fiber.HeaderAuthorization)); ok {
+			if p, err := t.Verify(tok); err == nil {
+				c.Locals(principalKey, p)
+			}
+		}
+		return c.Next()
+	}
+}
+
+// User returns the caller stored by Require or Optional.
+func User(c *fiber.Ctx) (Principal, bool) {
+	p, ok := c.Locals(principalKey).(Principal)
+	return p, ok
+}

@@ -1,0 +1,48 @@
+package bind
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// MaxAmount is the largest amount in minor units any endpoint accepts.
+const MaxAmount = 1_000_000_000_000_000 // 10^15
+
+// Amount is a money amount in integer minor units as sent by a client. It
+// decodes any JSON value without failing so that a string, fractional,
+// negative or oversized amount becomes a validation error naming the field
+// instead of a JSON error.
+type Amount struct {
+	Value   int64
+	Set     bool
+	Problem string
+}
+
+// UnmarshalJSON records the value or what is wrong with it.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*a = Amount{Set: true}
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		a.Set = false
+	case len(b) > 0 && b[0] == '"':
+		a.Problem = "must be an integer number of minor units, not a string"
+	case bytes.ContainsAny(b, ".eE"):
+		a.Problem = "must be an integer number of minor units, not a fraction"
+	default:
+		n, err := strconv.ParseInt(string(b), 10, 64)
+		switch {
+		case err != nil && len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
+			a.Problem = "must be at most 1000000000000000"
+		case err != nil:
+			a.Problem = "must be an integer number of minor units"
+		case n <= 0:
+			a.Problem = "must be a positive integer"
+		case n > MaxAmount:
+			a.Problem = "must be at most 1000000000000000"
+		default:
+			a.Value = n
+		}
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package bind
+
+import (
+	"encoding/base64"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/apierr"
+)
+
+// Page limits of decisions.md.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 200
+)
+
+// Page is a cursor page request: the opaque cursor decoded to the last
+// position seen, and a limit clamped to MaxLimit.
+type Page struct {
+	After string
+	Limit int
+}
+
+// PageQuery reads `cursor` and `limit` from the query string.
+func PageQuery(c *fiber.Ctx) (Page, error) {
+	p := Page{Limit: DefaultLimit}
+	if s := c.Query("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return p, apierr.Validation(map[string]string{"limit": "must be a positive integer"})
+		}
+		p.Limit = min(n, MaxLimit)
+	}
+	if s := c.Query("cursor"); s != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(s)
+		if err != nil || len(raw) == 0 {
+			return p, apierr.Validation(map[string]string{"cursor": "is not a cursor this API issued"})
+		}
+		p.After = string(raw)
+	}
+	return p, nil
+}
+
+// Cursor encodes a position as an opaque cursor.
+func Cursor(position string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(position))
+}

@@ -1,0 +1,213 @@
+// Package commands is the gateway's side of the command pipeline: it
+// publishes a command to its topic with a correlation id and this instance's
+// reply address, and waits, bounded, for the consumer's reply on
+// gateway.replies.
+package commands
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/storage/postgres"
+	"github.com/fintech/platform/topics"
+)
+
+// Bus publishes commands and routes replies to the requests waiting for them.
+type Bus struct {
+	producer   *kgo.Client
+	replies    *kgo.Client
+	db         postgres.Querier
+	instanceID string
+	timeout    time.Duration
+	log        *slog.Logger
+
+	mu      sync.Mutex
+	waiters map[string]chan schemas.Reply
+}
+
+// NewBus starts consuming this instance's replies from the current end of
+// gateway.replies, so that no reply to a command sent after NewBus returns
+// can be missed. db is used to answer replays of applied commands without a
+// round trip through Kafka.
+func NewBus(ctx context.Context, brokers []string, db postgres.Querier, timeout time.Duration, log *slog.Logger) (*Bus, error) {
+	producer, err := topics.NewClient(brokers)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := topics.EndOffsets(ctx, producer, topics.GatewayReplies)
+	if err != nil {
+		producer.Close()
+		return nil, err
+	}
+	start := map[int32]kgo.Offset{}
+	for p, o := range ends {
+		start[p] = kgo.NewOffset().At(o)
+	}
+	replies, err := topics.NewClient(brokers,
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topics.GatewayReplies: start}),
+		kgo.FetchMaxWait(50*time.Millisecond))
+	if err != nil {
+		producer.Close()
+		return nil, err
+	}
+	b := &Bus{producer: producer, replies: replies, db: db, timeout: timeout,
+		instanceID: "gw-" + schemas.NewID(), log: log.With("component", "bus"),
+		waiters: map[string]chan schemas.Reply{}}
+	go b.route(ctx)
+	return b, nil
+}
+
+// Close stops the clients.
+func (b *Bus) Close() {
+	b.replies.Close()
+	b.producer.Close()
+}
+
+// Producer returns the bus's producing client, for fire-and-forget publishes.
+func (b *Bus) Producer() *kgo.Client { return b.producer }
+
+func (b *Bus) route(ctx context.Context) {
+	for {
+		fetches := b.replies.PollFetches(ctx)
+		if fetches.IsClientClosed() || ctx.Err() != nil {
+			return
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			if string(r.Key) != b.instanceID {
+				return
+			}
+			env, err := schemas.Decode(r.Value)
+			if err != nil {
+				b.log.Warn("unreadable reply", "err", err)
+				return
+			}
+			reply, err := schemas.DataAs[schemas.Reply](env)
+			if err != nil {
+				b.log.Warn("unreadable reply", "err", err)
+				return
+			}
+			b.mu.Lock()
+			ch := b.waiters[env.CorrelationID]
+			delete(b.waiters, env.CorrelationID)
+			b.mu.Unlock()
+			if ch != nil {
+				ch <- reply
+			}
+		})
+	}
+}
+
+// Command is a command to send.
+type Command struct {
+	Topic string
+	// Env is the command envelope; Send fills CorrelationID and ReplyTo.
+	Env schemas.Envelope
+}
+
+// IdempotentID derives a stable command id from the caller, the endpoint and
+// the client's Idempotency-Key, so a retry is recognised by the consumer and
+// by Send. Without a key every request gets a fresh id.
+func IdempotentID(userID, endpoint, key string) string {
+	if key == "" {
+		return schemas.NewID()
+	}
+	sum := sha256.Sum256([]byte(userID + "\x00" + endpoint + "\x00" + key))
+	return "idem-" + hex.EncodeToString(sum[:20])
+}
+
+// RequestHash is the hash of a request body compared on replays.
+func RequestHash(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// ErrTimeout means no reply came in time. The command may still be applied;
+// a retry with the same Idempotency-Key returns its result.
+var ErrTimeout = errors.New("command reply timed out")
+
+// Send publishes cmd and waits for its reply. A command already applied
+// (same id) is answered from Postgres without publishing. It returns
+// apierr.Unavailable when the reply does not come within the timeout.
+func (b *Bus) Send(ctx context.Context, cmd Command) (schemas.Reply, error) {
+	if rep, ok, err := b.stored(ctx, cmd.Env); err != nil || ok {
+		return rep, err
+	}
+	cmd.Env.CorrelationID = schemas.NewID()
+	cmd.Env.ReplyTo = b.instanceID
+	rec, err := topics.Record(cmd.Topic, cmd.Env)
+	if err != nil {
+		return schemas.Reply{}, err
+	}
+	ch := make(chan schemas.Reply, 1)
+	b.mu.Lock()
+	b.waiters[cmd.Env.CorrelationID] = ch
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.waiters, cmd.Env.CorrelationID)
+		b.mu.Unlock()
+	}()
+
+	produced := make(chan error, 1)
+	b.producer.Produce(ctx, rec, func(_ *kgo.Record, err error) { produced <- err })
+
+	timer := time.NewTimer(b.timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case rep := <-ch:
+			return rep, nil
+		case err := <-produced:
+			if err != nil {
+				b.log.Warn("publishing command failed", "type", cmd.Env.Type, "err", err)
+				return schemas.Reply{}, apierr.Unavailable()
+			}
+			produced = nil
+		case <-timer.C:
+			return schemas.Reply{}, fmt.Errorf("%w: %w", ErrTimeout, apierr.Unavailable())
+		case <-ctx.Done():
+			return schemas.Reply{}, apierr.Unavailable()
+		}
+	}
+}
+
+// stored answers a command whose id was applied before.
+func (b *Bus) stored(ctx context.Context, env schemas.Envelope) (schemas.Reply, bool, error) {
+	if b.db == nil || len(env.ID) < 5 || env.ID[:5] != "idem-" {
+		return schemas.Reply{}, false, nil
+	}
+	found, err := pipeline.LookupProcessed(ctx, b.db, []string{env.ID})
+	if err != nil {
+		return schemas.Reply{}, false, err
+	}
+	p, ok := found[env.ID]
+	if !ok {
+		return schemas.Reply{}, false, nil
+	}
+	if p.RequestHash != env.RequestHash {
+		return schemas.Reply{CommandID: env.ID, Status: 409, Body: schemas.IdempotencyConflict()}, true, nil
+	}
+	return schemas.Reply{CommandID: env.ID, Status: p.Status, Body: p.Body, Replayed: true}, true, nil
+}
+
+// Respond writes a reply as the HTTP answer, byte for byte, marking the
+// answer of an already applied command with Idempotent-Replayed: true.
+func Respond(c *fiber.Ctx, rep schemas.Reply) error {
+	if rep.Replayed {
+		c.Set("Idempotent-Replayed", "true")
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	return c.Status(rep.Status).Send(rep.Body)
+}

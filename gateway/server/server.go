@@ -1,0 +1,185 @@
+// Package server builds the fiber application every module registers on: the
+// one error handler that maps errors to the spec's codes, request ids, the
+// structured access log, Prometheus metrics, the body limit and a rate-limit
+// class on every route.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/ksuid"
+
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/ratelimit"
+)
+
+// BodyLimit is the largest request body accepted (decisions.md).
+const BodyLimit = 1 << 20
+
+// HeaderRequestID carries the request id in both directions.
+const HeaderRequestID = "X-Request-Id"
+
+// Server is the HTTP front of the platform.
+type Server struct {
+	App     *fiber.App
+	limiter *ratelimit.Limiter
+	log     *slog.Logger
+	routes  *[]Route
+
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// New builds the app with its cross-cutting middleware. reg receives the
+// HTTP metrics.
+func New(limiter *ratelimit.Limiter, reg prometheus.Registerer, log *slog.Logger) *Server {
+	s := &Server{limiter: limiter, log: log, routes: &[]Route{}}
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "platform_http_requests_total", Help: "HTTP requests by route, method and status.",
+	}, []string{"route", "method", "status"})
+	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "platform_http_request_seconds", Help: "HTTP request latency by route and method.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 15),
+	}, []string{"route", "method"})
+	reg.MustRegister(s.requests, s.latency)
+
+	s.App = fiber.New(fiber.Config{
+		AppName:               "platform",
+		BodyLimit:             BodyLimit,
+		ErrorHandler:          s.handleError,
+		DisableStartupMessage: true,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+	})
+	s.App.Use(s.observe)
+	return s
+}
+
+// observe assigns the request id, puts it on the request context, and after
+// the handler records metrics and the access log line.
+func (s *Server) observe(c *fiber.Ctx) error {
+	start := time.Now()
+	id := c.Get(HeaderRequestID)
+	if id == "" || len(id) > 128 {
+		id = ksuid.New().String()
+	} else {
+		id = string([]byte(id)) // fiber reuses the header buffer
+	}
+	c.Set(HeaderRequestID, id)
+	c.SetUserContext(context.WithValue(c.UserContext(), requestIDKey{}, id))
+
+	err := c.Next()
+	if err != nil {
+		if herr := s.handleError(c, err); herr != nil {
+			s.log.Error("writing error response", "err", herr)
+		}
+	}
+	status := c.Response().StatusCode()
+	route := c.Route().Path
+	if status == http.StatusNotFound && route == "/" {
+		route = "unmatched"
+	}
+	elapsed := time.Since(start)
+	s.requests.WithLabelValues(route, c.Method(), strconv.Itoa(status)).Inc()
+	s.latency.WithLabelValues(route, c.Method()).Observe(elapsed.Seconds())
+	if s.log.Enabled(c.UserContext(), slog.LevelInfo) {
+		s.log.LogAttrs(c.UserContext(), slog.LevelInfo, "http",
+			slog.String("method", c.Method()), slog.String("path", c.Path()),
+			slog.String("route", route), slog.Int("status", status),
+			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
+			slog.String("ip", c.IP()), slog.String("requestId", id))
+	}
+	return nil
+}
+
+type requestIDKey struct{}
+
+// RequestID returns the request id stored on a request context.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// handleError is the one place that maps errors to responses.
+func (s *Server) handleError(c *fiber.Ctx, err error) error {
+	var ae *apierr.Error
+	if !errors.As(err, &ae) {
+		var fe *fiber.Error
+		switch {
+		case errors.As(err, &fe) && fe.Code == http.StatusNotFound:
+			ae = apierr.NotFound("no such route: " + c.Method() + " " + c.Path())
+		case errors.As(err, &fe) && fe.Code == http.StatusRequestEntityTooLarge:
+			ae = apierr.PayloadTooLarge()
+		case errors.As(err, &fe) && fe.Code == http.StatusMethodNotAllowed:
+			ae = apierr.New(http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed, "method not allowed on "+c.Path())
+		case errors.As(err, &fe) && fe.Code < 500:
+			ae = apierr.New(fe.Code, apierr.CodeInvalidJSON, fe.Message)
+		default:
+			s.log.ErrorContext(c.UserContext(), "internal error", "method", c.Method(), "path", c.Path(), "err", err)
+			ae = apierr.Internal()
+		}
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	return c.Status(ae.Status).Send(ae.Body())
+}
+
+// Route is one registered endpoint, for the OpenAPI slices and the docs.
+type Route struct {
+	Method  string
+	Path    string
+	Class   ratelimit.Class
+	Summary string
+}
+
+// Routes lists every registered endpoint.
+func (s *Server) Routes() []Route { return *s.routes }
+
+// Router registers endpoints under a prefix, each with its rate-limit class.
+type Router struct {
+	s      *Server
+	fr     fiber.Router
+	prefix string
+}
+
+// Root returns the router at the application root.
+func (s *Server) Root() Router { return Router{s: s, fr: s.App} }
+
+// Group returns a router under prefix, with optional middleware.
+func (r Router) Group(prefix string, mw ...fiber.Handler) Router {
+	return Router{s: r.s, fr: r.fr.Group(prefix, mw...), prefix: r.prefix + prefix}
+}
+
+// Handle registers handlers for method and path, charged to class.
+func (r Router) Handle(method, path string, class ratelimit.Class, summary string, handlers ...fiber.Handler) {
+	hs := append([]fiber.Handler{r.s.limiter.Handler(class)}, handlers...)
+	r.fr.Add(method, path, hs...)
+	*r.s.routes = append(*r.s.routes, Route{Method: method, Path: r.prefix + path, Class: class, Summary: summary})
+}
+
+// Get registers a read.
+func (r Router) Get(path, summary string, handlers ...fiber.Handler) {
+	r.Handle(http.MethodGet, path, ratelimit.Read, summary, handlers...)
+}
+
+// Post registers a write of the given class.
+func (r Router) Post(path string, class ratelimit.Class, summary string, handlers ...fiber.Handler) {
+	r.Handle(http.MethodPost, path, class, summary, handlers...)
+}
+
+// Finish installs the catch-all that answers unknown routes with 404 JSON
+// (charged to the read class). Call it after every module registered.
+func (s *Server) Finish() {
+	s.App.Use(func(c *fiber.Ctx) error {
+		if err := s.limiter.Check(c, ratelimit.Read, c.IP()); err != nil {
+			return err
+		}
+		return apierr.NotFound("no such route: " + c.Method() + " " + c.Path())
+	})
+}

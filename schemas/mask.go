@@ -1,0 +1,4 @@
+package schemas
+
+// maskVersions lists the mask module's message types and their schema versions.
+var maskVersions = map[string]int{}

@@ -1,0 +1,41 @@
+package topics
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ParseBrokers splits a comma-separated broker list.
+func ParseBrokers(s string) []string {
+	var out []string
+	for _, b := range strings.Split(s, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// NewClient builds a franz-go client with the platform's defaults: no linger
+// (request/reply latency matters more than batch size; batches still form
+// while requests are in flight), all-ISR acks with idempotence, and short
+// fetch waits. extra options are appended and win.
+func NewClient(brokers []string, extra ...kgo.Opt) (*kgo.Client, error) {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(brokers...),
+		kgo.ProducerLinger(0),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.FetchMaxWait(250 * time.Millisecond),
+		kgo.ProducerBatchMaxBytes(4 << 20),
+		kgo.MaxBufferedRecords(100_000),
+	}
+	opts = append(opts, extra...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("new kafka client: %w", err)
+	}
+	return cl, nil
+}

@@ -1,0 +1,82 @@
+// Package topics names every Kafka topic with its partition count, key and
+// retention, and holds the franz-go client helpers shared by the gateway and
+// the consumers.
+package topics
+
+// Command topics. Every command touching one wallet (or mask, or user) is keyed
+// so it lands on one partition and is applied in order by one consumer.
+const (
+	FiatCommands       = "fiat.commands"       // key: source wallet id
+	MaskCommands       = "mask.commands"       // key: mask id
+	ReputationCommands = "reputation.commands" // key: user id
+	TradeCommands      = "trade.commands"      // key: account id
+	LedgerAppend       = "ledger.append"       // one partition: the chain order
+	GatewayReplies     = "gateway.replies"     // key: gateway instance id
+)
+
+// Event topics, one per module, keyed by subject id.
+const (
+	EventsIdentity   = "events.identity"
+	EventsFiat       = "events.fiat"
+	EventsMask       = "events.mask"
+	EventsLedger     = "events.ledger"
+	EventsReputation = "events.reputation"
+	EventsGov        = "events.gov"
+	EventsCharity    = "events.charity"
+	EventsTrade      = "events.trade"
+	EventsPartner    = "events.partner"
+)
+
+// Consumer group names. Renaming a group makes it start over from the
+// retention horizon, re-consuming history: commands are deduplicated by id, but
+// treat a rename as a migration.
+const (
+	GroupFiat       = "fiat-applier"
+	GroupMask       = "mask-applier"
+	GroupReputation = "reputation-applier"
+	GroupLedger     = "ledger-appender"
+	GroupSink       = "clickhouse-sink"
+	GroupWebhooks   = "webhook-dispatcher"
+)
+
+// Spec describes one topic.
+type Spec struct {
+	Name       string
+	Partitions int32
+	// RetentionMs is retention.ms; -1 keeps records forever.
+	RetentionMs int64
+}
+
+const week = 7 * 24 * 3600 * 1000
+
+// EventTopics lists every events.* topic.
+func EventTopics() []string {
+	return []string{EventsIdentity, EventsFiat, EventsMask, EventsLedger, EventsReputation,
+		EventsGov, EventsCharity, EventsTrade, EventsPartner}
+}
+
+// All returns every topic the platform uses, including one DLQ per source
+// topic, with the partition counts of architecture.md.
+func All() []Spec {
+	specs := []Spec{
+		{FiatCommands, 12, week},
+		{MaskCommands, 12, week},
+		{ReputationCommands, 6, week},
+		{TradeCommands, 6, week},
+		{LedgerAppend, 1, -1},
+		{GatewayReplies, 12, 3600 * 1000},
+	}
+	for _, t := range EventTopics() {
+		specs = append(specs, Spec{t, 6, -1})
+	}
+	for _, s := range specs[:] {
+		if s.Name == GatewayReplies {
+			continue
+		}
+		specs = append(specs, Spec{DLQ(s.Name), 1, -1})
+	}
+	return specs
+}
+
+// DLQ names the dead-letter topic of a source topic.
+func DLQ(topic string) string { return topic + ".dlq" }
