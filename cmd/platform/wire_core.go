@@ -5,8 +5,8 @@ import (
 	"github.com/fintech/platform/gateway/identity"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/server"
-	"github.com/fintech/platform/topics"
 	identitystore "github.com/fintech/platform/storage/identity"
+	"github.com/fintech/platform/topics"
 )
 
 func (a *app) platformModule() (module, error) {

@@ -330,7 +330,6 @@ func storedReply(env schemas.Envelope, storedHash string, status int, body []byt
 	return schemas.Reply{CommandID: env.ID, Status: status, Body: body, Replayed: true}
 }
 
-
 func replyRecord(cmd schemas.Envelope, reply schemas.Reply) (*kgo.Record, error) {
 	env, err := schemas.New(schemas.TypeReply, cmd.ReplyTo, cmd.ActorUserID, reply, time.Now())
 	if err != nil {
