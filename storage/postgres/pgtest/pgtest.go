@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,10 +27,18 @@ func ServerURL() string {
 	return DefaultURL
 }
 
+// TB is the part of testing.TB that NewDB uses, so that a database can also
+// be made for a whole test process (e2e TestMain).
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 // NewDB creates a database with a unique name on the test server, applies
 // every migration, and drops it when the test ends. It returns a pool on the
 // new database and its URL.
-func NewDB(t testing.TB) (*pgxpool.Pool, string) {
+func NewDB(t TB) (*pgxpool.Pool, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -1,0 +1,426 @@
+// Package harness starts the real platform binary for end-to-end tests and
+// gives them typed HTTP helpers that fail the test on transport errors.
+//
+// Backing services come from testcontainers (Kafka, Postgres, ClickHouse)
+// when a Docker engine is reachable, and from the local stack (`make test`
+// starts it) otherwise; each platform instance gets its own database, data
+// directory and ports.
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/ksuid"
+
+	"github.com/fintech/platform/storage/postgres/pgtest"
+)
+
+// TB is the part of testing.TB the harness needs; ProcessTB provides it for
+// a platform shared by a whole test process.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+	TempDir() string
+}
+
+// Admin e-mails and keys every harness platform is configured with; register
+// these addresses to act as an admin.
+const (
+	FiatAdminEmail       = "fiat-admin@example.com"
+	GovAdminEmail        = "gov-admin@example.com"
+	CharityAdminEmail    = "charity-admin@example.com"
+	ReputationAdminEmail = "reputation-admin@example.com"
+	ReputationServiceKey = "test-reputation-service-key-0123456789abcdef"
+)
+
+// Platform is one running `platform run` process.
+type Platform struct {
+	BaseURL     string
+	DatabaseURL string
+	DataDir     string
+	KafkaAddr   string
+	Env         []string
+
+	t      TB
+	cmd    *exec.Cmd
+	logBuf *lockedBuffer
+	exited chan struct{}
+	client *http.Client
+}
+
+// Options tune a platform instance.
+type Options struct {
+	// Env adds or overrides environment variables.
+	Env map[string]string
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary returns the platform binary: $PLATFORM_BIN (set by `make test`), or
+// one built once per test process.
+func Binary(t TB) string {
+	t.Helper()
+	if p := os.Getenv("PLATFORM_BIN"); p != "" {
+		return p
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "platform-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "platform")
+		root, err := moduleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/platform")
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build platform: %v", buildErr)
+	}
+	return binPath
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// FreePort returns a loopback port that is free now.
+func FreePort(t TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Start launches `platform run` on a fresh database and data directory and
+// waits until it answers. The process is stopped when the test ends.
+func Start(t TB, opts Options) *Platform {
+	t.Helper()
+	back := backingFor(t)
+	_, dbURL := pgtest.NewDB(t)
+	if back.DatabaseURL != "" {
+		dbURL = back.DatabaseURL
+	}
+	dataDir := t.TempDir()
+	httpPort := FreePort(t)
+	p := &Platform{
+		BaseURL:     fmt.Sprintf("http://127.0.0.1:%d", httpPort),
+		DatabaseURL: dbURL,
+		DataDir:     dataDir,
+		t:           t,
+		client:      &http.Client{Timeout: 30 * time.Second},
+	}
+	env := map[string]string{
+		"PLATFORM_ADDR":           fmt.Sprintf("127.0.0.1:%d", httpPort),
+		"PUBLIC_BASE_URL":         p.BaseURL,
+		"DATA_DIR":                dataDir,
+		"DATABASE_URL":            dbURL,
+		"CLICKHOUSE_ADDR":         back.ClickHouseAddr,
+		"KAFKA_BROKERS":           back.KafkaBrokers,
+		"LOG_LEVEL":               "warn",
+		"WEBHOOK_ALLOW_PRIVATE":   "1",
+		"RATE_LIMIT_READ":         "0",
+		"RATE_LIMIT_WRITE":        "0",
+		"RATE_LIMIT_AUTH":         "0",
+		"RATE_LIMIT_MONEY":        "0",
+		"RATE_LIMIT_PARTNER":      "0",
+		"FIAT_ADMIN_EMAILS":       FiatAdminEmail,
+		"GOV_ADMIN_EMAILS":        GovAdminEmail,
+		"CHARITY_ADMIN_EMAILS":    CharityAdminEmail,
+		"REPUTATION_ADMIN_EMAILS": ReputationAdminEmail,
+		"REPUTATION_SERVICE_KEY":  ReputationServiceKey,
+	}
+	if back.KafkaBrokers == "" {
+		port := FreePort(t)
+		env["KAFKA_EMBEDDED_PORT"] = fmt.Sprint(port)
+		p.KafkaAddr = fmt.Sprintf("127.0.0.1:%d", port)
+	} else {
+		p.KafkaAddr = back.KafkaBrokers
+	}
+	for k, v := range opts.Env {
+		env[k] = v
+	}
+	p.Env = os.Environ()
+	for k, v := range env {
+		p.Env = append(p.Env, k+"="+v)
+	}
+	p.launch()
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// launch starts the process and waits for it to answer.
+func (p *Platform) launch() {
+	p.t.Helper()
+	p.logBuf = &lockedBuffer{}
+	p.cmd = exec.Command(Binary(p.t), "run")
+	p.cmd.Env = p.Env
+	p.cmd.Stdout = p.logBuf
+	p.cmd.Stderr = p.logBuf
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatalf("start platform: %v", err)
+	}
+	p.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(p.cmd, p.exited)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.exited:
+			p.t.Fatalf("platform exited during start:\n%s", p.Logs())
+		default:
+		}
+		resp, err := http.Get(p.BaseURL + "/api/platform/version")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.t.Fatalf("platform did not answer within 60s:\n%s", p.Logs())
+}
+
+// Logs returns what the process printed.
+func (p *Platform) Logs() string { return p.logBuf.String() }
+
+// Stop sends SIGTERM and waits for a graceful exit (SIGKILL after 30 s).
+func (p *Platform) Stop() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// Kill stops the process at once with SIGKILL, as a crash would.
+func (p *Platform) Kill() {
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// Restart starts the process again with the same database, data directory
+// and ports (after Stop or Kill).
+func (p *Platform) Restart() {
+	p.t.Helper()
+	p.launch()
+}
+
+// Response is an HTTP answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a map.
+func (r Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response is not a JSON object (status %d): %s", r.Status, r.Body)
+	}
+	return m
+}
+
+// Decode decodes the body into v.
+func (r Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode response (status %d): %v: %s", r.Status, err, r.Body)
+	}
+}
+
+// Request is an HTTP request to the platform.
+type Request struct {
+	Method  string
+	Path    string
+	Token   string
+	Body    any // marshalled to JSON unless []byte or string
+	Headers map[string]string
+}
+
+// Do sends req and returns the answer; transport errors fail the test.
+func (p *Platform) Do(t testing.TB, req Request) Response {
+	t.Helper()
+	var body io.Reader
+	switch b := req.Body.(type) {
+	case nil:
+	case []byte:
+		body = bytes.NewReader(b)
+	case string:
+		body = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("encode request: %v", err)
+		}
+		body = bytes.NewReader(raw)
+	}
+	hreq, err := http.NewRequest(req.Method, p.BaseURL+req.Path, body)
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	if req.Body != nil {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
+	if req.Token != "" {
+		hreq.Header.Set("Authorization", "Bearer "+req.Token)
+	}
+	for k, v := range req.Headers {
+		hreq.Header.Set(k, v)
+	}
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.Path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read %s %s: %v", req.Method, req.Path, err)
+	}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+}
+
+// Get is a GET with an optional token.
+func (p *Platform) Get(t testing.TB, path, token string) Response {
+	t.Helper()
+	return p.Do(t, Request{Method: http.MethodGet, Path: path, Token: token})
+}
+
+// Post is a JSON POST with an optional token.
+func (p *Platform) Post(t testing.TB, path, token string, body any) Response {
+	t.Helper()
+	return p.Do(t, Request{Method: http.MethodPost, Path: path, Token: token, Body: body})
+}
+
+// User is a registered account.
+type User struct {
+	ID, Email, Password, Token string
+}
+
+// RegisterEmail creates a user with the given e-mail, or logs in when it
+// exists already (admin addresses are shared by the tests of a platform).
+func (p *Platform) RegisterEmail(t testing.TB, email string) User {
+	t.Helper()
+	u := User{Email: email, Password: "correct-horse-1"}
+	resp := p.Post(t, "/api/auth/register", "", map[string]string{"email": u.Email, "password": u.Password})
+	if resp.Status == http.StatusConflict {
+		resp = p.Post(t, "/api/auth/login", "", map[string]string{"email": u.Email, "password": u.Password})
+	}
+	if resp.Status != http.StatusCreated && resp.Status != http.StatusOK {
+		t.Fatalf("register %s: %d %s", u.Email, resp.Status, resp.Body)
+	}
+	var out struct {
+		Token string `json:"token"`
+		User  struct {
+			ID string `json:"id"`
+		} `json:"user"`
+	}
+	resp.Decode(t, &out)
+	u.ID, u.Token = out.User.ID, out.Token
+	return u
+}
+
+// Register creates a user with a unique e-mail (prefix@…) and returns it.
+func (p *Platform) Register(t testing.TB, prefix string) User {
+	t.Helper()
+	u := User{Email: fmt.Sprintf("%s-%s@example.com", prefix, strings.ToLower(ksuid.New().String()[:10])), Password: "correct-horse-1"}
+	resp := p.Post(t, "/api/auth/register", "", map[string]string{"email": u.Email, "password": u.Password, "name": prefix})
+	if resp.Status != http.StatusCreated {
+		t.Fatalf("register %s: %d %s", u.Email, resp.Status, resp.Body)
+	}
+	var out struct {
+		Token string `json:"token"`
+		User  struct {
+			ID string `json:"id"`
+		} `json:"user"`
+	}
+	resp.Decode(t, &out)
+	u.ID, u.Token = out.User.ID, out.Token
+	return u
+}
+
+// Eventually polls cond every 100 ms until it returns true or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s", timeout, what)
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,27 @@
+// Package e2e drives the real platform binary over HTTP.
+package e2e
+
+import (
+	"os"
+	"testing"
+
+	"github.com/fintech/platform/e2e/harness"
+)
+
+// sharedP is one platform for the tests of this package that do not restart
+// or reconfigure it; each test uses its own users.
+var sharedP *harness.Platform
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		ptb := harness.NewProcessTB()
+		defer ptb.Close()
+		sharedP = harness.Start(ptb, harness.Options{})
+		return m.Run()
+	}())
+}
+
+func shared(t *testing.T) *harness.Platform {
+	t.Helper()
+	return sharedP
+}
