@@ -1,0 +1,287 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/postgres/pgtest"
+	"github.com/fintech/platform/topics"
+)
+
+// counterHandler adds each command's amount to a counter row: applying a
+// command twice would show in the total.
+type counterHandler struct{}
+
+type addData struct {
+	Amount int64 `json:"amount"`
+}
+
+func (counterHandler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
+	out := make([]pipeline.Outcome, len(cmds))
+	for i, c := range cmds {
+		d, err := schemas.DataAs[addData](c.Env)
+		if err != nil {
+			return nil, err
+		}
+		var total int64
+		if err := tx.QueryRow(ctx, `UPDATE test_counter SET total = total + $1 RETURNING total`, d.Amount).Scan(&total); err != nil {
+			return nil, err
+		}
+		out[i] = pipeline.JSON(200, map[string]int64{"total": total})
+	}
+	return out, nil
+}
+
+const testType = "user.registered" // any type the registry knows
+
+func setup(t *testing.T) (*pgxpool.Pool, []string) {
+	t.Helper()
+	pool, _ := pgtest.NewDB(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `CREATE TABLE test_counter (total bigint NOT NULL); INSERT INTO test_counter VALUES (0)`); err != nil {
+		t.Fatal(err)
+	}
+	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(broker.Close)
+	return pool, broker.Addrs()
+}
+
+func newRunner(t *testing.T, pool *pgxpool.Pool, brokers []string, hook func(context.Context) error) *pipeline.Runner {
+	t.Helper()
+	r, err := pipeline.NewRunner(pipeline.Config{
+		Group: "test-group", Topics: []string{topics.FiatCommands}, Brokers: brokers, AfterDBCommit: hook,
+	}, pool, counterHandler{}, pipeline.NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func command(t *testing.T, id string, amount int64) commands.Command {
+	t.Helper()
+	env, err := schemas.New(testType, "wallet-1", "user-1", addData{Amount: amount}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.ID = id
+	env.RequestHash = "h"
+	return commands.Command{Topic: topics.FiatCommands, Env: env}
+}
+
+func total(t *testing.T, pool *pgxpool.Pool) int64 {
+	t.Helper()
+	var n int64
+	if err := pool.QueryRow(context.Background(), `SELECT total FROM test_counter`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCrashAfterCommitBeforeOffsets stops the consumer after the Postgres
+// commit and before the offset commit. The restarted consumer gets the same
+// record again: it must not apply it twice, and the waiting request must
+// still get its reply.
+func TestCrashAfterCommitBeforeOffsets(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	bus, err := commands.NewBus(ctx, brokers, nil, 20*time.Second, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+
+	errCrash := errors.New("simulated crash")
+	var once sync.Once
+	crashed := make(chan struct{})
+	first := newRunner(t, pool, brokers, func(context.Context) error {
+		err := error(nil)
+		once.Do(func() { err = errCrash; close(crashed) })
+		return err
+	})
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- first.Run(ctx) }()
+
+	type result struct {
+		rep schemas.Reply
+		err error
+	}
+	replied := make(chan result, 1)
+	go func() {
+		rep, err := bus.Send(ctx, command(t, "cmd-crash-1", 7))
+		replied <- result{rep, err}
+	}()
+
+	<-crashed
+	if err := <-firstDone; !errors.Is(err, errCrash) {
+		t.Fatalf("first runner stopped with %v, want the simulated crash", err)
+	}
+	if got := total(t, pool); got != 7 {
+		t.Fatalf("after the crash total = %d, want 7 (the batch was committed)", got)
+	}
+
+	// Restart: the record is redelivered because its offset was never committed.
+	second := newRunner(t, pool, brokers, nil)
+	secondCtx, stopSecond := context.WithCancel(ctx)
+	secondDone := make(chan error, 1)
+	go func() { secondDone <- second.Run(secondCtx) }()
+
+	res := <-replied
+	if res.err != nil {
+		t.Fatalf("reply not delivered after restart: %v", res.err)
+	}
+	if res.rep.Status != 200 || !res.rep.Replayed {
+		t.Fatalf("reply = %+v, want the stored 200 result marked replayed", res.rep)
+	}
+	var body map[string]int64
+	if err := json.Unmarshal(res.rep.Body, &body); err != nil || body["total"] != 7 {
+		t.Fatalf("reply body = %s, want total 7", res.rep.Body)
+	}
+	if got := total(t, pool); got != 7 {
+		t.Fatalf("after redelivery total = %d, want 7 (applied exactly once)", got)
+	}
+
+	// A new command after the restart is applied normally.
+	rep, err := bus.Send(ctx, command(t, "cmd-after-1", 5))
+	if err != nil || rep.Status != 200 || rep.Replayed {
+		t.Fatalf("next command: %+v %v", rep, err)
+	}
+	if got := total(t, pool); got != 12 {
+		t.Fatalf("total = %d, want 12", got)
+	}
+	stopSecond()
+	if err := <-secondDone; err != nil {
+		t.Fatalf("second runner: %v", err)
+	}
+}
+
+// TestDuplicatesAndConflicts sends the same command id twice (a client
+// retry) and once with a different request hash (a reused key).
+func TestDuplicatesAndConflicts(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bus, err := commands.NewBus(ctx, brokers, pool, 20*time.Second, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+	r := newRunner(t, pool, brokers, nil)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+
+	// Two copies of one command in flight at once: one applies, both answer alike.
+	var wg sync.WaitGroup
+	replies := make([]schemas.Reply, 2)
+	for i := range replies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep, err := bus.Send(ctx, command(t, "idem-same", 3))
+			if err != nil {
+				t.Error(err)
+			}
+			replies[i] = rep
+		}()
+	}
+	wg.Wait()
+	if string(replies[0].Body) != string(replies[1].Body) || replies[0].Status != 200 {
+		t.Fatalf("replies differ: %s vs %s", replies[0].Body, replies[1].Body)
+	}
+	if got := total(t, pool); got != 3 {
+		t.Fatalf("total = %d, want 3", got)
+	}
+
+	// The stored fast path answers a later retry without Kafka.
+	rep, err := bus.Send(ctx, command(t, "idem-same", 3))
+	if err != nil || !rep.Replayed || string(rep.Body) != string(replies[0].Body) {
+		t.Fatalf("retry = %+v, %v", rep, err)
+	}
+
+	conflict := command(t, "idem-same", 3)
+	conflict.Env.RequestHash = "other"
+	rep, err = bus.Send(ctx, conflict)
+	if err != nil || rep.Status != 409 {
+		t.Fatalf("reused key = %+v, %v; want 409", rep, err)
+	}
+	if got := total(t, pool); got != 3 {
+		t.Fatalf("total = %d, want 3", got)
+	}
+	stop()
+	<-done
+}
+
+// TestUnreadableRecordsGoToDLQ parks a record this build cannot read and
+// keeps consuming.
+func TestUnreadableRecordsGoToDLQ(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	bad := topics.RawRecord(topics.FiatCommands, "k", "nope", "x", []byte(`{"id":"x","type":"no.such.type","schemaVersion":1,"data":{}}`))
+	garbage := topics.RawRecord(topics.FiatCommands, "k", "", "", []byte(`not json`))
+	if err := cl.ProduceSync(ctx, bad, garbage).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	good := command(t, "after-bad", 4)
+	rec, err := topics.Record(good.Topic, good.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	r := newRunner(t, pool, brokers, nil)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for total(t, pool) != 4 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := total(t, pool); got != 4 {
+		t.Fatalf("total = %d, want 4", got)
+	}
+	stop()
+	<-done
+
+	dlq, err := topics.NewClient(brokers, kgoConsume(topics.DLQ(topics.FiatCommands))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dlq.Close()
+	var parked int
+	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer pcancel()
+	for parked < 2 && pctx.Err() == nil {
+		parked += len(dlq.PollFetches(pctx).Records())
+	}
+	if parked != 2 {
+		t.Fatalf("dlq has %d records, want 2", parked)
+	}
+}
