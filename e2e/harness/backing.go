@@ -4,10 +4,11 @@ import (
 	"os"
 )
 
-// Backing names the services a platform instance uses. Empty fields mean the
-// local stack (and the embedded broker for Kafka).
+// Backing names the services a platform instance uses; an empty KafkaBrokers
+// means the embedded broker. Each instance gets its own database on the
+// Postgres server of DATABASE_URL (containerBacking points it at its
+// container).
 type Backing struct {
-	DatabaseURL    string
 	ClickHouseAddr string
 	KafkaBrokers   string
 }

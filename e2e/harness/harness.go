@@ -140,9 +140,6 @@ func Start(t TB, opts Options) *Platform {
 	t.Helper()
 	back := backingFor(t)
 	_, dbURL := pgtest.NewDB(t)
-	if back.DatabaseURL != "" {
-		dbURL = back.DatabaseURL
-	}
 	dataDir := t.TempDir()
 	httpPort := FreePort(t)
 	p := &Platform{
