@@ -33,7 +33,6 @@ commands:
   migrate          apply the Postgres migrations
   topics           create missing topics and list them
   ledger reanchor  append missing ledger entries through the appender
-  bench            load-test a running platform (see platform bench -h)
   version          print the build
 `
 
@@ -52,9 +51,6 @@ func runMain(args []string) int {
 	if args[0] == "version" {
 		fmt.Printf("platform %s (release %s)\n", apiVersion, release)
 		return 0
-	}
-	if args[0] == "bench" {
-		return runBench(args[1:])
 	}
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {
