@@ -1,7 +1,10 @@
 package main
 
 import (
+	"time"
+
 	"github.com/fintech/platform/consumers/relay"
+	"github.com/fintech/platform/consumers/retention"
 	"github.com/fintech/platform/gateway/identity"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/server"
@@ -38,6 +41,9 @@ func (a *app) relayModule() (module, error) {
 				return nil, err
 			}
 			return relay.New(a.pool, topics.NewProducer(cl), a.reg, a.log), nil
+		},
+		func() (runnable, error) {
+			return retention.NewExpirer(a.pool, time.Hour, a.now, a.log), nil
 		},
 	}}, nil
 }
