@@ -14,8 +14,8 @@ import (
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 )
 
-// Images used when a Docker engine is reachable; they match
-// docker-compose.yml.
+// Images used when a Docker engine is reachable: the same major versions as
+// docker-compose.yml, in the flavours testcontainers' modules support.
 const (
 	postgresImage   = "postgres:16-alpine"
 	kafkaImage      = "confluentinc/confluent-local:7.5.0"

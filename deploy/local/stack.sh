@@ -1,0 +1,527 @@
+#!/usr/bin/env bash
+# Local stack: private PostgreSQL and ClickHouse instances under $DATA_DIR,
+# on their own loopback ports (never the system defaults 5432 / 9000 / 8123).
+#
+#   deploy/local/stack.sh up       install if missing, start (idempotent)
+#   deploy/local/stack.sh down     stop both (idempotent)
+#   deploy/local/stack.sh status   say whether each is running
+#   deploy/local/stack.sh env      print export lines, for: eval "$(deploy/local/stack.sh env)"
+#
+# Environment (all optional):
+#   DATA_DIR      default <repo>/.data (made absolute)
+#   PG_PORT       default 55432
+#   CH_PORT       default 19000   (ClickHouse native protocol)
+#   CH_HTTP_PORT  default 18123   (ClickHouse HTTP)
+#
+# The system services that the Debian packages install are never started or
+# touched; only the private instances under $DATA_DIR are managed here.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd -P)"
+
+DATA_DIR="${DATA_DIR:-$REPO_ROOT/.data}"
+case "$DATA_DIR" in
+  /*) ;;
+  *) DATA_DIR="$PWD/$DATA_DIR" ;;
+esac
+PG_PORT="${PG_PORT:-55432}"
+CH_PORT="${CH_PORT:-19000}"
+CH_HTTP_PORT="${CH_HTTP_PORT:-18123}"
+PG_DB="platform"
+
+PG_DIR="$DATA_DIR/postgres"            # may be a symlink, see pg_prepare_dir
+CH_DIR="$DATA_DIR/clickhouse"
+CH_PID="$CH_DIR/clickhouse.pid"
+CH_CONFIG="$CH_DIR/config.xml"
+
+export DEBIAN_FRONTEND=noninteractive
+APT_UPDATED=0
+
+log()  { printf '[stack] %s\n' "$*"; }
+die()  { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+for p in "$PG_PORT" "$CH_PORT" "$CH_HTTP_PORT"; do
+  case "$p" in
+    ''|*[!0-9]*) die "port '$p' is not a number" ;;
+    5432|9000|8123|9009) die "port $p is a system default port; choose another (PG_PORT/CH_PORT/CH_HTTP_PORT)" ;;
+  esac
+done
+
+# ---------------------------------------------------------------- helpers
+
+apt_install() {
+  is_root || die "need root to apt-get install $*"
+  command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install $* by hand"
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    log "apt-get update"
+    apt-get update -q </dev/null || die "apt-get update failed"
+    APT_UPDATED=1
+  fi
+  log "apt-get install -y $*"
+  apt-get install -y -q --no-install-recommends "$@" </dev/null || die "apt-get install $* failed"
+}
+
+# port_open PORT: something accepts TCP connections on 127.0.0.1:PORT
+port_open() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# pid_cmdline_has PID STRING: process PID is alive and its command line contains STRING
+pid_cmdline_has() {
+  local pid="$1" needle="$2" cmd
+  case "$pid" in ''|*[!0-9]*) return 1 ;; esac
+  [ -r "/proc/$pid/cmdline" ] || return 1
+  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
+  [[ "$cmd" == *"$needle"* ]]
+}
+
+# -------------------------------------------------------------- PostgreSQL
+
+PG_BIN=""
+find_pg_bin() {
+  local d best="" bestv=0 v
+  for d in /usr/lib/postgresql/*/bin; do
+    [ -x "$d/postgres" ] && [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] || continue
+    v="$(basename "$(dirname "$d")")"
+    v="${v%%.*}"
+    case "$v" in ''|*[!0-9]*) continue ;; esac
+    if [ "$v" -gt "$bestv" ]; then bestv="$v"; best="$d"; fi
+  done
+  PG_BIN="$best"
+}
+
+pg_ensure_installed() {
+  find_pg_bin
+  if [ -z "$PG_BIN" ] || ! { [ -x "$PG_BIN/pgbench" ] || command -v pgbench >/dev/null 2>&1; }; then
+    log "PostgreSQL server not found: installing"
+    apt_install postgresql postgresql-contrib
+    find_pg_bin
+    [ -n "$PG_BIN" ] || die "PostgreSQL server binaries still missing under /usr/lib/postgresql/*/bin"
+  fi
+  if is_root && ! id postgres >/dev/null 2>&1; then
+    die "OS user 'postgres' does not exist (PostgreSQL refuses to run as root)"
+  fi
+}
+
+# Run a command as the OS user that owns the cluster.
+as_pg() {
+  if is_root; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+# Real (symlink-resolved) data directory of the private cluster.
+pg_data() {
+  if [ -L "$PG_DIR" ]; then readlink -f "$PG_DIR"; else printf '%s\n' "$PG_DIR"; fi
+}
+
+# Make sure the postgres user can reach the data directory. If some parent of
+# DATA_DIR is not traversable for it (e.g. a clone under /root, mode 700), the
+# cluster lives under /var/lib/postgresql instead, and $DATA_DIR/postgres is a
+# symlink to it. Permissions of directories we did not create are never changed.
+pg_prepare_dir() {
+  mkdir -p "$DATA_DIR"
+  if [ -e "$PG_DIR" ] || [ -L "$PG_DIR" ]; then
+    [ -d "$(pg_data)" ] || die "$PG_DIR points to $(pg_data), which does not exist; remove $PG_DIR to start afresh"
+    return 0
+  fi
+  is_root || { mkdir -p "$PG_DIR"; chmod 700 "$PG_DIR"; return 0; }
+  if runuser -u postgres -- test -x "$DATA_DIR" 2>/dev/null; then
+    mkdir -p "$PG_DIR"
+  else
+    local home hash alt
+    home="$(getent passwd postgres | cut -d: -f6)"
+    [ -n "$home" ] && [ -d "$home" ] || home=/var/lib/postgresql
+    hash="$(printf '%s' "$DATA_DIR" | sha256sum | cut -c1-12)"
+    alt="$home/platform-$hash"
+    log "postgres user cannot traverse to $DATA_DIR; cluster goes to $alt (symlinked from $PG_DIR)"
+    mkdir -p "$alt"
+    ln -s "$alt" "$PG_DIR"
+  fi
+  local real; real="$(pg_data)"
+  chown postgres:postgres "$real"
+  chmod 700 "$real"
+  runuser -u postgres -- test -w "$real" || die "postgres user cannot write $real"
+}
+
+# pid of the running private postmaster, empty if none
+pg_running_pid() {
+  local d pid
+  d="$(pg_data)"
+  [ -f "$d/postmaster.pid" ] || return 0
+  pid="$(head -n1 "$d/postmaster.pid" 2>/dev/null || true)"
+  # a live postgres whose command line names this data dir (pids are reused
+  # after a reboot, so a stale postmaster.pid may point at anything)
+  if [ "$(cat "/proc/$pid/comm" 2>/dev/null || true)" = "postgres" ] && pid_cmdline_has "$pid" "$d"; then
+    printf '%s\n' "$pid"
+  fi
+}
+
+pg_write_conf() {
+  local d sockdir conf
+  d="$(pg_data)"
+  # Unix socket inside the data dir, unless the path would exceed the
+  # 107-byte sun_path limit; then TCP only (pg_ctl -w does not need the socket).
+  sockdir="$d"
+  if [ "$(( ${#d} + 20 ))" -gt 100 ]; then sockdir=""; fi
+  conf="$d/platform.conf"
+  as_pg tee "$conf" >/dev/null <<EOF
+# Written by deploy/local/stack.sh on every 'up'; edits are overwritten.
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = '$sockdir'
+max_connections = 200
+shared_buffers = 512MB
+work_mem = 16MB
+maintenance_work_mem = 128MB
+effective_cache_size = 2GB
+# durability stays on
+fsync = on
+synchronous_commit = on
+full_page_writes = on
+wal_level = minimal
+max_wal_senders = 0
+max_wal_size = 2GB
+checkpoint_timeout = 15min
+logging_collector = off
+log_min_duration_statement = 1000
+log_line_prefix = '%m [%p] %q%u@%d '
+timezone = 'UTC'
+EOF
+  if ! grep -q "^include_if_exists = 'platform.conf'" "$d/postgresql.conf"; then
+    printf "\ninclude_if_exists = 'platform.conf'\n" | as_pg tee -a "$d/postgresql.conf" >/dev/null
+  fi
+}
+
+pg_up() {
+  pg_ensure_installed
+  pg_prepare_dir
+  local d; d="$(pg_data)"
+  if [ ! -f "$d/PG_VERSION" ]; then
+    log "postgres: initdb in $d ($PG_BIN)"
+    as_pg "$PG_BIN/initdb" -D "$d" --auth=trust -U postgres --encoding=UTF8 --locale=C >"$DATA_DIR/postgres-initdb.log" 2>&1 \
+      || { cat "$DATA_DIR/postgres-initdb.log" >&2; die "initdb failed (remove $PG_DIR before retrying)"; }
+  else
+    local have want
+    have="$(cat "$d/PG_VERSION")"
+    want="$(basename "$(dirname "$PG_BIN")")"
+    if [ "$have" != "$want" ]; then
+      local alt="/usr/lib/postgresql/$have/bin"
+      [ -x "$alt/postgres" ] || die "cluster in $d is PostgreSQL $have but only $want is installed; remove $PG_DIR to start afresh"
+      PG_BIN="$alt"
+    fi
+  fi
+
+  local pid running_port; pid="$(pg_running_pid)"
+  if [ -n "$pid" ]; then
+    running_port="$(sed -n 4p "$d/postmaster.pid" 2>/dev/null || true)"
+    if [ -n "$running_port" ] && [ "$running_port" != "$PG_PORT" ]; then
+      log "postgres: running on port $running_port but PG_PORT=$PG_PORT: restarting"
+      pg_down
+      pid=""
+    fi
+  fi
+  if [ -n "$pid" ]; then
+    log "postgres: already running (pid $pid)"
+  else
+    if [ -f "$d/postmaster.pid" ]; then
+      log "postgres: removing stale postmaster.pid"
+      rm -f "$d/postmaster.pid"
+    fi
+    if port_open "$PG_PORT"; then
+      die "port $PG_PORT is in use by another process; set PG_PORT to a free port"
+    fi
+    pg_write_conf
+    log "postgres: starting on 127.0.0.1:$PG_PORT (log $d/postgres.log)"
+    as_pg "$PG_BIN/pg_ctl" -D "$d" -l "$d/postgres.log" -w -t 60 -s start \
+      || { tail -n 30 "$d/postgres.log" >&2 || true; die "postgres did not start"; }
+  fi
+
+  local psql=("$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1)
+  if [ "$("${psql[@]}" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'")" != "1" ]; then
+    log "postgres: creating database $PG_DB"
+    "${psql[@]}" -d postgres -c "CREATE DATABASE $PG_DB OWNER postgres"
+  fi
+  "${psql[@]}" -d "$PG_DB" -tAc 'SELECT 1' >/dev/null || die "cannot connect to database $PG_DB on port $PG_PORT"
+  log "postgres: ready"
+}
+
+pg_down() {
+  [ -e "$PG_DIR" ] || { log "postgres: not initialised"; return 0; }
+  local d pid; d="$(pg_data)"
+  pid="$(pg_running_pid)"
+  if [ -z "$pid" ]; then
+    log "postgres: not running"
+    return 0
+  fi
+  find_pg_bin
+  local bin="$PG_BIN"
+  [ -f "$d/PG_VERSION" ] && [ -x "/usr/lib/postgresql/$(cat "$d/PG_VERSION")/bin/pg_ctl" ] && bin="/usr/lib/postgresql/$(cat "$d/PG_VERSION")/bin"
+  if [ -n "$bin" ]; then
+    log "postgres: stopping (pid $pid)"
+    as_pg "$bin/pg_ctl" -D "$d" -m fast -w -t 60 -s stop || true
+  fi
+  if pid_cmdline_has "$pid" postgres; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 60); do pid_cmdline_has "$pid" postgres || break; sleep 0.5; done
+  fi
+  pid_cmdline_has "$pid" postgres && die "postgres (pid $pid) did not stop"
+  log "postgres: stopped"
+}
+
+pg_status() {
+  local pid=""
+  { [ -e "$PG_DIR" ] && pid="$(pg_running_pid)"; } || true
+  if [ -n "$pid" ]; then
+    local port; port="$(sed -n 4p "$(pg_data)/postmaster.pid" 2>/dev/null || true)"
+    echo "postgres:   running (pid $pid) on 127.0.0.1:${port:-$PG_PORT}, data $(pg_data)"
+    return 0
+  fi
+  echo "postgres:   stopped (data $PG_DIR)"
+  return 1
+}
+
+# -------------------------------------------------------------- ClickHouse
+
+CH_SERVER=""
+CH_CLIENT=""
+find_ch() {
+  CH_SERVER="$(command -v clickhouse-server 2>/dev/null || true)"
+  [ -n "$CH_SERVER" ] || { [ -x /usr/sbin/clickhouse-server ] && CH_SERVER=/usr/sbin/clickhouse-server; } || true
+  CH_CLIENT="$(command -v clickhouse-client 2>/dev/null || true)"
+}
+
+ch_ensure_installed() {
+  find_ch
+  if [ -z "$CH_SERVER" ] || [ -z "$CH_CLIENT" ]; then
+    log "ClickHouse not found: installing"
+    apt_install clickhouse-server clickhouse-client
+    find_ch
+    [ -n "$CH_SERVER" ] && [ -n "$CH_CLIENT" ] || die "clickhouse-server/clickhouse-client still missing after install"
+  fi
+}
+
+ch_running_pid() {
+  [ -f "$CH_PID" ] || return 0
+  local pid; pid="$(head -n1 "$CH_PID" 2>/dev/null || true)"
+  if pid_cmdline_has "$pid" "$CH_CONFIG"; then
+    printf '%s\n' "$pid"
+  fi
+}
+
+# ch_conf_value TAG: value of <TAG> in the written config (= the running one)
+ch_conf_value() {
+  sed -n "s:.*<$1>\\([0-9]*\\)</$1>.*:\\1:p" "$CH_CONFIG" 2>/dev/null | head -n1 || true
+}
+
+ch_query() {
+  "$CH_CLIENT" --host 127.0.0.1 --port "$CH_PORT" "$@"
+}
+
+ch_write_conf() {
+  mkdir -p "$CH_DIR"/{data,tmp,user_files,format_schemas,log}
+  # Config for ClickHouse 18.16 (Debian); also fine for newer servers. Every
+  # path stays under $CH_DIR; loopback only; no interserver/mysql/etc. ports.
+  cat >"$CH_CONFIG" <<EOF
+<?xml version="1.0"?>
+<!-- Written by deploy/local/stack.sh on every 'up'; edits are overwritten. -->
+<yandex>
+    <logger>
+        <level>warning</level>
+        <log>$CH_DIR/log/clickhouse-server.log</log>
+        <errorlog>$CH_DIR/log/clickhouse-server.err.log</errorlog>
+        <size>100M</size>
+        <count>3</count>
+    </logger>
+    <listen_host>127.0.0.1</listen_host>
+    <tcp_port>$CH_PORT</tcp_port>
+    <http_port>$CH_HTTP_PORT</http_port>
+    <path>$CH_DIR/data/</path>
+    <tmp_path>$CH_DIR/tmp/</tmp_path>
+    <user_files_path>$CH_DIR/user_files/</user_files_path>
+    <format_schema_path>$CH_DIR/format_schemas/</format_schema_path>
+    <users_config>$CH_DIR/users.xml</users_config>
+    <default_profile>default</default_profile>
+    <default_database>default</default_database>
+    <timezone>UTC</timezone>
+    <umask>027</umask>
+    <max_connections>4096</max_connections>
+    <keep_alive_timeout>3</keep_alive_timeout>
+    <max_concurrent_queries>100</max_concurrent_queries>
+    <uncompressed_cache_size>1073741824</uncompressed_cache_size>
+    <mark_cache_size>1073741824</mark_cache_size>
+    <builtin_dictionaries_reload_interval>3600</builtin_dictionaries_reload_interval>
+    <max_session_timeout>3600</max_session_timeout>
+    <default_session_timeout>60</default_session_timeout>
+    <mlock_executable>false</mlock_executable>
+</yandex>
+EOF
+  cat >"$CH_DIR/users.xml" <<'EOF'
+<?xml version="1.0"?>
+<!-- Written by deploy/local/stack.sh on every 'up'; edits are overwritten. -->
+<yandex>
+    <profiles>
+        <default>
+            <max_memory_usage>4000000000</max_memory_usage>
+            <use_uncompressed_cache>0</use_uncompressed_cache>
+            <load_balancing>random</load_balancing>
+        </default>
+        <readonly>
+            <readonly>1</readonly>
+        </readonly>
+    </profiles>
+    <users>
+        <default>
+            <password></password>
+            <networks>
+                <ip>127.0.0.1</ip>
+                <ip>::1</ip>
+            </networks>
+            <profile>default</profile>
+            <quota>default</quota>
+        </default>
+    </users>
+    <quotas>
+        <default>
+            <interval>
+                <duration>3600</duration>
+                <queries>0</queries>
+                <errors>0</errors>
+                <result_rows>0</result_rows>
+                <read_rows>0</read_rows>
+                <execution_time>0</execution_time>
+            </interval>
+        </default>
+    </quotas>
+</yandex>
+EOF
+}
+
+ch_up() {
+  ch_ensure_installed
+  mkdir -p "$CH_DIR"
+  local pid; pid="$(ch_running_pid)"
+  if [ -n "$pid" ]; then
+    local port http
+    port="$(ch_conf_value tcp_port)"
+    http="$(ch_conf_value http_port)"
+    if [ "$port" != "$CH_PORT" ] || [ "$http" != "$CH_HTTP_PORT" ]; then
+      log "clickhouse: running on ports $port/$http but CH_PORT=$CH_PORT CH_HTTP_PORT=$CH_HTTP_PORT: restarting"
+      ch_down
+      pid=""
+    fi
+  fi
+  if [ -n "$pid" ]; then
+    log "clickhouse: already running (pid $pid)"
+  else
+    rm -f "$CH_PID"
+    port_open "$CH_PORT" && die "port $CH_PORT is in use by another process; set CH_PORT to a free port"
+    port_open "$CH_HTTP_PORT" && die "port $CH_HTTP_PORT is in use by another process; set CH_HTTP_PORT to a free port"
+    ch_write_conf
+    log "clickhouse: starting on 127.0.0.1:$CH_PORT (http $CH_HTTP_PORT, log $CH_DIR/log/)"
+    # ClickHouse 18.16 runs fine as root; --daemon forks and writes the pid file.
+    (cd "$CH_DIR" && "$CH_SERVER" --config-file="$CH_CONFIG" --daemon --pid-file="$CH_PID" \
+        >>"$CH_DIR/log/stdout.log" 2>&1 </dev/null) \
+      || { tail -n 30 "$CH_DIR/log/stdout.log" >&2 || true; die "clickhouse-server failed to start"; }
+  fi
+
+  printf '[stack] clickhouse: waiting for 127.0.0.1:%s ' "$CH_PORT"
+  local i
+  for i in $(seq 1 120); do
+    if ch_query -q 'SELECT 1' >/dev/null 2>&1; then
+      printf ' ok\n'
+      log "clickhouse: ready ($(ch_query -q 'SELECT version()' 2>/dev/null))"
+      return 0
+    fi
+    if [ "$i" -gt 4 ] && [ -z "$(ch_running_pid)" ]; then
+      printf ' died\n'
+      tail -n 30 "$CH_DIR/log/clickhouse-server.err.log" >&2 2>/dev/null || true
+      tail -n 10 "$CH_DIR/log/stdout.log" >&2 2>/dev/null || true
+      die "clickhouse-server exited; see $CH_DIR/log/"
+    fi
+    printf '.'
+    sleep 0.5
+  done
+  printf ' timeout\n'
+  tail -n 30 "$CH_DIR/log/clickhouse-server.err.log" >&2 2>/dev/null || true
+  die "clickhouse did not answer on 127.0.0.1:$CH_PORT within 60 s"
+}
+
+ch_down() {
+  local pid; pid="$(ch_running_pid)"
+  if [ -z "$pid" ]; then
+    rm -f "$CH_PID"
+    log "clickhouse: not running"
+    return 0
+  fi
+  log "clickhouse: stopping (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  local i
+  for i in $(seq 1 60); do
+    pid_cmdline_has "$pid" "$CH_CONFIG" || break
+    sleep 0.5
+  done
+  if pid_cmdline_has "$pid" "$CH_CONFIG"; then
+    log "clickhouse: still running after 30 s, sending KILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    for i in $(seq 1 20); do pid_cmdline_has "$pid" "$CH_CONFIG" || break; sleep 0.5; done
+  fi
+  pid_cmdline_has "$pid" "$CH_CONFIG" && die "clickhouse (pid $pid) did not stop"
+  rm -f "$CH_PID"
+  log "clickhouse: stopped"
+}
+
+ch_status() {
+  local pid; pid="$(ch_running_pid)"
+  if [ -n "$pid" ]; then
+    local port http
+    port="$(ch_conf_value tcp_port)"
+    http="$(ch_conf_value http_port)"
+    echo "clickhouse: running (pid $pid) on 127.0.0.1:${port:-$CH_PORT} (http ${http:-$CH_HTTP_PORT}), data $CH_DIR"
+    return 0
+  fi
+  echo "clickhouse: stopped (data $CH_DIR)"
+  return 1
+}
+
+# -------------------------------------------------------------- commands
+
+print_env() {
+  echo "export DATABASE_URL='postgres://postgres@127.0.0.1:$PG_PORT/$PG_DB?sslmode=disable'"
+  echo "export CLICKHOUSE_ADDR='127.0.0.1:$CH_PORT'"
+  echo "export DATA_DIR='$DATA_DIR'"
+}
+
+cmd="${1:-}"
+case "$cmd" in
+  up)
+    log "data dir $DATA_DIR"
+    mkdir -p "$DATA_DIR"
+    pg_up
+    ch_up
+    log "stack is up; environment:"
+    print_env
+    ;;
+  down)
+    ch_down
+    pg_down
+    ;;
+  status)
+    rc=0
+    pg_status || rc=1
+    ch_status || rc=1
+    exit "$rc"
+    ;;
+  env)
+    print_env
+    ;;
+  *)
+    echo "usage: $0 up|down|status|env" >&2
+    exit 2
+    ;;
+esac
