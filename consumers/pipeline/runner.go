@@ -65,8 +65,8 @@ type Runner struct {
 	client  *kgo.Client
 }
 
-// NewRunner joins the consumer group. Offsets are committed only by Run,
-// after the batch they cover is committed in Postgres.
+// NewRunner joins the consumer group. Offsets are marked by Run only after
+// the batch they cover is committed in Postgres.
 func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics, log *slog.Logger) (*Runner, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -78,7 +78,12 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 	client, err := topics.NewClient(cfg.Brokers,
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(cfg.Topics...),
-		kgo.DisableAutoCommit(),
+		// Offsets are marked only after the batch they cover is committed in
+		// Postgres, and committed in the background: a crash re-delivers at
+		// most the last interval's records, which processed_commands answers
+		// without applying them again.
+		kgo.AutoCommitMarks(),
+		kgo.AutoCommitInterval(250*time.Millisecond),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(100*time.Millisecond),
@@ -96,6 +101,13 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 // client then leaves the group.
 func (r *Runner) Run(ctx context.Context) error {
 	defer r.client.Close()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := r.client.CommitMarkedOffsets(cctx); err != nil {
+			r.log.Warn("final offset commit failed; the last batch will be redelivered and deduplicated", "err", err)
+		}
+	}()
 	for {
 		fetches := r.client.PollRecords(ctx, r.cfg.MaxBatch)
 		if fetches.IsClientClosed() {
@@ -115,11 +127,7 @@ func (r *Runner) Run(ctx context.Context) error {
 				r.client.AllowRebalance()
 				return err
 			}
-			cctx, cancel := context.WithTimeout(work, 10*time.Second)
-			if err := r.client.CommitRecords(cctx, recs...); err != nil {
-				r.log.Warn("offset commit failed; the batch will be redelivered and deduplicated", "err", err)
-			}
-			cancel()
+			r.client.MarkCommitRecords(recs...)
 		}
 		r.recordLag(fetches)
 		r.client.AllowRebalance()
@@ -176,18 +184,20 @@ func (r *Runner) process(ctx, stop context.Context, recs []*kgo.Record) error {
 	for _, p := range parked {
 		r.metrics.DLQ.WithLabelValues(r.cfg.Group, p.Topic).Inc()
 	}
-	if len(replies) > 0 {
-		// A lost reply only makes the waiting request time out; its retry
-		// gets the stored result. So replies are not retried here.
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := r.client.ProduceSync(rctx, replies...).FirstErr(); err != nil {
-			r.log.Warn("sending replies failed", "count", len(replies), "err", err)
-		}
-		cancel()
+	// Replies are sent without waiting: a lost reply only makes the waiting
+	// request time out, and its retry gets the stored result.
+	for _, rep := range replies {
+		r.client.Produce(ctx, rep, r.onReplySent)
 	}
 	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))
 	r.metrics.ApplySecs.WithLabelValues(r.cfg.Group).Observe(time.Since(start).Seconds())
 	return nil
+}
+
+func (r *Runner) onReplySent(_ *kgo.Record, err error) {
+	if err != nil {
+		r.log.Warn("sending a reply failed; the request will time out and its retry gets the stored result", "err", err)
+	}
 }
 
 // applyWithRetry applies cmds, retrying retriable failures with backoff for as

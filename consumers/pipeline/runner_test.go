@@ -47,7 +47,7 @@ func (counterHandler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Comm
 
 const testType = "user.registered" // any type the registry knows
 
-func setup(t *testing.T) (*pgxpool.Pool, []string) {
+func setup(t testing.TB) (*pgxpool.Pool, []string) {
 	t.Helper()
 	pool, _ := pgtest.NewDB(t)
 	ctx := context.Background()
@@ -62,7 +62,7 @@ func setup(t *testing.T) (*pgxpool.Pool, []string) {
 	return pool, broker.Addrs()
 }
 
-func newRunner(t *testing.T, pool *pgxpool.Pool, brokers []string, hook func(context.Context) error) *pipeline.Runner {
+func newRunner(t testing.TB, pool *pgxpool.Pool, brokers []string, hook func(context.Context) error) *pipeline.Runner {
 	t.Helper()
 	r, err := pipeline.NewRunner(pipeline.Config{
 		Group: "test-group", Topics: []string{topics.FiatCommands}, Brokers: brokers, AfterDBCommit: hook,
