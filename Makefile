@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack run test bench down status fmt lint vet migrate compose-up clean
+.PHONY: all build stack browser run test bench down status fmt lint vet migrate compose-up clean
 
 all: build
 
@@ -40,7 +40,10 @@ run: stack build
 	$(BIN) migrate
 	exec $(BIN) run
 
-test: stack build
+browser:
+	deploy/local/stack.sh browser
+
+test: stack browser build
 	@start=$$(date +%s); rc=0; \
 	echo "go vet ./..."; $(GO) vet ./... || rc=$$?; \
 	if [ $$rc -eq 0 ]; then \

@@ -497,8 +497,21 @@ print_env() {
   echo "export DATA_DIR='$DATA_DIR'"
 }
 
+# browser_ensure_installed installs Debian's Chromium for the headless browser
+# tests (pay page, admin stream page).
+browser_ensure_installed() {
+  if command -v chromium >/dev/null 2>&1; then
+    log "chromium: $(chromium --version 2>/dev/null | head -n1)"
+    return
+  fi
+  apt_install chromium
+}
+
 cmd="${1:-}"
 case "$cmd" in
+  browser)
+    browser_ensure_installed
+    ;;
   up)
     log "data dir $DATA_DIR"
     mkdir -p "$DATA_DIR"
@@ -521,7 +534,7 @@ case "$cmd" in
     print_env
     ;;
   *)
-    echo "usage: $0 up|down|status|env" >&2
+    echo "usage: $0 up|down|status|env|browser" >&2
     exit 2
     ;;
 esac
