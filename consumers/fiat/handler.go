@@ -1,0 +1,568 @@
+// Package fiat is the fiat-applier consumer: it applies the commands of
+// fiat.commands (transfers, deposits, withdrawals, payouts) to the wallets
+// in batches. For a batch it locks every wallet the commands touch with one
+// statement in id order, applies the commands in partition order in memory,
+// and writes the final balances, the transactions and the audit rows back
+// with one statement each, so the cost per command is a few microseconds of
+// Go, not round trips; the hot fee wallet is updated once per batch.
+package fiat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/fiat"
+	"github.com/fintech/platform/topics"
+)
+
+// Error codes of the fiat module (spec: Errors; decisions.md, Fiat).
+const (
+	CodeWalletNotFound      = "wallet_not_found"
+	CodeWalletInactive      = "wallet_inactive"
+	CodeInsufficientBalance = "insufficient_balance"
+	CodeKYCRequired         = "kyc_required"
+	CodeDepositNotFound     = "deposit_not_found"
+	CodeAmountMismatch      = "amount_mismatch"
+	CodePayoutNotFound      = "payout_not_found"
+	CodeInvalidState        = "invalid_state"
+	CodeCurrencyMismatch    = "currency_mismatch"
+)
+
+// Reputation weights of the spec's table.
+const (
+	weightWalletActive  = 1
+	weightWalletDeposit = 2
+	weightWalletPayout  = 3
+)
+
+// Handler applies fiat commands.
+type Handler struct {
+	caps Caps
+	now  func() time.Time
+	log  *slog.Logger
+}
+
+var _ pipeline.Handler = (*Handler)(nil)
+
+// NewHandler builds the handler.
+func NewHandler(caps Caps, now func() time.Time, log *slog.Logger) (*Handler, error) {
+	if now == nil || log == nil {
+		return nil, errors.New("fiat handler: nil dependency")
+	}
+	if caps.PerTransfer <= 0 || caps.DailyDeposit <= 0 || caps.Monthly <= 0 {
+		return nil, errors.New("fiat handler: caps must be positive")
+	}
+	return &Handler{caps: caps, now: now, log: log.With("component", "fiat-applier")}, nil
+}
+
+// TransferResult is the 200 body of a transfer.
+type TransferResult struct {
+	TransactionID  string    `json:"transactionId"`
+	FeeKzt         int64     `json:"feeKzt"`
+	FromBalanceKzt int64     `json:"fromBalanceKzt"`
+	ToBalanceKzt   int64     `json:"toBalanceKzt"`
+	CreatedAt      time.Time `json:"createdAt"`
+}
+
+// DepositResult is the 201 body of a new deposit session.
+type DepositResult struct {
+	DepositID string `json:"depositId"`
+	SessionID string `json:"sessionId"`
+	URL       string `json:"url"`
+	Status    string `json:"status"`
+	WalletID  string `json:"walletId"`
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
+}
+
+// CreditResult is the 200 body of a processed deposit webhook.
+type CreditResult struct {
+	Received      bool   `json:"received"`
+	Idempotent    bool   `json:"idempotent"`
+	DepositID     string `json:"depositId"`
+	TransactionID string `json:"transactionId"`
+	LedgerEntryID string `json:"ledgerEntryId"`
+	Status        string `json:"status"`
+}
+
+// WithdrawResult is the 201 body of a withdrawal.
+type WithdrawResult struct {
+	WithdrawalID  string    `json:"withdrawalId"`
+	TransactionID string    `json:"transactionId"`
+	Balance       int64     `json:"balance"`
+	Status        string    `json:"status"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+// PayoutResult is the body of a payout request or decision.
+type PayoutResult struct {
+	ID        string    `json:"id"`
+	Status    string    `json:"status"`
+	WalletID  string    `json:"walletId"`
+	Amount    int64     `json:"amount"`
+	Currency  string    `json:"currency"`
+	Balance   int64     `json:"balance"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// batch is the in-memory state of one batch.
+type batch struct {
+	h        *Handler
+	now      time.Time
+	month    string
+	wallets  map[string]*store.Wallet
+	dirty    map[string]bool
+	limits   map[string]*store.Limits
+	limDirty map[string]bool
+	deposits map[string]*store.Deposit
+	depToday map[string]int64
+	payouts  map[string]*store.Payout
+
+	txs         []store.Tx
+	audit       []store.AuditRow
+	newDeposits []store.Deposit
+	doneDeps    []*store.Deposit
+	newPayouts  []store.Payout
+	decided     []*store.Payout
+}
+
+type decoded struct {
+	transfer *schemas.FiatTransfer
+	depCreat *schemas.FiatDepositCreate
+	credit   *schemas.FiatDepositCredit
+	withdraw *schemas.FiatWithdraw
+	payReq   *schemas.FiatPayoutRequest
+	decide   *schemas.FiatPayoutDecide
+	bad      error
+}
+
+func decode(c pipeline.Command) decoded {
+	var d decoded
+	switch c.Env.Type {
+	case schemas.TypeFiatTransfer:
+		v, err := schemas.DataAs[schemas.FiatTransfer](c.Env)
+		d.transfer, d.bad = &v, err
+	case schemas.TypeFiatDepositCreate:
+		v, err := schemas.DataAs[schemas.FiatDepositCreate](c.Env)
+		d.depCreat, d.bad = &v, err
+	case schemas.TypeFiatDepositCredit:
+		v, err := schemas.DataAs[schemas.FiatDepositCredit](c.Env)
+		d.credit, d.bad = &v, err
+	case schemas.TypeFiatWithdraw:
+		v, err := schemas.DataAs[schemas.FiatWithdraw](c.Env)
+		d.withdraw, d.bad = &v, err
+	case schemas.TypeFiatPayoutRequest:
+		v, err := schemas.DataAs[schemas.FiatPayoutRequest](c.Env)
+		d.payReq, d.bad = &v, err
+	case schemas.TypeFiatPayoutDecide:
+		v, err := schemas.DataAs[schemas.FiatPayoutDecide](c.Env)
+		d.decide, d.bad = &v, err
+	default:
+		d.bad = fmt.Errorf("fiat consumer does not handle %q", c.Env.Type)
+	}
+	return d
+}
+
+type set map[string]struct{}
+
+func (s set) add(v string) {
+	if v != "" {
+		s[v] = struct{}{}
+	}
+}
+
+func (s set) list() []string {
+	out := make([]string, 0, len(s))
+	for v := range s {
+		out = append(out, v)
+	}
+	return out
+}
+
+// Apply applies the batch; see the package comment.
+func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
+	now := h.now().UTC().Truncate(time.Microsecond)
+	ds := make([]decoded, len(cmds))
+	walletIDs, limitUsers, depositIDs, payoutIDs, depUsers := set{}, set{}, set{}, set{}, set{}
+	for i, c := range cmds {
+		d := decode(c)
+		ds[i] = d
+		switch {
+		case d.bad != nil:
+		case d.transfer != nil:
+			walletIDs.add(d.transfer.FromWalletID)
+			walletIDs.add(d.transfer.ToWalletID)
+			walletIDs.add(store.FeeWalletID("KZT"))
+			walletIDs.add(store.FeeWalletID("USD"))
+			limitUsers.add(d.transfer.FromUserID)
+		case d.depCreat != nil:
+			walletIDs.add(d.depCreat.WalletID)
+			limitUsers.add(d.depCreat.UserID)
+			depUsers.add(d.depCreat.UserID)
+		case d.credit != nil:
+			walletIDs.add(d.credit.WalletID)
+			depositIDs.add(d.credit.DepositID)
+		case d.withdraw != nil:
+			walletIDs.add(d.withdraw.WalletID)
+			limitUsers.add(d.withdraw.UserID)
+		case d.payReq != nil:
+			walletIDs.add(d.payReq.WalletID)
+			limitUsers.add(d.payReq.UserID)
+		case d.decide != nil:
+			walletIDs.add(d.decide.WalletID)
+			payoutIDs.add(d.decide.PayoutID)
+		}
+	}
+
+	b := &batch{h: h, now: now, month: MonthKey(now), dirty: map[string]bool{}, limDirty: map[string]bool{}}
+	var err error
+	if b.wallets, err = store.LockWallets(ctx, tx, walletIDs.list()); err != nil {
+		return nil, err
+	}
+	if b.limits, err = store.LockLimits(ctx, tx, limitUsers.list()); err != nil {
+		return nil, err
+	}
+	if b.deposits, err = store.LockDeposits(ctx, tx, depositIDs.list()); err != nil {
+		return nil, err
+	}
+	if b.payouts, err = store.LockPayouts(ctx, tx, payoutIDs.list()); err != nil {
+		return nil, err
+	}
+	if b.depToday, err = store.DepositedSince(ctx, tx, depUsers.list(), DayStart(now)); err != nil {
+		return nil, err
+	}
+
+	out := make([]pipeline.Outcome, len(cmds))
+	for i, c := range cmds {
+		d := ds[i]
+		switch {
+		case d.bad != nil:
+			h.log.Warn("unreadable fiat command", "id", c.Env.ID, "type", c.Env.Type, "err", d.bad)
+			out[i] = pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "the command could not be read", nil)
+		case d.transfer != nil:
+			out[i] = b.transfer(c.Env, d.transfer)
+		case d.depCreat != nil:
+			out[i] = b.depositCreate(d.depCreat)
+		case d.credit != nil:
+			out[i] = b.depositCredit(d.credit)
+		case d.withdraw != nil:
+			out[i] = b.withdraw(d.withdraw)
+		case d.payReq != nil:
+			out[i] = b.payoutRequest(d.payReq)
+		case d.decide != nil:
+			out[i] = b.payoutDecide(d.decide)
+		}
+	}
+	return out, b.flush(ctx, tx)
+}
+
+func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
+	bal := make(map[string]int64, len(b.dirty))
+	for id := range b.dirty {
+		bal[id] = b.wallets[id].Balance
+	}
+	if err := store.WriteBalances(ctx, tx, bal); err != nil {
+		return err
+	}
+	var lims []*store.Limits
+	for id := range b.limDirty {
+		lims = append(lims, b.limits[id])
+	}
+	if err := store.WriteMonthly(ctx, tx, lims); err != nil {
+		return err
+	}
+	if err := store.InsertDeposits(ctx, tx, b.newDeposits); err != nil {
+		return err
+	}
+	if err := store.CompleteDeposits(ctx, tx, b.doneDeps); err != nil {
+		return err
+	}
+	if err := store.InsertPayouts(ctx, tx, b.newPayouts); err != nil {
+		return err
+	}
+	if err := store.DecidePayouts(ctx, tx, b.decided); err != nil {
+		return err
+	}
+	if err := store.InsertTransactions(ctx, tx, b.txs); err != nil {
+		return err
+	}
+	return store.InsertAudit(ctx, tx, b.audit)
+}
+
+// ownWallet returns the caller's wallet or a rejection: unknown or another
+// user's → 404 wallet_not_found, not active → 400 wallet_inactive.
+func (b *batch) ownWallet(id, userID string) (*store.Wallet, *pipeline.Outcome) {
+	w := b.wallets[id]
+	if w == nil || w.Kind != store.KindUser || w.UserID != userID {
+		o := pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+		return nil, &o
+	}
+	if w.Status != store.StatusActive {
+		o := pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the wallet is "+w.Status, nil)
+		return nil, &o
+	}
+	return w, nil
+}
+
+func (b *batch) limitsOf(userID string) *store.Limits {
+	l := b.limits[userID]
+	if l == nil {
+		l = &store.Limits{UserID: userID}
+		b.limits[userID] = l
+	}
+	if l.Month != b.month {
+		l.Month, l.MonthOut = b.month, 0
+	}
+	return l
+}
+
+func (b *batch) move(w *store.Wallet, delta int64) {
+	w.Balance += delta
+	b.dirty[w.ID] = true
+}
+
+func kycRejection() pipeline.Outcome {
+	return pipeline.Reject(http.StatusForbidden, CodeKYCRequired,
+		"this exceeds the limits for accounts without KYC; submit KYC at /api/fiat/kyc/submit", nil)
+}
+
+func (b *batch) emit(o *pipeline.Outcome, topic, typ, key, actor string, data any) {
+	env, err := schemas.New(typ, key, actor, data, b.now)
+	if err != nil {
+		// The data types are ours and always encode.
+		b.h.log.Error("encode emission", "type", typ, "err", err)
+		return
+	}
+	o.Emit = append(o.Emit, pipeline.Emission{Topic: topic, Env: env})
+}
+
+func (b *batch) ledger(o *pipeline.Outcome, entry schemas.LedgerAppend) {
+	b.emit(o, topics.LedgerAppend, schemas.TypeLedgerAppend, "", entry.ActorUserID, entry)
+}
+
+func (b *batch) reputation(o *pipeline.Outcome, userID, kind string, weight int64, sourceID string) {
+	b.emit(o, topics.ReputationCommands, schemas.TypeReputationEvent, userID, userID, schemas.ReputationEvent{
+		UserID: userID, Kind: kind, SourceModule: "fiat", Weight: weight, SourceID: sourceID,
+	})
+}
+
+func ptr(v int64) *int64 { return &v }
+
+func (b *batch) transfer(env schemas.Envelope, t *schemas.FiatTransfer) pipeline.Outcome {
+	from, rej := b.ownWallet(t.FromWalletID, t.FromUserID)
+	if rej != nil {
+		return *rej
+	}
+	failed := func(o pipeline.Outcome, reason string) pipeline.Outcome {
+		b.emit(&o, topics.EventsFiat, schemas.TypeTransferFailed, from.ID, t.FromUserID, schemas.TransferFailed{
+			FromWallet: from.ID, ToWallet: t.ToWalletID, AmountKzt: t.Amount, Reason: reason, Description: t.Memo,
+		})
+		return o
+	}
+	to := b.wallets[t.ToWalletID]
+	if to == nil || to.Kind != store.KindUser || to.UserID != t.ToUserID {
+		return failed(pipeline.Reject(http.StatusNotFound, "recipient_not_found", "the recipient has no wallet", nil), "recipient_not_found")
+	}
+	if to.ID == from.ID || to.UserID == from.UserID {
+		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid",
+			map[string]any{"fields": map[string]string{"toEmail": "must not be your own account"}})
+	}
+	if to.Currency != from.Currency {
+		return failed(pipeline.Reject(http.StatusUnprocessableEntity, CodeCurrencyMismatch, "the wallets hold different currencies", nil), CodeCurrencyMismatch)
+	}
+	if to.Status != store.StatusActive {
+		return failed(pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the recipient wallet is "+to.Status, nil), CodeWalletInactive)
+	}
+	fee := Fee(t.Amount)
+	lim := b.limitsOf(t.FromUserID)
+	if !b.h.caps.CapCheck(lim.KYCApproved, t.Amount, lim.MonthOut, true) {
+		return failed(kycRejection(), CodeKYCRequired)
+	}
+	if from.Balance < t.Amount+fee {
+		return failed(pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance,
+			"the balance does not cover the amount plus the 0.1% fee",
+			map[string]any{"required": t.Amount + fee, "feeKzt": fee, "balance": from.Balance}), CodeInsufficientBalance)
+	}
+	feeWallet := b.wallets[store.FeeWalletID(from.Currency)]
+	if feeWallet == nil {
+		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the fee wallet is missing", nil)
+	}
+	b.move(from, -(t.Amount + fee))
+	b.move(to, t.Amount)
+	b.move(feeWallet, fee)
+	lim.MonthOut += t.Amount
+	b.limDirty[lim.UserID] = true
+
+	txID := schemas.NewID()
+	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "transfer", Status: "completed", FromWallet: from.ID, ToWallet: to.ID,
+		FromUser: from.UserID, ToUser: to.UserID, Amount: t.Amount, Fee: fee, Currency: from.Currency, Memo: t.Memo,
+		RefID: env.ID, CreatedAt: b.now})
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: from.UserID, Action: "transfer", Subject: txID,
+		Amount: t.Amount, Currency: from.Currency, Detail: fmt.Sprintf("%s -> %s fee %d", from.ID, to.ID, fee), CreatedAt: b.now})
+
+	o := pipeline.JSON(http.StatusOK, TransferResult{TransactionID: txID, FeeKzt: fee,
+		FromBalanceKzt: from.Balance, ToBalanceKzt: to.Balance, CreatedAt: b.now})
+	b.emit(&o, topics.EventsFiat, schemas.TypeTransferCompleted, from.ID, from.UserID, schemas.TransferCompleted{
+		TxID: txID, FromWallet: from.ID, ToWallet: to.ID, AmountKzt: t.Amount, FeeKzt: fee, Description: t.Memo,
+	})
+	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindTransfer, SourceID: txID, ActorUserID: from.UserID,
+		AmountCents: ptr(t.Amount), Currency: from.Currency,
+		Meta: map[string]any{"fromWallet": from.ID, "toWallet": to.ID, "fee": fee}})
+	b.reputation(&o, from.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":from")
+	b.reputation(&o, to.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":to")
+	return o
+}
+
+func (b *batch) depositCreate(d *schemas.FiatDepositCreate) pipeline.Outcome {
+	w, rej := b.ownWallet(d.WalletID, d.UserID)
+	if rej != nil {
+		return *rej
+	}
+	lim := b.limitsOf(d.UserID)
+	if !b.h.caps.DepositAllowed(lim.KYCApproved, d.Amount, b.depToday[d.UserID]) {
+		return pipeline.Reject(http.StatusForbidden, CodeKYCRequired,
+			"this exceeds the daily deposit limit for accounts without KYC; submit KYC at /api/fiat/kyc/submit", nil)
+	}
+	b.depToday[d.UserID] += d.Amount
+	b.newDeposits = append(b.newDeposits, store.Deposit{ID: d.DepositID, UserID: d.UserID, WalletID: w.ID,
+		Amount: d.Amount, Currency: w.Currency, SessionID: d.SessionID, URL: d.URL, Status: "pending", CreatedAt: b.now})
+	return pipeline.JSON(http.StatusCreated, DepositResult{DepositID: d.DepositID, SessionID: d.SessionID, URL: d.URL,
+		Status: "pending", WalletID: w.ID, Amount: d.Amount, Currency: w.Currency})
+}
+
+func (b *batch) depositCredit(c *schemas.FiatDepositCredit) pipeline.Outcome {
+	d := b.deposits[c.DepositID]
+	if d == nil || d.WalletID != c.WalletID {
+		return pipeline.Reject(http.StatusNotFound, CodeDepositNotFound, "no such deposit", nil)
+	}
+	if d.Status == "completed" {
+		// Exactly once per deposit: another event already credited it.
+		return pipeline.JSON(http.StatusOK, CreditResult{Received: true, Idempotent: true, DepositID: d.ID,
+			TransactionID: d.TransactionID, LedgerEntryID: d.LedgerEntryID, Status: d.Status})
+	}
+	if c.Amount != d.Amount || c.Currency != d.Currency {
+		return pipeline.Reject(http.StatusBadRequest, CodeAmountMismatch,
+			"the paid amount or currency does not match the deposit", map[string]any{"expected": d.Amount, "currency": d.Currency})
+	}
+	w := b.wallets[d.WalletID]
+	if w == nil {
+		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+	}
+	if w.Status != store.StatusActive {
+		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the wallet is "+w.Status, nil)
+	}
+	b.move(w, d.Amount)
+	txID, ledgerID := schemas.NewID(), schemas.NewID()
+	at := b.now
+	d.Status, d.EventID, d.TransactionID, d.LedgerEntryID, d.CompletedAt = "completed", c.EventID, txID, ledgerID, &at
+	b.doneDeps = append(b.doneDeps, d)
+	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "deposit", Status: "completed", ToWallet: w.ID, ToUser: w.UserID,
+		Amount: d.Amount, Currency: w.Currency, Memo: "card top-up", RefID: d.ID, CreatedAt: b.now})
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "processor", Action: "deposit", Subject: txID,
+		Amount: d.Amount, Currency: w.Currency, Detail: "deposit " + d.ID + " event " + c.EventID, CreatedAt: b.now})
+	o := pipeline.JSON(http.StatusOK, CreditResult{Received: true, DepositID: d.ID, TransactionID: txID,
+		LedgerEntryID: ledgerID, Status: d.Status})
+	b.emit(&o, topics.EventsFiat, schemas.TypeDepositCompleted, w.ID, w.UserID, schemas.DepositCompleted{
+		DepositID: d.ID, WalletID: w.ID, TransactionID: txID, Amount: d.Amount, Currency: w.Currency})
+	b.ledger(&o, schemas.LedgerAppend{EntryID: ledgerID, Kind: schemas.LedgerKindDeposit, SourceID: txID,
+		ActorUserID: w.UserID, AmountCents: ptr(d.Amount), Currency: w.Currency,
+		Meta: map[string]any{"wallet": w.ID, "depositId": d.ID, "eventId": c.EventID}})
+	b.reputation(&o, w.UserID, schemas.RepKindWalletDeposit, weightWalletDeposit, txID)
+	return o
+}
+
+func (b *batch) withdraw(wd *schemas.FiatWithdraw) pipeline.Outcome {
+	w, rej := b.ownWallet(wd.WalletID, wd.UserID)
+	if rej != nil {
+		return *rej
+	}
+	lim := b.limitsOf(wd.UserID)
+	if !b.h.caps.CapCheck(lim.KYCApproved, wd.Amount, lim.MonthOut, false) {
+		return kycRejection()
+	}
+	if w.Balance < wd.Amount {
+		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the balance does not cover the amount",
+			map[string]any{"required": wd.Amount, "balance": w.Balance})
+	}
+	b.move(w, -wd.Amount)
+	lim.MonthOut += wd.Amount
+	b.limDirty[lim.UserID] = true
+	txID, wdID := schemas.NewID(), schemas.NewID()
+	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "withdrawal", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
+		Amount: wd.Amount, Currency: w.Currency, Memo: wd.Destination, RefID: wdID, CreatedAt: b.now})
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "withdrawal", Subject: txID,
+		Amount: wd.Amount, Currency: w.Currency, Detail: "to " + wd.Destination, CreatedAt: b.now})
+	o := pipeline.JSON(http.StatusCreated, WithdrawResult{WithdrawalID: wdID, TransactionID: txID, Balance: w.Balance,
+		Status: "completed", CreatedAt: b.now})
+	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindWithdrawal, SourceID: txID, ActorUserID: w.UserID,
+		AmountCents: ptr(wd.Amount), Currency: w.Currency, Meta: map[string]any{"wallet": w.ID, "withdrawalId": wdID}})
+	b.reputation(&o, w.UserID, schemas.RepKindWalletPayout, weightWalletPayout, txID)
+	return o
+}
+
+func (b *batch) payoutRequest(p *schemas.FiatPayoutRequest) pipeline.Outcome {
+	w, rej := b.ownWallet(p.WalletID, p.UserID)
+	if rej != nil {
+		return *rej
+	}
+	lim := b.limitsOf(p.UserID)
+	if !b.h.caps.CapCheck(lim.KYCApproved, p.Amount, lim.MonthOut, false) {
+		return kycRejection()
+	}
+	if w.Balance < p.Amount {
+		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the balance does not cover the amount",
+			map[string]any{"required": p.Amount, "balance": w.Balance})
+	}
+	b.move(w, -p.Amount)
+	lim.MonthOut += p.Amount
+	b.limDirty[lim.UserID] = true
+	txID := schemas.NewID()
+	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "payout_hold", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
+		Amount: p.Amount, Currency: w.Currency, Memo: "payout to " + p.BankAccount, RefID: p.PayoutID, CreatedAt: b.now})
+	b.newPayouts = append(b.newPayouts, store.Payout{ID: p.PayoutID, UserID: p.UserID, WalletID: w.ID, Amount: p.Amount,
+		Currency: w.Currency, BankAccount: p.BankAccount, Status: "pending_review", TransactionID: txID, CreatedAt: b.now})
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "payout.hold", Subject: p.PayoutID,
+		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccount, CreatedAt: b.now})
+	return pipeline.JSON(http.StatusCreated, PayoutResult{ID: p.PayoutID, Status: "pending_review", WalletID: w.ID,
+		Amount: p.Amount, Currency: w.Currency, Balance: w.Balance, CreatedAt: b.now})
+}
+
+func (b *batch) payoutDecide(d *schemas.FiatPayoutDecide) pipeline.Outcome {
+	p := b.payouts[d.PayoutID]
+	if p == nil || p.WalletID != d.WalletID {
+		return pipeline.Reject(http.StatusNotFound, CodePayoutNotFound, "no such payout", nil)
+	}
+	if p.Status != "pending_review" {
+		return pipeline.Reject(http.StatusConflict, CodeInvalidState, "the payout is "+p.Status, nil)
+	}
+	w := b.wallets[p.WalletID]
+	if w == nil {
+		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+	}
+	at := b.now
+	p.DecidedAt = &at
+	action := "payout.paid"
+	if d.Approve {
+		p.Status = "paid"
+	} else {
+		// The held funds go back, also to a frozen wallet: they were its own.
+		p.Status = "rejected"
+		action = "payout.rejected"
+		b.move(w, p.Amount)
+		b.txs = append(b.txs, store.Tx{ID: schemas.NewID(), Kind: "payout_release", Status: "completed", ToWallet: w.ID,
+			ToUser: w.UserID, Amount: p.Amount, Currency: w.Currency, Memo: "payout rejected", RefID: p.ID, CreatedAt: b.now})
+	}
+	b.decided = append(b.decided, p)
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: d.AdminID, Action: action, Subject: p.ID,
+		Amount: p.Amount, Currency: p.Currency, Detail: "wallet " + w.ID, CreatedAt: b.now})
+	return pipeline.JSON(http.StatusOK, PayoutResult{ID: p.ID, Status: p.Status, WalletID: w.ID, Amount: p.Amount,
+		Currency: p.Currency, Balance: w.Balance, CreatedAt: p.CreatedAt})
+}

@@ -1,0 +1,248 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/segmentio/ksuid"
+
+	"github.com/fintech/platform/e2e/harness"
+)
+
+// fiatLoad is a set of funded users and the results of transfers between them.
+type fiatLoad struct {
+	p         *harness.Platform
+	users     []harness.User
+	wallets   []string
+	deposited int64
+	client    *http.Client
+	retries   atomic.Int64 // requests re-sent after a transport error or a 5xx
+
+	mu      sync.Mutex
+	results map[string]transferOutcome // by transaction id
+	byKey   map[string][]byte          // first 200 body per Idempotency-Key
+}
+
+type transferOutcome struct {
+	fee  int64
+	from int
+	to   int
+}
+
+func newFiatLoad(t *testing.T, p *harness.Platform, n int, each int64) *fiatLoad {
+	t.Helper()
+	secret := fiatSecret(t, p)
+	l := &fiatLoad{p: p, client: &http.Client{Timeout: 20 * time.Second},
+		results: map[string]transferOutcome{}, byKey: map[string][]byte{}}
+	for i := 0; i < n; i++ {
+		u := p.Register(t, fmt.Sprintf("fiat-load%d", i))
+		w := fiatCreateWallet(t, p, u, "KZT")
+		fiatDeposit(t, p, secret, u, w, each)
+		l.users = append(l.users, u)
+		l.wallets = append(l.wallets, w)
+		l.deposited += each
+	}
+	return l
+}
+
+// post sends one transfer; err is a transport failure (the process is down).
+func (l *fiatLoad) post(from, to int, amount int64, key string) (int, []byte, http.Header, error) {
+	body, _ := json.Marshal(map[string]any{"fromWalletId": l.wallets[from], "toEmail": l.users[to].Email,
+		"amountKzt": amount, "memo": "load"})
+	req, err := http.NewRequest(http.MethodPost, l.p.BaseURL+"/api/fiat/transfer", bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+l.users[from].Token)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw, resp.Header, err
+}
+
+// transfer sends until it gets an answer that is not a transport error or a
+// 5xx, retrying with the same key, and records a 200. It returns a problem
+// description, or "".
+func (l *fiatLoad) transfer(from, to int, amount int64, key string, retryUntil time.Time) string {
+	for {
+		status, body, _, err := l.post(from, to, amount, key)
+		if err == nil && status < 500 {
+			switch status {
+			case http.StatusOK:
+				var res struct {
+					TransactionID string `json:"transactionId"`
+					FeeKzt        int64  `json:"feeKzt"`
+				}
+				if err := json.Unmarshal(body, &res); err != nil || res.TransactionID == "" {
+					return fmt.Sprintf("bad 200 body %s", body)
+				}
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				if first, ok := l.byKey[key]; ok && key != "" && !bytes.Equal(first, body) {
+					return fmt.Sprintf("key %s answered %s then %s", key, first, body)
+				}
+				if key != "" {
+					l.byKey[key] = body
+				}
+				l.results[res.TransactionID] = transferOutcome{fee: res.FeeKzt, from: from, to: to}
+				return ""
+			case http.StatusBadRequest:
+				if !bytes.Contains(body, []byte("insufficient_balance")) {
+					return fmt.Sprintf("unexpected 400 %s", body)
+				}
+				return ""
+			default:
+				return fmt.Sprintf("unexpected %d %s", status, body)
+			}
+		}
+		if key == "" || time.Now().After(retryUntil) {
+			return fmt.Sprintf("no answer: %v %d %s", err, status, body)
+		}
+		l.retries.Add(1)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// run sends total transfers from workers goroutines; every dupEvery-th is
+// sent twice with the same key. onProgress is called after each answer.
+func (l *fiatLoad) run(t *testing.T, total, workers, dupEvery int, keyed bool, deadline time.Time, onProgress func(done int64)) {
+	t.Helper()
+	var next, done atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan string, total*2)
+	run := ksuid.New().String()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, 7))
+			for {
+				i := next.Add(1)
+				if i > int64(total) {
+					return
+				}
+				from := rng.IntN(len(l.users))
+				to := (from + 1 + rng.IntN(len(l.users)-1)) % len(l.users)
+				amount := int64(1 + rng.IntN(20_000))
+				key := ""
+				if keyed || i%int64(dupEvery) == 0 {
+					key = fmt.Sprintf("%s-%d", run, i)
+				}
+				sends := 1
+				if i%int64(dupEvery) == 0 {
+					sends = 2
+				}
+				for s := 0; s < sends; s++ {
+					if msg := l.transfer(from, to, amount, key, deadline); msg != "" {
+						errs <- msg
+					}
+				}
+				if onProgress != nil {
+					onProgress(done.Add(1))
+				}
+			}
+		}(uint64(w))
+	}
+	wg.Wait()
+	close(errs)
+	for msg := range errs {
+		t.Error(msg)
+	}
+}
+
+// check verifies conservation, non-negative balances, and that every
+// answered transfer is in both parties' histories exactly once.
+func (l *fiatLoad) check(t *testing.T) {
+	t.Helper()
+	var sum, fees int64
+	for i, u := range l.users {
+		b := fiatBalance(t, l.p, u, l.wallets[i])
+		if b < 0 {
+			t.Fatalf("negative balance %d for %s", b, u.Email)
+		}
+		sum += b
+	}
+	for _, r := range l.results {
+		fees += r.fee
+	}
+	if sum+fees != l.deposited {
+		t.Fatalf("balances %d + fees %d = %d, deposited %d", sum, fees, sum+fees, l.deposited)
+	}
+	count := map[string]int{}
+	for _, u := range l.users {
+		for _, id := range fiatHistory(t, l.p, u) {
+			count[id]++
+		}
+	}
+	for id := range l.results {
+		if count[id] != 2 {
+			t.Fatalf("transaction %s appears %d times in the histories, want 2 (sender and receiver)", id, count[id])
+		}
+	}
+	var inHistory int
+	for id, n := range count {
+		if n == 2 {
+			inHistory++
+			if _, ok := l.results[id]; !ok {
+				t.Fatalf("transfer %s is in the history but was never answered 200", id)
+			}
+		}
+	}
+	t.Logf("%d transfers settled, fees %d, balances %d", len(l.results), fees, sum)
+}
+
+func TestFiatConcurrentTransfers(t *testing.T) {
+	p := shared(t)
+	l := newFiatLoad(t, p, 20, 1_000_000)
+	start := time.Now()
+	l.run(t, 2000, 32, 10, false, time.Now().Add(30*time.Second), nil)
+	elapsed := time.Since(start)
+	t.Logf("2000 transfers (+200 replays) in %s (%.0f/s)", elapsed, 2200/elapsed.Seconds())
+	l.check(t)
+}
+
+func TestFiatCrashRecovery(t *testing.T) {
+	p := harness.Start(t, harness.Options{})
+	l := newFiatLoad(t, p, 20, 1_000_000)
+	const total = 1500
+	killed := make(chan struct{})
+	var once sync.Once
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.run(t, total, 32, 10, true, time.Now().Add(45*time.Second), func(n int64) {
+			if n == total/3 {
+				once.Do(func() { close(killed) })
+			}
+		})
+	}()
+	select {
+	case <-killed:
+	case <-done:
+		t.Fatal("load finished before the crash point")
+	}
+	p.Kill()
+	time.Sleep(300 * time.Millisecond)
+	p.Restart()
+	<-done
+	if l.retries.Load() == 0 {
+		t.Fatal("no request was retried: the crash did not hit the load")
+	}
+	t.Logf("%d requests retried across the crash", l.retries.Load())
+	l.check(t)
+}

@@ -1,0 +1,231 @@
+// Package fiat serves the fiat wallet module under /api/fiat: wallets,
+// deposits through a Stripe-compatible processor, transfers, withdrawals,
+// payouts, KYC, history and the admin actions. Every change of a balance is
+// a command on fiat.commands, applied by consumers/fiat; the handlers only
+// validate, resolve and wait for the consumer's reply.
+package fiat
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	cfiat "github.com/fintech/platform/consumers/fiat"
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/platform"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/fiat"
+	"github.com/fintech/platform/topics"
+)
+
+// Prefix is where the module is mounted.
+const Prefix = "/api/fiat"
+
+// Store is what the handlers read and write directly (never balances).
+type Store interface {
+	CreateWallet(ctx context.Context, w store.Wallet) error
+	WalletsOf(ctx context.Context, userID string) ([]store.Wallet, error)
+	Wallet(ctx context.Context, id string) (store.Wallet, error)
+	PublicWallet(ctx context.Context, id string) (store.Wallet, string, error)
+	TransferTarget(ctx context.Context, fromWalletID, toEmail string) (store.Target, error)
+	EnsureWallet(ctx context.Context, userID, currency, newID string, now time.Time) (string, error)
+	SetWalletStatus(ctx context.Context, id, status string, audit store.AuditRow) (store.Wallet, error)
+	ActiveWallets(ctx context.Context) (int64, error)
+	Deposit(ctx context.Context, id string) (store.Deposit, error)
+	DepositBySession(ctx context.Context, sessionID string) (store.Deposit, error)
+	DepositsOf(ctx context.Context, userID, before string, limit int) ([]store.Deposit, error)
+	Payout(ctx context.Context, id string) (store.Payout, error)
+	Transactions(ctx context.Context, userID, before string, limit int) ([]store.Tx, error)
+	StreamTransactions(ctx context.Context, userID string, fn func(store.Tx) error) error
+	CreateKYC(ctx context.Context, k store.KYC, audit store.AuditRow) error
+	DecideKYC(ctx context.Context, id string, approve bool, now time.Time, audit store.AuditRow) (store.KYC, error)
+	Audit(ctx context.Context, before string, limit int) ([]store.AuditRow, error)
+	DashboardOf(ctx context.Context, userID, month string) (store.Dashboard, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Sender publishes a command and waits for its reply.
+type Sender interface {
+	Send(ctx context.Context, cmd commands.Command) (schemas.Reply, error)
+}
+
+// Config holds the module settings.
+type Config struct {
+	// PublicBaseURL prefixes the checkout URLs (PUBLIC_BASE_URL).
+	PublicBaseURL string
+	// WebhookSecret is the processor's whsec_… signing secret (PROCESSOR_WEBHOOK_SECRET).
+	WebhookSecret string
+	// ProcessorKey is the real processor's API key; empty serves the local
+	// checkout page and the embedded test processor (PROCESSOR_API_KEY).
+	ProcessorKey string
+	// KYCAutoApprove approves KYC submissions at once (KYC_AUTO_APPROVE).
+	KYCAutoApprove bool
+	// Admins is the fiat admin allowlist (FIAT_ADMIN_EMAILS).
+	Admins auth.Allowlist
+	// Routes lists the registered routes, for the OpenAPI slice.
+	Routes func() []server.Route
+	// Caps are the pre-KYC limits, shown on the dashboard (the consumer
+	// enforces them).
+	Caps cfiat.Caps
+}
+
+// Validate reports every missing setting.
+func (c Config) Validate() error {
+	var errs []error
+	if c.PublicBaseURL == "" {
+		errs = append(errs, errors.New("PUBLIC_BASE_URL is empty"))
+	}
+	if c.WebhookSecret == "" {
+		errs = append(errs, errors.New("PROCESSOR_WEBHOOK_SECRET is empty"))
+	}
+	if c.Routes == nil {
+		errs = append(errs, errors.New("routes lister is nil"))
+	}
+	return errors.Join(errs...)
+}
+
+// Handlers serve /api/fiat.
+type Handlers struct {
+	cfg    Config
+	store  Store
+	bus    Sender
+	tokens *auth.Tokens
+	db     platform.Pinger
+	now    func() time.Time
+	client *http.Client
+	// checkout opens sessions: the embedded test processor without
+	// ProcessorKey, Stripe with it.
+	checkout Checkout
+}
+
+// NewHandlers builds the handlers.
+func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, db platform.Pinger, now func() time.Time) (*Handlers, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if st == nil || bus == nil || tokens == nil || db == nil || now == nil {
+		return nil, errors.New("fiat handlers: nil dependency")
+	}
+	var co Checkout = localCheckout{baseURL: cfg.PublicBaseURL, newID: schemas.NewID}
+	if cfg.ProcessorKey != "" {
+		co = newStripeCheckout(cfg.ProcessorKey, cfg.PublicBaseURL)
+	}
+	return &Handlers{cfg: cfg, store: st, bus: bus, tokens: tokens, db: db, now: now,
+		client: &http.Client{Timeout: 15 * time.Second}, checkout: co}, nil
+}
+
+// Register mounts the routes.
+func (h *Handlers) Register(r server.Router) {
+	g := r.Group(Prefix)
+	tok := h.tokens.Require()
+	admin := auth.Require(h.cfg.Admins)
+
+	g.Get("/health", "Liveness, database reachability, active wallet count", platform.Health(h.db, h.healthCounts))
+	g.Get("/openapi.json", "OpenAPI 3.0 slice of the fiat module", h.openapi)
+
+	g.Post("/wallets", ratelimit.Write, "Create a wallet (one per currency)", tok, h.createWallet)
+	g.Get("/wallets", "Own wallets with balances", tok, h.listWallets)
+	g.Get("/wallets/:id/public", "Public-safe wallet view for receive links", h.publicWallet)
+
+	g.Post("/deposit/checkout", ratelimit.Money, "Create a processor checkout session for a top-up", tok, h.deposit)
+	g.Post("/deposit", ratelimit.Money, "Start a top-up checkout; returns the session URL", tok, h.deposit)
+	g.Post("/deposit/webhook", ratelimit.Partner, "Processor webhook: credits on payment_intent.succeeded", h.webhook)
+	g.Post("/processor/webhook", ratelimit.Partner, "Processor direct callback target", h.webhook)
+	g.Post("/processor/verify", ratelimit.Partner, "Verify and apply a processor event", tok, h.verify)
+	g.Get("/checkout/:sessionId", "Local checkout page of the embedded test processor", h.checkoutPage)
+	g.Post("/checkout/:sessionId/pay", ratelimit.Write, "Pay a local checkout session (test processor)", h.checkoutPay)
+	g.Get("/me/deposits", "Own deposit history", tok, h.listDeposits)
+
+	g.Post("/transfer", ratelimit.Money, "Transfer to another user by e-mail (0.1% fee)", tok, h.transfer)
+	g.Post("/withdraw", ratelimit.Money, "Withdraw off-platform", tok, h.withdraw)
+	g.Post("/payouts", ratelimit.Money, "Request a bank payout (admin-reviewed, funds held)", tok, h.payout)
+	g.Post("/kyc/submit", ratelimit.Write, "Submit KYC documents to lift the caps", tok, h.kycSubmit)
+
+	g.Get("/transactions", "Paginated transaction history", tok, h.listTransactions)
+	g.Get("/transactions.csv", "Transaction history as CSV", tok, h.transactionsCSV)
+	g.Get("/me/dashboard", "Aggregated wallet, transaction and limits snapshot", tok, h.dashboard)
+
+	g.Get("/admin/audit", "Append-only audit log", tok, admin, h.audit)
+	g.Post("/admin/wallets/:id/freeze", ratelimit.Write, "Freeze a wallet", tok, admin, h.setStatus(store.StatusFrozen))
+	g.Post("/admin/wallets/:id/unfreeze", ratelimit.Write, "Unfreeze a wallet", tok, admin, h.setStatus(store.StatusActive))
+	g.Post("/admin/payouts/:id/approve", ratelimit.Write, "Approve a payout (paid)", tok, admin, h.decidePayout(true))
+	g.Post("/admin/payouts/:id/reject", ratelimit.Write, "Reject a payout (funds released)", tok, admin, h.decidePayout(false))
+	g.Post("/admin/kyc/:id/approve", ratelimit.Write, "Approve a KYC submission", tok, admin, h.decideKYC(true))
+	g.Post("/admin/kyc/:id/reject", ratelimit.Write, "Reject a KYC submission", tok, admin, h.decideKYC(false))
+}
+
+func (h *Handlers) healthCounts(ctx context.Context) (map[string]any, error) {
+	n, err := h.store.ActiveWallets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"activeWallets": n}, nil
+}
+
+// Errors of the module.
+var (
+	errWalletNotFound = apierr.New(http.StatusNotFound, cfiat.CodeWalletNotFound, "no such wallet")
+	errSignature      = apierr.New(http.StatusBadRequest, "signature_invalid", "the Stripe-Signature header does not verify")
+)
+
+// maxIdempotencyKey bounds the Idempotency-Key header.
+const maxIdempotencyKey = 255
+
+// send builds the command envelope with an id derived from the caller's
+// Idempotency-Key (fresh without one) and the body hash, publishes it keyed
+// by key and writes the consumer's reply byte for byte.
+func (h *Handlers) send(c *fiber.Ctx, endpoint, typ, key string, data any) error {
+	p, _ := auth.User(c)
+	idem := c.Get("Idempotency-Key")
+	if len(idem) > maxIdempotencyKey {
+		return apierr.Validation(map[string]string{"Idempotency-Key": "must be at most 255 characters"})
+	}
+	env, err := schemas.New(typ, key, p.UserID, data, h.now())
+	if err != nil {
+		return err
+	}
+	env.ID = commands.IdempotentID(p.UserID, endpoint, idem)
+	env.RequestHash = commands.RequestHash(c.Body())
+	rep, err := h.bus.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
+	if err != nil {
+		return err
+	}
+	return commands.Respond(c, rep)
+}
+
+// sendEnv publishes a command built by the caller and writes the reply.
+func (h *Handlers) sendEnv(c *fiber.Ctx, env schemas.Envelope) error {
+	rep, err := h.bus.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
+	if err != nil {
+		return err
+	}
+	return commands.Respond(c, rep)
+}
+
+// ownWallet loads a wallet of the caller; another user's is not found.
+func (h *Handlers) ownWallet(c *fiber.Ctx, id string) (store.Wallet, error) {
+	p, _ := auth.User(c)
+	w, err := h.store.Wallet(c.UserContext(), id)
+	if err != nil {
+		if isNotFound(err) {
+			return store.Wallet{}, errWalletNotFound
+		}
+		return store.Wallet{}, err
+	}
+	if w.UserID != p.UserID || w.Kind != store.KindUser {
+		return store.Wallet{}, errWalletNotFound
+	}
+	return w, nil
+}
+
+// clean trims a string and copies it out of fiber's reused buffers.
+func clean(s string) string { return strings.Clone(strings.TrimSpace(s)) }
