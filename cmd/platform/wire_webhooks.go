@@ -1,7 +1,61 @@
 package main
 
-// webhooksModule wires the webhooks module: its routes, consumer groups and
-// background loops.
+import (
+	"context"
+	"sort"
+
+	dispatch "github.com/fintech/platform/consumers/webhooks"
+	"github.com/fintech/platform/gateway/server"
+	gwebhooks "github.com/fintech/platform/gateway/webhooks"
+	webhookstore "github.com/fintech/platform/storage/webhooks"
+	"github.com/fintech/platform/topics"
+)
+
+// webhooksModule wires the webhooks module: its routes (subscriptions, the
+// delivery log, the admin stream and its page), the dispatcher group that
+// turns events into delivery rows, and the scheduler that delivers them.
+// The admin stream's hub runs wherever the routes are served and stops when
+// the HTTP server shuts down.
 func (a *app) webhooksModule() (module, error) {
-	return module{}, nil
+	st := webhookstore.NewStore(a.pool)
+	sched, err := dispatch.NewScheduler(dispatch.SchedulerConfig{
+		Schedule: a.cfg.WebhookRetry,
+		Timeout:  a.cfg.WebhookTimeout,
+	}, st, dispatch.NewSender(a.cfg.WebhookTimeout, a.cfg.WebhookPrivate, a.now), a.reg, a.log, a.now)
+	if err != nil {
+		return module{}, err
+	}
+	admins := make([]string, 0, len(a.cfg.Admins.Fiat))
+	for e := range a.cfg.Admins.Fiat {
+		admins = append(admins, e)
+	}
+	sort.Strings(admins)
+	return module{
+		routes: func(r server.Router) error {
+			hub, err := dispatch.NewHub(dispatch.HubConfig{}, a.brokers, a.log, a.now)
+			if err != nil {
+				return err
+			}
+			h, err := gwebhooks.NewHandlers(gwebhooks.Config{
+				Store: st, Stream: hub, Waker: sched, Tokens: a.tokens, Admins: a.cfg.Admins.Fiat,
+				AllowPrivate: a.cfg.WebhookPrivate, Now: a.now,
+			})
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			a.server.App.Hooks().OnShutdown(func() error { cancel(); return nil })
+			go func() { _ = hub.Run(ctx) }()
+			h.Register(r)
+			return nil
+		},
+		groups: map[string]func() (runnable, error){
+			topics.GroupWebhooks: func() (runnable, error) {
+				return dispatch.NewDispatcher(a.brokers, st, admins, sched, a.log, a.now)
+			},
+		},
+		background: []func() (runnable, error){
+			func() (runnable, error) { return sched, nil },
+		},
+	}, nil
 }

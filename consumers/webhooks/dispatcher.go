@@ -1,0 +1,174 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	store "github.com/fintech/platform/storage/webhooks"
+	"github.com/fintech/platform/topics"
+)
+
+// EventStore is what the dispatcher needs from Postgres.
+type EventStore interface {
+	HasSubscriptions(ctx context.Context) (bool, error)
+	WalletOwners(ctx context.Context, walletIDs []string) (map[string]string, error)
+	Candidates(ctx context.Context, userIDs, adminEmails []string) ([]store.Candidate, error)
+	Record(ctx context.Context, events []store.Event, pairs []store.NewDelivery, now time.Time) (int64, error)
+}
+
+// Waker is told when new deliveries are due.
+type Waker interface{ Wake() }
+
+var _ EventStore = (*store.Store)(nil)
+
+// Dispatcher consumes the events.* topics in consumer group
+// topics.GroupWebhooks and turns each event into pending delivery rows for
+// the subscriptions it matches. It never makes HTTP calls: a batch is
+// recorded in Postgres, then its offsets are committed, so receivers cannot
+// slow the consumer. A redelivered event finds its rows (unique on
+// subscription and event) and adds nothing.
+type Dispatcher struct {
+	client *kgo.Client
+	store  EventStore
+	admins []string
+	waker  Waker
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// NewDispatcher joins the group. adminEmails are the lower-cased fiat admin
+// e-mails whose subscriptions receive every event.
+func NewDispatcher(brokers []string, st EventStore, adminEmails []string, waker Waker, log *slog.Logger, now func() time.Time) (*Dispatcher, error) {
+	if st == nil || waker == nil || log == nil || now == nil {
+		return nil, errors.New("webhook dispatcher: nil dependency")
+	}
+	client, err := topics.NewClient(brokers,
+		kgo.ConsumerGroup(topics.GroupWebhooks),
+		kgo.ConsumeTopics(topics.EventTopics()...),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.SessionTimeout(10*time.Second),
+	)
+	if err != nil {
+		return nil, err
+	}
+	if adminEmails == nil {
+		adminEmails = []string{}
+	}
+	return &Dispatcher{client: client, store: st, admins: adminEmails, waker: waker,
+		log: log.With("group", topics.GroupWebhooks), now: now}, nil
+}
+
+// Run consumes until ctx is cancelled. A batch is retried until Postgres
+// takes it (nothing is skipped); a batch in progress at shutdown is
+// finished and committed first.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	defer d.client.Close()
+	for {
+		fetches := d.client.PollRecords(ctx, 500)
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		fetches.EachError(func(topic string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				d.log.Warn("fetch error", "topic", topic, "partition", p, "err", err)
+			}
+		})
+		if recs := fetches.Records(); len(recs) > 0 {
+			work := context.WithoutCancel(ctx)
+			if err := d.recordUntilDone(work, ctx, recs); err != nil {
+				d.client.AllowRebalance()
+				return err
+			}
+			cctx, cancel := context.WithTimeout(work, 10*time.Second)
+			if err := d.client.CommitRecords(cctx, recs...); err != nil {
+				d.log.Warn("offset commit failed; the batch will be redelivered and deduplicated", "err", err)
+			}
+			cancel()
+		}
+		d.client.AllowRebalance()
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+func (d *Dispatcher) recordUntilDone(ctx, stop context.Context, recs []*kgo.Record) error {
+	events := make([]Event, 0, len(recs))
+	for _, r := range recs {
+		ev, err := ParseRecord(r)
+		if err != nil {
+			d.log.Warn("skipping unreadable event", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			continue
+		}
+		events = append(events, ev)
+	}
+	backoff := 50 * time.Millisecond
+	for {
+		n, err := d.Record(ctx, events)
+		if err == nil {
+			if n > 0 {
+				d.waker.Wake()
+			}
+			return nil
+		}
+		d.log.Warn("recording deliveries failed, retrying", "events", len(events), "backoff", backoff, "err", err)
+		select {
+		case <-stop.Done():
+			return fmt.Errorf("shutdown while recording deliveries: %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// Record matches events with subscriptions and queues their deliveries,
+// returning how many it queued.
+func (d *Dispatcher) Record(ctx context.Context, events []Event) (int64, error) {
+	if len(events) == 0 {
+		return 0, nil
+	}
+	has, err := d.store.HasSubscriptions(ctx)
+	if err != nil || !has {
+		return 0, err
+	}
+	var users, wallets []string
+	for _, ev := range events {
+		u, w := Subjects(ev)
+		users, wallets = append(users, u...), append(wallets, w...)
+	}
+	owners, err := d.store.WalletOwners(ctx, wallets)
+	if err != nil {
+		return 0, err
+	}
+	for _, o := range owners {
+		users = append(users, o)
+	}
+	cands, err := d.store.Candidates(ctx, users, d.admins)
+	if err != nil {
+		return 0, err
+	}
+	pairs := Match(events, cands, owners)
+	if len(pairs) == 0 {
+		return 0, nil
+	}
+	matched := map[string]bool{}
+	for _, p := range pairs {
+		matched[p.EventID] = true
+	}
+	var evs []store.Event
+	for _, ev := range events {
+		if matched[ev.ID] {
+			evs = append(evs, ev.Event)
+			matched[ev.ID] = false // once, even if the batch holds it twice
+		}
+	}
+	return d.store.Record(ctx, evs, pairs, d.now())
+}

@@ -1,0 +1,108 @@
+package webhooks_test
+
+import (
+	"context"
+	"sort"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fintech/platform/consumers/webhooks"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/webhooks"
+	"github.com/fintech/platform/topics"
+)
+
+type countingWaker struct{ n atomic.Int64 }
+
+func (w *countingWaker) Wake() { w.n.Add(1) }
+
+// The dispatcher reads the events topics from a real (embedded) broker and
+// records one delivery per matching subscription; a redelivered event adds
+// nothing.
+func TestDispatcherRecordsMatchingDeliveries(t *testing.T) {
+	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(broker.Close)
+	f := newFixture(t)
+	ctx := context.Background()
+	alice := f.subscribe(t, "https://alice.example/hook", "secret-0123456789ab")
+	adminSub := f.subscribe(t, "https://admin.example/hook", "secret-0123456789ab")
+	var aliceID, adminEmail string
+	if err := f.pool.QueryRow(ctx, `SELECT user_id FROM webhook_subscriptions WHERE id = $1`, alice).Scan(&aliceID); err != nil {
+		t.Fatal(err)
+	}
+	// The allowlist holds lower-cased e-mails (auth.ParseAllowlist).
+	if err := f.pool.QueryRow(ctx, `SELECT lower(u.email) FROM webhook_subscriptions s JOIN users u ON u.id = s.user_id WHERE s.id = $1`,
+		adminSub).Scan(&adminEmail); err != nil {
+		t.Fatal(err)
+	}
+
+	w := &countingWaker{}
+	d, err := webhooks.NewDispatcher(broker.Addrs(), f.store, []string{adminEmail}, w, quiet, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = d.Run(rctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	cl, err := topics.NewClient(broker.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produce := func(topic string, env schemas.Envelope) {
+		t.Helper()
+		rec, err := topics.Record(topic, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mine, _ := schemas.New("transfer.completed", "w1", aliceID, map[string]any{"txId": "t1"}, time.Now())
+	other, _ := schemas.New("charge.authorized", "m1", "someone-else", map[string]any{"maskId": "m1"}, time.Now())
+	produce(topics.EventsFiat, mine)
+	produce(topics.EventsMask, other)
+	produce(topics.EventsFiat, mine) // redelivered by an at-least-once relay
+
+	type pair struct{ sub, event, typ string }
+	want := []pair{{alice, mine.ID, "transfer.completed"}, {adminSub, mine.ID, "transfer.completed"}, {adminSub, other.ID, "charge.authorized"}}
+	sort.Slice(want, func(i, j int) bool { return want[i].sub+want[i].event < want[j].sub+want[j].event })
+	var got []pair
+	waitFor(t, 15*time.Second, "three deliveries", func() bool {
+		rows, err := f.store.List(ctx, store.Filter{Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for _, r := range rows {
+			got = append(got, pair{r.WebhookID, r.EventID, r.Type})
+		}
+		return len(got) >= 3
+	})
+	time.Sleep(300 * time.Millisecond) // the duplicate had its chance
+	rows, _ := f.store.List(ctx, store.Filter{Limit: 50})
+	if len(rows) != 3 {
+		t.Fatalf("%d deliveries, want 3: %+v", len(rows), rows)
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i].sub+got[i].event < got[j].sub+got[j].event })
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("deliveries %v, want %v", got, want)
+		}
+	}
+	for _, r := range rows {
+		if r.Status != store.StatusPending || r.Attempts != 0 {
+			t.Fatalf("new delivery %+v", r)
+		}
+	}
+	if w.n.Load() == 0 {
+		t.Fatal("the scheduler was never woken")
+	}
+}

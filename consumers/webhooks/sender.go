@@ -1,0 +1,125 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+
+	store "github.com/fintech/platform/storage/webhooks"
+)
+
+// BlockedAddr reports whether a delivery may not go to ip: private,
+// loopback, link-local, unspecified, multicast and carrier-grade NAT
+// addresses are refused unless WEBHOOK_ALLOW_PRIVATE=1.
+func BlockedAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || cgnat.Contains(ip)
+}
+
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// errBlocked is a connection refused by the address policy.
+var errBlocked = errors.New("destination address is private, loopback or link-local")
+
+// Attempt is the outcome of one delivery attempt.
+type Attempt struct {
+	OK         bool
+	StatusCode int    // 0 when no HTTP answer came
+	Error      string // empty on success
+}
+
+// Sender POSTs signed deliveries.
+type Sender struct {
+	client  *http.Client
+	timeout time.Duration
+	now     func() time.Time
+}
+
+// NewSender builds a sender whose attempts give up after timeout. Unless
+// allowPrivate is set, it refuses to connect to blocked addresses, checked
+// on the resolved address of every connection (so a name that resolves
+// differently later, DNS rebinding, is caught too). Redirects are not
+// followed: a 3xx is a failed attempt.
+func NewSender(timeout time.Duration, allowPrivate bool, now func() time.Time) *Sender {
+	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	if !allowPrivate {
+		dialer.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || BlockedAddr(ap.Addr()) {
+				return errBlocked
+			}
+			return nil
+		}
+	}
+	transport := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+	}
+	return &Sender{
+		client: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
+		timeout: timeout,
+		now:     now,
+	}
+}
+
+// Deliver makes one attempt: it builds the payload with sentAt = now, signs
+// it with the job's current secret and POSTs it. Any 2xx within the timeout
+// is a success.
+func (s *Sender) Deliver(ctx context.Context, job store.Job) Attempt {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	now := s.now()
+	body := Payload(job.Event, now)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.URL, bytes.NewReader(body))
+	if err != nil {
+		return Attempt{Error: "bad endpoint url: " + err.Error()}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "platform-webhooks/1")
+	Sign(req.Header, job.Secret, job.Event.ID, now.Unix(), body)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		switch {
+		case errors.Is(err, errBlocked):
+			return Attempt{Error: errBlocked.Error()}
+		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+			return Attempt{Error: fmt.Sprintf("no answer within %s", s.timeout)}
+		}
+		return Attempt{Error: truncate(err.Error(), 500)}
+	}
+	// Drain a little so the connection can be reused; receivers should
+	// answer quickly and briefly.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return Attempt{OK: true, StatusCode: resp.StatusCode}
+	}
+	return Attempt{StatusCode: resp.StatusCode, Error: fmt.Sprintf("endpoint answered %d", resp.StatusCode)}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fintech/platform/e2e/harness"
+	"github.com/fintech/platform/topics"
+)
+
+type sseEvent struct {
+	id, event, data string
+}
+
+// openStream connects to the admin stream and delivers its messages on a
+// channel until the test ends.
+func openStream(t *testing.T, p *harness.Platform, token, lastID string) <-chan sseEvent {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.BaseURL+"/api/fiat/admin/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatalf("open stream: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		cancel()
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	out := make(chan sseEvent, 100)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		r := bufio.NewReader(resp.Body)
+		var ev sseEvent
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimSuffix(line, "\n")
+			switch {
+			case line == "":
+				if ev.id != "" {
+					out <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, "id: "):
+				ev.id = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				ev.event = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				ev.data = line[6:]
+			}
+		}
+	}()
+	t.Cleanup(cancel)
+	return out
+}
+
+// awaitIDs reads the stream until every id in want arrived and returns them
+// by id.
+func awaitIDs(t *testing.T, ch <-chan sseEvent, want ...string) map[string]sseEvent {
+	t.Helper()
+	got := map[string]sseEvent{}
+	timeout := time.After(15 * time.Second)
+	for len(got) < len(want) {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("stream ended; got %d of %d events", len(got), len(want))
+			}
+			for _, w := range want {
+				if ev.id == w {
+					got[w] = ev
+				}
+			}
+		case <-timeout:
+			t.Fatalf("timed out; got %d of %d events", len(got), len(want))
+		}
+	}
+	return got
+}
+
+func TestWebhooksAdminStream(t *testing.T) {
+	p := shared(t)
+	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	u := p.Register(t, "streamed")
+
+	live := openStream(t, p, admin.Token, "")
+	first := produceEvent(t, p, topics.EventsFiat, "transfer.completed", u.ID, map[string]any{"txId": "tx-stream", "amountKzt": 5})
+	ev := awaitIDs(t, live, first)[first]
+	var payload map[string]any
+	if err := json.Unmarshal([]byte(ev.data), &payload); err != nil {
+		t.Fatalf("data is not JSON: %q", ev.data)
+	}
+	data, _ := payload["data"].(map[string]any)
+	if ev.event != "transfer.completed" || payload["id"] != first || payload["type"] != "transfer.completed" ||
+		payload["module"] != "fiat" || payload["sentAt"] == nil || data["txId"] != "tx-stream" {
+		t.Fatalf("stream message %+v", ev)
+	}
+
+	// Events published while a client is away are replayed after its
+	// Last-Event-ID when it comes back.
+	missed := []string{
+		produceEvent(t, p, topics.EventsMask, "mask.created", u.ID, map[string]any{"maskId": "m1"}),
+		produceEvent(t, p, topics.EventsFiat, "deposit.completed", u.ID, map[string]any{"amount": 7}),
+	}
+	awaitIDs(t, live, missed...) // they reached the gateway's ring
+	resumed := openStream(t, p, admin.Token, first)
+	got := awaitIDs(t, resumed, missed...)
+	if got[missed[0]].event != "mask.created" || !strings.Contains(got[missed[0]].data, `"module":"mask"`) {
+		t.Fatalf("replayed %+v", got[missed[0]])
+	}
+}
+
+// TestWebhooksAdminStreamPageInChromium loads the admin page in headless
+// Chromium with an admin token in the URL fragment and checks that it
+// connected and rendered the stream's recent events.
+func TestWebhooksAdminStreamPageInChromium(t *testing.T) {
+	bin := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		t.Skip("chromium is not installed; the admin stream page test needs a headless browser")
+	}
+	p := shared(t)
+	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	u := p.Register(t, "browser")
+	live := openStream(t, p, admin.Token, "")
+	ids := []string{
+		produceEvent(t, p, topics.EventsFiat, "transfer.completed", u.ID, map[string]any{"txId": "tx-browser-1"}),
+		produceEvent(t, p, topics.EventsMask, "mask.created", u.ID, map[string]any{"maskId": "mask-browser-2"}),
+	}
+	awaitIDs(t, live, ids...) // in the gateway's ring, which the page's first connection replays
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir="+t.TempDir(),
+		"--virtual-time-budget=5000", "--dump-dom", p.BaseURL+"/api/fiat/admin/stream#token="+admin.Token)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	dom := string(out)
+	for _, want := range append(ids, `class="live"`, "tx-browser-1", "mask-browser-2", "mask.created") {
+		if !strings.Contains(dom, want) {
+			t.Fatalf("the rendered page lacks %q:\n%s", want, dom)
+		}
+	}
+}

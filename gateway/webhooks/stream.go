@@ -1,0 +1,121 @@
+package webhooks
+
+import (
+	"bufio"
+	_ "embed"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	dispatch "github.com/fintech/platform/consumers/webhooks"
+	"github.com/fintech/platform/gateway/apierr"
+)
+
+//go:embed static/stream.html
+var streamPage []byte
+
+// queryToken lets the stream take its bearer token from `?access_token=`
+// when no Authorization header is sent: EventSource cannot send headers.
+// The header wins when both are present. The admin page itself uses fetch()
+// with the header, which keeps the token out of URLs.
+func queryToken(c *fiber.Ctx) error {
+	if c.Get(fiber.HeaderAuthorization) == "" {
+		if tok := c.Query("access_token"); tok != "" {
+			c.Request().Header.Set(fiber.HeaderAuthorization, "Bearer "+tok)
+		}
+	}
+	return c.Next()
+}
+
+// maxRecent caps the `recent` query of the stream.
+const maxRecent = 500
+
+// events serves GET /admin/events as server-sent events: one message per
+// event (`id:` the event id, `event:` its type, `data:` the delivery payload
+// JSON), a `: heartbeat` comment every Heartbeat, and with a Last-Event-ID
+// header (or `lastEventId` query) first the kept events after that one;
+// without it, `recent=N` first replays the last N kept events (dashboards
+// use it to start with some history; default 0, at most 500). The
+// stream ends when the client goes away (a failed write or flush), when it
+// falls too far behind (it reconnects and resumes), or when the server
+// shuts down.
+func (h *Handlers) events(c *fiber.Ctx) error {
+	last := c.Get("Last-Event-ID")
+	if last == "" {
+		last = c.Query("lastEventId")
+	}
+	recent := 0
+	if q := c.Query("recent"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 0 {
+			return apierr.Validation(map[string]string{"recent": "must be a non-negative integer"})
+		}
+		recent = min(n, maxRecent)
+	}
+	backlog, l := h.cfg.Stream.Subscribe(string([]byte(last)), recent)
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set(fiber.HeaderConnection, "keep-alive")
+	c.Set("X-Accel-Buffering", "no")
+	heartbeat := h.cfg.Heartbeat
+	// Closed when the server starts shutting down: open streams end at once
+	// instead of holding the shutdown until its timeout.
+	shutdown := c.Context().Done()
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer l.Close()
+		if _, err := w.WriteString("retry: 3000\n: connected\n\n"); err != nil || w.Flush() != nil {
+			return
+		}
+		for _, m := range backlog {
+			if writeMessage(w, m) != nil {
+				return
+			}
+		}
+		tick := time.NewTicker(heartbeat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-shutdown:
+				return
+			case m, ok := <-l.C:
+				if !ok {
+					return
+				}
+				if writeMessage(w, m) != nil {
+					return
+				}
+			case <-tick.C:
+				if _, err := w.WriteString(": heartbeat\n\n"); err != nil || w.Flush() != nil {
+					return
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// writeMessage writes one event and flushes it. The payload is compact JSON
+// on one line.
+func writeMessage(w *bufio.Writer, m dispatch.Message) error {
+	if _, err := w.WriteString("id: " + m.ID + "\nevent: " + m.Type + "\ndata: "); err != nil {
+		return err
+	}
+	if _, err := w.Write(m.Payload); err != nil {
+		return err
+	}
+	if _, err := w.WriteString("\n\n"); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// page serves the admin stream page. It holds no data: it asks for a token
+// (or an admin login) and reads the stream with fetch().
+func (h *Handlers) page(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("Referrer-Policy", "no-referrer")
+	return c.Send(streamPage)
+}

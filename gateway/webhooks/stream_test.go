@@ -1,0 +1,187 @@
+package webhooks_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	dispatch "github.com/fintech/platform/consumers/webhooks"
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
+	gwebhooks "github.com/fintech/platform/gateway/webhooks"
+	"github.com/fintech/platform/storage/postgres/pgtest"
+	store "github.com/fintech/platform/storage/webhooks"
+)
+
+type streamFixture struct {
+	base   string
+	hub    *dispatch.Hub
+	admin  string // token of a fiat admin
+	user   string // token of anyone else
+	client *http.Client
+}
+
+func newStreamFixture(t *testing.T) streamFixture {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	pool, _ := pgtest.NewDB(t)
+	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, err := dispatch.NewHub(dispatch.HubConfig{}, nil, log, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := gwebhooks.NewHandlers(gwebhooks.Config{Store: store.NewStore(pool), Stream: hub, Waker: noWake{},
+		Tokens: tokens, Admins: auth.ParseAllowlist("boss@example.com"), Heartbeat: 100 * time.Millisecond, Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), log)
+	h.Register(srv.Root())
+	srv.Finish()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.App.Listener(ln) }()
+	t.Cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
+	admin, _ := tokens.Issue("u-admin", "boss@example.com")
+	user, _ := tokens.Issue("u-user", "someone@example.com")
+	return streamFixture{base: "http://" + ln.Addr().String(), hub: hub, admin: admin, user: user, client: &http.Client{}}
+}
+
+type noWake struct{}
+
+func (noWake) Wake() {}
+
+// open starts a stream; the caller reads frames from the returned reader.
+func (f streamFixture) open(t *testing.T, path string, headers map[string]string) (*http.Response, *bufio.Reader, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.base+path, nil)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	return resp, bufio.NewReader(resp.Body), cancel
+}
+
+// frame reads one SSE block (up to a blank line).
+func frame(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	var b strings.Builder
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read stream: %v (so far %q)", err, b.String())
+		}
+		if line == "\n" {
+			return b.String()
+		}
+		b.WriteString(line)
+	}
+}
+
+func msg(id string) dispatch.Message {
+	return dispatch.Message{ID: id, Type: "transfer.completed", Payload: []byte(`{"data":{},"id":"` + id + `","module":"fiat","sentAt":"2026-01-01T00:00:00.000Z","type":"transfer.completed"}`)}
+}
+
+func TestStreamFramesResumeAndHeartbeat(t *testing.T) {
+	f := newStreamFixture(t)
+	f.hub.Publish(msg("e1"))
+	f.hub.Publish(msg("e2"))
+
+	resp, r, cancel := f.open(t, "/api/fiat/admin/events", map[string]string{"Authorization": "Bearer " + f.admin, "Last-Event-ID": "e1"})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream answered %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if got := frame(t, r); got != "retry: 3000\n: connected\n" {
+		t.Fatalf("preamble %q", got)
+	}
+	want := "id: e2\nevent: transfer.completed\ndata: " + string(msg("e2").Payload) + "\n"
+	if got := frame(t, r); got != want {
+		t.Fatalf("resumed frame\n got %q\nwant %q", got, want)
+	}
+	if got := frame(t, r); got != ": heartbeat\n" {
+		t.Fatalf("expected a heartbeat, got %q", got)
+	}
+	f.hub.Publish(msg("e3"))
+	for {
+		got := frame(t, r)
+		if got == ": heartbeat\n" {
+			continue
+		}
+		if !strings.HasPrefix(got, "id: e3\nevent: transfer.completed\ndata: {") {
+			t.Fatalf("live frame %q", got)
+		}
+		break
+	}
+	// A client that goes away is noticed by the next write and unsubscribed.
+	cancel()
+	deadline := time.Now().Add(2 * time.Second)
+	for f.hub.Listeners() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d listeners left after the client disconnected", f.hub.Listeners())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestStreamAuth(t *testing.T) {
+	f := newStreamFixture(t)
+	tests := []struct {
+		name    string
+		path    string
+		headers map[string]string
+		status  int
+	}{
+		{"no token", "/api/fiat/admin/events", nil, http.StatusUnauthorized},
+		{"not an admin", "/api/fiat/admin/events", map[string]string{"Authorization": "Bearer " + f.user}, http.StatusForbidden},
+		{"admin in the query", "/api/fiat/admin/events?access_token=" + f.admin, nil, http.StatusOK},
+		{"user in the query", "/api/fiat/admin/events?access_token=" + f.user, nil, http.StatusForbidden},
+		{"the header wins over the query", "/api/fiat/admin/events?access_token=" + f.admin,
+			map[string]string{"Authorization": "Bearer " + f.user}, http.StatusForbidden},
+		{"the page needs no token", "/api/fiat/admin/stream", nil, http.StatusOK},
+		{"bad recent", "/api/fiat/admin/events?recent=-1", map[string]string{"Authorization": "Bearer " + f.admin},
+			http.StatusUnprocessableEntity},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, _, cancel := f.open(t, tt.path, tt.headers)
+			defer cancel()
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+		})
+	}
+}
+
+func TestStreamRecent(t *testing.T) {
+	f := newStreamFixture(t)
+	for _, id := range []string{"e1", "e2", "e3"} {
+		f.hub.Publish(msg(id))
+	}
+	_, r, _ := f.open(t, "/api/fiat/admin/events?recent=2", map[string]string{"Authorization": "Bearer " + f.admin})
+	frame(t, r) // preamble
+	for _, want := range []string{"e2", "e3"} {
+		if got := frame(t, r); !strings.HasPrefix(got, "id: "+want+"\n") {
+			t.Fatalf("frame %q, want id %s", got, want)
+		}
+	}
+}

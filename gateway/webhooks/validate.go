@@ -1,0 +1,136 @@
+package webhooks
+
+import (
+	"context"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	dispatch "github.com/fintech/platform/consumers/webhooks"
+	"github.com/fintech/platform/gateway/bind"
+)
+
+// EventTypes are the event types of the spec's Events table: the values an
+// `events` list may name. A subscription without a list receives every
+// event about its owner, including platform events outside this table such
+// as user.registered.
+var EventTypes = []string{
+	"transfer.completed", "transfer.failed", "request.paid", "request.expired", "deposit.completed",
+	"merchant.charge.success", "donation.received", "campaign.goal_reached", "mask.created",
+	"charge.authorized", "charge.declined", "score.updated", "rank.promoted", "proposal.passed",
+	"proposal.rejected", "ledger.entry_added", "ledger.chain_verified",
+}
+
+// Secret and URL limits.
+const (
+	MinSecret = 16
+	MaxSecret = 256
+	MaxURL    = 2048
+)
+
+// checkURL validates an endpoint URL: absolute, https, no credentials, and
+// a host that resolves only to public addresses. allowPrivate lifts the
+// https and address rules (and skips resolution).
+func checkURL(ctx context.Context, v *bind.Validator, res Resolver, raw string, allowPrivate bool) string {
+	raw = strings.TrimSpace(raw)
+	if !v.Required("url", raw) {
+		return raw
+	}
+	if len(raw) > MaxURL {
+		v.Fail("url", "must be at most 2048 characters")
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Hostname() == "" || u.Opaque != "" {
+		v.Fail("url", "must be an absolute https URL")
+		return raw
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch {
+	case scheme == "https":
+	case scheme == "http" && allowPrivate:
+	default:
+		v.Fail("url", "must use https")
+		return raw
+	}
+	if u.User != nil {
+		v.Fail("url", "must not carry credentials")
+		return raw
+	}
+	if allowPrivate {
+		return raw
+	}
+	host := u.Hostname()
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip}
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		addrs, err = res.LookupNetIP(rctx, "ip", host)
+		if err != nil || len(addrs) == 0 {
+			v.Fail("url", "host does not resolve")
+			return raw
+		}
+	}
+	for _, a := range addrs {
+		if dispatch.BlockedAddr(a) {
+			v.Fail("url", "must not resolve to a private, loopback or link-local address")
+			break
+		}
+	}
+	return raw
+}
+
+// checkSecret validates a signing secret: 16 to 256 characters.
+func checkSecret(v *bind.Validator, secret string) {
+	if !v.Required("secret", secret) {
+		return
+	}
+	if n := utf8.RuneCountInString(secret); n < MinSecret || n > MaxSecret {
+		v.Fail("secret", "must be 16 to 256 characters (a random 32-byte hex value is suggested)")
+	}
+}
+
+// checkEvents validates an events list: nil means all events; otherwise a
+// non-empty list of the spec's event types, returned without duplicates.
+func checkEvents(v *bind.Validator, events []string) []string {
+	if events == nil {
+		return nil
+	}
+	if len(events) == 0 {
+		v.Fail("events", "must list at least one event type, or be omitted for all events")
+		return nil
+	}
+	out := []string{}
+	seen := map[string]bool{}
+	for _, e := range events {
+		if !known(e) {
+			v.Fail("events", "unknown event type "+quote(e)+"; known: "+strings.Join(EventTypes, ", "))
+			return nil
+		}
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func known(t string) bool {
+	for _, k := range EventTypes {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
+
+func quote(s string) string {
+	if utf8.RuneCountInString(s) > 64 {
+		s = string([]rune(s)[:64]) + "…"
+	}
+	return `"` + s + `"`
+}

@@ -1,0 +1,465 @@
+// Package webhooks stores outbound webhook subscriptions, the events they
+// matched and the durable delivery rows the scheduler works through.
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/postgres"
+)
+
+// Delivery statuses.
+const (
+	StatusPending    = "pending"
+	StatusFailed     = "failed"
+	StatusDelivered  = "delivered"
+	StatusDeadLetter = "dead_letter"
+)
+
+// ErrLimit means the user holds the maximum number of subscriptions.
+var ErrLimit = errors.New("subscription limit reached")
+
+// Subscription is one endpoint that receives signed deliveries. Events nil
+// means all events.
+type Subscription struct {
+	ID        string
+	UserID    string
+	URL       string
+	Secret    string
+	Events    []string
+	Primary   bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Event is what a delivery carries: the event id (stable across retries),
+// its type, the module it came from and its data as produced.
+type Event struct {
+	ID         string
+	Type       string
+	Module     string
+	Data       []byte
+	OccurredAt time.Time
+}
+
+// Delivery is one row of the delivery log.
+type Delivery struct {
+	ID             string
+	WebhookID      string
+	EventID        string
+	Type           string
+	Status         string
+	Attempts       int
+	LastStatusCode *int
+	LastError      string
+	NextAttemptAt  *time.Time
+	CreatedAt      time.Time
+}
+
+// Store is the webhook repository.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// NewStore builds the repository.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+const subColumns = `id, user_id, url, secret, events, is_primary, created_at, updated_at`
+
+func scanSub(row pgx.Row) (Subscription, error) {
+	var s Subscription
+	err := row.Scan(&s.ID, &s.UserID, &s.URL, &s.Secret, &s.Events, &s.Primary, &s.CreatedAt, &s.UpdatedAt)
+	return s, err
+}
+
+const savePrimarySQL = `
+INSERT INTO webhook_subscriptions (id, user_id, url, secret, events, is_primary, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, true, $6, $6)
+ON CONFLICT (user_id) WHERE is_primary DO UPDATE
+SET url = EXCLUDED.url, secret = EXCLUDED.secret, events = EXCLUDED.events, updated_at = EXCLUDED.updated_at
+RETURNING ` + subColumns + `, (xmax = 0) AS inserted`
+
+// SavePrimary creates the user's primary subscription, or replaces its url,
+// secret and events (keeping its id and creation time). created reports
+// which happened.
+func (s *Store) SavePrimary(ctx context.Context, sub Subscription) (saved Subscription, created bool, err error) {
+	err = s.pool.QueryRow(ctx, savePrimarySQL, sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt).
+		Scan(&saved.ID, &saved.UserID, &saved.URL, &saved.Secret, &saved.Events, &saved.Primary,
+			&saved.CreatedAt, &saved.UpdatedAt, &created)
+	if err != nil {
+		return Subscription{}, false, fmt.Errorf("save primary webhook of %s: %w", sub.UserID, postgres.Translate(err))
+	}
+	return saved, created, nil
+}
+
+// Add creates a further (non-primary) subscription, refusing with ErrLimit
+// when the user already holds max subscriptions of any kind.
+func (s *Store) Add(ctx context.Context, sub Subscription, max int) (Subscription, error) {
+	var out Subscription
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// Serialize the count check per user.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhook-subs:' || $1))`, sub.UserID); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE user_id = $1`, sub.UserID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= max {
+			return ErrLimit
+		}
+		var err error
+		out, err = scanSub(tx.QueryRow(ctx, `
+INSERT INTO webhook_subscriptions (id, user_id, url, secret, events, is_primary, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, false, $6, $6) RETURNING `+subColumns,
+			sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return Subscription{}, fmt.Errorf("add webhook of %s: %w", sub.UserID, postgres.Translate(err))
+	}
+	return out, nil
+}
+
+// RotateSecret replaces the signing secret of one of the user's
+// subscriptions: the one with id, or the primary one when id is empty.
+// Deliveries attempted from now on, pending retries included, are signed
+// with the new secret. An unknown id is postgres.ErrNotFound.
+func (s *Store) RotateSecret(ctx context.Context, userID, id, secret string, now time.Time) (Subscription, error) {
+	sub, err := scanSub(s.pool.QueryRow(ctx, `
+UPDATE webhook_subscriptions SET secret = $3, updated_at = $4
+WHERE user_id = $1 AND (CASE WHEN $2 = '' THEN is_primary ELSE id = $2 END)
+RETURNING `+subColumns, userID, id, secret, now))
+	if err != nil {
+		return Subscription{}, fmt.Errorf("rotate webhook secret of %s: %w", userID, postgres.Translate(err))
+	}
+	return sub, nil
+}
+
+// Candidate is a subscription that may match a batch of events; Admin marks
+// a subscriber on the fiat admin allowlist, who receives every event.
+type Candidate struct {
+	Subscription
+	Admin bool
+}
+
+const candidatesSQL = `
+WITH admins AS (SELECT id FROM users WHERE lower(email) = ANY($2))
+SELECT s.id, s.user_id, s.url, '', s.events, s.is_primary, s.created_at, s.updated_at,
+       s.user_id IN (SELECT id FROM admins)
+FROM webhook_subscriptions s
+WHERE s.user_id = ANY($1) OR s.user_id IN (SELECT id FROM admins)`
+
+// Candidates returns the subscriptions owned by any of userIDs or by a user
+// whose (lower-cased) e-mail is in adminEmails. Secrets are left empty.
+func (s *Store) Candidates(ctx context.Context, userIDs, adminEmails []string) ([]Candidate, error) {
+	rows, err := s.pool.Query(ctx, candidatesSQL, userIDs, adminEmails)
+	if err != nil {
+		return nil, fmt.Errorf("load webhook candidates: %w", err)
+	}
+	defer rows.Close()
+	var out []Candidate
+	for rows.Next() {
+		var c Candidate
+		if err := rows.Scan(&c.ID, &c.UserID, &c.URL, &c.Secret, &c.Events, &c.Primary, &c.CreatedAt, &c.UpdatedAt, &c.Admin); err != nil {
+			return nil, fmt.Errorf("scan webhook candidate: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load webhook candidates: %w", err)
+	}
+	return out, nil
+}
+
+// HasSubscriptions reports whether any subscription exists: the dispatcher
+// skips all matching work while none does.
+func (s *Store) HasSubscriptions(ctx context.Context) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_subscriptions)`).Scan(&ok); err != nil {
+		return false, fmt.Errorf("check webhook subscriptions: %w", err)
+	}
+	return ok, nil
+}
+
+// walletTables are the tables, in order of preference, that may hold the
+// fiat module's wallets with columns id and user_id.
+var walletTables = []string{"fiat_wallets", "wallets"}
+
+// WalletOwners maps wallet ids to their owners through the fiat module's
+// wallet table (fiat_wallets, or wallets; columns id and user_id). It
+// returns an empty map when no such table exists (the fiat module is not
+// installed) or it has another shape.
+func (s *Store) WalletOwners(ctx context.Context, walletIDs []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(walletIDs) == 0 {
+		return out, nil
+	}
+	// One round trip: the first of walletTables that exists, or NULL.
+	var table *string
+	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(to_regclass($1), to_regclass($2))::text`,
+		walletTables[0], walletTables[1]).Scan(&table); err != nil {
+		return nil, fmt.Errorf("look for the wallets table: %w", err)
+	}
+	if table == nil || (*table != walletTables[0] && *table != walletTables[1]) {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id::text, user_id::text FROM `+*table+` WHERE id::text = ANY($1)`, walletIDs)
+	if err == nil {
+		defer rows.Close()
+		for rows.Next() {
+			var id, owner string
+			if err := rows.Scan(&id, &owner); err != nil {
+				return nil, fmt.Errorf("scan wallet owner: %w", err)
+			}
+			out[id] = owner
+		}
+		err = rows.Err()
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "42703" || pgErr.Code == "42P01") {
+		return map[string]string{}, nil // another shape: no owners to resolve
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve wallet owners: %w", err)
+	}
+	return out, nil
+}
+
+// NewDelivery is a (subscription, event) pair to deliver.
+type NewDelivery struct {
+	SubscriptionID string
+	EventID        string
+}
+
+// Record stores the events and queues one pending delivery per pair, due at
+// now, in one transaction. A pair recorded before (a redelivered event) is
+// skipped: deliveries are unique on (subscription, event). It returns how
+// many deliveries were queued.
+func (s *Store) Record(ctx context.Context, events []Event, pairs []NewDelivery, now time.Time) (int64, error) {
+	if len(pairs) == 0 {
+		return 0, nil
+	}
+	ids, types, modules, datas, times := make([]string, len(events)), make([]string, len(events)),
+		make([]string, len(events)), make([][]byte, len(events)), make([]time.Time, len(events))
+	for i, e := range events {
+		ids[i], types[i], modules[i], datas[i], times[i] = e.ID, e.Type, e.Module, e.Data, e.OccurredAt
+	}
+	dids, subs, evs := make([]string, len(pairs)), make([]string, len(pairs)), make([]string, len(pairs))
+	for i, p := range pairs {
+		dids[i], subs[i], evs[i] = schemas.NewID(), p.SubscriptionID, p.EventID
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
+INSERT INTO webhook_events (event_id, type, module, data, occurred_at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::timestamptz[])
+ON CONFLICT (event_id) DO NOTHING`, ids, types, modules, datas, times); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `
+INSERT INTO webhook_deliveries (id, subscription_id, event_id, next_attempt_at, created_at, updated_at)
+SELECT d, s, e, $4, $4, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS t(d, s, e)
+ON CONFLICT (subscription_id, event_id) DO NOTHING`, dids, subs, evs, now)
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("record %d webhook deliveries: %w", len(pairs), err)
+	}
+	return n, nil
+}
+
+// Job is a claimed delivery with everything an attempt needs: the endpoint,
+// its current secret and the event.
+type Job struct {
+	DeliveryID     string
+	ClaimToken     string
+	SubscriptionID string
+	URL            string
+	Secret         string
+	Attempts       int
+	Status         string
+	Event          Event
+}
+
+// Claim is how ClaimDue picks work.
+type Claim struct {
+	// Now is the scheduler's clock: rows with next_attempt_at <= Now are due.
+	Now time.Time
+	// Limit caps the rows claimed.
+	Limit int
+	// PerSubscription caps the rows of one subscription in this claim.
+	PerSubscription int
+	// Exclude lists subscriptions whose rows are not claimed (they have
+	// enough attempts in flight).
+	Exclude []string
+	// LeaseUntil becomes next_attempt_at while the attempt runs: if the
+	// claimer dies, the row is due again then.
+	LeaseUntil time.Time
+	// Token marks the claim; Finish applies only with the same token.
+	Token string
+}
+
+const claimSQL = `
+WITH ranked AS (
+    SELECT id, next_attempt_at,
+           row_number() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, id) AS rn
+    FROM webhook_deliveries
+    WHERE status IN ('pending', 'failed') AND next_attempt_at <= $1 AND NOT (subscription_id = ANY($4))
+), due AS (
+    SELECT d.id FROM webhook_deliveries d
+    WHERE d.id IN (SELECT id FROM ranked WHERE rn <= $3)
+      AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= $1
+    ORDER BY d.next_attempt_at, d.id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE webhook_deliveries d
+SET next_attempt_at = $5, claim_token = $6
+FROM due, webhook_subscriptions s, webhook_events e
+WHERE d.id = due.id AND s.id = d.subscription_id AND e.event_id = d.event_id
+RETURNING d.id, d.subscription_id, s.url, s.secret, d.attempts, d.status,
+          e.event_id, e.type, e.module, e.data, e.occurred_at`
+
+// ClaimDue takes up to c.Limit due deliveries (oldest due first) for this
+// scheduler. Concurrent schedulers never claim the same row.
+func (s *Store) ClaimDue(ctx context.Context, c Claim) ([]Job, error) {
+	exclude := c.Exclude
+	if exclude == nil {
+		exclude = []string{}
+	}
+	rows, err := s.pool.Query(ctx, claimSQL, c.Now, c.Limit, c.PerSubscription, exclude, c.LeaseUntil, c.Token)
+	if err != nil {
+		return nil, fmt.Errorf("claim due webhook deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []Job
+	for rows.Next() {
+		j := Job{ClaimToken: c.Token}
+		if err := rows.Scan(&j.DeliveryID, &j.SubscriptionID, &j.URL, &j.Secret, &j.Attempts, &j.Status,
+			&j.Event.ID, &j.Event.Type, &j.Event.Module, &j.Event.Data, &j.Event.OccurredAt); err != nil {
+			return nil, fmt.Errorf("scan claimed delivery: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim due webhook deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// Result is the state a delivery moves to after an attempt.
+type Result struct {
+	Status        string
+	Attempts      int
+	StatusCode    int // 0 when no HTTP answer came
+	Error         string
+	NextAttemptAt *time.Time
+	At            time.Time
+}
+
+// Finish records the outcome of an attempt made under token. It reports
+// false when the claim is no longer held (an admin queued the delivery again
+// meanwhile), in which case nothing changes.
+func (s *Store) Finish(ctx context.Context, id, token string, r Result) (bool, error) {
+	var code *int
+	if r.StatusCode != 0 {
+		code = &r.StatusCode
+	}
+	var deliveredAt *time.Time
+	if r.Status == StatusDelivered {
+		deliveredAt = &r.At
+	}
+	tag, err := s.pool.Exec(ctx, `
+UPDATE webhook_deliveries
+SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, next_attempt_at = $7,
+    claim_token = NULL, delivered_at = COALESCE($8, delivered_at), updated_at = $9
+WHERE id = $1 AND claim_token = $2`, id, token, r.Status, r.Attempts, code, r.Error, r.NextAttemptAt, deliveredAt, r.At)
+	if err != nil {
+		return false, fmt.Errorf("record attempt of delivery %s: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+const deliveryColumns = `d.id, d.subscription_id, d.event_id, e.type, d.status, d.attempts,
+       d.last_status_code, d.last_error, d.next_attempt_at, d.created_at`
+
+func scanDelivery(row pgx.Row) (Delivery, error) {
+	var d Delivery
+	err := row.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.Type, &d.Status, &d.Attempts,
+		&d.LastStatusCode, &d.LastError, &d.NextAttemptAt, &d.CreatedAt)
+	return d, err
+}
+
+// Filter selects deliveries for the admin log.
+type Filter struct {
+	WebhookID string // empty: all
+	Status    string // empty: all
+	Before    string // a delivery id: only older ones (the cursor)
+	Limit     int
+}
+
+// List returns deliveries newest first.
+func (s *Store) List(ctx context.Context, f Filter) ([]Delivery, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT `+deliveryColumns+`
+FROM webhook_deliveries d JOIN webhook_events e ON e.event_id = d.event_id
+WHERE ($1 = '' OR d.subscription_id = $1) AND ($2 = '' OR d.status = $2) AND ($3 = '' OR d.id < $3)
+ORDER BY d.id DESC LIMIT $4`, f.WebhookID, f.Status, f.Before, f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	defer rows.Close()
+	out := []Delivery{}
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan webhook delivery: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// Get returns one delivery; an unknown id is postgres.ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (Delivery, error) {
+	d, err := scanDelivery(s.pool.QueryRow(ctx, `
+SELECT `+deliveryColumns+`
+FROM webhook_deliveries d JOIN webhook_events e ON e.event_id = d.event_id WHERE d.id = $1`, id))
+	if err != nil {
+		return Delivery{}, fmt.Errorf("get webhook delivery %s: %w", id, postgres.Translate(err))
+	}
+	return d, nil
+}
+
+// Retry queues a delivery for an attempt at now, whatever its state: a
+// dead-lettered one gets one more attempt (dead_letter again if it fails), a
+// failed one has its next attempt brought forward. An attempt in flight
+// loses its claim. An unknown id is postgres.ErrNotFound.
+func (s *Store) Retry(ctx context.Context, id string, now time.Time) (Delivery, error) {
+	tag, err := s.pool.Exec(ctx, `
+UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, claim_token = NULL, updated_at = $2
+WHERE id = $1`, id, now)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("queue webhook delivery %s again: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Delivery{}, fmt.Errorf("queue webhook delivery %s again: %w", id, postgres.ErrNotFound)
+	}
+	return s.Get(ctx, id)
+}
