@@ -1,5 +1,7 @@
 package schemas
 
+import "encoding/json"
+
 // Ledger message types.
 const (
 	// TypeLedgerAppend asks the appender to add an entry to the chain. It is
@@ -40,4 +42,32 @@ type LedgerAppend struct {
 	AmountCents *int64         `json:"amountCents,omitempty"`
 	Currency    string         `json:"currency,omitempty"`
 	Meta        map[string]any `json:"meta,omitempty"`
+}
+
+// LedgerEntry is one chained entry: the data of TypeLedgerEntryAdded, and
+// the API shape of an entry. Timestamp is UTC with six fractional digits,
+// exactly as hashed.
+type LedgerEntry struct {
+	ID          string          `json:"id"`
+	Height      int64           `json:"height"`
+	Kind        string          `json:"kind"`
+	ActorUserID string          `json:"actorUserId"`
+	SourceID    string          `json:"sourceId"`
+	AmountCents *int64          `json:"amountCents"`
+	Currency    *string         `json:"currency"`
+	Meta        json.RawMessage `json:"meta"`
+	Timestamp   string          `json:"timestamp"`
+	PrevHash    string          `json:"prevHash"`
+	Hash        string          `json:"hash"`
+}
+
+// LedgerChainVerified is the data of TypeLedgerChainVerified, emitted by
+// the periodic audit.
+type LedgerChainVerified struct {
+	Valid      bool   `json:"valid"`
+	Height     int64  `json:"height"`
+	HeadHash   string `json:"headHash"`
+	BrokenAt   *int64 `json:"brokenAt,omitempty"`
+	MsToVerify int64  `json:"msToVerify"`
+	VerifiedAt string `json:"verifiedAt"`
 }

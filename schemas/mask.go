@@ -1,4 +1,151 @@
 package schemas
 
+import "time"
+
+// Mask message types. Commands travel on mask.commands keyed by the mask id,
+// so every command touching one mask is applied in order by one consumer;
+// events go to events.mask keyed by the mask id.
+const (
+	// TypeMaskIssue creates a mask. The gateway assigns the mask id so that
+	// it can be the partition key.
+	TypeMaskIssue = "mask.issue"
+	// TypeMaskRevoke soft-revokes a mask (status revoked).
+	TypeMaskRevoke = "mask.revoke"
+	// TypeMaskCharge authorizes or declines one charge against a mask. Its
+	// command id is derived from (owner, maskId, paymentRef), so a replay of
+	// the same charge is answered with the stored outcome.
+	TypeMaskCharge = "mask.charge"
+
+	// Events of the mask module on events.mask (spec: Events).
+	TypeMaskCreated      = "mask.created"
+	TypeChargeAuthorized = "charge.authorized"
+	TypeChargeDeclined   = "charge.declined"
+)
+
 // maskVersions lists the mask module's message types and their schema versions.
-var maskVersions = map[string]int{}
+var maskVersions = map[string]int{
+	TypeMaskIssue:        1,
+	TypeMaskRevoke:       1,
+	TypeMaskCharge:       1,
+	TypeMaskCreated:      1,
+	TypeChargeAuthorized: 1,
+	TypeChargeDeclined:   1,
+}
+
+// Mask kinds (spec: Mask).
+const (
+	MaskKindSingleUse      = "single-use"
+	MaskKindRecurring      = "recurring"
+	MaskKindMerchantLocked = "merchant-locked"
+	MaskKindCategoryLocked = "category-locked"
+)
+
+// MaskKinds lists every mask kind.
+var MaskKinds = []string{MaskKindSingleUse, MaskKindRecurring, MaskKindMerchantLocked, MaskKindCategoryLocked}
+
+// Mask statuses. "expired" is never stored: it is how an active mask past
+// its expiresAt is shown.
+const (
+	MaskStatusActive  = "active"
+	MaskStatusRevoked = "revoked"
+	MaskStatusExpired = "expired"
+)
+
+// Mask charge statuses.
+const (
+	ChargeAuthorized = "authorized"
+	ChargeDeclined   = "declined"
+)
+
+// Decline reasons of a declined charge (decisions.md, Mask).
+const (
+	DeclineLimitExceeded     = "limit_exceeded"
+	DeclineMerchantLocked    = "merchant_locked"
+	DeclineCategoryLocked    = "category_locked"
+	DeclineMaskRevoked       = "mask_revoked"
+	DeclineMaskExpired       = "mask_expired"
+	DeclineSingleUseConsumed = "single_use_consumed"
+	DeclineRiskDeclined      = "risk_declined"
+)
+
+// CodeChargeDeclined is the error code of a 402 declined charge.
+const CodeChargeDeclined = "charge_declined"
+
+// MaskIssue is the data of a TypeMaskIssue command.
+type MaskIssue struct {
+	MaskID           string    `json:"maskId"`
+	UserID           string    `json:"userId"`
+	Label            string    `json:"label"`
+	Kind             string    `json:"kind"`
+	LockedToMerchant string    `json:"lockedToMerchant,omitempty"`
+	LockedToCategory string    `json:"lockedToCategory,omitempty"`
+	Currency         string    `json:"currency"`
+	SpendLimitCents  int64     `json:"spendLimitCents"`
+	ExpiresAt        time.Time `json:"expiresAt"`
+}
+
+// MaskRevoke is the data of a TypeMaskRevoke command; UserID must own the mask.
+type MaskRevoke struct {
+	MaskID string `json:"maskId"`
+	UserID string `json:"userId"`
+}
+
+// MaskCharge is the data of a TypeMaskCharge command; UserID must own the
+// mask. MerchantUserID, when set, is the platform user behind the merchant,
+// who receives the mask-risk-flag reputation event of a risky charge.
+type MaskCharge struct {
+	MaskID           string `json:"maskId"`
+	UserID           string `json:"userId"`
+	AmountCents      int64  `json:"amountCents"`
+	Merchant         string `json:"merchant"`
+	MerchantCategory string `json:"merchantCategory"`
+	PaymentRef       string `json:"paymentRef"`
+	MerchantUserID   string `json:"merchantUserId,omitempty"`
+}
+
+// Mask is the API and event shape of a mask (the data of mask.created).
+// VirtualPan is the only card number there is: no real PAN is ever stored,
+// sent or shown, so merchants never see real card data.
+type Mask struct {
+	ID               string     `json:"id"`
+	UserID           string     `json:"userId"`
+	Label            string     `json:"label"`
+	Kind             string     `json:"kind"`
+	LockedToMerchant string     `json:"lockedToMerchant,omitempty"`
+	LockedToCategory string     `json:"lockedToCategory,omitempty"`
+	Currency         string     `json:"currency"`
+	SpendLimitCents  int64      `json:"spendLimitCents"`
+	RemainingCents   int64      `json:"remainingCents"`
+	VirtualPan       string     `json:"virtualPan"`
+	Status           string     `json:"status"`
+	ExpiresAt        time.Time  `json:"expiresAt"`
+	CreatedAt        time.Time  `json:"createdAt"`
+	RevokedAt        *time.Time `json:"revokedAt,omitempty"`
+}
+
+// RiskFactor is one explained contribution to a charge's risk score.
+type RiskFactor struct {
+	Factor string `json:"factor"`
+	Points int    `json:"points"`
+}
+
+// MaskChargeResult is the API and event shape of a charge (the data of
+// charge.authorized and charge.declined). Idempotent is true only in the
+// answer to a replay of the same (maskId, paymentRef).
+type MaskChargeResult struct {
+	ID               string       `json:"id"`
+	MaskID           string       `json:"maskId"`
+	UserID           string       `json:"userId"`
+	PaymentRef       string       `json:"paymentRef"`
+	AmountCents      int64        `json:"amountCents"`
+	Currency         string       `json:"currency"`
+	Merchant         string       `json:"merchant"`
+	MerchantCategory string       `json:"merchantCategory"`
+	Status           string       `json:"status"`
+	DeclineReason    string       `json:"declineReason,omitempty"`
+	RiskScore        int          `json:"riskScore"`
+	RiskFactors      []RiskFactor `json:"riskFactors"`
+	RemainingCents   int64        `json:"remainingCents"`
+	CreatedAt        time.Time    `json:"createdAt"`
+	Idempotent       bool         `json:"idempotent"`
+}

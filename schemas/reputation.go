@@ -36,3 +36,44 @@ type ReputationEvent struct {
 	SourceID     string         `json:"sourceId,omitempty"`
 	Meta         map[string]any `json:"meta,omitempty"`
 }
+
+// ScoreUpdated is the data of TypeScoreUpdated: one applied event and the
+// score it left. Seq counts the user's applied events (1, 2, ...), so the
+// latest score of a user is the one with the highest Seq.
+type ScoreUpdated struct {
+	EventID       string `json:"eventId"`
+	UserID        string `json:"userId"`
+	Kind          string `json:"kind"`
+	SourceModule  string `json:"sourceModule"`
+	Weight        int64  `json:"weight"`
+	PreviousScore int64  `json:"previousScore"`
+	NewScore      int64  `json:"newScore"`
+	PreviousRank  string `json:"previousRank"`
+	NewRank       string `json:"newRank"`
+	Promoted      bool   `json:"promoted"`
+	Seq           int64  `json:"seq"`
+}
+
+// RankPromoted is the data of TypeRankPromoted.
+type RankPromoted struct {
+	UserID       string `json:"userId"`
+	PreviousRank string `json:"previousRank"`
+	NewRank      string `json:"newRank"`
+	Score        int64  `json:"score"`
+	EventID      string `json:"eventId"`
+}
+
+// Ranks by score (decisions.md): seedling < 10 <= sprout < 50 <= steady <
+// 200 <= strong < 1000 <= titan; negative scores are seedling.
+const (
+	RankSeedling = "seedling"
+	RankSprout   = "sprout"
+	RankSteady   = "steady"
+	RankStrong   = "strong"
+	RankTitan    = "titan"
+)
+
+// Ranks lists the ranks from lowest to highest.
+func Ranks() []string {
+	return []string{RankSeedling, RankSprout, RankSteady, RankStrong, RankTitan}
+}

@@ -1,7 +1,43 @@
 package main
 
+import (
+	cledger "github.com/fintech/platform/consumers/ledger"
+	cpipeline "github.com/fintech/platform/consumers/pipeline"
+	gwledger "github.com/fintech/platform/gateway/ledger"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/storage/clickhouse"
+	ledgerstore "github.com/fintech/platform/storage/ledger"
+	"github.com/fintech/platform/topics"
+)
+
 // ledgerModule wires the ledger module: its routes, consumer groups and
 // background loops.
 func (a *app) ledgerModule() (module, error) {
-	return module{}, nil
+	verifier := ledgerstore.NewVerifier(a.pool, a.cfg.LedgerSalt, a.now)
+	return module{
+		routes: func(r server.Router) error {
+			h, err := gwledger.NewHandlers(gwledger.Deps{
+				DB: a.pool, Reads: ledgerstore.NewStore(a.pool), Verifier: verifier,
+				Stats: clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+				Bus:   a.bus, Tokens: a.tokens, Now: a.now, Routes: a.server.Routes,
+			})
+			if err != nil {
+				return err
+			}
+			h.Register(r)
+			return nil
+		},
+		groups: map[string]func() (runnable, error){
+			topics.GroupLedger: func() (runnable, error) {
+				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupLedger,
+					Topics: []string{topics.LedgerAppend}, Brokers: a.brokers},
+					a.pool, cledger.NewAppender(a.cfg.LedgerSalt, a.now), a.metrics, a.log)
+			},
+		},
+		background: []func() (runnable, error){
+			func() (runnable, error) {
+				return cledger.NewAuditor(verifier, a.pool, a.cfg.LedgerAudit, a.now, a.log), nil
+			},
+		},
+	}, nil
 }

@@ -1,7 +1,36 @@
 package main
 
-// maskModule wires the mask module: its routes, consumer groups and
-// background loops.
+import (
+	cmask "github.com/fintech/platform/consumers/mask"
+	cpipeline "github.com/fintech/platform/consumers/pipeline"
+	gmask "github.com/fintech/platform/gateway/mask"
+	"github.com/fintech/platform/gateway/server"
+	smask "github.com/fintech/platform/storage/mask"
+	"github.com/fintech/platform/topics"
+)
+
+// maskModule wires the mask module: its routes under /api/mask and the
+// mask-applier group that decides every command of mask.commands.
 func (a *app) maskModule() (module, error) {
-	return module{}, nil
+	return module{
+		routes: func(r server.Router) error {
+			h, err := gmask.NewHandlers(smask.NewMasks(a.pool), a.bus, a.pool, a.tokens.Require(), a.now, a.server.Routes)
+			if err != nil {
+				return err
+			}
+			h.Register(r)
+			return nil
+		},
+		groups: map[string]func() (runnable, error){
+			topics.GroupMask: func() (runnable, error) {
+				h, err := cmask.NewHandler(smask.NewStore(), a.now)
+				if err != nil {
+					return nil, err
+				}
+				return cpipeline.NewRunner(cpipeline.Config{
+					Group: topics.GroupMask, Topics: []string{topics.MaskCommands}, Brokers: a.brokers,
+				}, a.pool, h, a.metrics, a.log)
+			},
+		},
+	}, nil
 }

@@ -1,7 +1,38 @@
 package main
 
+import (
+	cpipeline "github.com/fintech/platform/consumers/pipeline"
+	creputation "github.com/fintech/platform/consumers/reputation"
+	gwreputation "github.com/fintech/platform/gateway/reputation"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/storage/clickhouse"
+	repstore "github.com/fintech/platform/storage/reputation"
+	"github.com/fintech/platform/topics"
+)
+
 // reputationModule wires the reputation module: its routes, consumer groups and
 // background loops.
 func (a *app) reputationModule() (module, error) {
-	return module{}, nil
+	return module{
+		routes: func(r server.Router) error {
+			h, err := gwreputation.NewHandlers(gwreputation.Deps{
+				DB: a.pool, Reads: repstore.NewStore(a.pool),
+				Analytics: clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+				Bus:       a.bus, Tokens: a.tokens, ServiceKey: a.cfg.ReputationKey, Admins: a.cfg.Admins.Reputation,
+				Now: a.now, Routes: a.server.Routes,
+			})
+			if err != nil {
+				return err
+			}
+			h.Register(r)
+			return nil
+		},
+		groups: map[string]func() (runnable, error){
+			topics.GroupReputation: func() (runnable, error) {
+				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupReputation,
+					Topics: []string{topics.ReputationCommands}, Brokers: a.brokers},
+					a.pool, creputation.NewApplier(a.now), a.metrics, a.log)
+			},
+		},
+	}, nil
 }

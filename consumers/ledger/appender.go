@@ -1,0 +1,200 @@
+// Package ledger is the ledger appender: the one consumer of the
+// one-partition ledger.append topic, which owns the chain head. It chains
+// each batch onto the head stored in Postgres (locked for the batch), so a
+// restart or a rebalance continues the chain without a gap or a fork.
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/ledger"
+	"github.com/fintech/platform/topics"
+)
+
+// Field limits of an appended entry.
+const (
+	MaxKind     = 64
+	MaxSourceID = 256
+	MaxActor    = 128
+	MaxCurrency = 8
+	MaxMeta     = 64 << 10
+)
+
+// Appender is the pipeline.Handler of the ledger-appender group.
+type Appender struct {
+	salt string
+	now  func() time.Time
+}
+
+var _ pipeline.Handler = (*Appender)(nil)
+
+// NewAppender builds the appender; salt is mixed into every hash.
+func NewAppender(salt string, now func() time.Time) *Appender {
+	return &Appender{salt: salt, now: now}
+}
+
+type pending struct {
+	idx   int
+	entry ledger.Entry
+}
+
+// Apply chains the batch in command order. A command whose source (kind,
+// sourceId) already has an entry, in the table or earlier in the batch, is
+// answered 200 with that entry and appends nothing; a new entry is answered
+// 201 and emits ledger.entry_added.
+func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
+	outcomes := make([]pipeline.Outcome, len(cmds))
+	reqs := make([]*schemas.LedgerAppend, len(cmds))
+	metas := make([][]byte, len(cmds))
+	var keys []ledger.SourceKey
+	var ids []string
+	for i, c := range cmds {
+		req, meta, rej := decode(c.Env)
+		if rej != nil {
+			outcomes[i] = *rej
+			continue
+		}
+		reqs[i], metas[i] = req, meta
+		keys = append(keys, ledger.SourceKey{Kind: req.Kind, SourceID: req.SourceID})
+		if req.EntryID != "" {
+			ids = append(ids, req.EntryID)
+		}
+	}
+	if len(keys) == 0 {
+		return outcomes, nil
+	}
+
+	head, err := ledger.LockHead(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := ledger.BySources(ctx, tx, keys)
+	if err != nil {
+		return nil, err
+	}
+	takenIDs, err := ledger.ExistingIDs(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+
+	ts := a.now().UTC().Truncate(time.Microsecond)
+	if head.Timestamp != nil && ts.Before(*head.Timestamp) {
+		ts = head.Timestamp.UTC() // timestamps never go backwards along the chain
+	}
+	var fresh []ledger.Entry
+	var added []pending
+	inBatch := map[ledger.SourceKey]int{} // -> index in fresh
+	for i, req := range reqs {
+		if req == nil {
+			continue
+		}
+		key := ledger.SourceKey{Kind: req.Kind, SourceID: req.SourceID}
+		if e, ok := existing[key]; ok {
+			outcomes[i] = pipeline.JSON(http.StatusOK, e.JSON())
+			continue
+		}
+		if j, ok := inBatch[key]; ok {
+			outcomes[i] = pipeline.JSON(http.StatusOK, fresh[j].JSON())
+			continue
+		}
+		id := req.EntryID
+		if id == "" {
+			id = schemas.NewID()
+		} else if takenIDs[id] {
+			outcomes[i] = pipeline.Reject(http.StatusConflict, "entry_exists",
+				"an entry with this id exists for another source", nil)
+			continue
+		}
+		takenIDs[id] = true
+		actor := req.ActorUserID
+		if actor == "" {
+			actor = cmds[i].Env.ActorUserID
+		}
+		e := ledger.Entry{ID: id, Height: head.Height + 1, Kind: req.Kind, ActorUserID: actor,
+			SourceID: req.SourceID, AmountCents: req.AmountCents, Currency: req.Currency, Meta: metas[i],
+			Timestamp: ts, PrevHash: head.Hash}
+		e.Hash = e.ComputeHash(a.salt)
+		head.Height, head.Hash = e.Height, e.Hash
+		inBatch[key] = len(fresh)
+		fresh = append(fresh, e)
+		added = append(added, pending{idx: i, entry: e})
+	}
+	if len(fresh) == 0 {
+		return outcomes, nil
+	}
+	if err := ledger.Insert(ctx, tx, fresh); err != nil {
+		return nil, err
+	}
+	head.Timestamp = &ts
+	if err := ledger.SetHead(ctx, tx, head); err != nil {
+		return nil, err
+	}
+	for _, p := range added {
+		body := p.entry.JSON()
+		env, err := schemas.New(schemas.TypeLedgerEntryAdded, p.entry.ID, p.entry.ActorUserID, body, ts)
+		if err != nil {
+			return nil, err
+		}
+		o := pipeline.JSON(http.StatusCreated, body)
+		o.Emit = []pipeline.Emission{{Topic: topics.EventsLedger, Env: env}}
+		outcomes[p.idx] = o
+	}
+	return outcomes, nil
+}
+
+// decode reads and validates one command; a non-nil outcome rejects it.
+func decode(env schemas.Envelope) (*schemas.LedgerAppend, []byte, *pipeline.Outcome) {
+	reject := func(status int, code, msg string, fields map[string]string) (*schemas.LedgerAppend, []byte, *pipeline.Outcome) {
+		var extra map[string]any
+		if fields != nil {
+			extra = map[string]any{"fields": fields}
+		}
+		o := pipeline.Reject(status, code, msg, extra)
+		return nil, nil, &o
+	}
+	if env.Type != schemas.TypeLedgerAppend {
+		return reject(http.StatusBadRequest, "unsupported_command", fmt.Sprintf("%s is not a ledger command", env.Type), nil)
+	}
+	req, err := schemas.DataAs[schemas.LedgerAppend](env)
+	if err != nil {
+		return reject(http.StatusBadRequest, "invalid_json", "the command data is not a ledger append", nil)
+	}
+	fields := map[string]string{}
+	check := func(ok bool, field, reason string) {
+		if !ok {
+			if _, seen := fields[field]; !seen {
+				fields[field] = reason
+			}
+		}
+	}
+	check(req.Kind != "", "kind", "is required")
+	check(utf8.RuneCountInString(req.Kind) <= MaxKind, "kind", fmt.Sprintf("must be at most %d characters", MaxKind))
+	check(req.SourceID != "", "sourceId", "is required")
+	check(utf8.RuneCountInString(req.SourceID) <= MaxSourceID, "sourceId", fmt.Sprintf("must be at most %d characters", MaxSourceID))
+	check(len(req.ActorUserID) <= MaxActor, "actorUserId", fmt.Sprintf("must be at most %d characters", MaxActor))
+	check(len(req.Currency) <= MaxCurrency, "currency", fmt.Sprintf("must be at most %d characters", MaxCurrency))
+	check(len(req.EntryID) <= MaxActor, "entryId", fmt.Sprintf("must be at most %d characters", MaxActor))
+	for field, v := range map[string]string{"kind": req.Kind, "sourceId": req.SourceID, "actorUserId": req.ActorUserID,
+		"currency": req.Currency, "entryId": req.EntryID} {
+		check(!strings.ContainsRune(v, 0), field, "must not contain NUL characters")
+	}
+	var meta []byte
+	if req.Meta != nil {
+		meta, err = ledger.Canonical(req.Meta)
+		check(err == nil, "meta", "must be a JSON object")
+		check(len(meta) <= MaxMeta, "meta", "must be at most 64 KiB")
+	}
+	if len(fields) > 0 {
+		return reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid", fields)
+	}
+	return &req, meta, nil
+}

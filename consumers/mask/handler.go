@@ -1,0 +1,416 @@
+// Package mask is the consumer of mask.commands: it issues and revokes
+// virtual masks and decides charges against them. Every command of one mask
+// arrives on one partition and is applied in order by one consumer, so a
+// mask's balance is never raced: no double spend, no overdraft.
+//
+// Merchants never see real card data: there is no real PAN anywhere in the
+// platform, only the mask's virtual PAN.
+package mask
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/mask"
+	"github.com/fintech/platform/topics"
+)
+
+// Store is what the handler needs from storage, inside the batch transaction.
+type Store interface {
+	LockMasks(ctx context.Context, tx pgx.Tx, ids []string) (map[string]store.MaskRow, error)
+	History(ctx context.Context, tx pgx.Tx, req store.HistoryRequest) (store.History, error)
+	Save(ctx context.Context, tx pgx.Tx, ch store.Changes) error
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Windows of the risk factors that look back (decisions.md, Mask).
+const (
+	VelocityWindow      = 60 * time.Second
+	RecentDeclineWindow = 10 * time.Minute
+)
+
+// RiskFlagWeight is the reputation weight of a mask-risk-flag event.
+const RiskFlagWeight = -2
+
+// sourceModule names this module in the records it emits.
+const sourceModule = "mask"
+
+// Handler applies mask commands.
+type Handler struct {
+	store Store
+	now   func() time.Time
+	pan   func() (string, error)
+}
+
+var _ pipeline.Handler = (*Handler)(nil)
+
+// NewHandler builds the handler. now is the clock of the risk windows and
+// the timestamps.
+func NewHandler(st Store, now func() time.Time) (*Handler, error) {
+	if st == nil || now == nil {
+		return nil, errors.New("mask handler: nil dependency")
+	}
+	return &Handler{store: st, now: now, pan: NewVirtualPan}, nil
+}
+
+// NewVirtualPan returns "vmask-" followed by 32 hex characters from
+// crypto/rand. Uniqueness is enforced by a unique index; a collision fails
+// the batch, which is retried with new PANs.
+func NewVirtualPan() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate virtual PAN: %w", err)
+	}
+	return "vmask-" + hex.EncodeToString(b[:]), nil
+}
+
+// maskState is one mask as the batch changes it.
+type maskState struct {
+	row         store.MaskRow
+	isNew       bool
+	dirty       bool
+	recentAuth  int
+	lastDecline time.Time
+	seen        map[string]bool
+	refs        map[string]store.ChargeRow
+}
+
+type parsed struct {
+	issue  *schemas.MaskIssue
+	revoke *schemas.MaskRevoke
+	charge *schemas.MaskCharge
+	bad    error
+}
+
+// batch is the working set of one Apply call.
+type batch struct {
+	h       *Handler
+	now     time.Time
+	masks   map[string]*maskState
+	hist    store.History
+	charges []store.ChargeRow
+}
+
+// Apply decides the commands in partition order inside tx. Masks are locked
+// and their history read once per batch; the changes are written once per
+// batch (one update per mask however many charges it took).
+func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
+	b := &batch{h: h, now: h.now().UTC(), masks: map[string]*maskState{}}
+	ps := make([]parsed, len(cmds))
+	var lockIDs []string
+	for i, c := range cmds {
+		ps[i] = parse(c.Env)
+		switch {
+		case ps[i].revoke != nil:
+			lockIDs = append(lockIDs, ps[i].revoke.MaskID)
+		case ps[i].charge != nil:
+			lockIDs = append(lockIDs, ps[i].charge.MaskID)
+		}
+	}
+	if err := b.load(ctx, tx, lockIDs, ps); err != nil {
+		return nil, err
+	}
+
+	outcomes := make([]pipeline.Outcome, len(cmds))
+	for i, c := range cmds {
+		var err error
+		switch p := ps[i]; {
+		case p.bad != nil:
+			outcomes[i] = pipeline.Reject(http.StatusBadRequest, "invalid_command", p.bad.Error(), nil)
+		case p.issue != nil:
+			outcomes[i], err = b.issue(c.Env, *p.issue)
+		case p.revoke != nil:
+			outcomes[i] = b.revoke(*p.revoke)
+		case p.charge != nil:
+			outcomes[i], err = b.charge(c.Env, *p.charge)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := b.save(ctx, tx); err != nil {
+		return nil, err
+	}
+	return outcomes, nil
+}
+
+func parse(env schemas.Envelope) parsed {
+	var p parsed
+	switch env.Type {
+	case schemas.TypeMaskIssue:
+		d, err := schemas.DataAs[schemas.MaskIssue](env)
+		p.issue, p.bad = &d, err
+	case schemas.TypeMaskRevoke:
+		d, err := schemas.DataAs[schemas.MaskRevoke](env)
+		p.revoke, p.bad = &d, err
+	case schemas.TypeMaskCharge:
+		d, err := schemas.DataAs[schemas.MaskCharge](env)
+		p.charge, p.bad = &d, err
+	default:
+		p.bad = fmt.Errorf("mask.commands does not take %q", env.Type)
+	}
+	if p.bad != nil {
+		p.issue, p.revoke, p.charge = nil, nil, nil
+	}
+	return p
+}
+
+// load locks the masks the batch touches and reads their history.
+func (b *batch) load(ctx context.Context, tx pgx.Tx, ids []string, ps []parsed) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := b.h.store.LockMasks(ctx, tx, dedupe(ids))
+	if err != nil {
+		return err
+	}
+	req := store.HistoryRequest{
+		VelocitySince: b.now.Add(-VelocityWindow),
+		DeclineSince:  b.now.Add(-RecentDeclineWindow),
+	}
+	for id, r := range rows {
+		b.masks[id] = &maskState{row: r, seen: map[string]bool{}, refs: map[string]store.ChargeRow{}}
+		req.MaskIDs = append(req.MaskIDs, id)
+	}
+	seenPair := map[store.MerchantKey]bool{}
+	for _, p := range ps {
+		if p.charge == nil {
+			continue
+		}
+		st := b.masks[p.charge.MaskID]
+		if st == nil {
+			continue
+		}
+		req.Refs = append(req.Refs, store.Ref{MaskID: p.charge.MaskID, PaymentRef: p.charge.PaymentRef})
+		k := store.MerchantKey{MaskID: p.charge.MaskID, Merchant: p.charge.Merchant}
+		if st.row.Kind == schemas.MaskKindRecurring && !seenPair[k] {
+			seenPair[k] = true
+			req.Merchants = append(req.Merchants, k)
+		}
+	}
+	hist, err := b.h.store.History(ctx, tx, req)
+	if err != nil {
+		return err
+	}
+	b.hist = hist
+	for id, st := range b.masks {
+		st.recentAuth = hist.RecentAuthorized[id]
+		st.lastDecline = hist.LastDecline[id]
+	}
+	return nil
+}
+
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (b *batch) issue(cmd schemas.Envelope, d schemas.MaskIssue) (pipeline.Outcome, error) {
+	if _, exists := b.masks[d.MaskID]; exists {
+		return pipeline.Reject(http.StatusConflict, "mask_exists", "a mask with this id exists", nil), nil
+	}
+	pan, err := b.h.pan()
+	if err != nil {
+		return pipeline.Outcome{}, err
+	}
+	row := store.MaskRow{
+		ID: d.MaskID, UserID: d.UserID, Label: d.Label, Kind: d.Kind,
+		LockedToMerchant: d.LockedToMerchant, LockedToCategory: d.LockedToCategory,
+		Currency: d.Currency, SpendLimitCents: d.SpendLimitCents, RemainingCents: d.SpendLimitCents,
+		VirtualPan: pan, Status: schemas.MaskStatusActive, ExpiresAt: d.ExpiresAt.UTC(), CreatedAt: b.now,
+	}
+	b.masks[d.MaskID] = &maskState{row: row, isNew: true, seen: map[string]bool{}, refs: map[string]store.ChargeRow{}}
+	view := row.View(b.now)
+	ev, err := b.event(cmd, schemas.TypeMaskCreated, d.MaskID, d.UserID, view)
+	if err != nil {
+		return pipeline.Outcome{}, err
+	}
+	out := pipeline.JSON(http.StatusCreated, view)
+	out.Emit = []pipeline.Emission{{Topic: topics.EventsMask, Env: ev}}
+	return out, nil
+}
+
+func notFound() pipeline.Outcome {
+	return pipeline.Reject(http.StatusNotFound, "not_found", "mask not found", nil)
+}
+
+// owned returns the mask when it exists and belongs to userID.
+func (b *batch) owned(maskID, userID string) *maskState {
+	st := b.masks[maskID]
+	if st == nil || st.row.UserID != userID {
+		return nil
+	}
+	return st
+}
+
+// revoke soft-revokes; revoking a revoked mask answers the same.
+func (b *batch) revoke(d schemas.MaskRevoke) pipeline.Outcome {
+	st := b.owned(d.MaskID, d.UserID)
+	if st == nil {
+		return notFound()
+	}
+	if st.row.Status != schemas.MaskStatusRevoked {
+		now := b.now
+		st.row.Status, st.row.RevokedAt, st.dirty = schemas.MaskStatusRevoked, &now, true
+	}
+	return pipeline.JSON(http.StatusOK, st.row.View(b.now))
+}
+
+func (b *batch) charge(cmd schemas.Envelope, d schemas.MaskCharge) (pipeline.Outcome, error) {
+	st := b.owned(d.MaskID, d.UserID)
+	if st == nil {
+		return notFound(), nil
+	}
+	// A replay of (maskId, paymentRef) whose command was not found by the
+	// pipeline (e.g. its processed row expired) answers the first outcome.
+	if prev, ok := st.refs[d.PaymentRef]; ok {
+		return ChargeOutcome(prev, true), nil
+	}
+	if prev, ok := b.hist.Existing[store.Ref{MaskID: d.MaskID, PaymentRef: d.PaymentRef}]; ok {
+		return ChargeOutcome(prev, true), nil
+	}
+
+	m := st.row
+	dec := Decide(MaskState{
+		Kind: m.Kind, Status: m.Status, LockedToMerchant: m.LockedToMerchant, LockedToCategory: m.LockedToCategory,
+		SpendLimitCents: m.SpendLimitCents, RemainingCents: m.RemainingCents, Consumed: m.Consumed, ExpiresAt: m.ExpiresAt,
+	}, History{
+		RecentAuthorized: st.recentAuth,
+		RecentDecline:    !st.lastDecline.IsZero() && st.lastDecline.After(b.now.Add(-RecentDeclineWindow)),
+		MerchantSeen:     st.seen[d.Merchant] || b.hist.Seen[store.MerchantKey{MaskID: d.MaskID, Merchant: d.Merchant}],
+	}, ChargeRequest{AmountCents: d.AmountCents, Merchant: d.Merchant, MerchantCategory: d.MerchantCategory}, b.now)
+
+	row := store.ChargeRow{
+		ID: schemas.NewID(), MaskID: d.MaskID, UserID: d.UserID, PaymentRef: d.PaymentRef,
+		AmountCents: d.AmountCents, Currency: m.Currency, Merchant: d.Merchant, MerchantCategory: d.MerchantCategory,
+		MerchantUserID: d.MerchantUserID, RiskScore: dec.Score, RiskFactors: dec.Factors, CreatedAt: b.now,
+	}
+	if dec.Authorized {
+		row.Status = schemas.ChargeAuthorized
+		st.row.RemainingCents -= d.AmountCents
+		if m.Kind == schemas.MaskKindSingleUse {
+			st.row.Consumed = true
+		}
+		st.dirty = true
+		st.recentAuth++
+		st.seen[d.Merchant] = true
+	} else {
+		row.Status, row.DeclineReason = schemas.ChargeDeclined, dec.Reason
+		st.lastDecline = b.now
+	}
+	row.RemainingCents = st.row.RemainingCents
+	st.refs[d.PaymentRef] = row
+	b.charges = append(b.charges, row)
+
+	out := ChargeOutcome(row, false)
+	emit, err := b.chargeEmissions(cmd, row, dec.Flag)
+	if err != nil {
+		return pipeline.Outcome{}, err
+	}
+	out.Emit = emit
+	return out, nil
+}
+
+// chargeEmissions builds what a decided charge emits: its event; for an
+// authorized charge the ledger mask-charge entry; for a score at or above
+// FlagScore with a known merchant user, the mask-risk-flag reputation event.
+func (b *batch) chargeEmissions(cmd schemas.Envelope, c store.ChargeRow, flag bool) ([]pipeline.Emission, error) {
+	typ := schemas.TypeChargeDeclined
+	if c.Status == schemas.ChargeAuthorized {
+		typ = schemas.TypeChargeAuthorized
+	}
+	ev, err := b.event(cmd, typ, c.MaskID, c.UserID, c.View())
+	if err != nil {
+		return nil, err
+	}
+	out := []pipeline.Emission{{Topic: topics.EventsMask, Env: ev}}
+	if c.Status == schemas.ChargeAuthorized {
+		amount := c.AmountCents
+		entry, err := b.event(cmd, schemas.TypeLedgerAppend, "", c.UserID, schemas.LedgerAppend{
+			Kind: schemas.LedgerKindMaskCharge, SourceID: c.ID, ActorUserID: c.UserID,
+			AmountCents: &amount, Currency: c.Currency,
+			Meta: map[string]any{"maskId": c.MaskID, "paymentRef": c.PaymentRef,
+				"merchant": c.Merchant, "merchantCategory": c.MerchantCategory},
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pipeline.Emission{Topic: topics.LedgerAppend, Env: entry})
+	}
+	if flag && c.MerchantUserID != "" {
+		rep, err := b.event(cmd, schemas.TypeReputationEvent, c.MerchantUserID, c.UserID, schemas.ReputationEvent{
+			UserID: c.MerchantUserID, Kind: schemas.RepKindMaskRiskFlag, SourceModule: sourceModule,
+			Weight: RiskFlagWeight, SourceID: c.ID,
+			Meta: map[string]any{"maskId": c.MaskID, "chargeId": c.ID, "riskScore": c.RiskScore, "status": c.Status},
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pipeline.Emission{Topic: topics.ReputationCommands, Env: rep})
+	}
+	return out, nil
+}
+
+func (b *batch) event(cmd schemas.Envelope, typ, key, actor string, data any) (schemas.Envelope, error) {
+	env, err := schemas.New(typ, key, actor, data, b.now)
+	if err != nil {
+		return schemas.Envelope{}, err
+	}
+	env.CorrelationID = cmd.CorrelationID
+	return env, nil
+}
+
+// ChargeOutcome is the answer for a charge: 201 with the charge when
+// authorized, 402 charge_declined with declineReason, riskScore and the
+// charge when declined. A replay (replayed true) answers 200 instead of 201
+// and carries idempotent: true; a declined replay stays 402.
+func ChargeOutcome(c store.ChargeRow, replayed bool) pipeline.Outcome {
+	view := c.View()
+	view.Idempotent = replayed
+	if c.Status == schemas.ChargeAuthorized {
+		status := http.StatusCreated
+		if replayed {
+			status = http.StatusOK
+		}
+		return pipeline.JSON(status, view)
+	}
+	return pipeline.Reject(http.StatusPaymentRequired, schemas.CodeChargeDeclined,
+		"the charge was declined: "+c.DeclineReason, map[string]any{
+			"declineReason": c.DeclineReason,
+			"riskScore":     c.RiskScore,
+			"riskFactors":   view.RiskFactors,
+			"idempotent":    replayed,
+			"charge":        view,
+		})
+}
+
+func (b *batch) save(ctx context.Context, tx pgx.Tx) error {
+	var ch store.Changes
+	for _, st := range b.masks {
+		switch {
+		case st.isNew:
+			ch.NewMasks = append(ch.NewMasks, st.row)
+		case st.dirty:
+			ch.Updated = append(ch.Updated, st.row)
+		}
+	}
+	ch.Charges = b.charges
+	return b.h.store.Save(ctx, tx, ch)
+}

@@ -1,0 +1,221 @@
+// Package sink copies every events.* topic into ClickHouse for analysts and
+// for the stats and leaderboards the API serves from there. It is its own
+// poll loop, not a Postgres applier: poll a batch, insert it into ClickHouse,
+// then commit the offsets. A crash between the insert and the commit inserts
+// the batch again; the tables are deduplicated on the event id.
+package sink
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/clickhouse"
+	"github.com/fintech/platform/storage/ledger"
+	"github.com/fintech/platform/topics"
+)
+
+// Config configures a Sink.
+type Config struct {
+	// Brokers are the Kafka bootstrap brokers.
+	Brokers []string
+	// Group is the consumer group; default topics.GroupSink.
+	Group string
+	// Topics to copy; default topics.EventTopics().
+	Topics []string
+	// Database is the ClickHouse database the tables live in.
+	Database string
+	// MaxBatch caps the records per insert. Default 5000.
+	MaxBatch int
+}
+
+func (c *Config) setDefaults() {
+	if c.Group == "" {
+		c.Group = topics.GroupSink
+	}
+	if len(c.Topics) == 0 {
+		c.Topics = topics.EventTopics()
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 5000
+	}
+}
+
+// Validate reports every missing setting.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("no kafka brokers"))
+	}
+	if c.Database == "" {
+		errs = append(errs, errors.New("no clickhouse database"))
+	}
+	return errors.Join(errs...)
+}
+
+// Connector hands out the ClickHouse connection, connecting when needed.
+type Connector interface {
+	Conn(ctx context.Context) (driver.Conn, error)
+}
+
+// Sink is the clickhouse-sink consumer group.
+type Sink struct {
+	cfg    Config
+	conns  Connector
+	client *kgo.Client
+	log    *slog.Logger
+}
+
+// New joins the group. Offsets are committed only after the batch they
+// cover is in ClickHouse.
+func New(cfg Config, conns Connector, log *slog.Logger) (*Sink, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("sink config: %w", err)
+	}
+	if conns == nil || log == nil {
+		return nil, errors.New("sink: nil dependency")
+	}
+	client, err := topics.NewClient(cfg.Brokers,
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(cfg.Topics...),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(200*time.Millisecond),
+		kgo.SessionTimeout(10*time.Second),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return &Sink{cfg: cfg, conns: conns, client: client, log: log.With("group", cfg.Group)}, nil
+}
+
+// Run creates the tables, then copies until ctx is cancelled.
+func (s *Sink) Run(ctx context.Context) error {
+	defer s.client.Close()
+	if err := s.retry(ctx, "create tables", func(ctx context.Context) error {
+		conn, err := s.conns.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		return clickhouse.EnsureSchema(ctx, conn, s.cfg.Database)
+	}); err != nil {
+		return nil // shut down while ClickHouse was unreachable
+	}
+	for {
+		fetches := s.client.PollRecords(ctx, s.cfg.MaxBatch)
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		fetches.EachError(func(topic string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				s.log.Warn("fetch error", "topic", topic, "partition", p, "err", err)
+			}
+		})
+		recs := fetches.Records()
+		if len(recs) > 0 {
+			rows := Convert(recs, s.log)
+			if err := s.retry(ctx, "insert batch", func(ctx context.Context) error {
+				conn, err := s.conns.Conn(ctx)
+				if err != nil {
+					return err
+				}
+				return clickhouse.Insert(ctx, conn, s.cfg.Database, rows)
+			}); err != nil {
+				s.client.AllowRebalance()
+				return nil // shut down before the batch was in; it is redelivered
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			if err := s.client.CommitRecords(cctx, recs...); err != nil {
+				s.log.Warn("offset commit failed; the batch will be inserted again and deduplicated", "err", err)
+			}
+			cancel()
+		}
+		s.client.AllowRebalance()
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// retry runs f until it succeeds, backing off; it gives up only when ctx is
+// cancelled (returning ctx's error).
+func (s *Sink) retry(ctx context.Context, what string, f func(context.Context) error) error {
+	backoff := 100 * time.Millisecond
+	for {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		err := f(fctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		s.log.Warn(what+" failed, retrying", "backoff", backoff, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
+}
+
+// Convert maps records to analytics rows: every record to the events table,
+// ledger.entry_added also to ledger_entries and score.updated to
+// reputation_events. Records with the same event id in one batch are kept
+// once; unreadable records are skipped (they are not events).
+func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
+	var out clickhouse.Rows
+	seen := make(map[string]bool, len(recs))
+	for _, rec := range recs {
+		var env schemas.Envelope
+		if err := json.Unmarshal(rec.Value, &env); err != nil || env.ID == "" {
+			log.Warn("skipping unreadable event", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset)
+			continue
+		}
+		if seen[env.ID] {
+			continue
+		}
+		seen[env.ID] = true
+		out.Events = append(out.Events, clickhouse.EventRow{ID: env.ID, Topic: rec.Topic, Type: env.Type,
+			Key: env.Key, ActorUserID: env.ActorUserID, OccurredAt: env.OccurredAt, Data: string(env.Data)})
+		switch env.Type {
+		case schemas.TypeLedgerEntryAdded:
+			e, err := schemas.DataAs[schemas.LedgerEntry](env)
+			if err != nil {
+				log.Warn("skipping unreadable ledger entry", "id", env.ID, "err", err)
+				continue
+			}
+			ts, err := time.Parse(ledger.TimestampLayout, e.Timestamp)
+			if err != nil {
+				ts, _ = time.Parse(time.RFC3339Nano, e.Timestamp)
+			}
+			row := clickhouse.LedgerRow{ID: e.ID, Height: e.Height, Kind: e.Kind, ActorUserID: e.ActorUserID,
+				SourceID: e.SourceID, Timestamp: ts, PrevHash: e.PrevHash, Hash: e.Hash}
+			if e.AmountCents != nil {
+				row.HasAmount, row.AmountCents = true, *e.AmountCents
+			}
+			if e.Currency != nil {
+				row.Currency = *e.Currency
+			}
+			out.Ledger = append(out.Ledger, row)
+		case schemas.TypeScoreUpdated:
+			u, err := schemas.DataAs[schemas.ScoreUpdated](env)
+			if err != nil {
+				log.Warn("skipping unreadable score update", "id", env.ID, "err", err)
+				continue
+			}
+			out.Reputation = append(out.Reputation, clickhouse.ReputationRow{ID: env.ID, EventID: u.EventID,
+				UserID: u.UserID, Kind: u.Kind, SourceModule: u.SourceModule, Weight: u.Weight, NewScore: u.NewScore,
+				PreviousRank: u.PreviousRank, NewRank: u.NewRank, Seq: u.Seq, OccurredAt: env.OccurredAt})
+		}
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+package mask
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/mask"
+	"github.com/fintech/platform/storage/postgres"
+)
+
+// listCharges answers the caller's charges, newest first, paginated;
+// `maskId` narrows them to one of the caller's masks (another user's mask
+// is 404).
+func (h *Handlers) listCharges(c *fiber.Ctx) error {
+	p, err := bind.PageQuery(c)
+	if err != nil {
+		return err
+	}
+	user, maskID := caller(c), strings.TrimSpace(c.Query("maskId"))
+	if maskID != "" {
+		if _, err := h.reader.Owned(c.UserContext(), maskID, user); err != nil {
+			if errors.Is(err, postgres.ErrNotFound) {
+				return errMaskNotFound()
+			}
+			return err
+		}
+	}
+	rows, err := h.reader.ListCharges(c.UserContext(), user, maskID, p.After, p.Limit+1)
+	if err != nil {
+		return err
+	}
+	return c.JSON(page(rows, p.Limit, func(r store.ChargeRow) string { return r.ID },
+		func(r store.ChargeRow) schemas.MaskChargeResult { return r.View() }))
+}
