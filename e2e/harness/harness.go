@@ -9,6 +9,7 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,8 +24,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/segmentio/ksuid"
 
+	"github.com/fintech/platform/storage/clickhouse"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 )
 
@@ -140,6 +143,7 @@ func Start(t TB, opts Options) *Platform {
 	t.Helper()
 	back := backingFor(t)
 	_, dbURL := pgtest.NewDB(t)
+	dropClickHouseDatabase(t, back.ClickHouseAddr, dbURL)
 	dataDir := t.TempDir()
 	httpPort := FreePort(t)
 	p := &Platform{
@@ -186,6 +190,26 @@ func Start(t TB, opts Options) *Platform {
 	p.launch()
 	t.Cleanup(p.Stop)
 	return p
+}
+
+// dropClickHouseDatabase removes, when the test ends, the ClickHouse database
+// the sink creates for this instance (named after its Postgres database).
+func dropClickHouseDatabase(t TB, addr, dbURL string) {
+	cfg, err := pgx.ParseConfig(dbURL)
+	if err != nil || addr == "" {
+		return
+	}
+	name := cfg.Database
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := clickhouse.Connect(ctx, addr, "default")
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name)
+	})
 }
 
 // launch starts the process and waits for it to answer.
