@@ -162,7 +162,7 @@ func (a *app) startGateway(ctx context.Context) error {
 	a.tokens = tokens
 	a.limiter = ratelimit.New(a.cfg.RateLimits, a.now)
 	a.server = server.New(a.limiter, a.reg, a.log)
-	bus, err := commands.NewBus(ctx, a.brokers, a.pool, a.cfg.CommandTimeout, a.log)
+	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log)
 	if err != nil {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)
 	}

@@ -293,7 +293,7 @@ func TestRunnerRedelivery(t *testing.T) {
 	}
 
 	// A command sent again through the bus gets the stored reply.
-	bus, err := commands.NewBus(ctx, kafka.Addrs(), nil, 10*time.Second, quiet)
+	bus, err := commands.NewBus(ctx, kafka.Addrs(), 10*time.Second, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

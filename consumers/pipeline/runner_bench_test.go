@@ -25,7 +25,7 @@ func BenchmarkPipelineRoundTrip(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commands.NewBus(ctx, brokers, nil, 30*time.Second, log)
+	bus, err := commands.NewBus(ctx, brokers, 30*time.Second, log)
 	if err != nil {
 		b.Fatal(err)
 	}

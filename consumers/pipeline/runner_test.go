@@ -103,7 +103,7 @@ func TestCrashAfterCommitBeforeOffsets(t *testing.T) {
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	bus, err := commands.NewBus(ctx, brokers, nil, 20*time.Second, log)
+	bus, err := commands.NewBus(ctx, brokers, 20*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestDuplicatesAndConflicts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commands.NewBus(ctx, brokers, pool, 20*time.Second, log)
+	bus, err := commands.NewBus(ctx, brokers, 20*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestDuplicatesAndConflicts(t *testing.T) {
 		t.Fatalf("total = %d, want 3", got)
 	}
 
-	// The stored fast path answers a later retry without Kafka.
+	// A later retry gets the stored answer, marked replayed.
 	rep, err := bus.Send(ctx, command(t, "idem-same", 3))
 	if err != nil || !rep.Replayed || string(rep.Body) != string(replies[0].Body) {
 		t.Fatalf("retry = %+v, %v", rep, err)

@@ -19,8 +19,6 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/schemas"
-	"github.com/fintech/platform/storage/pipeline"
-	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/topics"
 )
 
@@ -28,7 +26,6 @@ import (
 type Bus struct {
 	producer   *kgo.Client
 	replies    *kgo.Client
-	db         postgres.Querier
 	instanceID string
 	timeout    time.Duration
 	log        *slog.Logger
@@ -39,9 +36,8 @@ type Bus struct {
 
 // NewBus starts consuming this instance's replies from the current end of
 // gateway.replies, so that no reply to a command sent after NewBus returns
-// can be missed. db is used to answer replays of applied commands without a
-// round trip through Kafka.
-func NewBus(ctx context.Context, brokers []string, db postgres.Querier, timeout time.Duration, log *slog.Logger) (*Bus, error) {
+// can be missed.
+func NewBus(ctx context.Context, brokers []string, timeout time.Duration, log *slog.Logger) (*Bus, error) {
 	producer, err := topics.NewClient(brokers)
 	if err != nil {
 		return nil, err
@@ -62,7 +58,7 @@ func NewBus(ctx context.Context, brokers []string, db postgres.Querier, timeout 
 		producer.Close()
 		return nil, err
 	}
-	b := &Bus{producer: producer, replies: replies, db: db, timeout: timeout,
+	b := &Bus{producer: producer, replies: replies, timeout: timeout,
 		instanceID: "gw-" + schemas.NewID(), log: log.With("component", "bus"),
 		waiters: map[string]chan schemas.Reply{}}
 	go b.route(ctx)
@@ -138,12 +134,10 @@ func RequestHash(body []byte) string {
 var ErrTimeout = errors.New("command reply timed out")
 
 // Send publishes cmd and waits for its reply. A command already applied
-// (same id) is answered from Postgres without publishing. It returns
-// apierr.Unavailable when the reply does not come within the timeout.
+// (same id) is answered by the consumer with its stored reply, so a retry
+// never applies twice. It returns apierr.Unavailable when the reply does not
+// come within the timeout.
 func (b *Bus) Send(ctx context.Context, cmd Command) (schemas.Reply, error) {
-	if rep, ok, err := b.stored(ctx, cmd.Env); err != nil || ok {
-		return rep, err
-	}
 	cmd.Env.CorrelationID = schemas.NewID()
 	cmd.Env.ReplyTo = b.instanceID
 	rec, err := topics.Record(cmd.Topic, cmd.Env)
@@ -181,25 +175,6 @@ func (b *Bus) Send(ctx context.Context, cmd Command) (schemas.Reply, error) {
 			return schemas.Reply{}, apierr.Unavailable()
 		}
 	}
-}
-
-// stored answers a command whose id was applied before.
-func (b *Bus) stored(ctx context.Context, env schemas.Envelope) (schemas.Reply, bool, error) {
-	if b.db == nil || len(env.ID) < 5 || env.ID[:5] != "idem-" {
-		return schemas.Reply{}, false, nil
-	}
-	found, err := pipeline.LookupProcessed(ctx, b.db, []string{env.ID})
-	if err != nil {
-		return schemas.Reply{}, false, err
-	}
-	p, ok := found[env.ID]
-	if !ok {
-		return schemas.Reply{}, false, nil
-	}
-	if p.RequestHash != env.RequestHash {
-		return schemas.Reply{CommandID: env.ID, Status: 409, Body: schemas.IdempotencyConflict()}, true, nil
-	}
-	return schemas.Reply{CommandID: env.ID, Status: p.Status, Body: p.Body, Replayed: true}, true, nil
 }
 
 // Respond writes a reply as the HTTP answer, byte for byte, marking the
