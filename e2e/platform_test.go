@@ -29,7 +29,7 @@ func TestVersionAndHealth(t *testing.T) {
 	}
 	m := p.Get(t, "/metrics", "")
 	if m.Status != http.StatusOK || !strings.Contains(string(m.Body), "platform_http_requests_total") {
-		t.Fatalf("metrics: %d", m.Status)
+		t.Fatalf("metrics: %d %.600s", m.Status, m.Body)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -82,16 +83,18 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		}
 	}
 	status := c.Response().StatusCode()
+	// fiber's strings alias buffers it reuses; metric labels outlive the request.
+	method := strings.Clone(c.Method())
 	route := c.Route().Path
 	if status == http.StatusNotFound && route == "/" {
 		route = "unmatched"
 	}
 	elapsed := time.Since(start)
-	s.requests.WithLabelValues(route, c.Method(), strconv.Itoa(status)).Inc()
-	s.latency.WithLabelValues(route, c.Method()).Observe(elapsed.Seconds())
+	s.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	s.latency.WithLabelValues(route, method).Observe(elapsed.Seconds())
 	if s.log.Enabled(c.UserContext(), slog.LevelInfo) {
 		s.log.LogAttrs(c.UserContext(), slog.LevelInfo, "http",
-			slog.String("method", c.Method()), slog.String("path", c.Path()),
+			slog.String("method", method), slog.String("path", c.Path()),
 			slog.String("route", route), slog.Int("status", status),
 			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
 			slog.String("ip", c.IP()), slog.String("requestId", id))
