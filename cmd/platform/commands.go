@@ -222,6 +222,9 @@ func (a *app) serve(ctx context.Context, mods []module, parts []runnable) error 
 	done := make(chan error, 1)
 	go func() { done <- runAll(work, parts) }()
 
+	if a.cfg.PprofAddr != "" {
+		go servePprof(a.cfg.PprofAddr, a.log)
+	}
 	listenErr := make(chan error, 1)
 	go func() { listenErr <- a.server.App.Listen(a.cfg.Addr) }()
 	a.log.Info("platform listening", "addr", a.cfg.Addr, "release", release)

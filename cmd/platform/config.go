@@ -42,6 +42,7 @@ type Config struct {
 	DBMaxConns     int           // DB_MAX_CONNS
 	LogLevel       string        // LOG_LEVEL: debug, info, warn, error
 	Environment    string        // PLATFORM_ENV
+	PprofAddr      string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
 	Caps           Caps
 }
 
@@ -153,6 +154,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DBMaxConns:     int(r.integer("DB_MAX_CONNS", 40, 2)),
 		LogLevel:       r.str("LOG_LEVEL", "info"),
 		Environment:    r.str("PLATFORM_ENV", "development"),
+		PprofAddr:      r.str("PPROF_ADDR", ""),
 		Caps: Caps{
 			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
 			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),

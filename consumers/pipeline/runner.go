@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,8 +26,12 @@ type Config struct {
 	Topics []string
 	// Brokers are the Kafka bootstrap brokers.
 	Brokers []string
-	// MaxBatch caps the records applied in one transaction. Default 1000.
+	// MaxBatch caps the records polled at once. Default 1000.
 	MaxBatch int
+	// Workers is how many transactions apply a poll concurrently, each over
+	// its own set of partitions (so per-key order is kept). Handlers must lock
+	// shared rows in a fixed order. Default 1.
+	Workers int
 	// AfterDBCommit, when set, runs after the Postgres commit and before the
 	// replies and the offset commit. Tests use it to simulate a crash at the
 	// worst moment: a non-nil error stops the runner without committing
@@ -37,6 +42,9 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 1000
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
 	}
 }
 
@@ -148,10 +156,46 @@ func (r *Runner) recordLag(fetches kgo.Fetches) {
 	})
 }
 
-// process applies one polled batch. It returns an error only when the
-// runner must stop without committing offsets (shutdown during a retry
-// loop, or the AfterDBCommit hook).
+// process applies one poll, split over the workers by partition. It returns
+// an error only when the runner must stop without committing offsets
+// (shutdown during a retry loop, or the AfterDBCommit hook).
 func (r *Runner) process(ctx, stop context.Context, recs []*kgo.Record) error {
+	if r.cfg.Workers == 1 {
+		return r.processGroup(ctx, stop, recs)
+	}
+	groups := make([][]*kgo.Record, r.cfg.Workers)
+	for _, rec := range recs {
+		w := partitionWorker(rec.Topic, rec.Partition, r.cfg.Workers)
+		groups[w] = append(groups[w], rec)
+	}
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.processGroup(ctx, stop, g)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// partitionWorker maps a topic partition to a worker, always the same one.
+func partitionWorker(topic string, partition int32, workers int) int {
+	h := uint32(partition)
+	for i := 0; i < len(topic); i++ {
+		h = h*31 + uint32(topic[i])
+	}
+	return int(h % uint32(workers))
+}
+
+// processGroup applies records of a fixed set of partitions in one
+// transaction (split only to isolate a failing command).
+func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record) error {
 	start := time.Now()
 	cmds := make([]Command, 0, len(recs))
 	var parked []*kgo.Record
