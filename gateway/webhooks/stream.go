@@ -101,7 +101,7 @@ func writeMessage(w *bufio.Writer, m dispatch.Message) error {
 	if _, err := w.WriteString("id: " + m.ID + "\nevent: " + m.Type + "\ndata: "); err != nil {
 		return err
 	}
-	if _, err := w.Write(m.Payload); err != nil {
+	if _, err := w.Write(m.Body()); err != nil {
 		return err
 	}
 	if _, err := w.WriteString("\n\n"); err != nil {
