@@ -30,7 +30,7 @@ func (a *app) reputationModule() (module, error) {
 		groups: map[string]func() (runnable, error){
 			topics.GroupReputation: func() (runnable, error) {
 				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupReputation,
-					Topics: []string{topics.ReputationCommands}, Brokers: a.brokers},
+					Topics: []string{topics.ReputationCommands}, Brokers: a.brokers, Workers: 4},
 					a.pool, creputation.NewApplier(a.now), a.metrics, a.log)
 			},
 		},
