@@ -27,6 +27,18 @@ func TestVersionAndHealth(t *testing.T) {
 			t.Errorf("%s: %d %s", path, h.Status, h.Body)
 		}
 	}
+	idx := p.Get(t, "/api/platform/openapi.json", "").JSON(t)
+	mods, _ := idx["modules"].([]any)
+	if len(mods) < 4 || idx["platform"] == nil {
+		t.Errorf("index = %v", idx)
+	}
+	full := p.Get(t, "/api/openapi.json", "").JSON(t)
+	paths, _ := full["paths"].(map[string]any)
+	for _, want := range []string{"/api/fiat/transfer", "/api/mask/charges", "/api/ledger/chain/verify", "/api/reputation/leaderboard"} {
+		if paths[want] == nil {
+			t.Errorf("/api/openapi.json lacks %s", want)
+		}
+	}
 	m := p.Get(t, "/metrics", "")
 	if m.Status != http.StatusOK || !strings.Contains(string(m.Body), "platform_http_requests_total") {
 		t.Fatalf("metrics: %d %.600s", m.Status, m.Body)

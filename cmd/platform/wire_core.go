@@ -17,7 +17,7 @@ func (a *app) platformModule() (module, error) {
 		platform.NewHandlers(platform.Build{
 			Service: "platform", Version: apiVersion, Release: release,
 			Environment: a.cfg.Environment, StartedAt: a.now().UTC(),
-		}, a.pool, a.now).Register(r)
+		}, a.pool, a.now, a.server.Routes).Register(r)
 		return nil
 	}}, nil
 }

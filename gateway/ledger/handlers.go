@@ -20,6 +20,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -95,7 +96,7 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/chain/head", "The chain head", h.head)
 	g.Get("/chain/verify", "Walk the chain and check every link", h.verify)
 	g.Get("/stats", "Rolling 24h, 7d, 30d entry counts by kind", h.stats)
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", OpenAPIHandler("Ledger", Prefix, h.d.Routes))
+	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", openapi.Handler(h.d.Routes, openAPIDoc))
 }
 
 func (h *Handlers) health(ctx context.Context) (map[string]any, error) {

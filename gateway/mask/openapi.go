@@ -3,10 +3,10 @@ package mask
 import (
 	"net/http"
 	"sort"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/server"
 )
 
@@ -16,83 +16,31 @@ func (h *Handlers) openapi(c *fiber.Ctx) error {
 	return c.JSON(OpenAPI(h.routes(), Prefix, publicPaths))
 }
 
-// OpenAPI builds an OpenAPI 3.0 document of the routes under prefix. Path
-// parameters (":id") become "{id}"; routes not in public need a bearer token.
+// OpenAPI builds an OpenAPI 3.0 document of the routes under prefix, with the
+// mask module's request and response schemas; routes not in public need a
+// bearer token.
 func OpenAPI(routes []server.Route, prefix string, public map[string]bool) map[string]any {
-	paths := map[string]map[string]any{}
-	for _, r := range routes {
-		if r.Path != prefix && !strings.HasPrefix(r.Path, prefix+"/") {
-			continue
-		}
-		path, params := openAPIPath(r.Path)
-		op := map[string]any{
-			"summary":          r.Summary,
-			"operationId":      operationID(r.Method, r.Path),
-			"tags":             []string{"mask"},
-			"responses":        responsesFor(r.Method, r.Path),
-			"x-rateLimitClass": r.Class.String(),
-		}
-		if len(params) > 0 {
-			op["parameters"] = params
-		}
-		if public[r.Path] {
-			op["security"] = []any{}
-		} else {
-			op["security"] = []any{map[string]any{"bearerAuth": []string{}}}
-		}
-		if body, ok := requestBodies[r.Method+" "+r.Path]; ok {
-			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-				"application/json": map[string]any{"schema": ref(body)}}}
-		}
-		if paths[path] == nil {
-			paths[path] = map[string]any{}
-		}
-		paths[path][strings.ToLower(r.Method)] = op
-	}
-	return map[string]any{
-		"openapi": "3.0.3",
-		"info": map[string]any{"title": "Virtual payment masks", "version": "1.0.0",
-			"description": "Virtual cards that stand in for a real card. No real card data is stored or shown: only the virtual PAN."},
-		"servers": []any{map[string]any{"url": "/"}},
-		"paths":   paths,
-		"components": map[string]any{
-			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
-			"schemas":         componentSchemas,
+	return openapi.Build(routes, openapi.Doc{
+		Title:       "Virtual payment masks",
+		Description: "Virtual cards that stand in for a real card. No real card data is stored or shown: only the virtual PAN.",
+		Prefixes:    []string{prefix},
+		Public:      func(_, path string) bool { return public[path] },
+		Schemas:     componentSchemas,
+		Operation: func(r server.Route, op map[string]any) {
+			op["responses"] = responsesFor(r.Method, r.Path)
+			if body, ok := requestBodies[r.Method+" "+r.Path]; ok {
+				op["requestBody"] = map[string]any{"required": true, "content": jsonContent(ref(body))}
+			} else {
+				delete(op, "requestBody")
+			}
 		},
-	}
+	})
 }
 
-func openAPIPath(p string) (string, []any) {
-	parts := strings.Split(p, "/")
-	var params []any
-	for i, s := range parts {
-		if strings.HasPrefix(s, ":") {
-			name := s[1:]
-			parts[i] = "{" + name + "}"
-			params = append(params, map[string]any{"name": name, "in": "path", "required": true,
-				"schema": map[string]any{"type": "string"}})
-		}
-	}
-	return strings.Join(parts, "/"), params
-}
-
-func operationID(method, path string) string {
-	var b strings.Builder
-	b.WriteString(strings.ToLower(method))
-	for _, s := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '.' || r == ':' || r == '-' }) {
-		if s == "api" {
-			continue
-		}
-		b.WriteString(strings.ToUpper(s[:1]) + s[1:])
-	}
-	return b.String()
-}
-
-func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
-
-func jsonContent(schema map[string]any) map[string]any {
-	return map[string]any{"application/json": map[string]any{"schema": schema}}
-}
+var (
+	ref         = openapi.Ref
+	jsonContent = openapi.JSONContent
+)
 
 var requestBodies = map[string]string{
 	"POST " + Prefix + "/masks":   "CreateMaskRequest",
@@ -172,8 +120,6 @@ var (
 )
 
 var componentSchemas = map[string]any{
-	"Error": obj([]string{"error", "message"}, map[string]any{"error": str, "message": str,
-		"fields": map[string]any{"type": "object", "additionalProperties": str}}),
 	"CreateMaskRequest": obj([]string{"kind", "spendLimitCents"}, map[string]any{
 		"label": str, "kind": kinds, "lockedToMerchant": str, "lockedToCategory": str,
 		"currency": str, "spendLimitCents": integer, "expiresAt": datetime,

@@ -17,11 +17,11 @@ func TestOpenAPI(t *testing.T) {
 		{Method: "GET", Path: "/api/fiat/wallets", Class: ratelimit.Read},
 	}
 	doc := OpenAPI(routes, Prefix, publicPaths)
-	paths := doc["paths"].(map[string]map[string]any)
+	paths := doc["paths"].(map[string]any)
 	if len(paths) != 3 {
 		t.Fatalf("paths = %v", paths)
 	}
-	revoke, ok := paths["/api/mask/masks/{id}/revoke"]["post"].(map[string]any)
+	revoke, ok := paths["/api/mask/masks/{id}/revoke"].(map[string]any)["post"].(map[string]any)
 	if !ok {
 		t.Fatalf("no revoke operation: %v", paths)
 	}
@@ -32,11 +32,11 @@ func TestOpenAPI(t *testing.T) {
 	if sec := revoke["security"].([]any); len(sec) != 1 {
 		t.Fatalf("revoke security = %v", sec)
 	}
-	health := paths["/api/mask/health"]["get"].(map[string]any)
+	health := paths["/api/mask/health"].(map[string]any)["get"].(map[string]any)
 	if sec := health["security"].([]any); len(sec) != 0 {
 		t.Fatalf("health security = %v", sec)
 	}
-	charge := paths["/api/mask/charges"]["post"].(map[string]any)
+	charge := paths["/api/mask/charges"].(map[string]any)["post"].(map[string]any)
 	if _, ok := charge["requestBody"]; !ok || charge["operationId"] != "postMaskCharges" {
 		t.Fatalf("charge operation = %v", charge)
 	}

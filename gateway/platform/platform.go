@@ -6,10 +6,12 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/server"
 )
 
@@ -29,14 +31,23 @@ type Pinger interface {
 
 // Handlers serve /api/platform.
 type Handlers struct {
-	build Build
-	db    Pinger
-	now   func() time.Time
+	build  Build
+	db     Pinger
+	now    func() time.Time
+	routes func() []server.Route
 }
 
-// NewHandlers builds the handlers.
-func NewHandlers(build Build, db Pinger, now func() time.Time) *Handlers {
-	return &Handlers{build: build, db: db, now: now}
+// NewHandlers builds the handlers; routes lists the server's routes for the
+// API index.
+func NewHandlers(build Build, db Pinger, now func() time.Time, routes func() []server.Route) *Handlers {
+	return &Handlers{build: build, db: db, now: now, routes: routes}
+}
+
+// fintechModules are the modules of the combined /api/openapi.json, in the
+// spec's order; those this build does not serve have no paths.
+var fintechModules = []struct{ name, prefix string }{
+	{"fiat", "/api/fiat"}, {"mask", "/api/mask"}, {"ledger", "/api/ledger"},
+	{"reputation", "/api/reputation"}, {"gov", "/api/gov"}, {"charity", "/api/charity"},
 }
 
 // Register mounts the routes.
@@ -44,7 +55,45 @@ func (h *Handlers) Register(r server.Router) {
 	g := r.Group("/api/platform")
 	g.Get("/version", "Build and version information", h.version)
 	g.Get("/health", "Liveness and database reachability", Health(h.db, nil))
+	g.Get("/openapi.json", "Aggregate API index: modules and their OpenAPI slices", h.index)
 	r.Group("/api/auth").Get("/health", "Liveness and database reachability", Health(h.db, nil))
+	prefixes := make([]string, len(fintechModules))
+	for i, m := range fintechModules {
+		prefixes[i] = m.prefix
+	}
+	r.Group("/api").Get("/openapi.json", "The OpenAPI 3.0 document of the fintech modules", openapi.Handler(h.routes, openapi.Doc{
+		Title: "Fintech platform", Version: h.build.Version, Prefixes: prefixes,
+		Public: func(method, path string) bool {
+			return method == http.MethodGet && (strings.HasSuffix(path, "/health") || strings.HasSuffix(path, "/openapi.json"))
+		},
+	}))
+}
+
+type moduleRef struct {
+	Name    string `json:"name"`
+	Prefix  string `json:"prefix"`
+	OpenAPI string `json:"openapi"`
+}
+
+// index lists the modules this build serves, with the URL of each slice.
+func (h *Handlers) index(c *fiber.Ctx) error {
+	served := map[string]bool{}
+	for _, r := range h.routes() {
+		served[r.Path] = true
+	}
+	var mods []moduleRef
+	for _, m := range fintechModules {
+		if served[m.prefix+"/openapi.json"] {
+			mods = append(mods, moduleRef{Name: m.name, Prefix: m.prefix, OpenAPI: m.prefix + "/openapi.json"})
+		}
+	}
+	return c.JSON(map[string]any{
+		"openapi":  "3.0.3",
+		"info":     map[string]any{"title": "Fintech platform API index", "version": h.build.Version},
+		"platform": map[string]any{"version": h.build.Version, "sdk": map[string]any{"npm": []string{}}},
+		"modules":  mods,
+		"full":     "/api/openapi.json",
+	})
 }
 
 type versionResponse struct {

@@ -22,7 +22,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
-	"github.com/fintech/platform/gateway/ledger"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -103,7 +103,10 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/leaderboard", "Top users by score; query limit (<= 100), rank, since", h.leaderboard)
 	g.Get("/rank/:userId", "A user's public rank and score", h.rank)
 	g.Get("/stats", "Users per rank, mean and median score, events in 24h", h.stats)
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", ledger.OpenAPIHandler("Reputation", Prefix, h.d.Routes))
+	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", openapi.Handler(h.d.Routes, openapi.Doc{
+		Title: "Reputation", Prefixes: []string{Prefix},
+		Public: func(method, path string) bool { return method == http.MethodGet && path != Prefix+"/me" },
+	}))
 }
 
 func (h *Handlers) health(ctx context.Context) (map[string]any, error) {
