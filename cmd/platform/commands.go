@@ -47,22 +47,13 @@ func cmdRun(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	var parts []runnable
+	var factories []func() (runnable, error)
 	for _, m := range mods {
-		for _, name := range sortedKeys(m.groups) {
-			r, err := m.groups[name]()
-			if err != nil {
-				return fmt.Errorf("start %s: %w", name, err)
-			}
-			parts = append(parts, r)
-		}
-		for _, f := range m.background {
-			r, err := f()
-			if err != nil {
-				return err
-			}
-			parts = append(parts, r)
-		}
+		factories = append(factories, m.parts()...)
+	}
+	parts, err := build(factories)
+	if err != nil {
+		return err
 	}
 	return a.serve(ctx, mods, parts)
 }
@@ -107,18 +98,9 @@ func cmdConsume(ctx context.Context, cfg Config, args []string) error {
 	}
 	for _, m := range mods {
 		if f, ok := m.groups[rest[0]]; ok {
-			parts := []runnable{}
-			r, err := f()
+			parts, err := build(append([]func() (runnable, error){f}, m.background...))
 			if err != nil {
 				return err
-			}
-			parts = append(parts, r)
-			for _, b := range m.background {
-				r, err := b()
-				if err != nil {
-					return err
-				}
-				parts = append(parts, r)
 			}
 			return runAll(ctx, parts)
 		}
@@ -140,13 +122,9 @@ func cmdRelay(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	var parts []runnable
-	for _, b := range m.background {
-		r, err := b()
-		if err != nil {
-			return err
-		}
-		parts = append(parts, r)
+	parts, err := build(m.background)
+	if err != nil {
+		return err
 	}
 	return runAll(ctx, parts)
 }
@@ -249,6 +227,29 @@ func (a *app) serve(ctx context.Context, mods []module, parts []runnable) error 
 		err = werr
 	}
 	return err
+}
+
+// parts lists the factories of every consumer group (in name order) and
+// background loop of a module.
+func (m module) parts() []func() (runnable, error) {
+	var out []func() (runnable, error)
+	for _, name := range sortedKeys(m.groups) {
+		out = append(out, m.groups[name])
+	}
+	return append(out, m.background...)
+}
+
+// build calls each factory.
+func build(factories []func() (runnable, error)) ([]runnable, error) {
+	parts := make([]runnable, 0, len(factories))
+	for _, f := range factories {
+		r, err := f()
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, r)
+	}
+	return parts, nil
 }
 
 // runAll runs parts until ctx is cancelled or one fails; it waits for all.

@@ -110,20 +110,12 @@ func BySources(ctx context.Context, q postgres.Querier, keys []SourceKey) (map[S
 
 // ExistingIDs returns which of ids are entry ids already.
 func ExistingIDs(ctx context.Context, q postgres.Querier, ids []string) (map[string]bool, error) {
-	out := map[string]bool{}
 	if len(ids) == 0 {
-		return out, nil
+		return map[string]bool{}, nil
 	}
-	rows, err := q.Query(ctx, `SELECT id FROM ledger_entries WHERE id = ANY($1)`, ids)
+	out, err := postgres.StringSet(ctx, q, `SELECT id FROM ledger_entries WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("find ledger entry ids: %w", err)
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("find ledger entry ids: %w", err)
-	}
-	for _, id := range found {
-		out[id] = true
 	}
 	return out, nil
 }

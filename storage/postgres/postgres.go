@@ -113,3 +113,21 @@ func IsRetriable(err error) bool {
 	// because a batch that did commit is found in processed_commands.
 	return !errors.Is(err, context.Canceled)
 }
+
+// StringSet runs a query returning one text column (its first argument is
+// typically an array for `= ANY($1)`) and returns the values as a set.
+func StringSet(ctx context.Context, q Querier, sql string, args ...any) (map[string]bool, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(found))
+	for _, v := range found {
+		out[v] = true
+	}
+	return out, nil
+}

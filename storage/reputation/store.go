@@ -40,20 +40,12 @@ type Event struct {
 
 // ExistingUsers returns which of ids are users.
 func ExistingUsers(ctx context.Context, q postgres.Querier, ids []string) (map[string]bool, error) {
-	out := map[string]bool{}
 	if len(ids) == 0 {
-		return out, nil
+		return map[string]bool{}, nil
 	}
-	rows, err := q.Query(ctx, `SELECT id FROM users WHERE id = ANY($1)`, ids)
+	out, err := postgres.StringSet(ctx, q, `SELECT id FROM users WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("find users: %w", err)
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("find users: %w", err)
-	}
-	for _, id := range found {
-		out[id] = true
 	}
 	return out, nil
 }
