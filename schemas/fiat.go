@@ -1,5 +1,7 @@
 package schemas
 
+import "time"
+
 // Fiat command types, sent on fiat.commands keyed by the wallet whose balance
 // the command debits (or, for a credit-only command, credits).
 const (
@@ -16,6 +18,11 @@ const (
 	TypeFiatPayoutRequest = "fiat.payout.request"
 	// TypeFiatPayoutDecide approves (paid) or rejects (funds released) a payout.
 	TypeFiatPayoutDecide = "fiat.payout.decide"
+	// TypeFiatMerchantCharge charges a customer wallet into the merchant's
+	// wallet of the same currency; keyed by the customer wallet.
+	TypeFiatMerchantCharge = "fiat.merchant.charge"
+	// TypeFiatRequestPay pays a payment request; keyed by the payer wallet.
+	TypeFiatRequestPay = "fiat.request.pay"
 )
 
 // Fiat event types on events.fiat (spec: Events).
@@ -23,6 +30,15 @@ const (
 	TypeTransferCompleted = "transfer.completed"
 	TypeTransferFailed    = "transfer.failed"
 	TypeDepositCompleted  = "deposit.completed"
+	TypeRequestPaid       = "request.paid"
+	TypeRequestExpired    = "request.expired"
+	TypeMerchantCharged   = "merchant.charge.success"
+)
+
+// Ledger entry kinds of the fiat commerce movements.
+const (
+	LedgerKindMerchantCharge = "fiat:merchant_charge"
+	LedgerKindRequestPayment = "fiat:request_payment"
 )
 
 // fiatVersions lists the fiat module's message types and their schema versions.
@@ -36,6 +52,12 @@ var fiatVersions = map[string]int{
 	TypeTransferCompleted: 1,
 	TypeTransferFailed:    1,
 	TypeDepositCompleted:  1,
+
+	TypeFiatMerchantCharge: 1,
+	TypeFiatRequestPay:     1,
+	TypeRequestPaid:        1,
+	TypeRequestExpired:     1,
+	TypeMerchantCharged:    1,
 }
 
 // FiatTransfer is the data of a TypeFiatTransfer command. The gateway has
@@ -124,4 +146,73 @@ type DepositCompleted struct {
 	TransactionID string `json:"transactionId"`
 	Amount        int64  `json:"amount"`
 	Currency      string `json:"currency"`
+}
+
+// FiatMerchantCharge is the data of a TypeFiatMerchantCharge command. The
+// gateway has authenticated the merchant's key, found the customer's active
+// authorization of that merchant for the wallet and resolved (creating on
+// demand) the merchant's wallet of the customer wallet's currency; the
+// consumer re-checks all of it under the row locks.
+type FiatMerchantCharge struct {
+	ChargeID         string `json:"chargeId"`
+	MerchantUserID   string `json:"merchantUserId"`
+	MerchantKeyID    string `json:"merchantKeyId"`
+	MerchantWalletID string `json:"merchantWalletId"`
+	CustomerWalletID string `json:"customerWalletId"`
+	CustomerUserID   string `json:"customerUserId"`
+	AuthorizationID  string `json:"authorizationId"`
+	Amount           int64  `json:"amount"`
+	PaymentRef       string `json:"paymentRef"`
+	Description      string `json:"description,omitempty"`
+}
+
+// FiatRequestPay is the data of a TypeFiatRequestPay command.
+type FiatRequestPay struct {
+	RequestID     string `json:"requestId"`
+	PayerWalletID string `json:"payerWalletId"`
+	PayerUserID   string `json:"payerUserId"`
+	// ReceiverWalletID is the request's wallet, so the batch locks it
+	// with the payer's.
+	ReceiverWalletID string `json:"receiverWalletId"`
+}
+
+// MerchantCharged is the data of merchant.charge.success.
+type MerchantCharged struct {
+	ChargeID         string `json:"chargeId"`
+	TransactionID    string `json:"transactionId"`
+	MerchantUserID   string `json:"merchantUserId"`
+	MerchantWalletID string `json:"merchantWalletId"`
+	CustomerWalletID string `json:"customerWalletId"`
+	Amount           int64  `json:"amount"`
+	Fee              int64  `json:"fee"`
+	Currency         string `json:"currency"`
+	PaymentRef       string `json:"paymentRef"`
+	Description      string `json:"description"`
+}
+
+// RequestPaid is the data of request.paid.
+type RequestPaid struct {
+	RequestID     string `json:"requestId"`
+	Token         string `json:"token"`
+	WalletID      string `json:"walletId"`
+	PayerWalletID string `json:"payerWalletId"`
+	TransactionID string `json:"transactionId"`
+	Amount        int64  `json:"amount"`
+	Fee           int64  `json:"fee"`
+	Currency      string `json:"currency"`
+	Description   string `json:"description"`
+}
+
+// RequestExpired is the data of request.expired. Reason is "time" or
+// "views".
+type RequestExpired struct {
+	RequestID string    `json:"requestId"`
+	Token     string    `json:"token"`
+	WalletID  string    `json:"walletId"`
+	Amount    int64     `json:"amount"`
+	Currency  string    `json:"currency"`
+	Reason    string    `json:"reason"`
+	Views     int       `json:"views"`
+	MaxViews  int       `json:"maxViews"`
+	ExpiresAt time.Time `json:"expiresAt"`
 }

@@ -1,28 +1,45 @@
 package main
 
 import (
+	"os"
+	"time"
+
 	cfiat "github.com/fintech/platform/consumers/fiat"
 	cpipeline "github.com/fintech/platform/consumers/pipeline"
 	gfiat "github.com/fintech/platform/gateway/fiat"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/storage/clickhouse"
 	sfiat "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/topics"
 )
 
-// fiatModule wires the fiat module: its routes under /api/fiat and the
-// fiat-applier consumer group of fiat.commands.
+// requestExpiryInterval is how often the payment-request expirer looks for
+// requests whose time has passed (an indexed scan of open requests).
+const requestExpiryInterval = time.Second
+
+// fiatModule wires the fiat module: its routes under /api/fiat, the
+// fiat-applier consumer group of fiat.commands and the payment-request
+// expirer. RECONCILE_ALERT_URL and RECONCILE_ALERT_SECRET (read here) set
+// the target and signing key of the reconciliation drift alert.
 func (a *app) fiatModule() (module, error) {
 	caps := cfiat.Caps{PerTransfer: a.cfg.Caps.PerTransfer, DailyDeposit: a.cfg.Caps.DailyDeposit, Monthly: a.cfg.Caps.Monthly}
 	return module{
 		routes: func(r server.Router) error {
+			var analytics gfiat.ProcessorLedger
+			if a.cfg.ClickHouseAddr != "" {
+				analytics = sfiat.NewProcessorAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase())
+			}
 			h, err := gfiat.NewHandlers(gfiat.Config{
-				PublicBaseURL:  a.cfg.PublicBaseURL,
-				WebhookSecret:  a.cfg.ProcessorHook,
-				ProcessorKey:   a.cfg.ProcessorKey,
-				KYCAutoApprove: a.cfg.KYCAutoApprove,
-				Admins:         a.cfg.Admins.Fiat,
-				Routes:         a.server.Routes,
-				Caps:           caps,
+				PublicBaseURL:        a.cfg.PublicBaseURL,
+				WebhookSecret:        a.cfg.ProcessorHook,
+				ProcessorKey:         a.cfg.ProcessorKey,
+				KYCAutoApprove:       a.cfg.KYCAutoApprove,
+				Admins:               a.cfg.Admins.Fiat,
+				Routes:               a.server.Routes,
+				Caps:                 caps,
+				ReconcileAlertURL:    os.Getenv("RECONCILE_ALERT_URL"),
+				ReconcileAlertSecret: os.Getenv("RECONCILE_ALERT_SECRET"),
+				Analytics:            analytics,
 			}, sfiat.NewStore(a.pool), a.bus, a.tokens, a.pool, a.now)
 			if err != nil {
 				return err
@@ -38,6 +55,11 @@ func (a *app) fiatModule() (module, error) {
 				}
 				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
 					Brokers: a.brokers}, a.pool, h, a.metrics, a.log)
+			},
+		},
+		background: []func() (runnable, error){
+			func() (runnable, error) {
+				return cfiat.NewExpirer(sfiat.NewStore(a.pool), requestExpiryInterval, a.now, a.log)
 			},
 		},
 	}, nil

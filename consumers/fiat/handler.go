@@ -132,6 +132,8 @@ type batch struct {
 	doneDeps    []*store.Deposit
 	newPayouts  []store.Payout
 	decided     []*store.Payout
+
+	commerce
 }
 
 type decoded struct {
@@ -141,6 +143,8 @@ type decoded struct {
 	withdraw *schemas.FiatWithdraw
 	payReq   *schemas.FiatPayoutRequest
 	decide   *schemas.FiatPayoutDecide
+	charge   *schemas.FiatMerchantCharge
+	reqPay   *schemas.FiatRequestPay
 	bad      error
 }
 
@@ -165,6 +169,12 @@ func decode(c pipeline.Command) decoded {
 	case schemas.TypeFiatPayoutDecide:
 		v, err := schemas.DataAs[schemas.FiatPayoutDecide](c.Env)
 		d.decide, d.bad = &v, err
+	case schemas.TypeFiatMerchantCharge:
+		v, err := schemas.DataAs[schemas.FiatMerchantCharge](c.Env)
+		d.charge, d.bad = &v, err
+	case schemas.TypeFiatRequestPay:
+		v, err := schemas.DataAs[schemas.FiatRequestPay](c.Env)
+		d.reqPay, d.bad = &v, err
 	default:
 		d.bad = fmt.Errorf("fiat consumer does not handle %q", c.Env.Type)
 	}
@@ -192,6 +202,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 	now := h.now().UTC().Truncate(time.Microsecond)
 	ds := make([]decoded, len(cmds))
 	walletIDs, limitUsers, depositIDs, payoutIDs, depUsers := set{}, set{}, set{}, set{}, set{}
+	requestIDs, authIDs, chargeKeys := set{}, set{}, map[store.ChargeKey]bool{}
 	for i, c := range cmds {
 		d := decode(c)
 		ds[i] = d
@@ -219,6 +230,21 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		case d.decide != nil:
 			walletIDs.add(d.decide.WalletID)
 			payoutIDs.add(d.decide.PayoutID)
+		case d.charge != nil:
+			walletIDs.add(d.charge.CustomerWalletID)
+			walletIDs.add(d.charge.MerchantWalletID)
+			walletIDs.add(store.FeeWalletID("KZT"))
+			walletIDs.add(store.FeeWalletID("USD"))
+			limitUsers.add(d.charge.CustomerUserID)
+			authIDs.add(d.charge.AuthorizationID)
+			chargeKeys[store.ChargeKey{MerchantUserID: d.charge.MerchantUserID, PaymentRef: d.charge.PaymentRef}] = true
+		case d.reqPay != nil:
+			walletIDs.add(d.reqPay.PayerWalletID)
+			walletIDs.add(d.reqPay.ReceiverWalletID)
+			walletIDs.add(store.FeeWalletID("KZT"))
+			walletIDs.add(store.FeeWalletID("USD"))
+			limitUsers.add(d.reqPay.PayerUserID)
+			requestIDs.add(d.reqPay.RequestID)
 		}
 	}
 
@@ -237,6 +263,9 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		return nil, err
 	}
 	if b.depToday, err = store.DepositedSince(ctx, tx, depUsers.list(), DayStart(now)); err != nil {
+		return nil, err
+	}
+	if err := b.loadCommerce(ctx, tx, requestIDs.list(), authIDs.list(), chargeKeys); err != nil {
 		return nil, err
 	}
 
@@ -259,6 +288,10 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 			out[i] = b.payoutRequest(d.payReq)
 		case d.decide != nil:
 			out[i] = b.payoutDecide(d.decide)
+		case d.charge != nil:
+			out[i] = b.merchantCharge(d.charge)
+		case d.reqPay != nil:
+			out[i] = b.requestPay(d.reqPay)
 		}
 	}
 	return out, b.flush(ctx, tx)
@@ -289,6 +322,9 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 		return err
 	}
 	if err := store.DecidePayouts(ctx, tx, b.decided); err != nil {
+		return err
+	}
+	if err := b.flushCommerce(ctx, tx); err != nil {
 		return err
 	}
 	if err := store.InsertTransactions(ctx, tx, b.txs); err != nil {

@@ -50,3 +50,70 @@ func DayStart(t time.Time) time.Time {
 	y, m, d := t.UTC().Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
+
+// Payment request statuses and expiry reasons.
+const (
+	RequestOpen    = "open"
+	RequestPaid    = "paid"
+	RequestExpired = "expired"
+
+	ExpiryTime  = "time"
+	ExpiryViews = "views"
+)
+
+// ExpiryReason says why an open request is expired at now: ExpiryTime once
+// now has reached expiresAt (the boundary instant itself is expired),
+// ExpiryViews once views have reached maxViews, "" while it is still open.
+// Time wins when both hold.
+func ExpiryReason(views, maxViews int, expiresAt, now time.Time) string {
+	switch {
+	case !now.Before(expiresAt):
+		return ExpiryTime
+	case views >= maxViews:
+		return ExpiryViews
+	}
+	return ""
+}
+
+// ViewResult is the effect of one public read of a payment request.
+type ViewResult struct {
+	// Views and Status are the request's new state.
+	Views  int
+	Status string
+	// Expired is the reason when this read expired the request ("" when
+	// it did not): request.expired is emitted with it.
+	Expired string
+	// Gone means the read is answered 410 request_expired.
+	Gone bool
+}
+
+// View applies one public read to a request. A paid request is shown and
+// not counted. An expired one is gone. An open one past its time expires
+// now and is gone. Otherwise the read counts one view and is served; the
+// view that reaches maxViews expires the request (it is served, showing
+// the expired status, and every later read is gone).
+func View(status string, views, maxViews int, expiresAt, now time.Time) ViewResult {
+	switch status {
+	case RequestPaid:
+		return ViewResult{Views: views, Status: status}
+	case RequestExpired:
+		return ViewResult{Views: views, Status: status, Gone: true}
+	}
+	if ExpiryReason(views, maxViews, expiresAt, now) == ExpiryTime {
+		return ViewResult{Views: views, Status: RequestExpired, Expired: ExpiryTime, Gone: true}
+	}
+	if views >= maxViews {
+		// Expired by views but not yet marked (cannot happen through View).
+		return ViewResult{Views: views, Status: RequestExpired, Expired: ExpiryViews, Gone: true}
+	}
+	views++
+	if views >= maxViews {
+		return ViewResult{Views: views, Status: RequestExpired, Expired: ExpiryViews}
+	}
+	return ViewResult{Views: views, Status: RequestOpen}
+}
+
+// ChargeFee is the fee of a merchant charge: the transfer rule (0.1 %,
+// rounded up, at least one minor unit), paid by the merchant out of the
+// charged amount, never more than the amount.
+func ChargeFee(amount int64) int64 { return min(Fee(amount), amount) }

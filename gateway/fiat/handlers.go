@@ -49,6 +49,7 @@ type Store interface {
 	DecideKYC(ctx context.Context, id string, approve bool, now time.Time, audit store.AuditRow) (store.KYC, error)
 	Audit(ctx context.Context, before string, limit int) ([]store.AuditRow, error)
 	DashboardOf(ctx context.Context, userID, month string) (store.Dashboard, error)
+	CommerceStore
 }
 
 var _ Store = (*store.Store)(nil)
@@ -76,6 +77,15 @@ type Config struct {
 	// Caps are the pre-KYC limits, shown on the dashboard (the consumer
 	// enforces them).
 	Caps cfiat.Caps
+	// ReconcileAlertURL receives a signed JSON POST when reconciliation
+	// finds drift (RECONCILE_ALERT_URL; empty: no alert).
+	ReconcileAlertURL string
+	// ReconcileAlertSecret keys the alert's HMAC signature
+	// (RECONCILE_ALERT_SECRET).
+	ReconcileAlertSecret string
+	// Analytics reads the processor side from the ClickHouse copy; nil
+	// serves reconciliation from Postgres only.
+	Analytics ProcessorLedger
 }
 
 // Validate reports every missing setting.
@@ -90,18 +100,22 @@ func (c Config) Validate() error {
 	if c.Routes == nil {
 		errs = append(errs, errors.New("routes lister is nil"))
 	}
+	if c.ReconcileAlertURL != "" && !strings.HasPrefix(c.ReconcileAlertURL, "http://") && !strings.HasPrefix(c.ReconcileAlertURL, "https://") {
+		errs = append(errs, errors.New("RECONCILE_ALERT_URL must start with http:// or https://"))
+	}
 	return errors.Join(errs...)
 }
 
 // Handlers serve /api/fiat.
 type Handlers struct {
-	cfg    Config
-	store  Store
-	bus    Sender
-	tokens *auth.Tokens
-	db     platform.Pinger
-	now    func() time.Time
-	client *http.Client
+	cfg      Config
+	store    Store
+	commerce CommerceStore
+	bus      Sender
+	tokens   *auth.Tokens
+	db       platform.Pinger
+	now      func() time.Time
+	client   *http.Client
 	// checkout opens sessions: the embedded test processor without
 	// ProcessorKey, Stripe with it.
 	checkout Checkout
@@ -119,7 +133,7 @@ func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, db platf
 	if cfg.ProcessorKey != "" {
 		co = newStripeCheckout(cfg.ProcessorKey, cfg.PublicBaseURL)
 	}
-	return &Handlers{cfg: cfg, store: st, bus: bus, tokens: tokens, db: db, now: now,
+	return &Handlers{cfg: cfg, store: st, commerce: st, bus: bus, tokens: tokens, db: db, now: now,
 		client: &http.Client{Timeout: 15 * time.Second}, checkout: co}, nil
 }
 
@@ -154,6 +168,19 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/transactions.csv", "Transaction history as CSV", tok, h.transactionsCSV)
 	g.Get("/me/dashboard", "Aggregated wallet, transaction and limits snapshot", tok, h.dashboard)
 
+	g.Post("/merchant/keys", ratelimit.Write, "Issue a merchant API key (shown once; 3 active per user)", tok, h.createKey)
+	g.Get("/merchant/keys", "Own merchant API keys (no plaintext)", tok, h.listKeys)
+	g.Handle(http.MethodDelete, "/merchant/keys/:id", ratelimit.Write, "Revoke an own merchant API key", tok, h.revokeKey)
+	g.Post("/merchant/authorizations", ratelimit.Write, "Authorize a merchant to charge one of your wallets up to maxAmount", tok, h.createAuthorization)
+	g.Get("/merchant/authorizations", "Own merchant authorizations", tok, h.listAuthorizations)
+	g.Handle(http.MethodDelete, "/merchant/authorizations/:id", ratelimit.Write, "Revoke a merchant authorization", tok, h.revokeAuthorization)
+	g.Post("/merchant/charge", ratelimit.Money, "Charge an authorizing customer's wallet (X-API-Key); replay by paymentRef is idempotent", h.charge)
+
+	g.Post("/requests", ratelimit.Write, "Create a payment request; returns a shareable token and pay URL", tok, h.createRequest)
+	g.Get("/requests/:token", "Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view", h.viewRequest)
+	g.Post("/requests/:token/pay", ratelimit.Money, "Pay a payment request from the caller's wallet", tok, h.payRequest)
+
+	g.Get("/admin/reconcile", "Reconcile processor charges with the ledger and balances; drift alerts the configured target", tok, admin, h.reconcile)
 	g.Get("/admin/audit", "Append-only audit log", tok, admin, h.audit)
 	g.Post("/admin/wallets/:id/freeze", ratelimit.Write, "Freeze a wallet", tok, admin, h.setStatus(store.StatusFrozen))
 	g.Post("/admin/wallets/:id/unfreeze", ratelimit.Write, "Unfreeze a wallet", tok, admin, h.setStatus(store.StatusActive))

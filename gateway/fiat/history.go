@@ -132,6 +132,10 @@ func (h *Handlers) dashboard(c *fiber.Ctx) error {
 	for i, t := range d.RecentTxs {
 		recent[i] = toTxJSON(t, p.UserID)
 	}
+	open, err := h.openRequests(c, p.UserID)
+	if err != nil {
+		return err
+	}
 	caps := h.cfg.Caps
 	return c.JSON(fiber.Map{
 		"wallets":  wallets,
@@ -140,8 +144,10 @@ func (h *Handlers) dashboard(c *fiber.Ctx) error {
 			"count": d.TxCount, "sentTotal": d.SentTotal, "receivedTotal": d.ReceivedTotal,
 			"feesPaid": d.FeesPaid, "recent": recent,
 		},
-		"requests": fiber.Map{"pendingDeposits": d.PendingDeposits, "pendingPayouts": d.PendingPayouts},
-		"kyc":      fiber.Map{"approved": d.KYCApproved, "status": d.KYCLatest},
+		"requests": fiber.Map{"pendingDeposits": d.PendingDeposits, "pendingPayouts": d.PendingPayouts,
+			"openPaymentRequests": len(open)},
+		"openRequests": open,
+		"kyc":          fiber.Map{"approved": d.KYCApproved, "status": d.KYCLatest},
 		"limits": fiber.Map{
 			"perTransfer": caps.PerTransfer, "dailyDeposit": caps.DailyDeposit, "monthly": caps.Monthly,
 			"monthlyUsed": d.MonthOut, "capsApply": !d.KYCApproved,

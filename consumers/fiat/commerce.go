@@ -1,0 +1,291 @@
+package fiat
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/fiat"
+	"github.com/fintech/platform/topics"
+)
+
+// Error codes of the commerce commands.
+const (
+	CodeRequestNotFound      = "request_not_found"
+	CodeRequestPaid          = "request_paid"
+	CodeRequestExpired       = "request_expired"
+	CodeCannotPayOwnRequest  = "cannot_pay_own_request"
+	CodeChargeNotAuthorized  = "charge_not_authorized"
+	CodeAuthorizationExceeds = "authorization_exceeded"
+)
+
+// ChargeResult is the body of a merchant charge: 201 when it settles, 200
+// with Idempotent true when a replay of (merchant, paymentRef) returns it.
+type ChargeResult struct {
+	ID               string    `json:"id"`
+	ChargeID         string    `json:"chargeId"`
+	TransactionID    string    `json:"transactionId"`
+	Status           string    `json:"status"`
+	WalletID         string    `json:"walletId"`
+	MerchantWalletID string    `json:"merchantWalletId"`
+	Amount           int64     `json:"amount"`
+	Fee              int64     `json:"fee"`
+	NetAmount        int64     `json:"netAmount"`
+	Currency         string    `json:"currency"`
+	PaymentRef       string    `json:"paymentRef"`
+	Description      string    `json:"description"`
+	CreatedAt        time.Time `json:"createdAt"`
+	Idempotent       bool      `json:"idempotent"`
+}
+
+// ChargeResultOf is the body of a settled charge.
+func ChargeResultOf(c store.Charge, idempotent bool) ChargeResult {
+	return ChargeResult{ID: c.ID, ChargeID: c.ID, TransactionID: c.TransactionID, Status: "succeeded",
+		WalletID: c.CustomerWallet, MerchantWalletID: c.MerchantWallet, Amount: c.Amount, Fee: c.Fee,
+		NetAmount: c.Amount - c.Fee, Currency: c.Currency, PaymentRef: c.PaymentRef, Description: c.Description,
+		CreatedAt: c.CreatedAt.UTC(), Idempotent: idempotent}
+}
+
+// RequestPayResult is the 200 body of a paid request.
+type RequestPayResult struct {
+	RequestID     string    `json:"requestId"`
+	Token         string    `json:"token"`
+	Status        string    `json:"status"`
+	TransactionID string    `json:"transactionId"`
+	Amount        int64     `json:"amount"`
+	FeeKzt        int64     `json:"feeKzt"`
+	Currency      string    `json:"currency"`
+	PayerWalletID string    `json:"payerWalletId"`
+	PayerBalance  int64     `json:"payerBalance"`
+	PaidAt        time.Time `json:"paidAt"`
+}
+
+// commerce is the batch state of the merchant and payment-request commands.
+type commerce struct {
+	requests   map[string]*store.PaymentRequest
+	reqDirty   map[string]bool
+	auths      map[string]*store.Authorization
+	authDirty  map[string]bool
+	charges    map[store.ChargeKey]*store.Charge
+	newCharges []store.Charge
+}
+
+func (b *batch) loadCommerce(ctx context.Context, tx pgx.Tx, requestIDs, authIDs []string, keys map[store.ChargeKey]bool) error {
+	b.reqDirty, b.authDirty = map[string]bool{}, map[string]bool{}
+	var err error
+	if b.requests, err = store.LockRequests(ctx, tx, requestIDs); err != nil {
+		return err
+	}
+	if b.auths, err = store.LockAuthorizations(ctx, tx, authIDs); err != nil {
+		return err
+	}
+	ks := make([]store.ChargeKey, 0, len(keys))
+	for k := range keys {
+		ks = append(ks, k)
+	}
+	b.charges, err = store.ChargesByRef(ctx, tx, ks)
+	return err
+}
+
+func (b *batch) flushCommerce(ctx context.Context, tx pgx.Tx) error {
+	rs := make([]*store.PaymentRequest, 0, len(b.reqDirty))
+	for id := range b.reqDirty {
+		rs = append(rs, b.requests[id])
+	}
+	if err := store.SettleRequests(ctx, tx, rs); err != nil {
+		return err
+	}
+	as := make([]*store.Authorization, 0, len(b.authDirty))
+	for id := range b.authDirty {
+		as = append(as, b.auths[id])
+	}
+	if err := store.WriteRemaining(ctx, tx, as); err != nil {
+		return err
+	}
+	return store.InsertCharges(ctx, tx, b.newCharges)
+}
+
+// merchantCharge settles a charge of the customer wallet into the
+// merchant's wallet. It needs the customer's active authorization of the
+// merchant on that wallet with enough remaining allowance; the customer's
+// pre-KYC caps apply as to a transfer; the customer pays exactly the amount
+// and the merchant receives it minus the 0.1 % fee.
+func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
+	if c := b.charges[store.ChargeKey{MerchantUserID: m.MerchantUserID, PaymentRef: m.PaymentRef}]; c != nil {
+		return pipeline.JSON(http.StatusOK, ChargeResultOf(*c, true))
+	}
+	cust := b.wallets[m.CustomerWalletID]
+	if cust == nil || cust.Kind != store.KindUser || cust.UserID != m.CustomerUserID {
+		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+	}
+	a := b.auths[m.AuthorizationID]
+	if a == nil || a.Status != "active" || a.WalletID != cust.ID || a.MerchantUserID != m.MerchantUserID {
+		return pipeline.Reject(http.StatusForbidden, CodeChargeNotAuthorized,
+			"the wallet owner has not authorized this merchant to charge the wallet", nil)
+	}
+	merch := b.wallets[m.MerchantWalletID]
+	if merch == nil || merch.UserID != m.MerchantUserID || merch.Currency != cust.Currency {
+		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the merchant wallet is missing", nil)
+	}
+	if cust.Status != store.StatusActive {
+		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the customer wallet is "+cust.Status, nil)
+	}
+	if merch.Status != store.StatusActive {
+		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the merchant wallet is "+merch.Status, nil)
+	}
+	if m.Amount > a.Remaining {
+		return pipeline.Reject(http.StatusForbidden, CodeAuthorizationExceeds,
+			"the charge exceeds what the wallet owner authorized", map[string]any{"remaining": a.Remaining})
+	}
+	lim := b.limitsOf(cust.UserID)
+	if !b.h.caps.CapCheck(lim.KYCApproved, m.Amount, lim.MonthOut, true) {
+		return kycRejection()
+	}
+	if cust.Balance < m.Amount {
+		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the customer balance does not cover the amount",
+			map[string]any{"required": m.Amount})
+	}
+	feeWallet := b.wallets[store.FeeWalletID(cust.Currency)]
+	if feeWallet == nil {
+		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the fee wallet is missing", nil)
+	}
+	fee := ChargeFee(m.Amount)
+	b.move(cust, -m.Amount)
+	b.move(merch, m.Amount-fee)
+	b.move(feeWallet, fee)
+	a.Remaining -= m.Amount
+	b.authDirty[a.ID] = true
+	lim.MonthOut += m.Amount
+	b.limDirty[lim.UserID] = true
+
+	txID := schemas.NewID()
+	c := store.Charge{ID: m.ChargeID, MerchantUserID: m.MerchantUserID, MerchantKeyID: m.MerchantKeyID,
+		PaymentRef: m.PaymentRef, CustomerWallet: cust.ID, MerchantWallet: merch.ID, AuthorizationID: a.ID,
+		Amount: m.Amount, Fee: fee, Currency: cust.Currency, Description: m.Description, TransactionID: txID, CreatedAt: b.now}
+	b.newCharges = append(b.newCharges, c)
+	b.charges[store.ChargeKey{MerchantUserID: m.MerchantUserID, PaymentRef: m.PaymentRef}] = &c
+	memo := m.Description
+	if memo == "" {
+		memo = "merchant charge " + m.PaymentRef
+	}
+	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "merchant_charge", Status: "completed", FromWallet: cust.ID,
+		ToWallet: merch.ID, FromUser: cust.UserID, ToUser: merch.UserID, Amount: m.Amount, Fee: fee,
+		Currency: cust.Currency, Memo: memo, RefID: c.ID, CreatedAt: b.now})
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: m.MerchantUserID, Action: "merchant.charge",
+		Subject: txID, Amount: m.Amount, Currency: cust.Currency,
+		Detail: fmt.Sprintf("%s -> %s fee %d ref %s key %s", cust.ID, merch.ID, fee, m.PaymentRef, m.MerchantKeyID), CreatedAt: b.now})
+
+	o := pipeline.JSON(http.StatusCreated, ChargeResultOf(c, false))
+	b.emit(&o, topics.EventsFiat, schemas.TypeMerchantCharged, cust.ID, m.MerchantUserID, schemas.MerchantCharged{
+		ChargeID: c.ID, TransactionID: txID, MerchantUserID: m.MerchantUserID, MerchantWalletID: merch.ID,
+		CustomerWalletID: cust.ID, Amount: m.Amount, Fee: fee, Currency: cust.Currency, PaymentRef: m.PaymentRef,
+		Description: m.Description})
+	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindMerchantCharge, SourceID: txID, ActorUserID: m.MerchantUserID,
+		AmountCents: ptr(m.Amount), Currency: cust.Currency,
+		Meta: map[string]any{"customerWallet": cust.ID, "merchantWallet": merch.ID, "fee": fee, "chargeId": c.ID}})
+	return o
+}
+
+// requestPay pays a payment request with the transfer rule: the payer pays
+// the amount plus the 0.1 % fee, the requester receives the amount.
+func (b *batch) requestPay(p *schemas.FiatRequestPay) pipeline.Outcome {
+	r := b.requests[p.RequestID]
+	if r == nil {
+		return pipeline.Reject(http.StatusNotFound, CodeRequestNotFound, "no such payment request", nil)
+	}
+	payer, rej := b.ownWallet(p.PayerWalletID, p.PayerUserID)
+	if rej != nil {
+		return *rej
+	}
+	switch r.Status {
+	case RequestPaid:
+		return pipeline.Reject(http.StatusBadRequest, CodeRequestPaid, "the payment request is already paid", nil)
+	case RequestExpired:
+		return pipeline.Reject(http.StatusBadRequest, CodeRequestExpired, "the payment request has expired", nil)
+	}
+	if reason := ExpiryReason(r.Views, r.MaxViews, r.ExpiresAt, b.now); reason != "" {
+		o := pipeline.Reject(http.StatusBadRequest, CodeRequestExpired, "the payment request has expired", nil)
+		b.expireRequest(&o, r, reason)
+		return o
+	}
+	if payer.ID == r.WalletID {
+		return pipeline.Reject(http.StatusBadRequest, CodeCannotPayOwnRequest, "the payer wallet is the receiving wallet", nil)
+	}
+	to := b.wallets[r.WalletID]
+	if to == nil {
+		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "the receiving wallet does not exist", nil)
+	}
+	if payer.Currency != r.Currency {
+		return pipeline.Reject(http.StatusUnprocessableEntity, CodeCurrencyMismatch,
+			"the request is in "+r.Currency+"; pay it from a "+r.Currency+" wallet", nil)
+	}
+	if to.Status != store.StatusActive {
+		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the receiving wallet is "+to.Status, nil)
+	}
+	fee := Fee(r.Amount)
+	lim := b.limitsOf(payer.UserID)
+	if !b.h.caps.CapCheck(lim.KYCApproved, r.Amount, lim.MonthOut, true) {
+		return kycRejection()
+	}
+	if payer.Balance < r.Amount+fee {
+		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance,
+			"the balance does not cover the amount plus the 0.1% fee",
+			map[string]any{"required": r.Amount + fee, "feeKzt": fee, "balance": payer.Balance})
+	}
+	feeWallet := b.wallets[store.FeeWalletID(payer.Currency)]
+	if feeWallet == nil {
+		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the fee wallet is missing", nil)
+	}
+	b.move(payer, -(r.Amount + fee))
+	b.move(to, r.Amount)
+	b.move(feeWallet, fee)
+	lim.MonthOut += r.Amount
+	b.limDirty[lim.UserID] = true
+
+	txID := schemas.NewID()
+	at := b.now
+	r.Status, r.PaidAt, r.PayerWallet, r.PayerUser, r.TransactionID = RequestPaid, &at, payer.ID, payer.UserID, txID
+	b.reqDirty[r.ID] = true
+	memo := r.Description
+	if memo == "" {
+		memo = "payment request"
+	}
+	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "request_payment", Status: "completed", FromWallet: payer.ID,
+		ToWallet: to.ID, FromUser: payer.UserID, ToUser: to.UserID, Amount: r.Amount, Fee: fee, Currency: r.Currency,
+		Memo: memo, RefID: r.ID, CreatedAt: b.now})
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: payer.UserID, Action: "request.pay", Subject: txID,
+		Amount: r.Amount, Currency: r.Currency, Detail: fmt.Sprintf("request %s %s -> %s fee %d", r.ID, payer.ID, to.ID, fee),
+		CreatedAt: b.now})
+	o := pipeline.JSON(http.StatusOK, RequestPayResult{RequestID: r.ID, Token: r.Token, Status: RequestPaid,
+		TransactionID: txID, Amount: r.Amount, FeeKzt: fee, Currency: r.Currency, PayerWalletID: payer.ID,
+		PayerBalance: payer.Balance, PaidAt: b.now})
+	b.emit(&o, topics.EventsFiat, schemas.TypeRequestPaid, to.ID, to.UserID, schemas.RequestPaid{
+		RequestID: r.ID, Token: r.Token, WalletID: to.ID, PayerWalletID: payer.ID, TransactionID: txID,
+		Amount: r.Amount, Fee: fee, Currency: r.Currency, Description: r.Description})
+	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindRequestPayment, SourceID: txID, ActorUserID: payer.UserID,
+		AmountCents: ptr(r.Amount), Currency: r.Currency,
+		Meta: map[string]any{"fromWallet": payer.ID, "toWallet": to.ID, "fee": fee, "requestId": r.ID}})
+	b.reputation(&o, payer.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":from")
+	b.reputation(&o, to.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":to")
+	return o
+}
+
+// expireRequest marks an open request expired in the batch and emits
+// request.expired with the outcome.
+func (b *batch) expireRequest(o *pipeline.Outcome, r *store.PaymentRequest, reason string) {
+	at := b.now
+	r.Status, r.ExpiredAt, r.ExpiredReason = RequestExpired, &at, reason
+	b.reqDirty[r.ID] = true
+	b.emit(o, topics.EventsFiat, schemas.TypeRequestExpired, r.WalletID, r.UserID, RequestExpiredEvent(*r))
+}
+
+// RequestExpiredEvent is the request.expired data of an expired request.
+func RequestExpiredEvent(r store.PaymentRequest) schemas.RequestExpired {
+	return schemas.RequestExpired{RequestID: r.ID, Token: r.Token, WalletID: r.WalletID, Amount: r.Amount,
+		Currency: r.Currency, Reason: r.ExpiredReason, Views: r.Views, MaxViews: r.MaxViews, ExpiresAt: r.ExpiresAt.UTC()}
+}
