@@ -150,14 +150,10 @@ func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
 		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the customer balance does not cover the amount",
 			map[string]any{"required": m.Amount})
 	}
-	feeWallet := b.wallets[store.FeeWalletID(cust.Currency)]
-	if feeWallet == nil {
-		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the fee wallet is missing", nil)
-	}
 	fee := ChargeFee(m.Amount)
 	b.move(cust, -m.Amount)
 	b.move(merch, m.Amount-fee)
-	b.move(feeWallet, fee)
+	b.creditFee(cust.Currency, fee)
 	a.Remaining -= m.Amount
 	b.authDirty[a.ID] = true
 	lim.MonthOut += m.Amount
@@ -237,13 +233,9 @@ func (b *batch) requestPay(p *schemas.FiatRequestPay) pipeline.Outcome {
 			"the balance does not cover the amount plus the 0.1% fee",
 			map[string]any{"required": r.Amount + fee, "feeKzt": fee, "balance": payer.Balance})
 	}
-	feeWallet := b.wallets[store.FeeWalletID(payer.Currency)]
-	if feeWallet == nil {
-		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the fee wallet is missing", nil)
-	}
 	b.move(payer, -(r.Amount + fee))
 	b.move(to, r.Amount)
-	b.move(feeWallet, fee)
+	b.creditFee(payer.Currency, fee)
 	lim.MonthOut += r.Amount
 	b.limDirty[lim.UserID] = true
 

@@ -115,11 +115,16 @@ type PayoutResult struct {
 
 // batch is the in-memory state of one batch.
 type batch struct {
-	h        *Handler
-	now      time.Time
-	month    string
-	wallets  map[string]*store.Wallet
-	dirty    map[string]bool
+	h       *Handler
+	now     time.Time
+	month   string
+	wallets map[string]*store.Wallet
+	dirty   map[string]bool
+	// fees are the fee credits of the batch by fee wallet id. Fee wallets
+	// are only ever credited, so they are not locked with the others: one
+	// additive update at the end of the batch holds their row lock only
+	// until the commit, and concurrent appliers do not queue behind it.
+	fees     map[string]int64
 	limits   map[string]*store.Limits
 	limDirty map[string]bool
 	deposits map[string]*store.Deposit
@@ -211,8 +216,6 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		case d.transfer != nil:
 			walletIDs.add(d.transfer.FromWalletID)
 			walletIDs.add(d.transfer.ToWalletID)
-			walletIDs.add(store.FeeWalletID("KZT"))
-			walletIDs.add(store.FeeWalletID("USD"))
 			limitUsers.add(d.transfer.FromUserID)
 		case d.depCreat != nil:
 			walletIDs.add(d.depCreat.WalletID)
@@ -233,22 +236,18 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		case d.charge != nil:
 			walletIDs.add(d.charge.CustomerWalletID)
 			walletIDs.add(d.charge.MerchantWalletID)
-			walletIDs.add(store.FeeWalletID("KZT"))
-			walletIDs.add(store.FeeWalletID("USD"))
 			limitUsers.add(d.charge.CustomerUserID)
 			authIDs.add(d.charge.AuthorizationID)
 			chargeKeys[store.ChargeKey{MerchantUserID: d.charge.MerchantUserID, PaymentRef: d.charge.PaymentRef}] = true
 		case d.reqPay != nil:
 			walletIDs.add(d.reqPay.PayerWalletID)
 			walletIDs.add(d.reqPay.ReceiverWalletID)
-			walletIDs.add(store.FeeWalletID("KZT"))
-			walletIDs.add(store.FeeWalletID("USD"))
 			limitUsers.add(d.reqPay.PayerUserID)
 			requestIDs.add(d.reqPay.RequestID)
 		}
 	}
 
-	b := &batch{h: h, now: now, month: MonthKey(now), dirty: map[string]bool{}, limDirty: map[string]bool{}}
+	b := &batch{h: h, now: now, month: MonthKey(now), dirty: map[string]bool{}, limDirty: map[string]bool{}, fees: map[string]int64{}}
 	var err error
 	if b.wallets, err = store.LockWallets(ctx, tx, walletIDs.list()); err != nil {
 		return nil, err
@@ -330,7 +329,11 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 	if err := store.InsertTransactions(ctx, tx, b.txs); err != nil {
 		return err
 	}
-	return store.InsertAudit(ctx, tx, b.audit)
+	if err := store.InsertAudit(ctx, tx, b.audit); err != nil {
+		return err
+	}
+	// Last, so the fee wallets' row locks are held only until the commit.
+	return store.CreditWallets(ctx, tx, b.fees)
 }
 
 // ownWallet returns the caller's wallet or a rejection: unknown or another
@@ -363,6 +366,13 @@ func (b *batch) limitsOf(userID string) *store.Limits {
 func (b *batch) move(w *store.Wallet, delta int64) {
 	w.Balance += delta
 	b.dirty[w.ID] = true
+}
+
+// creditFee adds a fee to the platform fee wallet of the currency.
+func (b *batch) creditFee(currency string, fee int64) {
+	if fee > 0 {
+		b.fees[store.FeeWalletID(currency)] += fee
+	}
 }
 
 func kycRejection() pipeline.Outcome {
@@ -427,13 +437,9 @@ func (b *batch) transfer(env schemas.Envelope, t *schemas.FiatTransfer) pipeline
 			"the balance does not cover the amount plus the 0.1% fee",
 			map[string]any{"required": t.Amount + fee, "feeKzt": fee, "balance": from.Balance}), CodeInsufficientBalance)
 	}
-	feeWallet := b.wallets[store.FeeWalletID(from.Currency)]
-	if feeWallet == nil {
-		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the fee wallet is missing", nil)
-	}
 	b.move(from, -(t.Amount + fee))
 	b.move(to, t.Amount)
-	b.move(feeWallet, fee)
+	b.creditFee(from.Currency, fee)
 	lim.MonthOut += t.Amount
 	b.limDirty[lim.UserID] = true
 

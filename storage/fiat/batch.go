@@ -70,6 +70,30 @@ func WriteBalances(ctx context.Context, q postgres.Querier, balances map[string]
 	return nil
 }
 
+const creditWalletSQL = `UPDATE fiat_wallets SET balance = balance + $2 WHERE id = $1`
+
+// CreditWallets adds deltas to wallets that were not locked before: the
+// credit-only platform fee wallets. They are updated one by one in id order,
+// so concurrent appliers take their locks in the same order. Every wallet
+// must exist, or the transaction fails: a credit is never dropped.
+func CreditWallets(ctx context.Context, q postgres.Querier, deltas map[string]int64) error {
+	ids := make([]string, 0, len(deltas))
+	for id := range deltas {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		tag, err := q.Exec(ctx, creditWalletSQL, id, deltas[id])
+		if err != nil {
+			return fmt.Errorf("credit wallet %s: %w", id, err)
+		}
+		if tag.RowsAffected() != 1 {
+			return fmt.Errorf("credit wallet %s: no such wallet", id)
+		}
+	}
+	return nil
+}
+
 const lockLimitsSQL = `
 SELECT user_id, kyc_approved, month, month_out
 FROM fiat_limits WHERE user_id = ANY($1) ORDER BY user_id FOR UPDATE`
