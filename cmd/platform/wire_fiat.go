@@ -53,7 +53,7 @@ func (a *app) fiatModule() (module, error) {
 				if err != nil {
 					return nil, err
 				}
-				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands}, Workers: 4,
+				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands}, Workers: 2,
 					Brokers: a.brokers}, a.pool, h, a.metrics, a.log)
 			},
 		},

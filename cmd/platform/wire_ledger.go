@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	cledger "github.com/fintech/platform/consumers/ledger"
 	cpipeline "github.com/fintech/platform/consumers/pipeline"
 	gwledger "github.com/fintech/platform/gateway/ledger"
@@ -30,7 +32,8 @@ func (a *app) ledgerModule() (module, error) {
 		groups: map[string]func() (runnable, error){
 			topics.GroupLedger: func() (runnable, error) {
 				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupLedger,
-					Topics: []string{topics.LedgerAppend}, Brokers: a.brokers},
+					Topics: []string{topics.LedgerAppend}, Brokers: a.brokers,
+					MinBytes: 256 << 10, MaxWait: 200 * time.Millisecond},
 					a.pool, cledger.NewAppender(a.cfg.LedgerSalt, a.now), a.metrics, a.log)
 			},
 		},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	cpipeline "github.com/fintech/platform/consumers/pipeline"
 	creputation "github.com/fintech/platform/consumers/reputation"
 	gwreputation "github.com/fintech/platform/gateway/reputation"
@@ -30,7 +32,8 @@ func (a *app) reputationModule() (module, error) {
 		groups: map[string]func() (runnable, error){
 			topics.GroupReputation: func() (runnable, error) {
 				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupReputation,
-					Topics: []string{topics.ReputationCommands}, Brokers: a.brokers, Workers: 4},
+					Topics: []string{topics.ReputationCommands}, Brokers: a.brokers,
+					MinBytes: 256 << 10, MaxWait: 200 * time.Millisecond},
 					a.pool, creputation.NewApplier(a.now), a.metrics, a.log)
 			},
 		},

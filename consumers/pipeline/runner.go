@@ -28,6 +28,12 @@ type Config struct {
 	Brokers []string
 	// MaxBatch caps the records polled at once. Default 1000.
 	MaxBatch int
+	// MinBytes and MaxWait let the broker gather records before answering a
+	// fetch: consumers off the request path (ledger, reputation) apply fewer,
+	// larger batches and spend less per record. Default: answer as soon as
+	// anything is there, waiting at most 100 ms.
+	MinBytes int32
+	MaxWait  time.Duration
 	// Workers is how many transactions apply a poll concurrently, each over
 	// its own set of partitions (so per-key order is kept). Handlers must lock
 	// shared rows in a fixed order. Default 1.
@@ -45,6 +51,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1
+	}
+	if c.MinBytes <= 0 {
+		c.MinBytes = 1
+	}
+	if c.MaxWait <= 0 {
+		c.MaxWait = 100 * time.Millisecond
 	}
 }
 
@@ -94,7 +106,8 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 		kgo.AutoCommitInterval(250*time.Millisecond),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.FetchMinBytes(cfg.MinBytes),
+		kgo.FetchMaxWait(cfg.MaxWait),
 		kgo.SessionTimeout(10*time.Second),
 	)
 	if err != nil {

@@ -101,6 +101,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 func (d *Dispatcher) recordUntilDone(ctx, stop context.Context, recs []*kgo.Record) error {
+	// Without any subscription there is nothing to match: skip parsing the
+	// batch (a subscription only receives events newer than itself). On an
+	// error, the path below checks again and retries.
+	if has, err := d.store.HasSubscriptions(ctx); err == nil && !has {
+		return nil
+	}
 	events := make([]Event, 0, len(recs))
 	for _, r := range recs {
 		ev, err := ParseRecord(r)
