@@ -1,11 +1,11 @@
 package fiat
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 )
@@ -42,30 +42,20 @@ func TestIdempotencyRules(t *testing.T) {
 	}
 }
 
-func TestOpenAPIPath(t *testing.T) {
+func TestOpenAPIDoc(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		in     string
-		out    string
-		params []string
-	}{
-		{"/api/fiat/wallets", "/api/fiat/wallets", nil},
-		{"/api/fiat/wallets/:id/public", "/api/fiat/wallets/{id}/public", []string{"id"}},
-		{"/api/fiat/admin/kyc/:id/approve", "/api/fiat/admin/kyc/{id}/approve", []string{"id"}},
-	}
-	for _, tt := range tests {
-		out, params := openAPIPath(tt.in)
-		if out != tt.out || !reflect.DeepEqual(params, tt.params) {
-			t.Errorf("openAPIPath(%s) = %s %v", tt.in, out, params)
-		}
-	}
-	doc := OpenAPI([]server.Route{
+	doc := openapi.Build([]server.Route{
 		{Method: "POST", Path: "/api/fiat/transfer", Class: ratelimit.Money, Summary: "t"},
+		{Method: "POST", Path: "/api/fiat/merchant/charge", Class: ratelimit.Money, Summary: "c"},
 		{Method: "GET", Path: "/api/mask/masks", Class: ratelimit.Read},
-	}, Prefix, "x", "1")
+	}, openAPIDoc)
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 1 || paths["/api/fiat/transfer"] == nil {
+	if len(paths) != 2 || paths["/api/fiat/transfer"] == nil {
 		t.Fatalf("paths = %v", paths)
+	}
+	charge := paths["/api/fiat/merchant/charge"].(map[string]any)["post"].(map[string]any)
+	if len(charge["security"].([]any)) != 0 || len(charge["parameters"].([]any)) != 2 {
+		t.Fatalf("charge = %v", charge)
 	}
 }
 
