@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,6 +23,7 @@ type Config struct {
 	DataDir        string        // DATA_DIR
 	DatabaseURL    string        // DATABASE_URL
 	ClickHouseAddr string        // CLICKHOUSE_ADDR
+	ClickHouseDB   string        // CLICKHOUSE_DATABASE; empty = named after the Postgres database
 	KafkaBrokers   []string      // KAFKA_BROKERS; empty starts the embedded broker
 	KafkaPort      int           // KAFKA_EMBEDDED_PORT, the embedded broker's port
 	JWTSecret      string        // JWT_SECRET
@@ -43,6 +45,8 @@ type Config struct {
 	LogLevel       string        // LOG_LEVEL: debug, info, warn, error
 	Environment    string        // PLATFORM_ENV
 	PprofAddr      string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
+	ReconcileURL   string        // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
+	ReconcileKey   string        // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
 	Caps           Caps
 }
 
@@ -124,6 +128,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DataDir:        r.str("DATA_DIR", "./.data"),
 		DatabaseURL:    r.str("DATABASE_URL", defaultDatabaseURL),
 		ClickHouseAddr: r.str("CLICKHOUSE_ADDR", defaultClickHouse),
+		ClickHouseDB:   r.str("CLICKHOUSE_DATABASE", ""),
 		KafkaBrokers:   topics.ParseBrokers(r.str("KAFKA_BROKERS", "")),
 		KafkaPort:      int(r.integer("KAFKA_EMBEDDED_PORT", defaultKafkaPort, 0)),
 		JWTSecret:      r.str("JWT_SECRET", ""),
@@ -155,6 +160,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		LogLevel:       r.str("LOG_LEVEL", "info"),
 		Environment:    r.str("PLATFORM_ENV", "development"),
 		PprofAddr:      r.str("PPROF_ADDR", ""),
+		ReconcileURL:   r.str("RECONCILE_ALERT_URL", ""),
+		ReconcileKey:   r.str("RECONCILE_ALERT_SECRET", ""),
 		Caps: Caps{
 			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
 			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),
@@ -167,6 +174,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
 		r.fail("JWT_SECRET", "must be at least 32 characters")
+	}
+	if c.ReconcileURL != "" {
+		if u, err := url.Parse(c.ReconcileURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			r.fail("RECONCILE_ALERT_URL", "%q is not an http(s) URL", c.ReconcileURL)
+		}
+		if len(c.ReconcileKey) < 16 {
+			r.fail("RECONCILE_ALERT_SECRET", "must be at least 16 characters when RECONCILE_ALERT_URL is set (alerts are signed)")
+		}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

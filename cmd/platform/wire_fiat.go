@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"time"
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
@@ -37,8 +36,8 @@ func (a *app) fiatModule() (module, error) {
 				Admins:               a.cfg.Admins.Fiat,
 				Routes:               a.server.Routes,
 				Caps:                 caps,
-				ReconcileAlertURL:    os.Getenv("RECONCILE_ALERT_URL"),
-				ReconcileAlertSecret: os.Getenv("RECONCILE_ALERT_SECRET"),
+				ReconcileAlertURL:    a.cfg.ReconcileURL,
+				ReconcileAlertSecret: a.cfg.ReconcileKey,
 				Analytics:            analytics,
 			}, sfiat.NewStore(a.pool), a.bus, a.tokens, a.pool, a.now)
 			if err != nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fintech/platform/consumers/sink"
@@ -28,8 +26,8 @@ func (a *app) sinkModule() (module, error) {
 // that platforms sharing one ClickHouse server (tests, several environments)
 // never mix their copies.
 func (a *app) clickhouseDatabase() string {
-	if db := os.Getenv("CLICKHOUSE_DATABASE"); db != "" {
-		return clickhouse.DatabaseName(db)
+	if a.cfg.ClickHouseDB != "" {
+		return clickhouse.DatabaseName(a.cfg.ClickHouseDB)
 	}
 	if cfg, err := pgx.ParseConfig(a.cfg.DatabaseURL); err == nil && cfg.Database != "" {
 		return clickhouse.DatabaseName(cfg.Database)
