@@ -521,22 +521,35 @@ func (b *batch) depositCredit(c *schemas.FiatDepositCredit) pipeline.Outcome {
 	return o
 }
 
+// debitOwn takes amount out of the user's own active wallet for a payment
+// leaving the platform (withdrawal, payout hold): ownership, the pre-KYC
+// monthly cap and the balance are checked, and the month's outflow counted.
+func (b *batch) debitOwn(walletID, userID string, amount int64) (*store.Wallet, *pipeline.Outcome) {
+	w, rej := b.ownWallet(walletID, userID)
+	if rej != nil {
+		return nil, rej
+	}
+	lim := b.limitsOf(userID)
+	if !b.h.caps.CapCheck(lim.KYCApproved, amount, lim.MonthOut, false) {
+		o := kycRejection()
+		return nil, &o
+	}
+	if w.Balance < amount {
+		o := pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the balance does not cover the amount",
+			map[string]any{"required": amount, "balance": w.Balance})
+		return nil, &o
+	}
+	b.move(w, -amount)
+	lim.MonthOut += amount
+	b.limDirty[lim.UserID] = true
+	return w, nil
+}
+
 func (b *batch) withdraw(wd *schemas.FiatWithdraw) pipeline.Outcome {
-	w, rej := b.ownWallet(wd.WalletID, wd.UserID)
+	w, rej := b.debitOwn(wd.WalletID, wd.UserID, wd.Amount)
 	if rej != nil {
 		return *rej
 	}
-	lim := b.limitsOf(wd.UserID)
-	if !b.h.caps.CapCheck(lim.KYCApproved, wd.Amount, lim.MonthOut, false) {
-		return kycRejection()
-	}
-	if w.Balance < wd.Amount {
-		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the balance does not cover the amount",
-			map[string]any{"required": wd.Amount, "balance": w.Balance})
-	}
-	b.move(w, -wd.Amount)
-	lim.MonthOut += wd.Amount
-	b.limDirty[lim.UserID] = true
 	txID, wdID := schemas.NewID(), schemas.NewID()
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "withdrawal", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
 		Amount: wd.Amount, Currency: w.Currency, Memo: wd.Destination, RefID: wdID, CreatedAt: b.now})
@@ -551,21 +564,10 @@ func (b *batch) withdraw(wd *schemas.FiatWithdraw) pipeline.Outcome {
 }
 
 func (b *batch) payoutRequest(p *schemas.FiatPayoutRequest) pipeline.Outcome {
-	w, rej := b.ownWallet(p.WalletID, p.UserID)
+	w, rej := b.debitOwn(p.WalletID, p.UserID, p.Amount)
 	if rej != nil {
 		return *rej
 	}
-	lim := b.limitsOf(p.UserID)
-	if !b.h.caps.CapCheck(lim.KYCApproved, p.Amount, lim.MonthOut, false) {
-		return kycRejection()
-	}
-	if w.Balance < p.Amount {
-		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the balance does not cover the amount",
-			map[string]any{"required": p.Amount, "balance": w.Balance})
-	}
-	b.move(w, -p.Amount)
-	lim.MonthOut += p.Amount
-	b.limDirty[lim.UserID] = true
 	txID := schemas.NewID()
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "payout_hold", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
 		Amount: p.Amount, Currency: w.Currency, Memo: "payout to " + p.BankAccount, RefID: p.PayoutID, CreatedAt: b.now})

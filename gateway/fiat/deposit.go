@@ -43,16 +43,8 @@ func (h *Handlers) deposit(c *fiber.Ctx) error {
 	if err := bind.JSON(c, &req); err != nil {
 		return err
 	}
-	wid := clean(req.WalletID)
-	amountField := req.Amount
-	if !amountField.Set && req.AmountKzt.Set {
-		amountField = req.AmountKzt
-	}
 	var v bind.Validator
-	if v.Required("walletId", wid) {
-		v.MaxLen("walletId", wid, maxRef)
-	}
-	amount := v.Amount("amount", amountField)
+	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
 	if err := v.Err(); err != nil {
 		return err
 	}

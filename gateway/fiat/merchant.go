@@ -318,16 +318,9 @@ func (h *Handlers) charge(c *fiber.Ctx) error {
 	if err := bind.JSON(c, &req); err != nil {
 		return err
 	}
-	wid, ref, desc := clean(req.WalletID), clean(req.PaymentRef), strings.Clone(req.Description)
-	amountField := req.Amount
-	if !amountField.Set && req.AmountKzt.Set {
-		amountField = req.AmountKzt
-	}
+	ref, desc := clean(req.PaymentRef), strings.Clone(req.Description)
 	var v bind.Validator
-	if v.Required("walletId", wid) {
-		v.MaxLen("walletId", wid, maxRef)
-	}
-	amount := v.Amount("amount", amountField)
+	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
 	if v.Required("paymentRef", ref) {
 		v.MaxLen("paymentRef", ref, maxRef)
 	}

@@ -86,6 +86,20 @@ func (h *Handlers) transfer(c *fiber.Ctx) error {
 	})
 }
 
+// validateWalletAmount checks the part of a money request that names one of
+// the caller's wallets and an amount (`amount`, or the spec's `amountKzt` as
+// an alias) and returns the wallet id and the amount.
+func validateWalletAmount(v *bind.Validator, walletID string, amount, amountKzt bind.Amount) (string, int64) {
+	wid := clean(walletID)
+	if v.Required("walletId", wid) {
+		v.MaxLen("walletId", wid, maxRef)
+	}
+	if !amount.Set && amountKzt.Set {
+		amount = amountKzt
+	}
+	return wid, v.Amount("amount", amount)
+}
+
 type withdrawReq struct {
 	WalletID    string      `json:"walletId"`
 	Amount      bind.Amount `json:"amount"`
@@ -98,16 +112,9 @@ func (h *Handlers) withdraw(c *fiber.Ctx) error {
 	if err := bind.JSON(c, &req); err != nil {
 		return err
 	}
-	wid, dest := clean(req.WalletID), clean(req.Destination)
-	amountField := req.Amount
-	if !amountField.Set && req.AmountKzt.Set {
-		amountField = req.AmountKzt
-	}
+	dest := clean(req.Destination)
 	var v bind.Validator
-	if v.Required("walletId", wid) {
-		v.MaxLen("walletId", wid, maxRef)
-	}
-	amount := v.Amount("amount", amountField)
+	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
 	if v.Required("destination", dest) {
 		v.MaxLen("destination", dest, bind.MaxMemo)
 	}
@@ -135,16 +142,9 @@ func (h *Handlers) payout(c *fiber.Ctx) error {
 	if err := bind.JSON(c, &req); err != nil {
 		return err
 	}
-	wid, acct := clean(req.WalletID), clean(req.BankAccount)
-	amountField := req.Amount
-	if !amountField.Set && req.AmountKzt.Set {
-		amountField = req.AmountKzt
-	}
+	acct := clean(req.BankAccount)
 	var v bind.Validator
-	if v.Required("walletId", wid) {
-		v.MaxLen("walletId", wid, maxRef)
-	}
-	amount := v.Amount("amount", amountField)
+	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
 	if v.Required("bankAccount", acct) {
 		v.MaxLen("bankAccount", acct, maxRef)
 	}
