@@ -32,7 +32,9 @@ func NewClient(brokers []string, extra ...kgo.Opt) (*kgo.Client, error) {
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.FetchMaxWait(250 * time.Millisecond),
-		kgo.ProducerBatchMaxBytes(4 << 20),
+		// Batches stay within Kafka's default message.max.bytes (1 MB):
+		// larger ones are refused as MESSAGE_TOO_LARGE.
+		kgo.ProducerBatchMaxBytes(1_000_000),
 		kgo.MaxBufferedRecords(100_000),
 	}
 	opts = append(opts, extra...)
