@@ -157,33 +157,32 @@ func decode(c pipeline.Command) decoded {
 	var d decoded
 	switch c.Env.Type {
 	case schemas.TypeFiatTransfer:
-		v, err := schemas.DataAs[schemas.FiatTransfer](c.Env)
-		d.transfer, d.bad = &v, err
+		d.bad = into(c.Env, &d.transfer)
 	case schemas.TypeFiatDepositCreate:
-		v, err := schemas.DataAs[schemas.FiatDepositCreate](c.Env)
-		d.depCreat, d.bad = &v, err
+		d.bad = into(c.Env, &d.depCreat)
 	case schemas.TypeFiatDepositCredit:
-		v, err := schemas.DataAs[schemas.FiatDepositCredit](c.Env)
-		d.credit, d.bad = &v, err
+		d.bad = into(c.Env, &d.credit)
 	case schemas.TypeFiatWithdraw:
-		v, err := schemas.DataAs[schemas.FiatWithdraw](c.Env)
-		d.withdraw, d.bad = &v, err
+		d.bad = into(c.Env, &d.withdraw)
 	case schemas.TypeFiatPayoutRequest:
-		v, err := schemas.DataAs[schemas.FiatPayoutRequest](c.Env)
-		d.payReq, d.bad = &v, err
+		d.bad = into(c.Env, &d.payReq)
 	case schemas.TypeFiatPayoutDecide:
-		v, err := schemas.DataAs[schemas.FiatPayoutDecide](c.Env)
-		d.decide, d.bad = &v, err
+		d.bad = into(c.Env, &d.decide)
 	case schemas.TypeFiatMerchantCharge:
-		v, err := schemas.DataAs[schemas.FiatMerchantCharge](c.Env)
-		d.charge, d.bad = &v, err
+		d.bad = into(c.Env, &d.charge)
 	case schemas.TypeFiatRequestPay:
-		v, err := schemas.DataAs[schemas.FiatRequestPay](c.Env)
-		d.reqPay, d.bad = &v, err
+		d.bad = into(c.Env, &d.reqPay)
 	default:
 		d.bad = fmt.Errorf("fiat consumer does not handle %q", c.Env.Type)
 	}
 	return d
+}
+
+// into decodes the command data into a new T stored at dst.
+func into[T any](env schemas.Envelope, dst **T) error {
+	v, err := schemas.DataAs[T](env)
+	*dst = &v
+	return err
 }
 
 type set map[string]struct{}
