@@ -66,9 +66,26 @@ SELECT coalesce(nullif(d.ledger_entry_id, ''), '') AS entry_id,
                          'feeMinor', t.fee)::text AS meta
 FROM fiat_transactions t
 LEFT JOIN fiat_deposits d ON d.transaction_id = t.id AND t.kind = 'deposit'
-WHERE t.kind IN ('transfer', 'deposit', 'withdrawal') AND t.status = 'completed'
+WHERE t.kind IN ('transfer', 'deposit', 'withdrawal', 'merchant_charge', 'request_payment') AND t.status = 'completed'
   AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'fiat:' || t.kind AND e.source_id = t.id)
 ORDER BY t.created_at, t.id`,
+		},
+		cledger.SQLSource{
+			Label: "authorized mask charges",
+			Table: "mask_charges",
+			Query: `
+SELECT '' AS entry_id,
+       'mask:charge' AS kind,
+       c.id AS source_id,
+       c.user_id AS actor_user_id,
+       c.amount_cents,
+       c.currency,
+       json_build_object('reanchored', true, 'maskId', c.mask_id, 'paymentRef', c.payment_ref,
+                         'merchant', c.merchant, 'merchantCategory', c.merchant_category)::text AS meta
+FROM mask_charges c
+WHERE c.status = 'authorized'
+  AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'mask:charge' AND e.source_id = c.id)
+ORDER BY c.created_at, c.id`,
 		},
 	}
 }
