@@ -28,9 +28,3 @@ func Version(typ string) int {
 	}
 	return 1
 }
-
-// Known reports whether this build reads the type.
-func Known(typ string) bool {
-	_, ok := lookupVersion(typ)
-	return ok
-}

@@ -47,25 +47,13 @@ func Header(r *kgo.Record, key string) string {
 	return ""
 }
 
-// Producer publishes envelopes and waits for the broker's acknowledgement.
+// Producer publishes records and waits for the broker's acknowledgement.
 type Producer struct {
 	client *kgo.Client
 }
 
 // NewProducer wraps a client.
 func NewProducer(client *kgo.Client) *Producer { return &Producer{client: client} }
-
-// Publish produces one envelope and returns once the broker has it.
-func (p *Producer) Publish(ctx context.Context, topic string, env schemas.Envelope) error {
-	rec, err := Record(topic, env)
-	if err != nil {
-		return err
-	}
-	if err := p.client.ProduceSync(ctx, rec).FirstErr(); err != nil {
-		return fmt.Errorf("publish %s to %s: %w", env.Type, topic, err)
-	}
-	return nil
-}
 
 // PublishRecords produces records and returns once the broker has all of them.
 func (p *Producer) PublishRecords(ctx context.Context, recs ...*kgo.Record) error {

@@ -217,7 +217,11 @@ func TestRunnerRedelivery(t *testing.T) {
 	prod := topics.NewProducer(cl)
 	publish := func() {
 		for _, c := range recs {
-			if err := prod.Publish(ctx, topics.FiatCommands, c.Env); err != nil {
+			rec, err := topics.Record(topics.FiatCommands, c.Env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := prod.PublishRecords(ctx, rec); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -103,7 +103,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 func (d *Dispatcher) recordUntilDone(ctx, stop context.Context, recs []*kgo.Record) error {
 	// Without any subscription there is nothing to match: skip parsing the
 	// batch (a subscription only receives events newer than itself). On an
-	// error, the path below checks again and retries.
+	// error the batch goes on and the recording below is retried.
 	if has, err := d.store.HasSubscriptions(ctx); err == nil && !has {
 		return nil
 	}
@@ -118,7 +118,7 @@ func (d *Dispatcher) recordUntilDone(ctx, stop context.Context, recs []*kgo.Reco
 	}
 	backoff := 50 * time.Millisecond
 	for {
-		n, err := d.Record(ctx, events)
+		n, err := d.record(ctx, events)
 		if err == nil {
 			if n > 0 {
 				d.waker.Wake()
@@ -144,6 +144,14 @@ func (d *Dispatcher) Record(ctx context.Context, events []Event) (int64, error) 
 	has, err := d.store.HasSubscriptions(ctx)
 	if err != nil || !has {
 		return 0, err
+	}
+	return d.record(ctx, events)
+}
+
+// record matches events with subscriptions and queues their deliveries.
+func (d *Dispatcher) record(ctx context.Context, events []Event) (int64, error) {
+	if len(events) == 0 {
+		return 0, nil
 	}
 	var users, wallets []string
 	for _, ev := range events {

@@ -71,9 +71,6 @@ func (b *Bus) Close() {
 	b.producer.Close()
 }
 
-// Producer returns the bus's producing client, for fire-and-forget publishes.
-func (b *Bus) Producer() *kgo.Client { return b.producer }
-
 func (b *Bus) route(ctx context.Context) {
 	for {
 		fetches := b.replies.PollFetches(ctx)

@@ -4,7 +4,6 @@ package openapi
 
 import (
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -164,15 +163,4 @@ func OperationID(method, path string) string {
 		b.WriteString(strings.ToUpper(s[:1]) + s[1:])
 	}
 	return b.String()
-}
-
-// SortedPaths lists the paths of a built document, for tests and indexes.
-func SortedPaths(doc map[string]any) []string {
-	paths, _ := doc["paths"].(map[string]any)
-	out := make([]string, 0, len(paths))
-	for p := range paths {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
 }

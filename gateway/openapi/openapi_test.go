@@ -3,6 +3,7 @@ package openapi
 import (
 	"net/http"
 	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/fintech/platform/gateway/ratelimit"
@@ -42,4 +43,14 @@ func TestBuild(t *testing.T) {
 	if len(params) != 1 || params[0].(map[string]any)["name"] != "Idempotency-Key" || transfer["tags"].([]string)[0] != "fiat" {
 		t.Fatalf("transfer op = %v", transfer)
 	}
+}
+
+func SortedPaths(doc map[string]any) []string {
+	paths, _ := doc["paths"].(map[string]any)
+	out := make([]string, 0, len(paths))
+	for p := range paths {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -125,7 +125,8 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		case errors.As(err, &fe) && fe.Code < 500:
 			ae = apierr.New(fe.Code, apierr.CodeInvalidJSON, fe.Message)
 		default:
-			s.log.ErrorContext(c.UserContext(), "internal error", "method", c.Method(), "path", c.Path(), "err", err)
+			s.log.ErrorContext(c.UserContext(), "internal error", "method", c.Method(), "path", c.Path(),
+				"requestId", RequestID(c.UserContext()), "err", err)
 			ae = apierr.Internal()
 		}
 	}
