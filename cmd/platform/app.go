@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -138,6 +139,14 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 		return nil, fmt.Errorf("KAFKA_BROKERS: %w", err)
 	}
 	return a, nil
+}
+
+// requireAdmin is the middleware, after the bearer-token check, that admits
+// only the admins of one module's allowlist and answers 403 forbidden to the
+// others. Modules take it as a constructor dependency so that how admin rights
+// are decided stays in one place.
+func (a *app) requireAdmin(list auth.Allowlist) fiber.Handler {
+	return auth.Require(list)
 }
 
 // clickhouse connects ClickHouse on first use.
