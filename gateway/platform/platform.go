@@ -77,15 +77,19 @@ type moduleRef struct {
 
 // index lists the modules this build serves, with the URL of each slice.
 func (h *Handlers) index(c *fiber.Ctx) error {
-	served := map[string]bool{}
-	for _, r := range h.routes() {
-		served[r.Path] = true
-	}
+	// Every module that serves a slice at /api/<name>/openapi.json is listed,
+	// so a new module appears here by registering its routes.
 	var mods []moduleRef
-	for _, m := range fintechModules {
-		if served[m.prefix+"/openapi.json"] {
-			mods = append(mods, moduleRef{Name: m.name, Prefix: m.prefix, OpenAPI: m.prefix + "/openapi.json"})
+	for _, r := range h.routes() {
+		rest, ok := strings.CutPrefix(r.Path, "/api/")
+		if !ok || r.Method != http.MethodGet {
+			continue
 		}
+		name, ok := strings.CutSuffix(rest, "/openapi.json")
+		if !ok || name == "" || name == "platform" || strings.Contains(name, "/") {
+			continue
+		}
+		mods = append(mods, moduleRef{Name: name, Prefix: "/api/" + name, OpenAPI: r.Path})
 	}
 	return c.JSON(map[string]any{
 		"openapi":  "3.0.3",
