@@ -44,9 +44,18 @@ func TestVersionAndHealth(t *testing.T) {
 			t.Errorf("/api/openapi.json lacks %s", want)
 		}
 	}
-	m := p.Get(t, "/metrics", "")
-	if m.Status != http.StatusOK || !strings.Contains(string(m.Body), "platform_http_requests_total") {
-		t.Fatalf("metrics: %d %.600s", m.Status, m.Body)
+	// Metrics are served on their own loopback listener, not on the API port.
+	if m := p.Get(t, "/metrics", ""); m.Status != http.StatusNotFound {
+		t.Fatalf("API port serves /metrics: %d %.300s", m.Status, m.Body)
+	}
+	resp, err := http.Get("http://" + p.MetricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	mb, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(mb), "platform_http_requests_total") {
+		t.Fatalf("metrics listener: %d %.600s", resp.StatusCode, mb)
 	}
 }
 

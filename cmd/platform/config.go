@@ -47,6 +47,8 @@ type Config struct {
 	PprofAddr      string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
 	ReconcileURL   string        // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
 	ReconcileKey   string        // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
+	SMTPURL        string        // SMTP_URL: smtp(s)://user:pass@host:port?from=…; empty writes mail to the log and DATA_DIR/mail
+	MetricsAddr    string        // METRICS_ADDR: the Prometheus /metrics listener, loopback by default
 	Caps           Caps
 }
 
@@ -162,6 +164,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		PprofAddr:      r.str("PPROF_ADDR", ""),
 		ReconcileURL:   r.str("RECONCILE_ALERT_URL", ""),
 		ReconcileKey:   r.str("RECONCILE_ALERT_SECRET", ""),
+		SMTPURL:        r.str("SMTP_URL", ""),
+		MetricsAddr:    r.str("METRICS_ADDR", "127.0.0.1:9464"),
 		Caps: Caps{
 			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
 			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),
@@ -182,6 +186,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		if len(c.ReconcileKey) < 16 {
 			r.fail("RECONCILE_ALERT_SECRET", "must be at least 16 characters when RECONCILE_ALERT_URL is set (alerts are signed)")
 		}
+	}
+	if c.Environment == "production" && c.ProcessorKey == "" {
+		r.fail("PROCESSOR_API_KEY", "required when PLATFORM_ENV=production: the embedded test processor signs deposits itself and must not run in production")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -247,4 +254,13 @@ func (c *Config) loadSecrets() error {
 		*s.dst = v
 	}
 	return nil
+}
+
+// processorMode names the deposit processor: "test" is the embedded test
+// processor (no PROCESSOR_API_KEY), "stripe" the real one.
+func (c Config) processorMode() string {
+	if c.ProcessorKey == "" {
+		return "test"
+	}
+	return "stripe"
 }

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fintech/platform/e2e/harness"
+)
+
+// securityPlatform is one platform with a real processor key configured and
+// its own fiat allowlist, shared by the tests of this file.
+var (
+	securityOnce sync.Once
+	securityP    *harness.Platform
+)
+
+const (
+	securityBoss      = "boss@security.example.com"
+	securityBootstrap = "bootstrap@security.example.com"
+)
+
+func securityPlatform(t *testing.T) *harness.Platform {
+	t.Helper()
+	securityOnce.Do(func() {
+		ptb := harness.NewProcessTB()
+		securityP = harness.Start(ptb, harness.Options{Env: map[string]string{
+			"PROCESSOR_API_KEY": "sk_test_not_a_real_key",
+			"FIAT_ADMIN_EMAILS": securityBoss + "," + securityBootstrap,
+		}})
+		processCleanups = append(processCleanups, ptb.Close)
+	})
+	return securityP
+}
+
+// TestTestProcessorOnlyWithoutRealKey: the local checkout page and its Pay
+// route exist only in test-processor mode; with a real key they are 404 and
+// nothing in the process signs processor events.
+func TestTestProcessorOnlyWithoutRealKey(t *testing.T) {
+	t.Run("test mode pays through the embedded processor", func(t *testing.T) {
+		p := shared(t)
+		if v := p.Get(t, "/api/platform/version", "").JSON(t); v["processor"] != "test" {
+			t.Fatalf("version = %v", v)
+		}
+		u := p.Register(t, "checkout")
+		w := fiatCreateWallet(t, p, u, "KZT")
+		dep := p.Post(t, "/api/fiat/deposit", u.Token, map[string]any{"walletId": w, "amount": 700})
+		path := strings.TrimPrefix(dep.JSON(t)["url"].(string), p.BaseURL)
+		page := p.Get(t, path, "")
+		if page.Status != 200 || !bytes.Contains(page.Body, []byte("<form")) {
+			t.Fatalf("checkout page: %d %s", page.Status, page.Body)
+		}
+		resp, err := http.Post(p.BaseURL+path+"/pay", "application/x-www-form-urlencoded", strings.NewReader(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		html, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Contains(html, []byte("completed")) {
+			t.Fatalf("pay: %d %s", resp.StatusCode, html)
+		}
+		if b := fiatBalance(t, p, u, w); b != 700 {
+			t.Fatalf("balance after checkout = %d", b)
+		}
+	})
+	t.Run("real processor key removes the test processor", func(t *testing.T) {
+		p := securityPlatform(t)
+		if v := p.Get(t, "/api/platform/version", "").JSON(t); v["processor"] != "stripe" {
+			t.Fatalf("version = %v", v)
+		}
+		for _, path := range []string{"/api/fiat/checkout/cs_test_x", "/api/fiat/checkout/cs_test_x/pay"} {
+			method := http.MethodGet
+			if strings.HasSuffix(path, "/pay") {
+				method = http.MethodPost
+			}
+			r := p.Do(t, harness.Request{Method: method, Path: path})
+			if r.Status != http.StatusNotFound {
+				t.Fatalf("%s %s = %d %s, want 404", method, path, r.Status, r.Body)
+			}
+		}
+	})
+	t.Run("production refuses to start without a real processor key", func(t *testing.T) {
+		cmd := exec.Command(harness.Binary(t), "run")
+		cmd.Env = append(cmd.Environ(), "PLATFORM_ENV=production", "PROCESSOR_API_KEY=", "DATA_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "PROCESSOR_API_KEY") ||
+			strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+			t.Fatalf("exit %v, output %q: want exit 2 with one line naming PROCESSOR_API_KEY", err, out)
+		}
+	})
+}
+
+// TestAdminNeedsVerifiedEmail: an allow-listed e-mail is not an admin until
+// its owner opens the one-time link (or the operator verifies it on the
+// server); the existing token gains the role at once.
+func TestAdminNeedsVerifiedEmail(t *testing.T) {
+	p := securityPlatform(t)
+	boss := p.RegisterEmail(t, securityBoss)
+	role := func(u harness.User) any { return p.Get(t, "/api/auth/me", u.Token).JSON(t)["role"] }
+	if r := role(boss); r != "user" {
+		t.Fatalf("unverified allow-listed address has role %v", r)
+	}
+	if r := p.Get(t, "/api/fiat/admin/audit", boss.Token); r.Status != http.StatusForbidden {
+		t.Fatalf("unverified admin reads the audit: %d %s", r.Status, r.Body)
+	}
+
+	if r := p.Post(t, "/api/auth/verify-email", boss.Token, map[string]any{}); r.Status != 200 {
+		t.Fatalf("verify-email: %d %s", r.Status, r.Body)
+	}
+	link := strings.TrimPrefix(p.MailedLink(t, securityBoss, "/api/auth/verify-email?token="), p.BaseURL)
+	if r := p.Get(t, link, ""); r.Status != 200 || r.JSON(t)["verified"] != true {
+		t.Fatalf("open link: %d %s", r.Status, r.Body)
+	}
+	if r := role(boss); r != "admin" {
+		t.Fatalf("verified admin's existing token has role %v", r)
+	}
+	if r := p.Get(t, "/api/fiat/admin/audit", boss.Token); r.Status != http.StatusOK {
+		t.Fatalf("verified admin reads the audit: %d %s", r.Status, r.Body)
+	}
+	if r := p.Get(t, link, ""); r.Status != http.StatusNotFound || r.JSON(t)["error"] != "verification_invalid" {
+		t.Fatalf("second use of the link: %d %s", r.Status, r.Body)
+	}
+	if r := p.Get(t, "/api/auth/verify-email?token=forged", ""); r.Status != http.StatusNotFound {
+		t.Fatalf("forged token: %d %s", r.Status, r.Body)
+	}
+
+	// A user off the allowlist stays a user after verifying.
+	plain := p.Register(t, "plain")
+	p.VerifyEmail(t, plain)
+	if r := role(plain); r != "user" {
+		t.Fatalf("verified non-admin has role %v", r)
+	}
+
+	// Bootstrap on the server: `platform admin verify <email>`.
+	boot := p.RegisterEmail(t, securityBootstrap)
+	if r := role(boot); r != "user" {
+		t.Fatalf("before bootstrap: role %v", r)
+	}
+	cmd := exec.Command(harness.Binary(t), "admin", "verify", strings.ToUpper(securityBootstrap))
+	cmd.Env = p.Env
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "role now: admin") {
+		t.Fatalf("platform admin verify: %v %s", err, out)
+	}
+	if r := role(boot); r != "admin" {
+		t.Fatalf("after bootstrap: role %v", r)
+	}
+	cmd = exec.Command(harness.Binary(t), "admin", "verify", "nobody@security.example.com")
+	cmd.Env = p.Env
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "no account") {
+		t.Fatalf("verify of an unknown address: %v %s", err, out)
+	}
+}
