@@ -155,3 +155,31 @@ func TestAdminNeedsVerifiedEmail(t *testing.T) {
 		t.Fatalf("verify of an unknown address: %v %s", err, out)
 	}
 }
+
+// TestLedgerUserEntriesCannotForgeModuleKinds: kinds of the platform's
+// modules are refused from POST /entries, and user entries de-duplicate per
+// actor, so nobody can pre-empt someone else's (or a module's) entry.
+func TestLedgerUserEntriesCannotForgeModuleKinds(t *testing.T) {
+	p := shared(t)
+	a, b := p.Register(t, "forger"), p.Register(t, "honest")
+	for _, kind := range []string{"fiat:transfer", "FIAT:deposit", " mask:charge", "charity:donation", "gov:decision", "trade:transfer"} {
+		r := p.Post(t, "/api/ledger/entries", a.Token, map[string]any{"kind": kind, "sourceId": "tx-1"})
+		if r.Status != http.StatusForbidden || r.JSON(t)["error"] != "forbidden" {
+			t.Fatalf("kind %q: %d %s, want 403 forbidden", kind, r.Status, r.Body)
+		}
+	}
+	src := "shared-source-" + a.ID
+	ra := p.Post(t, "/api/ledger/entries", a.Token, map[string]any{"kind": "note:claim", "sourceId": src})
+	rb := p.Post(t, "/api/ledger/entries", b.Token, map[string]any{"kind": "note:claim", "sourceId": src})
+	if ra.Status != http.StatusCreated || rb.Status != http.StatusCreated {
+		t.Fatalf("user entries: %d %s / %d %s", ra.Status, ra.Body, rb.Status, rb.Body)
+	}
+	ea, eb := ra.JSON(t), rb.JSON(t)
+	if ea["id"] == eb["id"] || ea["actorUserId"] != a.ID || eb["actorUserId"] != b.ID {
+		t.Fatalf("one user's entry pre-empted the other's: %v / %v", ea, eb)
+	}
+	again := p.Post(t, "/api/ledger/entries", a.Token, map[string]any{"kind": "note:claim", "sourceId": src})
+	if again.Status != http.StatusOK || again.JSON(t)["id"] != ea["id"] {
+		t.Fatalf("same actor, same source: %d %s, want 200 with entry %v", again.Status, again.Body, ea["id"])
+	}
+}
