@@ -183,3 +183,49 @@ func TestLedgerUserEntriesCannotForgeModuleKinds(t *testing.T) {
 		t.Fatalf("same actor, same source: %d %s, want 200 with entry %v", again.Status, again.Body, ea["id"])
 	}
 }
+
+// TestNoBadTextReachesStorage: NUL bytes and invalid UTF-8 anywhere in a
+// request are refused at the edge with the field named, never a 500.
+func TestNoBadTextReachesStorage(t *testing.T) {
+	p := shared(t)
+	u := p.Register(t, "badtext")
+	w := fiatCreateWallet(t, p, u, "KZT")
+	tests := []struct {
+		name   string
+		req    harness.Request
+		status int
+		code   string
+		field  string
+	}{
+		{"cursor of one NUL byte", harness.Request{Method: "GET", Path: "/api/fiat/transactions?cursor=AA", Token: u.Token}, 400, "invalid_cursor", ""},
+		{"NUL in a query value", harness.Request{Method: "GET", Path: "/api/mask/charges?maskId=%00", Token: u.Token}, 422, "validation_failed", "maskId"},
+		{"invalid UTF-8 in a query value", harness.Request{Method: "GET", Path: "/api/ledger/entries?kind=%ff", Token: u.Token}, 422, "validation_failed", "kind"},
+		{"NUL in a path parameter", harness.Request{Method: "POST", Path: "/api/mask/masks/%00/revoke", Token: u.Token, Body: map[string]any{}}, 422, "validation_failed", "id"},
+		{"NUL in a memo", harness.Request{Method: "POST", Path: "/api/fiat/transfer", Token: u.Token,
+			Body: map[string]any{"fromWalletId": w, "toEmail": "x@example.com", "amountKzt": 100, "memo": "a\u0000b"}}, 422, "validation_failed", "memo"},
+		{"NUL in a register name", harness.Request{Method: "POST", Path: "/api/auth/register",
+			Body: map[string]any{"email": "nul@example.com", "password": "correct-horse-1", "name": "x\u0000"}}, 422, "validation_failed", "name"},
+		{"invalid UTF-8 in a JSON string", harness.Request{Method: "POST", Path: "/api/fiat/requests", Token: u.Token,
+			Body: []byte("{\"walletId\":\"" + w + "\",\"amount\":5,\"description\":\"\xff\xfe\"}")}, 422, "validation_failed", "description"},
+		{"invalid UTF-8 in an Idempotency-Key", harness.Request{Method: "POST", Path: "/api/fiat/transfer", Token: u.Token,
+			Headers: map[string]string{"Idempotency-Key": "k\xff"}, Body: map[string]any{"fromWalletId": w}}, 422, "validation_failed", "Idempotency-Key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := p.Do(t, tt.req)
+			if r.Status != tt.status {
+				t.Fatalf("%d %s, want %d", r.Status, r.Body, tt.status)
+			}
+			body := r.JSON(t)
+			if body["error"] != tt.code {
+				t.Fatalf("body %s, want error %s", r.Body, tt.code)
+			}
+			if tt.field != "" {
+				fields, _ := body["fields"].(map[string]any)
+				if fields[tt.field] == nil {
+					t.Fatalf("fields %v do not name %s", fields, tt.field)
+				}
+			}
+		})
+	}
+}

@@ -190,7 +190,9 @@ func (h *Handlers) list(c *fiber.Ctx) error {
 	var v bind.Validator
 	if page.After != "" {
 		n, err := strconv.ParseInt(page.After, 10, 64)
-		v.Check(err == nil && n >= 0, "cursor", "is not a cursor this API issued")
+		if err != nil || n < 0 {
+			return apierr.InvalidCursor()
+		}
 		f.AfterHeight = n
 	}
 	if s := c.Query("since"); s != "" {

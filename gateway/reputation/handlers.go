@@ -74,8 +74,8 @@ type Deps struct {
 	ServiceKey string
 	// Admin admits reputation admins (verified e-mail on the allowlist) after
 	// the bearer-token check; they may post events with their JWT.
-	Admin fiber.Handler
-	Now   func() time.Time
+	Admin  fiber.Handler
+	Now    func() time.Time
 	Routes func() []server.Route
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/segmentio/ksuid"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/ratelimit"
 )
 
@@ -162,7 +163,7 @@ func (r Router) Group(prefix string, mw ...fiber.Handler) Router {
 
 // Handle registers handlers for method and path, charged to class.
 func (r Router) Handle(method, path string, class ratelimit.Class, summary string, handlers ...fiber.Handler) {
-	hs := append([]fiber.Handler{r.s.limiter.Handler(class)}, handlers...)
+	hs := append([]fiber.Handler{r.s.limiter.Handler(class), bind.CheckText}, handlers...)
 	r.fr.Add(method, path, hs...)
 	*r.s.routes = append(*r.s.routes, Route{Method: method, Path: r.prefix + path, Class: class, Summary: summary})
 }
