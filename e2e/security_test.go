@@ -229,3 +229,34 @@ func TestNoBadTextReachesStorage(t *testing.T) {
 		})
 	}
 }
+
+// TestWritesWithoutKeyGetOne: the gateway gives a write sent without an
+// Idempotency-Key a key of its own and returns it, so the retry the 503
+// answer asks for cannot apply the write twice.
+func TestWritesWithoutKeyGetOne(t *testing.T) {
+	p := shared(t)
+	from, to := p.Register(t, "autokey-from"), p.Register(t, "autokey-to")
+	w := fiatCreateWallet(t, p, from, "KZT")
+	fiatDeposit(t, p, fiatSecret(t, p), from, w, 10_000)
+	body := map[string]any{"fromWalletId": w, "toEmail": to.Email, "amountKzt": 1_000}
+	first := p.Post(t, "/api/fiat/transfer", from.Token, body)
+	key := first.Header.Get("Idempotency-Key")
+	if first.Status != http.StatusOK || key == "" {
+		t.Fatalf("transfer: %d %s, Idempotency-Key %q", first.Status, first.Body, key)
+	}
+	retry := p.Do(t, harness.Request{Method: "POST", Path: "/api/fiat/transfer", Token: from.Token, Body: body,
+		Headers: map[string]string{"Idempotency-Key": key}})
+	if retry.Status != http.StatusOK || retry.Header.Get("Idempotent-Replayed") != "true" ||
+		retry.JSON(t)["transactionId"] != first.JSON(t)["transactionId"] {
+		t.Fatalf("retry with the assigned key: %d %s", retry.Status, retry.Body)
+	}
+	if b := fiatBalance(t, p, from, w); b != 10_000-1_000-1 {
+		t.Fatalf("balance %d: the transfer was applied more than once", b)
+	}
+	// A fresh request without a key is a new write with a new key.
+	second := p.Post(t, "/api/fiat/transfer", from.Token, body)
+	if second.Status != http.StatusOK || second.Header.Get("Idempotency-Key") == key ||
+		second.JSON(t)["transactionId"] == first.JSON(t)["transactionId"] {
+		t.Fatalf("second transfer: %d %s", second.Status, second.Body)
+	}
+}
