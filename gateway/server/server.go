@@ -131,6 +131,16 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 			ae = apierr.Internal()
 		}
 	}
+	if len(c.Response().Header.Peek("RateLimit-Limit")) == 0 && s.limiter != nil {
+		// Answers refused before any route ran (an oversized body, say) are
+		// charged to the read class, so every answer carries the headers.
+		if lerr := s.limiter.Check(c, ratelimit.Read, c.IP()); lerr != nil && ae.Status != http.StatusTooManyRequests {
+			var le *apierr.Error
+			if errors.As(lerr, &le) {
+				ae = le
+			}
+		}
+	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	return c.Status(ae.Status).Send(ae.Body())
 }
