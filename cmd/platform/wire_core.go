@@ -50,7 +50,7 @@ func (a *app) relayModule() (module, error) {
 			return relay.New(a.pool, topics.NewProducer(cl), a.reg, a.log), nil
 		},
 		func() (runnable, error) {
-			return retention.NewExpirer(a.pool, time.Hour, a.now, a.log), nil
+			return retention.NewExpirer(a.pool, time.Hour, a.cfg.ProcessedRetention, a.now, a.log), nil
 		},
 	}}, nil
 }
