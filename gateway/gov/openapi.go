@@ -178,7 +178,7 @@ var componentSchemas = map[string]any{
 	"Stats": obj([]string{"byStatus", "meanTurnout", "topCategories"}, map[string]any{
 		"byStatus": obj([]string{"draft", "open", "executed", "rejected"}, map[string]any{
 			"draft": integer, "open": integer, "executed": integer, "rejected": integer}),
-		"meanTurnout": number,
+		"meanTurnout": number, "asOf": datetime, "source": str,
 		"topCategories": map[string]any{"type": "array", "items": obj([]string{"category", "count"}, map[string]any{
 			"category": str, "count": integer})},
 	}),

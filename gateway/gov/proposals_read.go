@@ -3,6 +3,7 @@ package gov
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/gov"
@@ -29,10 +30,23 @@ func page[R, T any](rows []R, limit int, id func(R) string, conv func(R) T) list
 	return out
 }
 
+// pageQuery reads cursor and limit; a cursor that does not decode to an id
+// this module issued is refused like any foreign cursor.
+func pageQuery(c *fiber.Ctx) (bind.Page, error) {
+	p, err := bind.PageQuery(c)
+	if err != nil {
+		return p, err
+	}
+	if p.After != "" && !idPattern.MatchString(p.After) {
+		return p, apierr.Validation(map[string]string{"cursor": "is not a cursor this API issued"})
+	}
+	return p, nil
+}
+
 // listProposals answers proposals in every status (drafts included), newest
 // first, filtered by status, category and authorUserId.
 func (h *Handlers) listProposals(c *fiber.Ctx) error {
-	p, err := bind.PageQuery(c)
+	p, err := pageQuery(c)
 	if err != nil {
 		return err
 	}

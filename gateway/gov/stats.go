@@ -3,10 +3,13 @@ package gov
 import (
 	"encoding/json"
 	"math/big"
+	"net/http"
 	"sort"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 )
@@ -22,6 +25,10 @@ type Stats struct {
 	// proposals, 0 when none is closed.
 	MeanTurnout   json.Number     `json:"meanTurnout"`
 	TopCategories []CategoryCount `json:"topCategories"`
+	// AsOf and Source say when and from where the answer was read (the
+	// ClickHouse copy lags Postgres by the sink's delay).
+	AsOf   string `json:"asOf,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
 // CategoryCount is the number of proposals of a category (every status).
@@ -73,9 +80,12 @@ func ComputeStats(rows []clickhouse.GovStatusCount) Stats {
 // stats answers the governance roll-up from the ClickHouse copy of the
 // proposal events (it lags Postgres by the sink's delay, never diverges).
 func (h *Handlers) stats(c *fiber.Ctx) error {
+	now := h.d.Now().UTC().Truncate(time.Second)
 	rows, err := h.d.Analytics.GovStats(c.UserContext())
 	if err != nil {
-		return err
+		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "governance statistics are unavailable; retry shortly")
 	}
-	return c.JSON(ComputeStats(rows))
+	st := ComputeStats(rows)
+	st.AsOf, st.Source = now.Format(time.RFC3339), "clickhouse"
+	return c.JSON(st)
 }

@@ -167,7 +167,8 @@ func ballotOf(b store.Ballot) ballotView {
 	return v
 }
 
-// listVotes answers the ballots of a closed proposal, in the order cast;
+// listVotes answers the ballots of a closed proposal in id order (ksuids:
+// the order cast, to the second), paged;
 // before close 409 proposal_not_closed.
 func (h *Handlers) listVotes(c *fiber.Ctx) error {
 	p, err := h.proposal(c)
@@ -177,7 +178,7 @@ func (h *Handlers) listVotes(c *fiber.Ctx) error {
 	if p.Status != schemas.ProposalExecuted && p.Status != schemas.ProposalRejected {
 		return errNotClosed()
 	}
-	pg, err := bind.PageQuery(c)
+	pg, err := pageQuery(c)
 	if err != nil {
 		return err
 	}

@@ -355,7 +355,7 @@ func listBallots(ctx context.Context, q postgres.Querier, proposalID, after stri
 	return out, nil
 }
 
-// Ballots returns every ballot of a proposal in id (cast) order.
+// Ballots returns every ballot of a proposal in id order.
 func (s *Store) Ballots(ctx context.Context, proposalID string) ([]Ballot, error) {
 	return ballots(ctx, s.pool, proposalID)
 }
