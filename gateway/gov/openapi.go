@@ -101,6 +101,7 @@ func responsesFor(method, path string) map[string]any {
 	if !publicPaths[method+" "+path] {
 		out["401"] = errResp("auth_required")
 	}
+	out["429"] = errResp("rate_limited: retry after the Retry-After seconds")
 	if method == http.MethodPost {
 		out["400"] = errResp("invalid_json or content_type_required")
 	}
