@@ -71,6 +71,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.ledgerModule,
 		a.reputationModule,
 		a.maskModule,
+		a.charityModule,
 		a.sinkModule,
 		a.webhooksModule,
 	}
