@@ -15,17 +15,17 @@ import (
 
 // charityCampaign is the API shape of a campaign as the tests read it.
 type charityCampaign struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title"`
-	Category    string   `json:"category"`
-	GoalKzt     int64    `json:"goalKzt"`
-	Media       []string `json:"media"`
-	Status      string   `json:"status"`
-	Pinned      bool     `json:"pinned"`
-	Featured    bool     `json:"featured"`
-	CreatedAt   string   `json:"createdAt"`
-	EndsAt      *string  `json:"endsAt"`
-	Progress    struct {
+	ID        string   `json:"id"`
+	Title     string   `json:"title"`
+	Category  string   `json:"category"`
+	GoalKzt   int64    `json:"goalKzt"`
+	Media     []string `json:"media"`
+	Status    string   `json:"status"`
+	Pinned    bool     `json:"pinned"`
+	Featured  bool     `json:"featured"`
+	CreatedAt string   `json:"createdAt"`
+	EndsAt    *string  `json:"endsAt"`
+	Progress  struct {
 		RaisedKzt  int64 `json:"raisedKzt"`
 		GoalKzt    int64 `json:"goalKzt"`
 		Percent    int64 `json:"percent"`
