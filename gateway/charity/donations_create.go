@@ -39,7 +39,7 @@ func (h *Handlers) donate(c *fiber.Ctx) error {
 	}
 	var v bind.Validator
 	walletID := strings.TrimSpace(req.WalletID)
-	text(&v, "walletId", walletID, maxID*4, true)
+	text(&v, "walletId", walletID, bind.MaxGeneric, true)
 	amount := v.Amount("amountKzt", req.AmountKzt)
 	message := strings.TrimSpace(req.Message)
 	text(&v, "message", message, bind.MaxMemo, false)
