@@ -40,10 +40,12 @@ type pendingDonation struct {
 	txID string
 }
 
-// donate debits the donor's own active KZT wallet by the amount (no fee)
-// and queues the campaign's credit, the transaction, the audit row and the
+// donate debits the donor's own active KZT wallet by the amount (no fee;
+// the pre-KYC caps of a transfer apply and the amount counts toward the
+// month's outflow) and queues the campaign's credit, the transaction, the audit row and the
 // donation row. Rejections (unknown or foreign wallet, inactive wallet,
-// another currency, ended campaign, insufficient balance) record nothing.
+// another currency, ended campaign, over a pre-KYC cap, insufficient
+// balance) record nothing.
 func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 	if err := d.Validate(); err != nil {
 		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "the donation could not be read", nil)
@@ -59,6 +61,10 @@ func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 	if d.EndsAt != nil && !b.now.Before(*d.EndsAt) {
 		return pipeline.Reject(http.StatusConflict, CodeCampaignNotActive, "the campaign has ended", nil)
 	}
+	lim := b.limitsOf(d.DonorUserID)
+	if !b.h.caps.CapCheck(lim.KYCApproved, d.AmountKzt, lim.MonthOut, true) {
+		return kycRejection()
+	}
 	if w.Balance < d.AmountKzt {
 		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the balance does not cover the amount",
 			map[string]any{"required": d.AmountKzt, "balance": w.Balance})
@@ -67,6 +73,8 @@ func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 		b.donations = donations{credits: map[string]int64{}, raised: map[string]int64{}, active: true}
 	}
 	b.move(w, -d.AmountKzt)
+	lim.MonthOut += d.AmountKzt
+	b.limDirty[lim.UserID] = true
 	b.donations.credits[d.CampaignWalletID] += d.AmountKzt
 	b.donations.raised[d.CampaignID] += d.AmountKzt
 

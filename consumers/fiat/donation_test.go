@@ -92,6 +92,7 @@ func TestApplyDonations(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE fiat_wallets SET status = 'frozen' WHERE id = $1`, frozen); err != nil {
 		t.Fatal(err)
 	}
+	rich := fund(t, pool, "ur", 20_000_000)
 	usd := schemas.NewID()
 	if _, err := pool.Exec(ctx, `INSERT INTO fiat_wallets (id, user_id, currency, balance) VALUES ($1, 'uu', 'USD', 5000)`, usd); err != nil {
 		t.Fatal(err)
@@ -101,14 +102,15 @@ func TestApplyDonations(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := []pipeline.Command{
-		donateCmd(t, camp, a, "ua", 6_000, false),  // total 6000
-		donateCmd(t, camp, b, "ub", 4_000, true),   // total 10000: reaches the goal
-		donateCmd(t, camp, a, "ua", 4_001, false),  // a has 4000 left
-		donateCmd(t, camp, b, "ua", 1, false),      // not the owner
-		donateCmd(t, camp, frozen, "uf", 1, false), // frozen
-		donateCmd(t, camp, usd, "uu", 1, false),    // USD wallet
-		donateCmd(t, ended, a, "ua", 1, false),     // ended campaign
-		donateCmd(t, camp, a, "ua", 1_000, false),  // total 11000: past the goal, no second event
+		donateCmd(t, camp, a, "ua", 6_000, false),         // total 6000
+		donateCmd(t, camp, b, "ub", 4_000, true),          // total 10000: reaches the goal
+		donateCmd(t, camp, a, "ua", 4_001, false),         // a has 4000 left
+		donateCmd(t, camp, b, "ua", 1, false),             // not the owner
+		donateCmd(t, camp, frozen, "uf", 1, false),        // frozen
+		donateCmd(t, camp, usd, "uu", 1, false),           // USD wallet
+		donateCmd(t, ended, a, "ua", 1, false),            // ended campaign
+		donateCmd(t, camp, a, "ua", 1_000, false),         // total 11000: past the goal, no second event
+		donateCmd(t, camp, rich, "ur", 10_000_001, false), // over the pre-KYC per-transaction cap
 	}
 	outs := applyBatch(t, pool, h, cmds)
 	want := []struct {
@@ -120,6 +122,7 @@ func TestApplyDonations(t *testing.T) {
 		{201, "", 6_000, false}, {201, "", 10_000, true}, {400, cfiat.CodeInsufficientBalance, 0, false},
 		{404, cfiat.CodeWalletNotFound, 0, false}, {400, cfiat.CodeWalletInactive, 0, false},
 		{422, "validation_failed", 0, false}, {409, cfiat.CodeCampaignNotActive, 0, false}, {201, "", 11_000, false},
+		{403, cfiat.CodeKYCRequired, 0, false},
 	}
 	for i, w := range want {
 		var body struct {
@@ -195,6 +198,9 @@ func TestApplyDonations(t *testing.T) {
 	}
 	if got := scalar(t, pool, `SELECT count(*) FROM charity_campaigns WHERE id = $1 AND goal_reached_at IS NOT NULL`, camp.CampaignID); got != 1 {
 		t.Fatal("goal_reached_at not set")
+	}
+	if got := scalar(t, pool, `SELECT month_out FROM fiat_limits WHERE user_id = 'ua'`); got != 7_000 {
+		t.Fatalf("ua month_out = %d, want 7000 (donations count toward the month's outflow)", got)
 	}
 	if got := scalar(t, pool, `SELECT count(*) FROM charity_donations`); got != 3 {
 		t.Fatalf("%d donation rows, want 3", got)

@@ -249,6 +249,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 			requestIDs.add(d.reqPay.RequestID)
 		case d.donate != nil:
 			walletIDs.add(d.donate.WalletID)
+			limitUsers.add(d.donate.DonorUserID)
 		}
 	}
 
