@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack browser run test bench down status fmt lint vet migrate compose-up clean
+.PHONY: all build stack browser run test bench bench-soak down status fmt lint vet migrate compose-up clean
 
 all: build
 
@@ -58,13 +58,20 @@ test: stack browser build
 	echo "make test: exit $$rc, wall time $$((end - start))s"; \
 	exit $$rc
 
-# The money-path benchmark (e2e/bench): a fresh platform, transfers over HTTP,
-# conservation check, and the pgbench baseline on the same Postgres.
-# Pass flags with BENCH_ARGS, e.g. make bench BENCH_ARGS="-duration 60s -concurrency 64".
+# The money-path benchmark (e2e/bench, README there): a fresh platform,
+# transfers over HTTP with the clock running until consumer lag is 0, against
+# baselines T and S in plain SQL on the same Postgres, three alternating
+# rounds, `median ratio ...` last. Pass flags with BENCH_ARGS, e.g.
+# make bench BENCH_ARGS="-clients 8,32,128" (the scaling table).
 BENCH_ARGS ?=
 bench: stack build
 	$(GO) build -o bin/bench ./e2e/bench
 	bin/bench $(BENCH_ARGS)
+
+# Ten minutes of platform load, throughput printed per minute.
+bench-soak: stack build
+	$(GO) build -o bin/bench ./e2e/bench
+	bin/bench -duration 10m -rounds 1 -baselines none -soak $(BENCH_ARGS)
 
 migrate: stack build
 	$(BIN) migrate

@@ -7,28 +7,47 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/ksuid"
 	"github.com/stripe/stripe-go/v82/webhook"
+	"github.com/valyala/fasthttp"
 )
 
+// client talks to the platform: net/http for the few setup calls, and a
+// fasthttp HostClient with pre-built requests for the load itself, so that
+// the generator spends little of the CPU it measures.
 type client struct {
 	base string
 	http *http.Client
+	fast *fasthttp.HostClient
 }
 
-func newClient(base string, concurrency int) *client {
-	tr := &http.Transport{MaxIdleConns: concurrency * 2, MaxIdleConnsPerHost: concurrency * 2, IdleConnTimeout: time.Minute}
-	return &client{base: base, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+func newClient(base string, concurrency int) (*client, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}
+	return &client{base: base, http: &http.Client{Transport: tr, Timeout: 30 * time.Second},
+		fast: &fasthttp.HostClient{Addr: u.Host, MaxConns: concurrency + 8, ReadTimeout: 30 * time.Second,
+			WriteTimeout: 30 * time.Second, MaxIdleConnDuration: time.Minute,
+			NoDefaultUserAgentHeader: true, DisableHeaderNamesNormalizing: true}}, nil
 }
 
 // call sends a JSON request and decodes a JSON answer into out (when not nil).
-func (c *client) call(method, path, token string, headers map[string]string, body any, out any) (int, []byte, error) {
+func (c *client) call(method, path, token string, body any, out any) (int, []byte, error) {
+	return c.callKey(method, path, token, "", body, out)
+}
+
+// callKey is call with an Idempotency-Key (when not empty).
+func (c *client) callKey(method, path, token, key string, body any, out any) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -47,8 +66,8 @@ func (c *client) call(method, path, token string, headers map[string]string, bod
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -72,7 +91,8 @@ type account struct {
 }
 
 // setup registers users, creates their KZT wallets and funds each with
-// deposit through POST /deposit and the processor's signed webhook.
+// deposit through POST /deposit and the processor's signed webhook, then
+// waits until every deposit is credited.
 func (c *client) setup(users int, deposit int64, secret string) ([]account, error) {
 	accounts := make([]account, users)
 	errs := make(chan error, users)
@@ -98,7 +118,6 @@ func (c *client) setup(users int, deposit int64, secret string) ([]account, erro
 	if err := <-errs; err != nil {
 		return nil, err
 	}
-	// Deposits are credited by the consumer: wait until every balance shows.
 	deadline := time.Now().Add(60 * time.Second)
 	for _, a := range accounts {
 		for {
@@ -122,21 +141,21 @@ func (c *client) fund(email string, deposit int64, secret string) (account, erro
 	var reg struct {
 		Token string `json:"token"`
 	}
-	st, raw, err := c.call("POST", "/api/auth/register", "", nil, map[string]string{"email": email, "password": "bench-password-1"}, &reg)
+	st, raw, err := c.call("POST", "/api/auth/register", "", map[string]string{"email": email, "password": "bench-password-1"}, &reg)
 	if err != nil || st != 201 {
 		return account{}, fmt.Errorf("register: %d %s %v", st, raw, err)
 	}
 	var w struct {
 		ID string `json:"id"`
 	}
-	st, raw, err = c.call("POST", "/api/fiat/wallets", reg.Token, nil, map[string]string{"currency": "KZT"}, &w)
+	st, raw, err = c.call("POST", "/api/fiat/wallets", reg.Token, map[string]string{"currency": "KZT"}, &w)
 	if err != nil || st != 201 {
 		return account{}, fmt.Errorf("create wallet: %d %s %v", st, raw, err)
 	}
 	var d struct {
 		DepositID string `json:"depositId"`
 	}
-	st, raw, err = c.call("POST", "/api/fiat/deposit", reg.Token, nil, map[string]any{"walletId": w.ID, "amount": deposit}, &d)
+	st, raw, err = c.call("POST", "/api/fiat/deposit", reg.Token, map[string]any{"walletId": w.ID, "amount": deposit}, &d)
 	if err != nil || st != 201 {
 		return account{}, fmt.Errorf("deposit: %d %s %v", st, raw, err)
 	}
@@ -166,7 +185,7 @@ func (c *client) fund(email string, deposit int64, secret string) (account, erro
 
 // balance reads the KZT wallet balance of a.
 func (c *client) balance(a account) (int64, error) {
-	st, raw, err := c.call("GET", "/api/fiat/wallets", a.token, nil, nil, nil)
+	st, raw, err := c.call("GET", "/api/fiat/wallets", a.token, nil, nil)
 	if err != nil || st != 200 {
 		return 0, fmt.Errorf("list wallets: %d %s %v", st, raw, err)
 	}
@@ -193,14 +212,20 @@ func (c *client) balance(a account) (int64, error) {
 	return 0, fmt.Errorf("wallet %s not listed: %s", a.walletID, raw)
 }
 
+// results of one timed run, of the platform or of a baseline.
 type results struct {
 	latencies []time.Duration
 	fees      int64
-	ok        int64
+	ok        int64 // settled (200) or committed
+	attempted int64 // transfers started
 	retries   int64
 	byStatus  map[int]int64
 	transport int64
-	elapsed   time.Duration
+	loadTime  time.Duration // sending
+	drainTime time.Duration // after the last answer until lag 0 (platform)
+	elapsed   time.Duration // loadTime + drainTime: the clock the throughput uses
+	conserved bool
+	perMinute []int64
 }
 
 func (r *results) throughput() float64 { return float64(r.ok) / r.elapsed.Seconds() }
@@ -216,49 +241,134 @@ func (r *results) unexpected() int64 {
 	return n + r.transport
 }
 
+func (r *results) settledShare() float64 {
+	if r.attempted == 0 {
+		return 0
+	}
+	return float64(r.ok) / float64(r.attempted)
+}
+
+func (r *results) p(q float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	if !sort.SliceIsSorted(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] }) {
+		sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
+	}
+	return r.latencies[min(len(r.latencies)-1, int(q*float64(len(r.latencies))))]
+}
+
 // maxRetries bounds the 503 retries of one transfer; the same key is sent
 // each time, so a transfer is never applied twice.
 const maxRetries = 50
 
-// load sends transfers from random wallets to random other users.
-func (c *client) load(accounts []account, o options) *results {
+// prebuilt is one ready transfer request: the Authorization header and the
+// JSON body, built before the clock starts.
+type prebuilt struct {
+	auth []byte
+	body []byte
+}
+
+// prebuild makes n random transfers between distinct accounts.
+func prebuild(accounts []account, n int, o options, rng *rand.Rand) []prebuilt {
+	out := make([]prebuilt, n)
+	auths := make([][]byte, len(accounts))
+	for i, a := range accounts {
+		auths[i] = []byte("Bearer " + a.token)
+	}
+	for i := range out {
+		f := rng.IntN(len(accounts))
+		t := rng.IntN(len(accounts) - 1)
+		if t >= f {
+			t++
+		}
+		amount := o.minAmount + rng.Int64N(o.maxAmount-o.minAmount+1)
+		b := make([]byte, 0, 160)
+		b = append(b, `{"fromWalletId":"`...)
+		b = append(b, accounts[f].walletID...)
+		b = append(b, `","toEmail":"`...)
+		b = append(b, accounts[t].email...)
+		b = append(b, `","amountKzt":`...)
+		b = strconv.AppendInt(b, amount, 10)
+		b = append(b, `,"memo":"bench"}`...)
+		out[i] = prebuilt{auth: auths[f], body: b}
+	}
+	return out
+}
+
+var feeField = []byte(`"feeKzt":`)
+
+// feeFrom reads feeKzt from a transfer answer without decoding the whole
+// document.
+func feeFrom(body []byte) int64 {
+	i := bytes.Index(body, feeField)
+	if i < 0 {
+		return 0
+	}
+	var v int64
+	for _, c := range body[i+len(feeField):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v
+}
+
+// load sends transfers at the given concurrency for o.duration.
+func (c *client) load(accounts []account, clients int, o options, runID string) *results {
 	var (
-		mu      sync.Mutex
-		res     = &results{byStatus: map[int]int64{}}
-		okCount atomic.Int64
-		retries atomic.Int64
-		wg      sync.WaitGroup
+		mu        sync.Mutex
+		res       = &results{byStatus: map[int]int64{}}
+		okCount   atomic.Int64
+		retries   atomic.Int64
+		attempted atomic.Int64
+		wg        sync.WaitGroup
 	)
+	uri := []byte(c.base + "/api/fiat/transfer")
+	seed := uint64(time.Now().UnixNano())
+	bodies := make([][]prebuilt, clients)
+	for w := range bodies {
+		bodies[w] = prebuild(accounts, 512, o, rand.New(rand.NewPCG(uint64(w)+1, seed)))
+	}
+	var perMinute []int64
 	start := time.Now()
 	end := start.Add(o.duration)
-	stopProgress := progress(start, o.duration, &okCount, &retries)
-	for w := 0; w < o.concurrency; w++ {
+	stopProgress := progress(start, o.duration, &okCount, &retries, "503-retries", &perMinute)
+	for w := 0; w < clients; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), uint64(start.UnixNano())))
-			var lats []time.Duration
-			var fees int64
+			req := fasthttp.AcquireRequest()
+			resp := fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			req.Header.SetMethod(fasthttp.MethodPost)
+			req.SetRequestURIBytes(uri)
+			req.Header.SetContentType("application/json")
+			keyPrefix := []byte("bench-" + runID + "-" + strconv.Itoa(w) + "-")
+			key := make([]byte, 0, 64)
+			lats := make([]time.Duration, 0, 1<<14)
+			var fees, transport int64
 			status := map[int]int64{}
-			var transport int64
-			for time.Now().Before(end) {
-				from := accounts[rng.IntN(len(accounts))]
-				to := accounts[rng.IntN(len(accounts))]
-				if to.walletID == from.walletID {
-					continue
-				}
-				body := map[string]any{"fromWalletId": from.walletID, "toEmail": to.email,
-					"amountKzt": o.minAmount + rng.Int64N(o.maxAmount-o.minAmount+1), "memo": "bench"}
-				key := map[string]string{"Idempotency-Key": ksuid.New().String()}
+			mine := bodies[w]
+			for seq := 0; time.Now().Before(end); seq++ {
+				pb := mine[seq%len(mine)]
+				key = strconv.AppendInt(append(key[:0], keyPrefix...), int64(seq), 10)
+				req.Header.SetBytesV("Authorization", pb.auth)
+				req.Header.SetBytesV("Idempotency-Key", key)
+				req.SetBodyRaw(pb.body)
+				attempted.Add(1)
 				t0 := time.Now()
 				var st int
-				var out struct {
-					FeeKzt int64 `json:"feeKzt"`
-				}
 				var err error
 				for attempt := 0; attempt <= maxRetries; attempt++ {
-					st, _, err = c.call("POST", "/api/fiat/transfer", from.token, key, body, &out)
-					if err != nil || st != http.StatusServiceUnavailable {
+					err = c.fast.Do(req, resp)
+					if err != nil {
+						break
+					}
+					st = resp.StatusCode()
+					if st != http.StatusServiceUnavailable {
 						break
 					}
 					retries.Add(1)
@@ -271,7 +381,7 @@ func (c *client) load(accounts []account, o options) *results {
 				status[st]++
 				if st == http.StatusOK {
 					lats = append(lats, time.Since(t0))
-					fees += out.FeeKzt
+					fees += feeFrom(resp.Body())
 					okCount.Add(1)
 				}
 			}
@@ -286,72 +396,46 @@ func (c *client) load(accounts []account, o options) *results {
 		}()
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
+	res.loadTime = time.Since(start)
 	stopProgress()
 	res.ok = okCount.Load()
 	res.retries = retries.Load()
+	res.attempted = attempted.Load()
+	res.perMinute = perMinute
 	return res
 }
 
-func progress(start time.Time, total time.Duration, ok, retries *atomic.Int64) func() {
+// progress prints a status line each second and, when perMinute is not nil,
+// records the count settled in each whole minute.
+func progress(start time.Time, total time.Duration, ok, other *atomic.Int64, otherName string, perMinute *[]int64) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		var last int64
+		var last, lastMinute int64
+		nextMinute := start.Add(time.Minute)
 		for {
 			select {
 			case <-done:
 				fmt.Fprintln(os.Stderr)
 				return
-			case <-tick.C:
+			case now := <-tick.C:
 				n := ok.Load()
-				fmt.Fprintf(os.Stderr, "\r  %3.0fs/%.0fs  settled %8d  now %6d/s  503-retries %5d ",
-					time.Since(start).Seconds(), total.Seconds(), n, n-last, retries.Load())
+				fmt.Fprintf(os.Stderr, "\r  %3.0fs/%.0fs  done %8d  now %6d/s  %s %5d ",
+					now.Sub(start).Seconds(), total.Seconds(), n, n-last, otherName, other.Load())
 				last = n
+				if perMinute != nil && !now.Before(nextMinute) {
+					*perMinute = append(*perMinute, n-lastMinute)
+					fmt.Fprintf(os.Stderr, "\n  minute %2d: %d transfers, %.1f/s\n", len(*perMinute), n-lastMinute, float64(n-lastMinute)/60)
+					lastMinute = n
+					nextMinute = nextMinute.Add(time.Minute)
+				}
 			}
 		}
 	}()
 	return func() { close(done); <-stopped }
 }
 
-func (r *results) print(o options) {
-	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
-	pct := func(p float64) time.Duration {
-		if len(r.latencies) == 0 {
-			return 0
-		}
-		return r.latencies[min(len(r.latencies)-1, int(p*float64(len(r.latencies))))]
-	}
-	fmt.Printf("\ntransfers settled       %10d in %.1fs (%d clients)\n", r.ok, r.elapsed.Seconds(), o.concurrency)
-	fmt.Printf("throughput              %10.1f transfers/s\n", r.throughput())
-	fmt.Printf("latency p50/p95/p99     %8.1fms %6.1fms %6.1fms\n", ms(pct(0.50)), ms(pct(0.95)), ms(pct(0.99)))
-	fmt.Printf("503 retries (same key)  %10d\n", r.retries)
-	fmt.Printf("answers by status       %v, transport errors %d\n", r.byStatus, r.transport)
-}
-
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// conservation checks that the balances plus the fees paid equal what was
-// deposited.
-func (c *client) conservation(accounts []account, deposit, fees int64) (bool, error) {
-	var sum int64
-	for _, a := range accounts {
-		b, err := c.balance(a)
-		if err != nil {
-			return false, err
-		}
-		if b < 0 {
-			fmt.Printf("NEGATIVE balance %d in wallet %s\n", b, a.walletID)
-			return false, nil
-		}
-		sum += b
-	}
-	want := deposit * int64(len(accounts))
-	ok := sum+fees == want
-	fmt.Printf("conservation            balances %d + fees %d = %d, deposited %d: %s\n",
-		sum, fees, sum+fees, want, map[bool]string{true: "OK", false: "VIOLATED"}[ok])
-	return ok, nil
-}

@@ -1,111 +1,428 @@
-// Command bench measures the money path: it starts a fresh platform on the
-// local stack, registers users, funds their wallets through the real signed
-// deposit webhook, then sends transfers over HTTP at a fixed concurrency for
-// a fixed duration (retrying 503s with the same Idempotency-Key). It prints
-// throughput, latency percentiles and errors, checks conservation, and runs a
-// pgbench baseline of the same transfer as one plain SQL transaction per
-// transfer against the same Postgres, printing the ratio of the two.
+// Command bench measures the money path against two plain-SQL baselines.
 //
-//	go run ./e2e/bench -users 100 -concurrency 32 -duration 30s
+// It starts a fresh platform (`platform run`) on the local stack, registers
+// users and funds their wallets through the real signed deposit webhook, and
+// then alternates, for each round and each client count:
+//
+//   - the platform: transfers over HTTP from a lean generator (pre-built
+//     bodies, fasthttp) for -duration, 503s retried with the same
+//     Idempotency-Key; the clock runs on until the ledger chain holds every
+//     settled transfer and the lag of the fiat, ledger, reputation and
+//     ClickHouse sink groups is 0, and that drain time counts. Conservation
+//     (every KZT balance, fee wallet included, sums to what was deposited)
+//     is checked after every run. The platform is then stopped;
+//   - baseline T and baseline S (baseline.go) on the same Postgres server,
+//     while the platform is stopped.
+//
+// It prints each run, a table per client count (medians over the rounds),
+// and last `median ratio ...`. With -soak it prints the throughput of every
+// minute.
+//
+//	go run ./e2e/bench -clients 32 -rounds 3 -duration 30s
+//	go run ./e2e/bench -clients 8,32,128
+//	go run ./e2e/bench -duration 10m -rounds 1 -baselines none -soak
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/fintech/platform/e2e/harness"
+	"github.com/fintech/platform/topics"
 )
 
 type options struct {
 	users            int
-	concurrency      int
+	clients          []int
+	rounds           int
 	duration         time.Duration
 	baselineDuration time.Duration
 	deposit          int64
 	minAmount        int64
 	maxAmount        int64
-	skipBaseline     bool
-	url              string
-	secret           string
+	baselines        []string
+	baselineConns    int
+	kafka            string
+	minSettled       float64
+	drainTimeout     time.Duration
+	soak             bool
 }
 
 func main() {
 	var o options
+	var clients, baselines string
 	flag.IntVar(&o.users, "users", 100, "users (and KZT wallets) to create")
-	flag.IntVar(&o.concurrency, "concurrency", 32, "concurrent HTTP clients, and pgbench clients")
-	flag.DurationVar(&o.duration, "duration", 30*time.Second, "how long to send transfers")
-	flag.DurationVar(&o.baselineDuration, "baseline-duration", 30*time.Second, "how long pgbench runs")
+	flag.StringVar(&clients, "clients", "32", "comma-separated concurrent client counts, e.g. 8,32,128 for the scaling table")
+	flag.IntVar(&o.rounds, "rounds", 3, "alternating rounds (platform, T, S) per client count; the ratio is their median")
+	flag.DurationVar(&o.duration, "duration", 30*time.Second, "how long the platform is sent transfers (its clock adds the drain)")
+	flag.DurationVar(&o.baselineDuration, "baseline-duration", 0, "how long each baseline runs (default -duration)")
 	flag.Int64Var(&o.deposit, "deposit", 10_000_000, "minor units deposited into each wallet")
 	flag.Int64Var(&o.minAmount, "min-amount", 100, "smallest transfer, minor units")
 	flag.Int64Var(&o.maxAmount, "max-amount", 10_000, "largest transfer, minor units")
-	flag.BoolVar(&o.skipBaseline, "skip-baseline", false, "do not run the pgbench baseline")
-	flag.StringVar(&o.url, "url", "", "use this running platform instead of starting one (needs -processor-secret)")
-	flag.StringVar(&o.secret, "processor-secret", "", "PROCESSOR_WEBHOOK_SECRET of the platform given by -url")
+	flag.StringVar(&baselines, "baselines", "T,S", "baselines to run: T, S, both, or none")
+	flag.IntVar(&o.baselineConns, "baseline-conns", 64, "most Postgres connections a baseline opens (a pool, as an SQL service would)")
+	flag.StringVar(&o.kafka, "kafka", "embedded", `"embedded" (kfake inside the platform process) or the KAFKA_BROKERS of an external cluster`)
+	flag.Float64Var(&o.minSettled, "min-settled", 0.99, "share of started transfers that must settle, else the run fails")
+	flag.DurationVar(&o.drainTimeout, "drain-timeout", 5*time.Minute, "longest wait for lag 0 after a platform run")
+	flag.BoolVar(&o.soak, "soak", false, "print throughput per minute and compare the last minute with the first")
 	flag.Parse()
-	if o.users < 2 || o.concurrency < 1 || o.duration <= 0 || o.minAmount < 1 || o.maxAmount < o.minAmount {
-		fmt.Fprintln(os.Stderr, "bench: need -users >= 2, -concurrency >= 1, -duration > 0, 1 <= -min-amount <= -max-amount")
-		os.Exit(2)
+	if o.baselineDuration == 0 {
+		o.baselineDuration = o.duration
+	}
+	for _, s := range strings.Split(clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			usage("bad -clients %q", clients)
+		}
+		o.clients = append(o.clients, n)
+	}
+	switch strings.ToUpper(strings.ReplaceAll(baselines, " ", "")) {
+	case "T,S", "S,T", "BOTH":
+		o.baselines = []string{"T", "S"}
+	case "T":
+		o.baselines = []string{"T"}
+	case "S":
+		o.baselines = []string{"S"}
+	case "NONE", "":
+	default:
+		usage("bad -baselines %q", baselines)
+	}
+	if o.users < 2 || o.rounds < 1 || o.duration <= 0 || o.minAmount < 1 || o.maxAmount < o.minAmount {
+		usage("need -users >= 2, -rounds >= 1, -duration > 0, 1 <= -min-amount <= -max-amount")
 	}
 	os.Exit(run(o))
+}
+
+func usage(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(2)
+}
+
+// run is one round's measurements for one client count.
+type round struct {
+	platform *results
+	base     map[string]*results
 }
 
 func run(o options) int {
 	ptb := harness.NewProcessTB()
 	defer ptb.Close()
+	ctx := context.Background()
 
-	base, secret := o.url, o.secret
-	var dbURL string
-	if base == "" {
-		secret = "whsec_bench_" + fmt.Sprint(time.Now().UnixNano())
-		step("starting a fresh platform on the local stack")
-		p := harness.Start(ptb, harness.Options{Env: map[string]string{
-			"PROCESSOR_WEBHOOK_SECRET": secret,
-			"FIAT_CAP_PER_TRANSFER":    "1000000000000000",
-			"FIAT_CAP_DAILY_DEPOSIT":   "1000000000000000",
-			"FIAT_CAP_MONTHLY":         "1000000000000000",
-		}})
-		base, dbURL = p.BaseURL, p.DatabaseURL
-		defer p.Stop()
+	// The bench always uses the local stack's Postgres and ClickHouse; the
+	// broker is what -kafka says, never chosen behind the caller's back.
+	os.Setenv("E2E_LOCAL_STACK", "1")
+	secret := "whsec_bench_" + fmt.Sprint(time.Now().UnixNano())
+	env := map[string]string{
+		"PROCESSOR_WEBHOOK_SECRET": secret,
+		"FIAT_CAP_PER_TRANSFER":    "1000000000000000",
+		"FIAT_CAP_DAILY_DEPOSIT":   "1000000000000000",
+		"FIAT_CAP_MONTHLY":         "1000000000000000",
 	}
+	if o.kafka != "embedded" {
+		env["KAFKA_BROKERS"] = o.kafka
+	}
+	step("starting a fresh platform (`platform run`) on the local stack")
+	p := harness.Start(ptb, harness.Options{Env: env})
+	defer p.Stop()
+	brokers := []string{p.KafkaAddr}
+	broker := fmt.Sprintf("embedded franz-go kfake inside the `platform run` process on %s (fsync per produce); not a Kafka cluster", p.KafkaAddr)
+	if o.kafka != "embedded" {
+		brokers = topics.ParseBrokers(o.kafka)
+		broker = "external Kafka at " + o.kafka + " (KAFKA_BROKERS)"
+	}
+	describeMachine(ctx, o, broker, p.DatabaseURL)
 
-	c := newClient(base, o.concurrency)
+	db, err := pgxpool.New(ctx, p.DatabaseURL)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer db.Close()
+	lags, err := newLagReader(brokers)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: KAFKA_BROKERS:", err)
+		return 1
+	}
+	defer lags.Close()
+
+	c, err := newClient(p.BaseURL, slices.Max(o.clients))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
 	step(fmt.Sprintf("registering %d users and funding their KZT wallets through the signed deposit webhook", o.users))
 	accounts, err := c.setup(o.users, o.deposit, secret)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: setup:", err)
 		return 1
 	}
-
-	step(fmt.Sprintf("sending transfers: %d clients for %s", o.concurrency, o.duration))
-	res := c.load(accounts, o)
-	res.print(o)
-
-	step("checking conservation")
-	ok, err := c.conservation(accounts, o.deposit, res.fees)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: conservation:", err)
+	// One ledger entry per deposit; every settled transfer adds one.
+	wantHeight := int64(o.users)
+	if _, err := lags.drain(ctx, db, wantHeight, o.drainTimeout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: after setup:", err)
 		return 1
+	}
+
+	var bdb *baselineDB
+	if len(o.baselines) > 0 {
+		if bdb, err = newBaselineDB(ptb); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
 	}
 
 	exit := 0
-	if !ok || res.unexpected() > 0 {
-		exit = 1
+	runs := map[int][]round{}
+	stopped := false
+	var ackFees int64
+	for r := 1; r <= o.rounds; r++ {
+		for _, n := range o.clients {
+			if stopped {
+				step("restarting the platform")
+				p.Restart()
+				stopped = false
+				// Prove the consumers are back before the clock starts: one
+				// transfer settles and is drained.
+				fee, err := c.warmUp(accounts)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "bench: warm-up:", err)
+					return 1
+				}
+				ackFees += fee
+				wantHeight++
+				if _, err := lags.drain(ctx, db, wantHeight, o.drainTimeout); err != nil {
+					fmt.Fprintln(os.Stderr, "bench: warm-up:", err)
+					return 1
+				}
+			}
+			step(fmt.Sprintf("round %d/%d, %d clients: platform for %s, then drain to lag 0 (load %s)", r, o.rounds, n, o.duration, loadAvg()))
+			res := c.load(accounts, n, o, fmt.Sprintf("r%dc%d-%d", r, n, time.Now().UnixNano()))
+			wantHeight += res.ok
+			lag0, _ := lags.lagOf(ctx)
+			fmt.Printf("  lag when the load stopped: %s\n", formatLag(lag0))
+			t0 := time.Now()
+			lag, err := lags.drain(ctx, db, wantHeight, o.drainTimeout)
+			res.drainTime = time.Since(t0)
+			res.elapsed = res.loadTime + res.drainTime
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench: drain:", err)
+				exit = 1
+			}
+			fmt.Printf("  drained in %.2fs, lag now: %s\n", res.drainTime.Seconds(), formatLag(lag))
+			ackFees += res.fees
+			res.conserved, err = conservation(ctx, db, o, ackFees)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench: conservation:", err)
+				return 1
+			}
+			printRun("platform", n, res)
+			res.soakReport(o) // informational: the soak target is reported, not enforced
+			if !res.conserved || res.unexpected() > 0 || res.settledShare() < o.minSettled {
+				exit = 1
+			}
+			rd := round{platform: res, base: map[string]*results{}}
+			if len(o.baselines) > 0 {
+				step("stopping the platform while the baselines run")
+				p.Stop()
+				stopped = true
+			}
+			for _, kind := range o.baselines {
+				step(fmt.Sprintf("round %d/%d, %d clients: baseline %s for %s (load %s)", r, o.rounds, n, kind, o.baselineDuration, loadAvg()))
+				br, err := runBaseline(bdb, kind, n, o)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "bench:", err)
+					return 1
+				}
+				printRun("baseline "+kind, n, br)
+				if !br.conserved {
+					exit = 1
+				}
+				rd.base[kind] = br
+			}
+			runs[n] = append(runs[n], rd)
+		}
 	}
-	if o.skipBaseline || dbURL == "" {
-		return exit
-	}
-	step(fmt.Sprintf("baseline: pgbench, one SQL transaction per transfer, %d clients for %s", o.concurrency, o.baselineDuration))
-	tps, err := baseline(ptb, o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: baseline:", err)
-		return 1
-	}
-	fmt.Printf("\nbaseline (pgbench)      %10.1f transfers/s\n", tps)
-	fmt.Printf("platform (REST→Kafka→PG) %9.1f transfers/s\n", res.throughput())
-	fmt.Printf("ratio platform/baseline %10.2f\n", res.throughput()/tps)
+	summarize(o, runs, broker)
 	return exit
+}
+
+// warmUp sends one transfer and waits for it to settle (the consumer group
+// has rejoined after a restart); it returns the fee.
+func (c *client) warmUp(accounts []account) (int64, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	key := "bench-warmup-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	body := map[string]any{"fromWalletId": accounts[0].walletID, "toEmail": accounts[1].email, "amountKzt": 100, "memo": "warm-up"}
+	for {
+		var out struct {
+			FeeKzt int64 `json:"feeKzt"`
+		}
+		st, raw, err := c.callKey("POST", "/api/fiat/transfer", accounts[0].token, key, body, &out)
+		if err == nil && st == 200 {
+			return out.FeeKzt, nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("warm-up transfer: %d %s %v", st, raw, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// conservation checks that every KZT balance, the fee wallet's included,
+// sums to what was deposited, and that the fee wallet holds at least the
+// fees of the acknowledged transfers.
+func conservation(ctx context.Context, db *pgxpool.Pool, o options, ackFees int64) (bool, error) {
+	var sum, feeWallet, negative int64
+	err := db.QueryRow(ctx, `SELECT coalesce(sum(balance), 0)::bigint,
+		coalesce(sum(balance) FILTER (WHERE kind = 'fee'), 0)::bigint,
+		count(*) FILTER (WHERE balance < 0)
+		FROM fiat_wallets WHERE currency = 'KZT'`).Scan(&sum, &feeWallet, &negative)
+	if err != nil {
+		return false, err
+	}
+	want := o.deposit * int64(o.users)
+	ok := sum == want && negative == 0 && feeWallet >= ackFees
+	fmt.Printf("  conservation            user balances %d + fee wallet %d = %d, deposited %d; acknowledged fees %d <= fee wallet: %s\n",
+		sum-feeWallet, feeWallet, sum, want, ackFees, okWord(ok))
+	return ok, nil
+}
+
+func printRun(what string, clients int, r *results) {
+	fmt.Printf("  %-22s %8.1f transfers/s  (%d in %.1fs", what, r.throughput(), r.ok, r.elapsed.Seconds())
+	if r.drainTime > 0 {
+		fmt.Printf(" = %.1fs load + %.2fs drain", r.loadTime.Seconds(), r.drainTime.Seconds())
+	}
+	fmt.Printf(", %d clients)\n", clients)
+	fmt.Printf("  %-22s p50 %.1fms  p95 %.1fms  p99 %.1fms\n", "latency", ms(r.p(0.50)), ms(r.p(0.95)), ms(r.p(0.99)))
+	if r.drainTime > 0 {
+		fmt.Printf("  %-22s %d of %d started (%.2f%%); 503 retries (same key) %d; answers %v; transport errors %d\n",
+			"settled", r.ok, r.attempted, 100*r.settledShare(), r.retries, r.byStatus, r.transport)
+	} else {
+		fmt.Printf("  %-22s %d of %d (rest rolled back: balance too low)\n", "committed", r.ok, r.attempted)
+	}
+}
+
+// soakReport prints the per-minute throughput of a -soak run; it reports
+// whether the last minute is within 10% of the first.
+func (r *results) soakReport(o options) bool {
+	if !o.soak || len(r.perMinute) == 0 {
+		return true
+	}
+	fmt.Println("  throughput per minute:")
+	for i, n := range r.perMinute {
+		fmt.Printf("    minute %2d  %8.1f transfers/s\n", i+1, float64(n)/60)
+	}
+	first, last := r.perMinute[0], r.perMinute[len(r.perMinute)-1]
+	ok := float64(last) >= 0.9*float64(first)
+	fmt.Printf("  soak: last minute / first minute = %.2f (target >= 0.90): %s\n", float64(last)/float64(first),
+		map[bool]string{true: "OK", false: "MISSED"}[ok])
+	return ok
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// summarize prints the per-run figures, the table and, last, the median
+// ratio line.
+func summarize(o options, runs map[int][]round, broker string) {
+	fmt.Printf("\n== summary: %d round(s) per client count, platform clock includes the drain to lag 0\n", o.rounds)
+	fmt.Printf("broker: %s\n", broker)
+	fmt.Printf("%8s %12s %9s %9s %12s %12s %10s %10s\n", "clients", "platform/s", "p99 ms", "drain s", "T/s", "S/s", "plat/T", "plat/S")
+	type ratio struct{ t, s float64 }
+	med := map[int]ratio{}
+	for _, n := range o.clients {
+		var pt, p99, dr, tt, st, rt, rs []float64
+		for _, rd := range runs[n] {
+			pt = append(pt, rd.platform.throughput())
+			p99 = append(p99, ms(rd.platform.p(0.99)))
+			dr = append(dr, rd.platform.drainTime.Seconds())
+			if b := rd.base["T"]; b != nil {
+				tt = append(tt, b.throughput())
+				rt = append(rt, rd.platform.throughput()/b.throughput())
+			}
+			if b := rd.base["S"]; b != nil {
+				st = append(st, b.throughput())
+				rs = append(rs, rd.platform.throughput()/b.throughput())
+			}
+		}
+		med[n] = ratio{median(rt), median(rs)}
+		fmt.Printf("%8d %12.1f %9.1f %9.2f %12.1f %12.1f %10.2f %10.2f\n", n, median(pt), median(p99), median(dr),
+			median(tt), median(st), median(rt), median(rs))
+		for i, rd := range runs[n] {
+			line := fmt.Sprintf("  run %d: platform %.1f/s", i+1, rd.platform.throughput())
+			for _, k := range o.baselines {
+				line += fmt.Sprintf(", %s %.1f/s (ratio %.2f)", k, rd.base[k].throughput(), rd.platform.throughput()/rd.base[k].throughput())
+			}
+			fmt.Println(line)
+		}
+	}
+	if len(o.baselines) == 0 {
+		return
+	}
+	primary := o.clients[0]
+	if slices.Contains(o.clients, 32) {
+		primary = 32
+	}
+	m := med[primary]
+	var parts []string
+	if slices.Contains(o.baselines, "T") {
+		parts = append(parts, fmt.Sprintf("platform/T %.2f", m.t))
+	}
+	if slices.Contains(o.baselines, "S") {
+		parts = append(parts, fmt.Sprintf("platform/S %.2f", m.s))
+	}
+	fmt.Printf("median ratio %s (%d clients, %d alternating runs)\n", strings.Join(parts, "  "), primary, len(runs[primary]))
+}
+
+// describeMachine prints what the figures depend on.
+func describeMachine(ctx context.Context, o options, broker, dbURL string) {
+	fmt.Printf("bench: %s, %d users, clients %v, %d round(s), platform %s + drain, baselines %v for %s\n",
+		time.Now().UTC().Format(time.RFC3339), o.users, o.clients, o.rounds, o.duration, o.baselines, o.baselineDuration)
+	fmt.Printf("machine: %d cores, %s, load average %s\n", runtime.NumCPU(), runtime.Version(), loadAvg())
+	fmt.Printf("broker: %s\n", broker)
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return
+	}
+	defer pool.Close()
+	var settings []string
+	for _, name := range []string{"server_version", "synchronous_commit", "fsync", "shared_buffers", "max_wal_size", "wal_compression", "jit"} {
+		var v string
+		if err := pool.QueryRow(ctx, "SHOW "+name).Scan(&v); err == nil {
+			settings = append(settings, name+"="+v)
+		}
+	}
+	fmt.Printf("postgres: %s\n", strings.Join(settings, " "))
+}
+
+func loadAvg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func step(s string) { fmt.Fprintf(os.Stderr, "==> %s\n", s) }
