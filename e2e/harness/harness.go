@@ -63,7 +63,12 @@ type Platform struct {
 	MetricsAddr string
 	Env         []string
 
-	t      TB
+	t TB
+	// args is the subcommand and its arguments ("run" when empty); ready
+	// is the URL that answers 200 once the process is up (the API's
+	// version when empty and the process serves HTTP; "-" waits for none).
+	args   []string
+	ready  string
 	cmd    *exec.Cmd
 	logBuf *lockedBuffer
 	exited chan struct{}
@@ -159,27 +164,7 @@ func Start(t TB, opts Options) *Platform {
 		t:           t,
 		client:      &http.Client{Timeout: 30 * time.Second},
 	}
-	env := map[string]string{
-		"PLATFORM_ADDR":           fmt.Sprintf("127.0.0.1:%d", httpPort),
-		"PUBLIC_BASE_URL":         p.BaseURL,
-		"METRICS_ADDR":            p.MetricsAddr,
-		"DATA_DIR":                dataDir,
-		"DATABASE_URL":            dbURL,
-		"CLICKHOUSE_ADDR":         back.ClickHouseAddr,
-		"KAFKA_BROKERS":           back.KafkaBrokers,
-		"LOG_LEVEL":               "warn",
-		"WEBHOOK_ALLOW_PRIVATE":   "1",
-		"RATE_LIMIT_READ":         "0",
-		"RATE_LIMIT_WRITE":        "0",
-		"RATE_LIMIT_AUTH":         "0",
-		"RATE_LIMIT_MONEY":        "0",
-		"RATE_LIMIT_PARTNER":      "0",
-		"FIAT_ADMIN_EMAILS":       FiatAdminEmail,
-		"GOV_ADMIN_EMAILS":        GovAdminEmail,
-		"CHARITY_ADMIN_EMAILS":    CharityAdminEmail,
-		"REPUTATION_ADMIN_EMAILS": ReputationAdminEmail,
-		"REPUTATION_SERVICE_KEY":  ReputationServiceKey,
-	}
+	env := baseEnv(back, dbURL, dataDir, fmt.Sprintf("127.0.0.1:%d", httpPort), p.BaseURL, p.MetricsAddr)
 	if back.KafkaBrokers == "" {
 		port := FreePort(t)
 		env["KAFKA_EMBEDDED_PORT"] = fmt.Sprint(port)
@@ -197,6 +182,33 @@ func Start(t TB, opts Options) *Platform {
 	p.launch()
 	t.Cleanup(p.Stop)
 	return p
+}
+
+// baseEnv is the environment every harness platform process gets: its own
+// listeners, data directory and database, the local-stack or container
+// services, open rate limits and the test admins.
+func baseEnv(back Backing, dbURL, dataDir, addr, baseURL, metricsAddr string) map[string]string {
+	return map[string]string{
+		"PLATFORM_ADDR":           addr,
+		"PUBLIC_BASE_URL":         baseURL,
+		"METRICS_ADDR":            metricsAddr,
+		"DATA_DIR":                dataDir,
+		"DATABASE_URL":            dbURL,
+		"CLICKHOUSE_ADDR":         back.ClickHouseAddr,
+		"KAFKA_BROKERS":           back.KafkaBrokers,
+		"LOG_LEVEL":               "warn",
+		"WEBHOOK_ALLOW_PRIVATE":   "1",
+		"RATE_LIMIT_READ":         "0",
+		"RATE_LIMIT_WRITE":        "0",
+		"RATE_LIMIT_AUTH":         "0",
+		"RATE_LIMIT_MONEY":        "0",
+		"RATE_LIMIT_PARTNER":      "0",
+		"FIAT_ADMIN_EMAILS":       FiatAdminEmail,
+		"GOV_ADMIN_EMAILS":        GovAdminEmail,
+		"CHARITY_ADMIN_EMAILS":    CharityAdminEmail,
+		"REPUTATION_ADMIN_EMAILS": ReputationAdminEmail,
+		"REPUTATION_SERVICE_KEY":  ReputationServiceKey,
+	}
 }
 
 // dropClickHouseDatabase removes, when the test ends, the ClickHouse database
@@ -223,7 +235,15 @@ func dropClickHouseDatabase(t TB, addr, dbURL string) {
 func (p *Platform) launch() {
 	p.t.Helper()
 	p.logBuf = &lockedBuffer{}
-	p.cmd = exec.Command(Binary(p.t), "run")
+	args := p.args
+	if len(args) == 0 {
+		args = []string{"run"}
+	}
+	ready := p.ready
+	if ready == "" {
+		ready = p.BaseURL + "/api/platform/version"
+	}
+	p.cmd = exec.Command(Binary(p.t), args...)
 	p.cmd.Env = p.Env
 	p.cmd.Stdout = p.logBuf
 	p.cmd.Stderr = p.logBuf
@@ -232,14 +252,17 @@ func (p *Platform) launch() {
 	}
 	p.exited = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(p.cmd, p.exited)
+	if ready == "-" {
+		return
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.exited:
-			p.t.Fatalf("platform exited during start:\n%s", p.Logs())
+			p.t.Fatalf("platform %v exited during start:\n%s", args, p.Logs())
 		default:
 		}
-		resp, err := http.Get(p.BaseURL + "/api/platform/version")
+		resp, err := http.Get(ready)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -248,7 +271,7 @@ func (p *Platform) launch() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	p.t.Fatalf("platform did not answer within 60s:\n%s", p.Logs())
+	p.t.Fatalf("platform %v did not answer within 60s:\n%s", args, p.Logs())
 }
 
 // Logs returns what the process printed.
