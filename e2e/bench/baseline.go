@@ -163,6 +163,7 @@ func runBaseline(db *baselineDB, kind string, clients int, o options) (*results,
 		wg       sync.WaitGroup
 		firstErr atomic.Value
 	)
+	cpu0 := selfCPU()
 	start := time.Now()
 	end := start.Add(o.baselineDuration)
 	stop := progress(start, o.baselineDuration, &okCount, &rejected, "rejected", nil)
@@ -209,11 +210,13 @@ func runBaseline(db *baselineDB, kind string, clients int, o options) (*results,
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	res.genCPU = selfCPU() - cpu0
 	stop()
 	if v := firstErr.Load(); v != nil {
 		return nil, fmt.Errorf("baseline %s: %w", kind, v.(error))
 	}
 	res.ok = okCount.Load()
+	res.conns = int(cfg.MaxConns)
 	res.attempted = res.ok + rejected.Load()
 	res.byStatus[200] = res.ok
 

@@ -220,12 +220,17 @@ type results struct {
 	attempted int64 // transfers started
 	retries   int64
 	byStatus  map[int]int64
-	transport int64
-	loadTime  time.Duration // sending
-	drainTime time.Duration // after the last answer until lag 0 (platform)
-	elapsed   time.Duration // loadTime + drainTime: the clock the throughput uses
-	conserved bool
-	perMinute []int64
+	transport int64 // transfers given up after transport errors
+	// transportRetries counts resends after a transport error (same key).
+	transportRetries int64
+	loadTime         time.Duration // sending
+	drainTime        time.Duration // after the last answer until lag 0 (platform)
+	elapsed          time.Duration // loadTime + drainTime: the clock the throughput uses
+	conserved        bool
+	perMinute        []int64
+	conns            int           // Postgres connections (baselines)
+	genCPU           time.Duration // CPU the load generator (this process) used
+	sutCPU           time.Duration // CPU the platform process used, load and drain
 }
 
 func (r *results) throughput() float64 { return float64(r.ok) / r.elapsed.Seconds() }
@@ -318,13 +323,16 @@ func feeFrom(body []byte) int64 {
 // load sends transfers at the given concurrency for o.duration.
 func (c *client) load(accounts []account, clients int, o options, runID string) *results {
 	var (
-		mu        sync.Mutex
-		res       = &results{byStatus: map[int]int64{}}
-		okCount   atomic.Int64
-		retries   atomic.Int64
-		attempted atomic.Int64
-		wg        sync.WaitGroup
+		mu               sync.Mutex
+		res              = &results{byStatus: map[int]int64{}}
+		okCount          atomic.Int64
+		retries          atomic.Int64
+		attempted        atomic.Int64
+		transportRetries atomic.Int64
+		wg               sync.WaitGroup
 	)
+	// Connections kept from before a platform restart are dead.
+	c.fast.CloseIdleConnections()
 	uri := []byte(c.base + "/api/fiat/transfer")
 	seed := uint64(time.Now().UnixNano())
 	bodies := make([][]prebuilt, clients)
@@ -365,7 +373,10 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 				for attempt := 0; attempt <= maxRetries; attempt++ {
 					err = c.fast.Do(req, resp)
 					if err != nil {
-						break
+						// Safe to resend: the same key names the same command.
+						transportRetries.Add(1)
+						time.Sleep(20 * time.Millisecond)
+						continue
 					}
 					st = resp.StatusCode()
 					if st != http.StatusServiceUnavailable {
@@ -401,6 +412,7 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 	res.ok = okCount.Load()
 	res.retries = retries.Load()
 	res.attempted = attempted.Load()
+	res.transportRetries = transportRetries.Load()
 	res.perMinute = perMinute
 	return res
 }

@@ -62,6 +62,7 @@ func main() {
 	var clients, baselines string
 	flag.IntVar(&o.users, "users", 100, "users (and KZT wallets) to create")
 	flag.StringVar(&clients, "clients", "32", "comma-separated concurrent client counts, e.g. 8,32,128 for the scaling table")
+	flag.Func("concurrency", "one client count (the old name of -clients)", func(v string) error { clients = v; return nil })
 	flag.IntVar(&o.rounds, "rounds", 3, "alternating rounds (platform, T, S) per client count; the ratio is their median")
 	flag.DurationVar(&o.duration, "duration", 30*time.Second, "how long the platform is sent transfers (its clock adds the drain)")
 	flag.DurationVar(&o.baselineDuration, "baseline-duration", 0, "how long each baseline runs (default -duration)")
@@ -206,7 +207,9 @@ func run(o options) int {
 				}
 			}
 			step(fmt.Sprintf("round %d/%d, %d clients: platform for %s, then drain to lag 0 (load %s)", r, o.rounds, n, o.duration, loadAvg()))
+			gen0, sut0 := selfCPU(), procCPU(p.Pid())
 			res := c.load(accounts, n, o, fmt.Sprintf("r%dc%d-%d", r, n, time.Now().UnixNano()))
+			res.genCPU = selfCPU() - gen0
 			wantHeight += res.ok
 			lag0, _ := lags.lagOf(ctx)
 			fmt.Printf("  lag when the load stopped: %s\n", formatLag(lag0))
@@ -214,6 +217,7 @@ func run(o options) int {
 			lag, err := lags.drain(ctx, db, wantHeight, o.drainTimeout)
 			res.drainTime = time.Since(t0)
 			res.elapsed = res.loadTime + res.drainTime
+			res.sutCPU = procCPU(p.Pid()) - sut0
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "bench: drain:", err)
 				exit = 1
@@ -301,11 +305,25 @@ func printRun(what string, clients int, r *results) {
 	if r.drainTime > 0 {
 		fmt.Printf(" = %.1fs load + %.2fs drain", r.loadTime.Seconds(), r.drainTime.Seconds())
 	}
-	fmt.Printf(", %d clients)\n", clients)
+	fmt.Printf(", %d clients", clients)
+	if r.conns > 0 {
+		fmt.Printf(" over %d connections", r.conns)
+	}
+	fmt.Printf(")\n")
 	fmt.Printf("  %-22s p50 %.1fms  p95 %.1fms  p99 %.1fms\n", "latency", ms(r.p(0.50)), ms(r.p(0.95)), ms(r.p(0.99)))
+	if r.sutCPU > 0 {
+		fmt.Printf("  %-22s platform process %.0f µs/transfer (%.0f%% of a core); load generator %.0f µs/transfer (%.0f%% of a core)\n",
+			"CPU", cpuPer(r.sutCPU, r.ok), 100*r.sutCPU.Seconds()/r.elapsed.Seconds(), cpuPer(r.genCPU, r.ok), 100*r.genCPU.Seconds()/r.elapsed.Seconds())
+	} else if r.genCPU > 0 {
+		fmt.Printf("  %-22s client %.0f µs/transfer (%.0f%% of a core); Postgres server not attributed (shared)\n",
+			"CPU", cpuPer(r.genCPU, r.ok), 100*r.genCPU.Seconds()/r.elapsed.Seconds())
+	}
 	if r.drainTime > 0 {
 		fmt.Printf("  %-22s %d of %d started (%.2f%%); 503 retries (same key) %d; answers %v; transport errors %d\n",
 			"settled", r.ok, r.attempted, 100*r.settledShare(), r.retries, r.byStatus, r.transport)
+		if r.transportRetries > 0 {
+			fmt.Printf("  %-22s %d resends after a transport error (same key)\n", "", r.transportRetries)
+		}
 	} else {
 		fmt.Printf("  %-22s %d of %d (rest rolled back: balance too low)\n", "committed", r.ok, r.attempted)
 	}

@@ -274,6 +274,14 @@ func (p *Platform) launch() {
 	p.t.Fatalf("platform %v did not answer within 60s:\n%s", args, p.Logs())
 }
 
+// Pid is the process id of the running process (0 when not started).
+func (p *Platform) Pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Logs returns what the process printed.
 func (p *Platform) Logs() string { return p.logBuf.String() }
 
