@@ -346,6 +346,14 @@ func (r *results) soakReport(o options) bool {
 	return ok
 }
 
+// orDash formats the median of xs, or "-" when there is none.
+func orDash(xs []float64, format string) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, median(xs))
+}
+
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -382,8 +390,8 @@ func summarize(o options, runs map[int][]round, broker string) {
 			}
 		}
 		med[n] = ratio{median(rt), median(rs)}
-		fmt.Printf("%8d %12.1f %9.1f %9.2f %12.1f %12.1f %10.2f %10.2f\n", n, median(pt), median(p99), median(dr),
-			median(tt), median(st), median(rt), median(rs))
+		fmt.Printf("%8d %12.1f %9.1f %9.2f %12s %12s %10s %10s\n", n, median(pt), median(p99), median(dr),
+			orDash(tt, "%.1f"), orDash(st, "%.1f"), orDash(rt, "%.2f"), orDash(rs, "%.2f"))
 		for i, rd := range runs[n] {
 			line := fmt.Sprintf("  run %d: platform %.1f/s", i+1, rd.platform.throughput())
 			for _, k := range o.baselines {
