@@ -223,6 +223,7 @@ type results struct {
 	transport int64 // transfers given up after transport errors
 	// transportRetries counts resends after a transport error (same key).
 	transportRetries int64
+	start            time.Time     // first request
 	loadTime         time.Duration // sending
 	drainTime        time.Duration // after the last answer until lag 0 (platform)
 	elapsed          time.Duration // loadTime + drainTime: the clock the throughput uses
@@ -407,6 +408,7 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 		}()
 	}
 	wg.Wait()
+	res.start = start
 	res.loadTime = time.Since(start)
 	stopProgress()
 	res.ok = okCount.Load()

@@ -213,10 +213,10 @@ func run(o options) int {
 			wantHeight += res.ok
 			lag0, _ := lags.lagOf(ctx)
 			fmt.Printf("  lag when the load stopped: %s\n", formatLag(lag0))
-			t0 := time.Now()
 			lag, err := lags.drain(ctx, db, wantHeight, o.drainTimeout)
-			res.drainTime = time.Since(t0)
-			res.elapsed = res.loadTime + res.drainTime
+			// The clock runs from the first request to lag 0.
+			res.elapsed = time.Since(res.start)
+			res.drainTime = res.elapsed - res.loadTime
 			res.sutCPU = procCPU(p.Pid()) - sut0
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "bench: drain:", err)
