@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/fintech/platform/e2e/harness"
+	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/storage/ledger"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 )
@@ -93,8 +93,8 @@ type baselineDB struct {
 
 // newBaselineDB makes a fresh database on the platform's Postgres server for
 // both baselines.
-func newBaselineDB(ptb *harness.ProcessTB) (*baselineDB, error) {
-	pool, url := pgtest.NewDB(ptb)
+func newBaselineDB(t pgtest.TB) (*baselineDB, error) {
+	pool, url := pgtest.NewDB(t)
 	if _, err := pool.Exec(context.Background(), baselineSchema); err != nil {
 		return nil, fmt.Errorf("baseline schema: %w", err)
 	}
@@ -181,7 +181,7 @@ func runBaseline(db *baselineDB, kind string, clients int, o options) (*results,
 					b++
 				}
 				amount := o.minAmount + rng.Int64N(o.maxAmount-o.minAmount+1)
-				fee := feeOf(amount)
+				fee := cfiat.Fee(amount) // the platform's 0.1% fee, rounded up
 				t0 := time.Now()
 				var committed bool
 				var err error
@@ -244,9 +244,6 @@ func runBaseline(db *baselineDB, kind string, clients int, o options) (*results,
 	}
 	return res, nil
 }
-
-// feeOf is the platform's 0.1% fee, rounded up (consumers/fiat.Fee).
-func feeOf(amount int64) int64 { return (amount + 999) / 1000 }
 
 // transferT is baseline T's transaction. It returns false, without error,
 // when the balance does not cover amount + fee (rolled back).

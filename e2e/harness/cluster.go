@@ -89,8 +89,7 @@ func (c *Cluster) Consume(group string) *Platform {
 // serves nothing to probe.
 func (c *Cluster) Relay() *Platform {
 	c.t.Helper()
-	p := c.start([]string{"relay"}, false)
-	return p
+	return c.start([]string{"relay"}, false)
 }
 
 func (c *Cluster) start(args []string, serves bool) *Platform {
