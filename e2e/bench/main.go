@@ -207,6 +207,7 @@ func run(o options) int {
 				}
 			}
 			step(fmt.Sprintf("round %d/%d, %d clients: platform for %s, then drain to lag 0 (load %s)", r, o.rounds, n, o.duration, loadAvg()))
+			logMark := len(p.Logs())
 			gen0, sut0 := selfCPU(), procCPU(p.Pid())
 			res := c.load(accounts, n, o, fmt.Sprintf("r%dc%d-%d", r, n, time.Now().UnixNano()))
 			res.genCPU = selfCPU() - gen0
@@ -230,6 +231,9 @@ func run(o options) int {
 				return 1
 			}
 			printRun("platform", n, res)
+			if res.retries > 0 || res.transport > 0 || res.transportRetries > 0 {
+				printLogTail(p.Logs(), logMark, 15)
+			}
 			res.soakReport(o) // informational: the soak target is reported, not enforced
 			if !res.conserved || res.unexpected() > 0 || res.settledShare() < o.minSettled {
 				exit = 1
@@ -326,6 +330,23 @@ func printRun(what string, clients int, r *results) {
 		}
 	} else {
 		fmt.Printf("  %-22s %d of %d (rest rolled back: balance too low)\n", "committed", r.ok, r.attempted)
+	}
+}
+
+// printLogTail prints the last n lines the platform logged since offset
+// mark, to show why requests were retried.
+func printLogTail(logs string, mark, n int) {
+	if mark > len(logs) {
+		mark = 0
+	}
+	lines := strings.Split(strings.TrimSpace(logs[mark:]), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		fmt.Println("  platform log: nothing logged during the run (LOG_LEVEL=warn)")
+		return
+	}
+	fmt.Printf("  platform log during the run (%d lines, last %d):\n", len(lines), min(n, len(lines)))
+	for _, l := range lines[max(0, len(lines)-n):] {
+		fmt.Println("    " + l)
 	}
 }
 
