@@ -7,6 +7,7 @@ var moduleVersions = []map[string]int{
 	replyVersions,
 	identityVersions,
 	fiatVersions,
+	fiatReviewVersions,
 	maskVersions,
 	ledgerVersions,
 	reputationVersions,

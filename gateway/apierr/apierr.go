@@ -36,9 +36,22 @@ type Error struct {
 	Message string
 	Fields  map[string]string
 	Extra   map[string]any
+	// Cause is the internal error behind the answer: logged by the server
+	// with the request id, never sent to the client.
+	Cause error
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+// Unwrap exposes the cause to errors.Is/As.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Because returns a copy carrying the internal cause (for the log only).
+func (e *Error) Because(cause error) *Error {
+	c := *e
+	c.Cause = cause
+	return &c
+}
 
 // Body encodes the error shape `{ error, message, fields?, ...extra }`.
 func (e *Error) Body() []byte {
