@@ -72,15 +72,15 @@ func Reconcile(b store.Books) CurrencyReconcile {
 
 // ReconcileReport is the body of GET /admin/reconcile.
 type ReconcileReport struct {
-	OK          bool                `json:"ok"`
-	Source      string              `json:"source"`
-	Currencies  []CurrencyReconcile `json:"currencies"`
+	OK         bool                `json:"ok"`
+	Source     string              `json:"source"`
+	Currencies []CurrencyReconcile `json:"currencies"`
 	// DepositReview counts paid deposits that were not credited (awaiting
 	// an admin, or refunded to the processor): money the processor took
 	// that no wallet holds.
 	DepositReview store.ReviewSummary `json:"depositReview"`
-	GeneratedAt time.Time           `json:"generatedAt"`
-	Alert       *AlertResult        `json:"alert,omitempty"`
+	GeneratedAt   time.Time           `json:"generatedAt"`
+	Alert         *AlertResult        `json:"alert,omitempty"`
 }
 
 // AlertResult says whether the drift alert reached its target.
