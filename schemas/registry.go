@@ -10,6 +10,7 @@ var moduleVersions = []map[string]int{
 	maskVersions,
 	ledgerVersions,
 	reputationVersions,
+	partnerVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {
