@@ -28,7 +28,7 @@ func TestPartnerRails(t *testing.T) {
 			t.Fatalf("first = %v", first)
 		}
 		paidAt, err := time.Parse(time.RFC3339, first["paidAt"].(string))
-		if err != nil || paidAt.Location() != time.UTC || !strings.HasSuffix(first["paidAt"].(string), "Z") {
+		if err != nil || paidAt.Location() != time.UTC || len(first["paidAt"].(string)) != len("2006-01-02T15:04:05Z") {
 			t.Fatalf("paidAt %v: %v", first["paidAt"], err)
 		}
 		// A replay (even with another amount) records nothing and answers the first record.
@@ -298,6 +298,54 @@ func TestPartnerRails(t *testing.T) {
 		u := p.Register(t, "cursor")
 		if r := p.Get(t, "/api/rights/royalties?cursor=%25%25", u.Token); r.Status != 422 {
 			t.Errorf("bad cursor: %d %s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("signed hostile bodies on every route never 500", func(t *testing.T) {
+		u := p.Register(t, "fuzz")
+		bodies := [][]byte{
+			[]byte(`not json`), []byte(`[]`), []byte(`{}`), []byte(`null`), []byte(`"s"`), []byte(`{"podium":[null]}`),
+			[]byte(`{"podium":[1,"x",{}],"tournamentId":{"a":1}}`),
+			[]byte(`{"eventId":"` + strings.Repeat("e", 5000) + `","email":"` + strings.Repeat("a", 300) + `@example.com","amount":1e300}`),
+			[]byte("{\"eventId\":\"\xff\xfe\",\"email\":\"a@example.com\",\"amount\":1}"),
+			[]byte(`{"id":"t","startsAt":"2031-13-45T99:00:00Z","format":5,"prizePool":-1,"capacity":1e3,"entries":-1}`),
+			[]byte(`{"id":"t","startsAt":"2031-01-01T00:00:00Z","format":"x","prizePool":1,"capacity":99999999999999999999,"entries":0}`),
+			[]byte(`{"eventId":"x","email":"a@example.com","productKey":"p","period":"q","amount":9223372036854775807}`),
+			[]byte(strings.Repeat("[", 10000) + strings.Repeat("]", 10000)),
+		}
+		sent := 0
+		for _, prefix := range []string{"/api/rights", "/api/chess", "/api/cert", "/api/ecosystem"} {
+			var doc struct {
+				Paths map[string]map[string]any `json:"paths"`
+			}
+			p.Get(t, prefix+"/openapi.json", "").Decode(t, &doc)
+			for path, methods := range doc.Paths {
+				for method := range methods {
+					method = strings.ToUpper(method)
+					if method == http.MethodGet {
+						for _, q := range []string{"?limit=-1", "?limit=abc&cursor=%25%25", "?cursor=AAAA", "?cursor=" + strings.Repeat("A", 400), "?limit=100000"} {
+							for _, tok := range []string{"", u.Token, "garbage"} {
+								if r := p.Do(t, harness.Request{Method: method, Path: path + q, Token: tok}); r.Status >= 500 {
+									t.Errorf("%s %s%s: %d %s", method, path, q, r.Status, r.Body)
+								}
+								sent++
+							}
+						}
+						continue
+					}
+					for _, b := range bodies {
+						for _, h := range []map[string]string{hmacHeaders(b, time.Now(), "sha256="), {"X-Platform-Signature": "zz", "X-Platform-Timestamp": "-1"}, nil} {
+							if r := deliver(t, p, path, b, h); r.Status >= 500 {
+								t.Errorf("%s %s %.80q: %d %s", method, path, b, r.Status, r.Body)
+							}
+							sent++
+						}
+					}
+				}
+			}
+		}
+		if sent < 150 {
+			t.Fatalf("only %d requests sent", sent)
 		}
 	})
 

@@ -2,6 +2,7 @@ package partner
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -40,7 +41,7 @@ func (h *Handlers) certWebhook(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	now := h.now().UTC()
+	now := h.now().UTC().Truncate(time.Second) // timestamps are shown as RFC 3339 seconds
 	row := store.CertPayoutRow{ID: schemas.NewID(), EventID: req.EventID, Email: mail,
 		ArtifactVersionID: req.ArtifactVersionID, Amount: amount, CertifiedAt: now}
 	got, inserted, err := h.rec.RecordCertPayout(c.UserContext(), row, func(p store.CertPayoutRow, userID string) (pipeline.OutboxRow, error) {

@@ -53,7 +53,7 @@ func (h *Handlers) tournamentFinalized(c *fiber.Ctx) error {
 	if len(req.Podium) == 0 || len(req.Podium) > maxPodium {
 		v.Fail("podium", fmt.Sprintf("must list 1 to %d entries", maxPodium))
 	}
-	now := h.now().UTC()
+	now := h.now().UTC().Truncate(time.Second) // timestamps are shown as RFC 3339 seconds
 	entries := make([]store.PrizeRow, 0, min(len(req.Podium), maxPodium))
 	seen := map[string]bool{}
 	for i, it := range req.Podium {

@@ -46,7 +46,7 @@ func (h *Handlers) publishTournament(c *fiber.Ctx) error {
 		if err != nil {
 			v.Fail("startsAt", "must be an RFC 3339 timestamp such as 2025-06-01T12:00:00Z")
 		}
-		starts = t.UTC()
+		starts = t.UTC().Truncate(time.Second)
 	}
 	text(&v, "format", req.Format, maxFormat)
 	pool := v.Amount("prizePool", req.PrizePool)
@@ -58,7 +58,7 @@ func (h *Handlers) publishTournament(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	now := h.now().UTC()
+	now := h.now().UTC().Truncate(time.Second) // timestamps are shown as RFC 3339 seconds
 	row := store.TournamentRow{ID: req.ID, StartsAt: starts, Format: req.Format, PrizePool: pool,
 		Capacity: int(capacity), Entries: int(entries)}
 	got, outcome, err := h.rec.PublishTournament(c.UserContext(), row, now, func(t store.TournamentRow) (pipeline.OutboxRow, error) {

@@ -45,7 +45,7 @@ func (h *Handlers) rightsWebhook(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	now := h.now().UTC()
+	now := h.now().UTC().Truncate(time.Second) // timestamps are shown as RFC 3339 seconds
 	row := store.RoyaltyRow{ID: schemas.NewID(), EventID: req.EventID, Email: mail, ProductKey: req.ProductKey,
 		Period: req.Period, Amount: amount, PaidAt: now}
 	got, inserted, err := h.rec.RecordRoyalty(c.UserContext(), row, func(r store.RoyaltyRow, userID string) (pipeline.OutboxRow, error) {
