@@ -37,6 +37,17 @@ const (
 // (and any extra environment).
 func startPartnerPlatform(t *testing.T, extra map[string]string) *harness.Platform {
 	t.Helper()
+	return startPartner(t, extra)
+}
+
+// startPartnerPlatformTB is startPartnerPlatform for benchmarks.
+func startPartnerPlatformTB(b *testing.B) *harness.Platform {
+	b.Helper()
+	return startPartner(b, nil)
+}
+
+func startPartner(t testing.TB, extra map[string]string) *harness.Platform {
+	t.Helper()
 	env := map[string]string{
 		"PARTNER_WEBHOOK_SECRET": partnerHMAC,
 		"RIGHTS_SECRET":          partnerRights,
@@ -64,7 +75,7 @@ func hmacHeaders(body []byte, at time.Time, prefix string) map[string]string {
 }
 
 // deliver posts raw body bytes to a receiver with the given headers.
-func deliver(t *testing.T, p *harness.Platform, path string, body []byte, headers map[string]string) harness.Response {
+func deliver(t testing.TB, p *harness.Platform, path string, body []byte, headers map[string]string) harness.Response {
 	t.Helper()
 	return p.Do(t, harness.Request{Method: http.MethodPost, Path: path, Body: body, Headers: headers})
 }
