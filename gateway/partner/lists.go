@@ -19,7 +19,8 @@ type listResponse[T any] struct {
 }
 
 // pageQuery reads cursor and limit; a cursor is a record id (a ksuid), so
-// one that decodes to anything else names no position this API issued.
+// one that decodes to anything else names no position this API issued
+// (400 invalid_cursor).
 func pageQuery(c *fiber.Ctx) (bind.Page, error) {
 	p, err := bind.PageQuery(c)
 	if err != nil {
@@ -36,9 +37,7 @@ func pageQuery(c *fiber.Ctx) (bind.Page, error) {
 	return p, nil
 }
 
-func badCursor() error {
-	return apierr.Validation(map[string]string{"cursor": "is not a cursor this API issued"})
-}
+func badCursor() error { return apierr.InvalidCursor() }
 
 // listOwn answers one page of the caller's records, newest first.
 func listOwn[R, T any](c *fiber.Ctx, fetch func(ctx context.Context, email, after string, limit int) ([]R, int64, error),

@@ -159,7 +159,7 @@ func TestReceiversBadInput(t *testing.T) {
 		{"string amount", rights, `{"eventId":"e","email":"a@example.com","productKey":"p","period":"x","amount":"5"}`, true, "application/json", 422, "validation_failed", "amount"},
 		{"huge amount", rights, `{"eventId":"e","email":"a@example.com","productKey":"p","period":"x","amount":99999999999999999999}`, true, "application/json", 422, "validation_failed", "amount"},
 		{"NUL in productKey", rights, `{"eventId":"e","email":"a@example.com","productKey":"p\u0000","period":"x","amount":1}`, true, "application/json", 422, "validation_failed", "productKey"},
-		{"invalid UTF-8", rights, "{\"eventId\":\"e\xff\",\"email\":\"a@example.com\",\"productKey\":\"p\",\"period\":\"x\",\"amount\":1}", true, "application/json", 422, "validation_failed", "body"},
+		{"invalid UTF-8", rights, "{\"eventId\":\"e\xff\",\"email\":\"a@example.com\",\"productKey\":\"p\",\"period\":\"x\",\"amount\":1}", true, "application/json", 422, "validation_failed", "eventId"},
 		{"long eventId", rights, `{"eventId":"` + strings.Repeat("e", 201) + `","email":"a@example.com","productKey":"p","period":"x","amount":1}`, true, "application/json", 422, "validation_failed", "eventId"},
 		{"podium ok", chess, podium(3), true, "application/json", 201, "", ""},
 		{"podium of 100", chess, podium(100), true, "application/json", 201, "", ""},
