@@ -74,6 +74,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.ledgerModule,
 		a.reputationModule,
 		a.maskModule,
+		a.govModule,
 		a.sinkModule,
 		a.webhooksModule,
 		a.partnerModule,

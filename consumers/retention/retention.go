@@ -19,9 +19,9 @@ import (
 type Expirer struct {
 	pool   *pgxpool.Pool
 	window time.Duration
-	every time.Duration
-	now   func() time.Time
-	log   *slog.Logger
+	every  time.Duration
+	now    func() time.Time
+	log    *slog.Logger
 }
 
 // NewExpirer builds the job; it runs every `every` and forgets applied
