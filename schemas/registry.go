@@ -11,6 +11,7 @@ var moduleVersions = []map[string]int{
 	ledgerVersions,
 	reputationVersions,
 	govVersions,
+	charityVersions,
 	partnerVersions,
 }
 

@@ -75,6 +75,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.reputationModule,
 		a.maskModule,
 		a.govModule,
+		a.charityModule,
 		a.sinkModule,
 		a.webhooksModule,
 		a.partnerModule,
