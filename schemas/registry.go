@@ -13,6 +13,7 @@ var moduleVersions = []map[string]int{
 	reputationVersions,
 	govVersions,
 	charityVersions,
+	partnerVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

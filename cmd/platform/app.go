@@ -78,6 +78,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.charityModule,
 		a.sinkModule,
 		a.webhooksModule,
+		a.partnerModule,
 	}
 }
 

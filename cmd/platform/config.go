@@ -34,6 +34,7 @@ type Config struct {
 	ProcessorHook  string        // PROCESSOR_WEBHOOK_SECRET
 	ProcessorKey   string        // PROCESSOR_API_KEY
 	SigningKey     string        // SIGNING_MASTER_KEY
+	Partner        PartnerSecrets
 	WebhookRetry   []time.Duration
 	WebhookTimeout time.Duration
 	WebhookPrivate bool
@@ -53,6 +54,14 @@ type Config struct {
 	// (PROCESSED_RETENTION); never shorter than the command topics' retention.
 	ProcessedRetention time.Duration
 	Caps               Caps
+}
+
+// PartnerSecrets authenticate the inbound partner webhooks (rights, chess,
+// cert); an empty secret never matches.
+type PartnerSecrets struct {
+	HMAC                string // PARTNER_WEBHOOK_SECRET
+	Rights, Chess, Cert string // RIGHTS_SECRET, CHESS_SECRET, CERT_SECRET (legacy headers)
+	RequireHMAC         bool   // WEBHOOK_REQUIRE_HMAC: 1 disables the legacy headers
 }
 
 // Caps are the pre-KYC limits of decisions.md, in minor units.
@@ -177,6 +186,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		},
 	}
 	c.WebhookRetry = r.schedule("WEBHOOK_RETRY_SCHEDULE", "0s,5m,30m,2h,8h")
+	c.Partner = PartnerSecrets{HMAC: r.str("PARTNER_WEBHOOK_SECRET", ""), Rights: r.str("RIGHTS_SECRET", ""),
+		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC")}
 	if c.ReputationKey != "" && len(c.ReputationKey) < 32 {
 		r.fail("REPUTATION_SERVICE_KEY", "must be at least 32 characters")
 	}
