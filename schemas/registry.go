@@ -10,6 +10,7 @@ var moduleVersions = []map[string]int{
 	maskVersions,
 	ledgerVersions,
 	reputationVersions,
+	constitutionVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

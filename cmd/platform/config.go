@@ -48,6 +48,11 @@ type Config struct {
 	ReconcileURL   string        // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
 	ReconcileKey   string        // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
 	Caps           Caps
+	AIURL          string        // AI_API_URL: OpenAI-compatible base URL; empty = built-in advisor
+	AIKey          string        // AI_API_KEY
+	AIModel        string        // AI_MODEL
+	AIMonthlyLimit int64         // AI_MONTHLY_LIMIT: AI requests per user per calendar month
+	AITimeout      time.Duration // AI_TIMEOUT: bound on one call to the AI endpoint
 }
 
 // Caps are the pre-KYC limits of decisions.md, in minor units.
@@ -162,6 +167,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		PprofAddr:      r.str("PPROF_ADDR", ""),
 		ReconcileURL:   r.str("RECONCILE_ALERT_URL", ""),
 		ReconcileKey:   r.str("RECONCILE_ALERT_SECRET", ""),
+		AIURL:          r.str("AI_API_URL", ""),
+		AIKey:          r.str("AI_API_KEY", ""),
+		AIModel:        r.str("AI_MODEL", ""),
+		AIMonthlyLimit: r.integer("AI_MONTHLY_LIMIT", 100, 0),
+		AITimeout:      r.duration("AI_TIMEOUT", 20*time.Second),
 		Caps: Caps{
 			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
 			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),
