@@ -193,6 +193,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			r.fail("RECONCILE_ALERT_SECRET", "must be at least 16 characters when RECONCILE_ALERT_URL is set (alerts are signed)")
 		}
 	}
+	if c.AIURL != "" {
+		if u, err := url.Parse(c.AIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			r.fail("AI_API_URL", "%q is not an http(s) URL such as https://api.openai.com/v1", c.AIURL)
+		}
+		if c.AIModel == "" {
+			r.fail("AI_MODEL", "is required when AI_API_URL is set")
+		}
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

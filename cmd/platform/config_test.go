@@ -23,6 +23,9 @@ func TestLoadConfig(t *testing.T) {
 		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
 		{"alert url without secret", map[string]string{"RECONCILE_ALERT_URL": "https://ops.example.com/hook"}, "RECONCILE_ALERT_SECRET"},
 		{"bad alert url", map[string]string{"RECONCILE_ALERT_URL": "ops", "RECONCILE_ALERT_SECRET": "0123456789abcdef"}, "RECONCILE_ALERT_URL"},
+		{"ai url without model", map[string]string{"AI_API_URL": "https://api.example.com/v1"}, "AI_MODEL"},
+		{"bad ai url", map[string]string{"AI_API_URL": "api.example.com", "AI_MODEL": "m"}, "AI_API_URL"},
+		{"negative ai limit", map[string]string{"AI_MONTHLY_LIMIT": "-1"}, "AI_MONTHLY_LIMIT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

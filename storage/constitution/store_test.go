@@ -3,6 +3,7 @@ package constitution_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -207,5 +208,32 @@ func TestVotesAndComments(t *testing.T) {
 	a, err := st.Artifact(ctx, rec.ID)
 	if err != nil || a.Comments != 2 || a.Votes != 0 {
 		t.Fatalf("artifact counts: %+v %v", a, err)
+	}
+}
+
+// BenchmarkSimilar measures `similar` on a catalog of 10,000 artifacts
+// (a sequential scan ordered by the distance expression, no index).
+func BenchmarkSimilar(b *testing.B) {
+	ctx := context.Background()
+	pool, _ := pgtest.NewDB(b)
+	_, err := pool.Exec(ctx, `INSERT INTO planet_artifacts (id, user_id, title, floor, rule_of_law, rotation, transparency,
+ multi_status, skin_in_game, polycentricity, positive_sum, regime, metrics, tags, created_at)
+SELECT lpad(i::text, 27, '0'), 'u', 't', (random()*100)::int, (random()*100)::int, (random()*100)::int, (random()*100)::int,
+ (random()*100)::int, (random()*100)::int, (random()*100)::int, (random()*100)::int, 'hybrid-regime', '{}', '{}', now()
+FROM generate_series(1, 10000) i`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE planet_artifacts`); err != nil {
+		b.Fatal(err)
+	}
+	st := constitution.NewStore(pool)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		id := fmt.Sprintf("%027d", i%10000+1)
+		got, err := st.Similar(ctx, id, 5)
+		if err != nil || len(got) != 5 {
+			b.Fatalf("similar: %v %d", err, len(got))
+		}
 	}
 }
