@@ -372,6 +372,11 @@ func checkPDF(t *testing.T, pdf []byte, want []string) {
 	if st, err := os.Stat(filepath.Join(dir, "page.png")); err != nil || st.Size() < 1000 {
 		t.Fatalf("pdftoppm rendered no page: %v", err)
 	}
+	if d := os.Getenv("PDF_PREVIEW_DIR"); d != "" { // keep the page for a person to look at
+		if png, err := os.ReadFile(filepath.Join(dir, "page.png")); err == nil {
+			_ = os.WriteFile(filepath.Join(d, "e2e-"+t.Name()+".png"), png, 0o644)
+		}
+	}
 }
 
 // readSSE reads a server-sent-event stream event by event.
@@ -480,6 +485,10 @@ func TestPlanetArtifacts(t *testing.T) {
 	}
 	findRecord(t, p, topics.EventsConstitution, 20*time.Second, func(e schemas.Envelope) bool {
 		return e.Type == schemas.TypeArtifactCreated && strings.Contains(string(e.Data), fromScenario.ID)
+	})
+	// The sink copies events.constitution to ClickHouse like every events.* topic.
+	harness.Eventually(t, 30*time.Second, "artifact event in ClickHouse", func() bool {
+		return ledgerAnalyticsCount(t, p, "SELECT count() FROM %s.events WHERE topic = 'events.constitution' AND type = 'planet.artifact_created' AND data LIKE '%%"+fromScenario.ID+"%%'") > 0
 	})
 
 	// Reads need no token.

@@ -63,12 +63,19 @@ func RenderPDF(in PDFInput) ([]byte, error) {
 	draw := func(c rgb) { pdf.SetDrawColor(c.r, c.g, c.b) }
 
 	// Header band with the title.
-	pdf.SetFont("go", "B", 20)
-	titleLines := pdf.SplitText(in.Title, width)
-	if len(titleLines) > 3 {
-		titleLines = append(titleLines[:2], strings.TrimSpace(titleLines[2])+" …")
+	// The title shrinks (20, 16, then 13 pt) until it fits in three lines;
+	// a 200-character title always fits at 13 pt.
+	titleSize := 20.0
+	var titleLines []string
+	for _, size := range []float64{20, 16, 13} {
+		titleSize = size
+		pdf.SetFont("go", "B", size)
+		if titleLines = pdf.SplitText(in.Title, width); len(titleLines) <= 3 {
+			break
+		}
 	}
-	bandH := 22.0 + 9*float64(len(titleLines))
+	lineH := titleSize * 0.45
+	bandH := 22.0 + lineH*float64(len(titleLines))
 	fill(colNavy)
 	pdf.Rect(0, 0, pageW, bandH, "F")
 	pdf.SetFont("go", "", 9)
@@ -76,11 +83,11 @@ func RenderPDF(in PDFInput) ([]byte, error) {
 	pdf.SetXY(left, 9)
 	pdf.CellFormat(width/2, 5, "CONSTITUTION SCENARIO", "", 0, "L", false, 0, "")
 	pdf.CellFormat(width/2, 5, in.CreatedAt.UTC().Format("2 January 2006"), "", 1, "R", false, 0, "")
-	pdf.SetFont("go", "B", 20)
+	pdf.SetFont("go", "B", titleSize)
 	text(colOnNavy)
 	pdf.SetXY(left, 16)
 	for _, l := range titleLines {
-		pdf.CellFormat(width, 9, l, "", 1, "L", false, 0, "")
+		pdf.CellFormat(width, lineH, l, "", 1, "L", false, 0, "")
 		pdf.SetX(left)
 	}
 	y := bandH + 8

@@ -72,3 +72,28 @@ func TestRenderPDF(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(d, "constitution-report.pdf"), raw, 0o644)
 	}
 }
+
+// TestRenderPDFLongTitle prints a 200-character title in full.
+func TestRenderPDFLongTitle(t *testing.T) {
+	t.Parallel()
+	words := strings.Repeat("constitution ", 20)
+	title := strings.TrimSpace(words[:180]) + " end-marker"
+	raw, err := RenderPDF(PDFInput{Title: title, Sliders: all(10), Regime: ClassifyRegime(all(10)), Metrics: ComputeMetrics(all(10)), CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "long.pdf")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(popplerTool(t, "pdftotext"), file, "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftotext: %v: %s", err, out)
+	}
+	if !strings.Contains(string(out), "end-marker") {
+		t.Fatalf("the end of the title is missing:\n%s", out)
+	}
+	if d := os.Getenv("PDF_PREVIEW_DIR"); d != "" {
+		_ = os.WriteFile(filepath.Join(d, "constitution-long-title.pdf"), raw, 0o644)
+	}
+}
