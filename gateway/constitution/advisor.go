@@ -73,13 +73,21 @@ func objective(m schemas.Metrics, goal string) int {
 	return total
 }
 
-// candidateDeltas lists the moves tried for a slider at x, smallest first:
-// ±10, ±20, ±40 and all the way to either end, each kept within 0..100.
-func candidateDeltas(x int) []int {
+// Moves the built-in advisor tries, in order: moderate steps first; larger
+// moves only when no moderate step of any slider helps.
+var (
+	moderateSteps = []int{10, -10, 20, -20}
+	largeSteps    = []int{40, -40, 100, -100} // ±100 = all the way to the end
+)
+
+// candidateDeltas lists the moves of steps for a slider at x, each kept
+// within 0..100 (a step past an end becomes the move to that end).
+func candidateDeltas(x int, steps []int) []int {
 	var out []int
 	seen := map[int]bool{0: true}
-	for _, d := range []int{10, -10, 20, -20, 40, -40, 100 - x, -x} {
-		if x+d < 0 || x+d > 100 || seen[d] {
+	for _, d := range steps {
+		d = clamp(x+d, 0, 100) - x
+		if seen[d] {
 			continue
 		}
 		seen[d] = true
@@ -89,9 +97,10 @@ func candidateDeltas(x int) []int {
 }
 
 // Advise improves the goal greedily: up to three times it picks the single
-// slider move (each slider at most once) that raises the objective most,
-// preferring smaller moves and earlier sliders on ties, and stops when no
-// move helps. It returns at least one suggestion whenever moving one slider
+// slider move (each slider at most once) that raises the objective most —
+// among steps of ±10 and ±20, or when none helps among ±40 and moves to
+// either end — preferring earlier sliders and smaller moves on ties, and
+// stops when no move helps. It returns at least one suggestion whenever moving one slider
 // would improve the goal.
 func (Builtin) Advise(_ context.Context, req AdviceRequest) Advice {
 	goal := req.Goal
@@ -104,16 +113,21 @@ func (Builtin) Advise(_ context.Context, req AdviceRequest) Advice {
 	for len(out) < maxSuggestions {
 		before := ComputeMetrics(schemas.SlidersFrom(cur))
 		best, bestI, bestD := objective(before, goal), -1, 0
-		for i := range cur {
-			if used[i] {
-				continue
-			}
-			for _, d := range candidateDeltas(cur[i]) {
-				next := cur
-				next[i] += d
-				if o := objective(ComputeMetrics(schemas.SlidersFrom(next)), goal); o > best {
-					best, bestI, bestD = o, i, d
+		for _, steps := range [][]int{moderateSteps, largeSteps} {
+			for i := range cur {
+				if used[i] {
+					continue
 				}
+				for _, d := range candidateDeltas(cur[i], steps) {
+					next := cur
+					next[i] += d
+					if o := objective(ComputeMetrics(schemas.SlidersFrom(next)), goal); o > best {
+						best, bestI, bestD = o, i, d
+					}
+				}
+			}
+			if bestI >= 0 {
+				break
 			}
 		}
 		if bestI < 0 {

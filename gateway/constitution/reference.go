@@ -1,6 +1,7 @@
 package constitution
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -164,10 +165,13 @@ func countriesDoc() any { return map[string]any{"countries": countries} }
 // max-age=3600 and a strong ETag (SHA-256 of the body), answering 304 to a
 // matching If-None-Match.
 func cachedJSON(doc any) fiber.Handler {
-	body, err := json.Marshal(doc)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // rules read "ruleOfLaw < 20", not "\u003c"
+	if err := enc.Encode(doc); err != nil {
 		panic("constitution: encode reference data: " + err.Error())
 	}
+	body := bytes.TrimSpace(buf.Bytes())
 	sum := sha256.Sum256(body)
 	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
 	return func(c *fiber.Ctx) error {

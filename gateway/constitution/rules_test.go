@@ -153,7 +153,7 @@ func TestBuiltinAdvisor(t *testing.T) {
 		// Whenever one slider move improves the goal, there is a suggestion.
 		if len(adv.Suggestions) == 0 {
 			for i := range v {
-				for _, d := range candidateDeltas(v[i]) {
+				for _, d := range candidateDeltas(v[i], append(append([]int{}, moderateSteps...), largeSteps...)) {
 					w := v
 					w[i] += d
 					if objective(ComputeMetrics(schemas.SlidersFrom(w)), goal) > before {
