@@ -97,3 +97,13 @@ func TestRenderPDFLongTitle(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(d, "constitution-long-title.pdf"), raw, 0o644)
 	}
 }
+
+func BenchmarkRenderPDF(b *testing.B) {
+	s := all(50)
+	in := PDFInput{Title: "Benchmark", Sliders: s, Regime: ClassifyRegime(s), Metrics: ComputeMetrics(s), CreatedAt: time.Now()}
+	for b.Loop() {
+		if _, err := RenderPDF(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -215,3 +215,10 @@ func TestParseSliders(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkBuiltinAdvise(b *testing.B) {
+	req := AdviceRequest{Sliders: schemas.SlidersFrom([8]int{40, 55, 35, 30, 45, 50, 20, 60})}
+	for b.Loop() {
+		Builtin{}.Advise(context.Background(), req)
+	}
+}
