@@ -23,8 +23,9 @@ const (
 // own field name.
 type sliderInput map[string]json.RawMessage
 
-// parseSliders checks a sliders object and reports problems under
-// "<field>.<slider>". present is false when the object was not sent at all.
+// parseSliders checks a sliders object (all eight integer sliders 0..100,
+// nothing else) and reports each problem under "<field>.<slider>"; a missing
+// object is reported under field.
 func parseSliders(v *bind.Validator, field string, in sliderInput) schemas.Sliders {
 	if in == nil {
 		v.Fail(field, "is required: an object with the eight integer sliders "+strings.Join(schemas.SliderKeys, ", "))
