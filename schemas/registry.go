@@ -14,6 +14,7 @@ var moduleVersions = []map[string]int{
 	govVersions,
 	charityVersions,
 	partnerVersions,
+	constitutionVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

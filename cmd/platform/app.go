@@ -79,6 +79,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.sinkModule,
 		a.webhooksModule,
 		a.partnerModule,
+		a.constitutionModule,
 	}
 }
 

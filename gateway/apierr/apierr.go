@@ -145,3 +145,27 @@ func Internal() *Error {
 func IdempotencyReused() *Error {
 	return New(http.StatusConflict, CodeIdempotencyReused, "this Idempotency-Key was used with a different request body")
 }
+
+// Codes of the AI endpoints (spec, Errors: module ai).
+const (
+	CodeAuditRequired      = "audit_required"
+	CodeSpendLimitExceeded = "spend_limit_exceeded"
+	CodeTemplateNotFound   = "template_not_found"
+)
+
+// AuditRequired is 401 audit_required: an AI endpoint called without a valid
+// bearer token.
+func AuditRequired() *Error {
+	return New(http.StatusUnauthorized, CodeAuditRequired, "this AI endpoint requires a valid bearer token")
+}
+
+// SpendLimitExceeded is 402 spend_limit_exceeded: the caller's monthly AI
+// request cap is reached.
+func SpendLimitExceeded() *Error {
+	return New(http.StatusPaymentRequired, CodeSpendLimitExceeded, "monthly AI request limit reached")
+}
+
+// TemplateNotFound is 404 template_not_found: no prompt template has the id.
+func TemplateNotFound() *Error {
+	return New(http.StatusNotFound, CodeTemplateNotFound, "no prompt template with this id")
+}
