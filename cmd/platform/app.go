@@ -71,6 +71,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.ledgerModule,
 		a.reputationModule,
 		a.maskModule,
+		a.tradeModule,
 		a.sinkModule,
 		a.webhooksModule,
 	}
@@ -198,7 +199,7 @@ func (a *app) close() {
 // groupNames lists the consumer groups `platform consume` accepts.
 func groupNames() string {
 	names := []string{topics.GroupFiat, topics.GroupMask, topics.GroupReputation, topics.GroupLedger,
-		topics.GroupSink, topics.GroupWebhooks}
+		topics.GroupSink, topics.GroupWebhooks, topics.GroupTrade}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }
