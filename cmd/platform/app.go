@@ -72,6 +72,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.reputationModule,
 		a.maskModule,
 		a.tradeModule,
+		a.signModule,
 		a.sinkModule,
 		a.webhooksModule,
 	}
