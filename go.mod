@@ -17,9 +17,9 @@ require (
 )
 
 require (
-	github.com/go-jose/go-jose/v4 v4.1.8 // indirect
+	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
-	github.com/gowebpki/jcs v1.0.2 // indirect
+	github.com/gowebpki/jcs v1.0.2
 )
 
 require (

@@ -1,6 +1,7 @@
 package sign
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
 	"net/http"
@@ -66,5 +67,18 @@ func (h *Handlers) sign(c *fiber.Ctx) error {
 		Signature: sig, PayloadDigest: Digest(canon), CanonicalPayload: canon, CreatedAt: now}); err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(signResult{Payload: canon, Signature: sig, Algo: Algo, KeyID: k.ID, CreatedAt: now})
+	return writeJSON(c, http.StatusCreated, signResult{Payload: canon, Signature: sig, Algo: Algo, KeyID: k.ID, CreatedAt: now})
+}
+
+// writeJSON answers v without HTML escaping, so the canonical payload is
+// returned byte for byte (RFC 8785 does not escape <, > and &).
+func writeJSON(c *fiber.Ctx, status int, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	return c.Status(status).Send(bytes.TrimRight(buf.Bytes(), "\n"))
 }
