@@ -154,6 +154,29 @@ func TestTradeTopUpTransferCSV(t *testing.T) {
 			t.Fatalf("csv amounts %v", amounts)
 		}
 	}
+
+	// Each operation is chained in the ledger (trade:topup, trade:transfer),
+	// the exact amount a decimal string in meta.
+	transferID := rawFields(t, tr.Body)["id"]
+	harness.Eventually(t, 20*time.Second, "trade ledger entries", func() bool {
+		var page struct {
+			Items []struct {
+				Kind     string         `json:"kind"`
+				SourceID string         `json:"sourceId"`
+				Meta     map[string]any `json:"meta"`
+			} `json:"items"`
+		}
+		p.Get(t, "/api/ledger/entries?actorUserId="+alice.ID, "").Decode(t, &page)
+		kinds := map[string]int{}
+		for _, e := range page.Items {
+			kinds[e.Kind]++
+			if e.Kind == "trade:transfer" && (`"`+e.SourceID+`"` != string(transferID) || e.Meta["amount"] != "0.3000001" ||
+				e.Meta["from"] != a || e.Meta["to"] != b || e.Meta["currency"] != "TNU") {
+				t.Fatalf("ledger entry %+v", e)
+			}
+		}
+		return kinds["trade:topup"] == 3 && kinds["trade:transfer"] == 1
+	})
 }
 
 // TestTradeBadInput sends malformed amounts, ids and e-mails: every one gets

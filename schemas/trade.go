@@ -32,6 +32,14 @@ var tradeVersions = map[string]int{
 	TypeTradeTransferCompleted: 1,
 }
 
+// Ledger entry kinds of the trade module: one entry per top-up and per
+// transfer, sourceId the operation id, the exact amount a decimal string in
+// meta (amountCents does not apply to 10^-7 units).
+const (
+	LedgerKindTradeTopUp    = "trade:topup"
+	LedgerKindTradeTransfer = "trade:transfer"
+)
+
 // TradeCurrency is the code of the test-net unit (decisions.md).
 const TradeCurrency = "TNU"
 

@@ -185,10 +185,14 @@ func (b *batch) applyTopUp(cmd schemas.Envelope, d schemas.TradeTopUp) (pipeline
 	if err != nil {
 		return pipeline.Outcome{}, err
 	}
+	entry, err := b.ledgerEntry(cmd, schemas.LedgerKindTradeTopUp, op, d.UserID)
+	if err != nil {
+		return pipeline.Outcome{}, err
+	}
 	out := pipeline.JSON(http.StatusOK, schemas.TradeTopUpResult{
 		ID: acc.ID, Balance: schemas.TNU(acc.Balance), Currency: acc.Currency, UpdatedAt: b.now, OperationID: op.ID,
 	})
-	out.Emit = []pipeline.Emission{{Topic: topics.EventsTrade, Env: ev}}
+	out.Emit = []pipeline.Emission{{Topic: topics.EventsTrade, Env: ev}, {Topic: topics.LedgerAppend, Env: entry}}
 	return out, nil
 }
 
@@ -220,11 +224,28 @@ func (b *batch) applyTransfer(cmd schemas.Envelope, d schemas.TradeTransfer) (pi
 	if err != nil {
 		return pipeline.Outcome{}, err
 	}
+	entry, err := b.ledgerEntry(cmd, schemas.LedgerKindTradeTransfer, op, d.UserID)
+	if err != nil {
+		return pipeline.Outcome{}, err
+	}
 	out := pipeline.JSON(http.StatusCreated, schemas.TradeTransferResult{
 		ID: op.ID, From: from.ID, To: to.ID, Amount: d.Amount, Currency: from.Currency, CreatedAt: b.now,
 	})
-	out.Emit = []pipeline.Emission{{Topic: topics.EventsTrade, Env: ev}}
+	out.Emit = []pipeline.Emission{{Topic: topics.EventsTrade, Env: ev}, {Topic: topics.LedgerAppend, Env: entry}}
 	return out, nil
+}
+
+// ledgerEntry is the ledger record of an operation (fire-and-forget through
+// the outbox; deduplicated by the appender on kind and source id). The
+// amount is the exact decimal as a string: no float enters the hash chain.
+func (b *batch) ledgerEntry(cmd schemas.Envelope, kind string, op store.OperationRow, actor string) (schemas.Envelope, error) {
+	meta := map[string]any{"amount": schemas.FormatTNU(op.Amount), "currency": schemas.TradeCurrency, "to": op.To}
+	if op.From != nil {
+		meta["from"] = *op.From
+	}
+	return b.event(cmd, schemas.TypeLedgerAppend, "", actor, schemas.LedgerAppend{
+		Kind: kind, SourceID: op.ID, ActorUserID: actor, Meta: meta,
+	})
 }
 
 func (b *batch) event(cmd schemas.Envelope, typ, key, actor string, data any) (schemas.Envelope, error) {

@@ -156,11 +156,17 @@ func TestTopUpAndTransfer(t *testing.T) {
 	if a, b := f.balance(alice.ID), f.balance(bob.ID); a != 500_000 || b != 2_500_000 {
 		t.Fatalf("balances %d %d", a, b)
 	}
-	if len(out[0].Emit) != 1 || out[0].Emit[0].Topic != topics.EventsTrade || out[0].Emit[0].Env.Type != schemas.TypeTradeTopUpCompleted {
+	if len(out[0].Emit) != 2 || out[0].Emit[0].Topic != topics.EventsTrade || out[0].Emit[0].Env.Type != schemas.TypeTradeTopUpCompleted ||
+		out[0].Emit[1].Topic != topics.LedgerAppend {
 		t.Fatalf("top-up emissions %+v", out[0].Emit)
 	}
-	if len(out[2].Emit) != 1 || out[2].Emit[0].Env.Type != schemas.TypeTradeTransferCompleted {
+	if len(out[2].Emit) != 2 || out[2].Emit[0].Env.Type != schemas.TypeTradeTransferCompleted {
 		t.Fatalf("transfer emissions %+v", out[2].Emit)
+	}
+	entry, err := schemas.DataAs[schemas.LedgerAppend](out[2].Emit[1].Env)
+	if err != nil || entry.Kind != schemas.LedgerKindTradeTransfer || entry.Meta["amount"] != "0.25" ||
+		entry.Meta["from"] != alice.ID || entry.Meta["to"] != bob.ID || entry.AmountCents != nil {
+		t.Fatalf("ledger entry %+v %v", entry, err)
 	}
 	if len(out[3].Emit) != 0 {
 		t.Fatal("a refused transfer emitted")
