@@ -85,8 +85,10 @@ func TestTradeConcurrentTransfers(t *testing.T) {
 			}
 		}()
 	}
+	began := time.Now()
 	close(start)
 	wg.Wait()
+	elapsed := time.Since(began)
 
 	expected := make([]int64, accounts)
 	for i := range expected {
@@ -121,7 +123,8 @@ func TestTradeConcurrentTransfers(t *testing.T) {
 	if accepted < transfers*9/10 {
 		t.Fatalf("only %d of %d transfers accepted", accepted, transfers)
 	}
-	t.Logf("%d of %d transfers accepted; total conserved at %d units", accepted, transfers, total)
+	t.Logf("%d of %d transfers accepted in %s (%.0f/s); total conserved at %d units", accepted, transfers,
+		elapsed.Round(time.Millisecond), float64(transfers)/elapsed.Seconds(), total)
 }
 
 // unitsText writes units of 10^-7 as the exact decimal (test-side, so the
