@@ -101,9 +101,9 @@ var (
 	errInvalidCursor   = apierr.New(http.StatusBadRequest, "invalid_cursor", "the cursor is not one this API issued")
 )
 
-// accountID matches the ids accounts have (ksuids); anything else names no
+// idPattern matches the ids accounts have (ksuids); anything else names no
 // account.
-var accountID = regexp.MustCompile(`^[0-9A-Za-z]{1,64}$`)
+var idPattern = regexp.MustCompile(`^[0-9A-Za-z]{1,64}$`)
 
 // text checks a string field: NUL bytes and invalid UTF-8 are a validation
 // failure. It returns the trimmed copy (fiber reuses the request buffers).

@@ -53,7 +53,7 @@ func (h *Handlers) listOperations(c *fiber.Ctx) error {
 func pageQuery(c *fiber.Ctx) (bind.Page, error) {
 	if s := c.Query("cursor"); s != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(s)
-		if err != nil || !accountID.Match(raw) {
+		if err != nil || !idPattern.Match(raw) {
 			return bind.Page{}, errInvalidCursor
 		}
 	}

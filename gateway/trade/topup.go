@@ -24,7 +24,7 @@ func (req topUpRequest) validate() (d schemas.TradeTopUp, ok bool, err error) {
 	if err := v.Err(); err != nil {
 		return d, true, err
 	}
-	return d, accountID.MatchString(d.AccountID), nil
+	return d, idPattern.MatchString(d.AccountID), nil
 }
 
 // topUp credits the caller's own account with at most 10,000 TNU and

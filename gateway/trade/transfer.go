@@ -28,7 +28,7 @@ func (req transferRequest) validate() (d schemas.TradeTransfer, ok bool, err err
 	if err := v.Err(); err != nil {
 		return d, true, err
 	}
-	return d, accountID.MatchString(d.From) && accountID.MatchString(d.To), nil
+	return d, idPattern.MatchString(d.From) && idPattern.MatchString(d.To), nil
 }
 
 // transfer moves an amount from the caller's account to another and answers
