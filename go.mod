@@ -20,6 +20,7 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/gowebpki/jcs v1.0.2
+	github.com/wneessen/go-mail v0.8.1 // indirect
 )
 
 require (

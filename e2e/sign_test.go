@@ -194,10 +194,13 @@ func TestSignVerifyOffline(t *testing.T) {
 			t.Fatalf("%s %s: %d %s", c.path, c.body, r.Status, r.Body)
 		}
 	}
-	for _, id := range []string{"2NoSuchKey000000000000000000", "..%2F", "a%00b"} {
+	for _, id := range []string{"2NoSuchKey000000000000000000", "..%2F", "a.b"} {
 		if r := p.Get(t, "/api/sign/keys/"+id, ""); r.Status != http.StatusNotFound || r.JSON(t)["error"] != "not_found" {
 			t.Fatalf("key %s: %d %s", id, r.Status, r.Body)
 		}
+	}
+	if r := p.Get(t, "/api/sign/keys/a%00b", ""); r.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("key with NUL: %d %s", r.Status, r.Body)
 	}
 }
 

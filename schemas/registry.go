@@ -10,6 +10,8 @@ var moduleVersions = []map[string]int{
 	maskVersions,
 	ledgerVersions,
 	reputationVersions,
+	govVersions,
+	charityVersions,
 	tradeVersions,
 }
 

@@ -139,6 +139,7 @@ type batch struct {
 	decided     []*store.Payout
 
 	commerce
+	donations
 }
 
 type decoded struct {
@@ -150,6 +151,7 @@ type decoded struct {
 	decide   *schemas.FiatPayoutDecide
 	charge   *schemas.FiatMerchantCharge
 	reqPay   *schemas.FiatRequestPay
+	donate   *schemas.CharityDonate
 	bad      error
 }
 
@@ -172,6 +174,8 @@ func decode(c pipeline.Command) decoded {
 		d.bad = into(c.Env, &d.charge)
 	case schemas.TypeFiatRequestPay:
 		d.bad = into(c.Env, &d.reqPay)
+	case schemas.TypeCharityDonate:
+		d.bad = into(c.Env, &d.donate)
 	default:
 		d.bad = fmt.Errorf("fiat consumer does not handle %q", c.Env.Type)
 	}
@@ -243,6 +247,9 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 			walletIDs.add(d.reqPay.ReceiverWalletID)
 			limitUsers.add(d.reqPay.PayerUserID)
 			requestIDs.add(d.reqPay.RequestID)
+		case d.donate != nil:
+			walletIDs.add(d.donate.WalletID)
+			limitUsers.add(d.donate.DonorUserID)
 		}
 	}
 
@@ -290,9 +297,14 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 			out[i] = b.merchantCharge(d.charge)
 		case d.reqPay != nil:
 			out[i] = b.requestPay(d.reqPay)
+		case d.donate != nil:
+			out[i] = b.donate(i, d.donate)
 		}
 	}
-	return out, b.flush(ctx, tx)
+	if err := b.flush(ctx, tx); err != nil {
+		return nil, err
+	}
+	return out, b.finishDonations(ctx, tx, out)
 }
 
 func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {

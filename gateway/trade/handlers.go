@@ -98,7 +98,6 @@ func caller(c *fiber.Ctx) auth.Principal {
 // Errors of the module.
 var (
 	errAccountNotFound = apierr.New(http.StatusNotFound, schemas.CodeAccountNotFound, "no such trade account")
-	errInvalidCursor   = apierr.New(http.StatusBadRequest, "invalid_cursor", "the cursor is not one this API issued")
 )
 
 // idPattern matches the ids accounts have (ksuids); anything else names no

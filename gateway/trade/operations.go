@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/trade"
@@ -54,7 +55,7 @@ func pageQuery(c *fiber.Ctx) (bind.Page, error) {
 	if s := c.Query("cursor"); s != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(s)
 		if err != nil || !idPattern.Match(raw) {
-			return bind.Page{}, errInvalidCursor
+			return bind.Page{}, apierr.InvalidCursor()
 		}
 	}
 	return bind.PageQuery(c)

@@ -24,8 +24,9 @@ const maxIdempotencyKey = 255
 // consumer's reply byte for byte. Its id derives from (caller, endpoint,
 // Idempotency-Key): the same key with the same body answers the original
 // response (Idempotent-Replayed: true), with another body 409
-// idempotency_key_reused. A request without a key is given one, returned in
-// the Idempotency-Key response header, so a retry after a 503 is safe.
+// idempotency_key_reused. A request without a key was given one by the
+// server (returned in the Idempotency-Key response header), so a retry after
+// a 503 is safe; a fresh id is drawn only if none is there.
 func (h *Handlers) send(c *fiber.Ctx, endpoint, typ, key string, data any) error {
 	user := caller(c).UserID
 	idem := strings.Clone(c.Get("Idempotency-Key"))
@@ -34,6 +35,7 @@ func (h *Handlers) send(c *fiber.Ctx, endpoint, typ, key string, data any) error
 		return apierr.Validation(map[string]string{"Idempotency-Key": "must be at most 255 characters"})
 	case idem == "":
 		idem = schemas.NewID()
+		c.Set("Idempotency-Key", idem)
 	}
 	env, err := schemas.New(typ, key, user, data, h.now())
 	if err != nil {
@@ -41,7 +43,6 @@ func (h *Handlers) send(c *fiber.Ctx, endpoint, typ, key string, data any) error
 	}
 	env.ID = commands.IdempotentID(user, endpoint, idem)
 	env.RequestHash = commands.RequestHash(c.Body())
-	c.Set("Idempotency-Key", idem)
 	rep, err := h.sender.Send(c.UserContext(), commands.Command{Topic: topics.TradeCommands, Env: env})
 	if err != nil {
 		return err

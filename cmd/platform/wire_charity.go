@@ -1,0 +1,54 @@
+package main
+
+import (
+	cledger "github.com/fintech/platform/consumers/ledger"
+	gcharity "github.com/fintech/platform/gateway/charity"
+	"github.com/fintech/platform/gateway/server"
+	scharity "github.com/fintech/platform/storage/charity"
+	"github.com/fintech/platform/storage/clickhouse"
+)
+
+// charityModule wires the charity module: its routes under /api/charity.
+// It has no consumer group of its own: donations are applied by the
+// fiat-applier group (consumers/fiat, donation.go).
+func (a *app) charityModule() (module, error) {
+	return module{
+		routes: func(r server.Router) error {
+			campaigns := scharity.NewCampaigns(a.pool)
+			h, err := gcharity.NewHandlers(gcharity.Deps{
+				Writer: campaigns, Reader: campaigns, Sender: a.bus, DB: a.pool,
+				Stats:   clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+				Require: a.tokens.Require(), Optional: a.tokens.Optional(), Admin: a.requireAdmin(a.cfg.Admins.Charity),
+				PublicBaseURL: a.cfg.PublicBaseURL, Now: a.now, Routes: a.server.Routes,
+			})
+			if err != nil {
+				return err
+			}
+			h.Register(r)
+			return nil
+		},
+	}, nil
+}
+
+// charityLedgerSource lists the donations without a charity:donation entry,
+// for `platform ledger reanchor`. The entry keeps the id the donation
+// answered with (ledger_entry_id); an anonymous donation's entry names no
+// donor.
+func charityLedgerSource() cledger.Source {
+	return cledger.SQLSource{
+		Label: "charity donations",
+		Table: "charity_donations",
+		Query: `
+SELECT d.ledger_entry_id AS entry_id,
+       'charity:donation' AS kind,
+       d.id AS source_id,
+       CASE WHEN d.anonymous THEN 'anonymous' ELSE d.donor_user_id END AS actor_user_id,
+       d.amount_kzt AS amount_cents,
+       'KZT' AS currency,
+       json_build_object('reanchored', true, 'campaignId', d.campaign_id, 'donationId', d.id,
+                         'transactionId', d.transaction_id, 'anonymous', d.anonymous)::text AS meta
+FROM charity_donations d
+WHERE NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'charity:donation' AND e.source_id = d.id)
+ORDER BY d.created_at, d.id`,
+	}
+}

@@ -1,0 +1,115 @@
+package charity
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/charity"
+	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/topics"
+)
+
+// Limits of a campaign proposal (decisions.md, Conventions and Charity).
+const (
+	maxCategory = 64
+	maxMedia    = 10
+	maxMediaURL = 2048
+)
+
+type createCampaignRequest struct {
+	Title       string      `json:"title"`
+	Description string      `json:"description"`
+	Category    string      `json:"category"`
+	GoalKzt     bind.Amount `json:"goalKzt"`
+	Media       []string    `json:"media"`
+	EndsAt      *string     `json:"endsAt"`
+}
+
+// validate checks the proposal and returns the campaign (without ids).
+func (req createCampaignRequest) validate(now time.Time) (store.Campaign, error) {
+	var v bind.Validator
+	c := store.Campaign{
+		Title:       strings.TrimSpace(req.Title),
+		Description: strings.TrimSpace(req.Description),
+		Category:    strings.TrimSpace(req.Category),
+		Media:       []string{},
+	}
+	text(&v, "title", c.Title, bind.MaxTitle, true)
+	text(&v, "description", c.Description, bind.MaxBody, true)
+	text(&v, "category", c.Category, maxCategory, true)
+	c.GoalKzt = v.Amount("goalKzt", req.GoalKzt)
+	if len(req.Media) > maxMedia {
+		v.Fail("media", "must hold at most "+strconv.Itoa(maxMedia)+" URLs")
+	}
+	for i, m := range req.Media {
+		field := "media[" + strconv.Itoa(i) + "]"
+		m = strings.TrimSpace(m)
+		if !httpsURL(m) {
+			v.Fail(field, "must be an https URL of at most "+strconv.Itoa(maxMediaURL)+" characters")
+			continue
+		}
+		c.Media = append(c.Media, m)
+	}
+	if req.EndsAt != nil {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(*req.EndsAt))
+		switch {
+		case err != nil:
+			v.Fail("endsAt", "must be an RFC 3339 timestamp such as 2030-01-02T15:04:05Z")
+		case !t.After(now):
+			v.Fail("endsAt", "must be in the future")
+		default:
+			t = t.UTC().Truncate(time.Microsecond)
+			c.EndsAt = &t
+		}
+	}
+	return c, v.Err()
+}
+
+func httpsURL(s string) bool {
+	if len(s) > maxMediaURL || strings.ContainsAny(s, "\x00 \t\r\n") {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "https" && u.Host != "" && u.User == nil
+}
+
+// createCampaign proposes a campaign: it is stored pending, with its own
+// platform-held KZT wallet, and campaign.created is queued in the same
+// transaction. 201 with the campaign.
+func (h *Handlers) createCampaign(c *fiber.Ctx) error {
+	var req createCampaignRequest
+	if err := bind.JSON(c, &req); err != nil {
+		return err
+	}
+	now := h.d.Now().UTC().Truncate(time.Microsecond)
+	camp, err := req.validate(now)
+	if err != nil {
+		return err
+	}
+	camp.ID = schemas.NewID()
+	camp.WalletID = schemas.CampaignWalletID(camp.ID)
+	camp.ProposerUserID = caller(c)
+	camp.Status = schemas.CampaignPending
+	camp.CreatedAt = now
+	ev, err := outboxRow(topics.EventsCharity, schemas.TypeCampaignCreated, camp.ID, camp.ProposerUserID,
+		campaignEvent(camp, now), now)
+	if err != nil {
+		return err
+	}
+	if err := h.d.Writer.Create(c.UserContext(), camp, []pipeline.OutboxRow{ev}); err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(viewOf(camp, now))
+}
+
+func campaignEvent(c store.Campaign, at time.Time) schemas.CampaignEvent {
+	return schemas.CampaignEvent{CampaignID: c.ID, ProposerUserID: c.ProposerUserID, Title: c.Title,
+		Category: c.Category, GoalKzt: c.GoalKzt, Status: c.Status, Pinned: c.Pinned, Featured: c.Featured, At: at}
+}

@@ -1,0 +1,58 @@
+package charity
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/auth"
+)
+
+// Locals keys of the admin probe.
+const (
+	adminKey  = "charity.admin"
+	servedKey = "charity.served"
+)
+
+// probeAdmin records whether the (optional) caller is a charity admin,
+// asking the module's admin middleware itself so that the platform's one
+// admin rule applies: when the middleware admits the caller it calls the
+// next handler with the flag set; when it refuses, the refusal is dropped
+// and the next handler runs without it.
+func (h *Handlers) probeAdmin(c *fiber.Ctx) error {
+	if _, ok := auth.User(c); !ok {
+		return c.Next()
+	}
+	c.Locals(adminKey, true)
+	err := h.d.Admin(c)
+	if served, _ := c.Locals(servedKey).(bool); served {
+		return err
+	}
+	c.Locals(adminKey, false)
+	return c.Next()
+}
+
+func isAdmin(c *fiber.Ctx) bool {
+	a, _ := c.Locals(adminKey).(bool)
+	return a
+}
+
+// getCampaign answers one campaign with progress, its last 10
+// non-anonymous donors and media. A pending campaign is 404 to everyone but
+// its proposer and charity admins.
+func (h *Handlers) getCampaign(c *fiber.Ctx) error {
+	c.Locals(servedKey, true)
+	camp, err := h.campaign(c, isAdmin(c))
+	if err != nil {
+		return err
+	}
+	donors, err := h.d.Reader.RecentDonors(c.UserContext(), camp.ID, recentDonorCount)
+	if err != nil {
+		return err
+	}
+	list := make([]donorView, len(donors))
+	for i, d := range donors {
+		list[i] = donorView{Name: d.Name, AmountKzt: d.AmountKzt, DonatedAt: d.DonatedAt.UTC()}
+	}
+	v := viewOf(camp, h.d.Now().UTC())
+	v.RecentDonors = &list
+	return c.JSON(v)
+}

@@ -1,0 +1,80 @@
+package charity
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/topics"
+)
+
+// maxIdempotencyKey bounds the Idempotency-Key header.
+const maxIdempotencyKey = 255
+
+type donateRequest struct {
+	WalletID  string      `json:"walletId"`
+	AmountKzt bind.Amount `json:"amountKzt"`
+	Anonymous bool        `json:"anonymous"`
+	Message   string      `json:"message"`
+}
+
+// donate moves amountKzt from the caller's KZT wallet to the campaign's
+// platform-held wallet. The gateway assigns the donation id and the ledger
+// entry id (the id the entry gets), then sends the donation on fiat.commands
+// keyed by the donor's wallet; the fiat consumer applies it in its batch
+// (debit, credit, donation row, events, ledger and reputation emissions in
+// one transaction) and answers 201 with donationId, ledgerEntryId,
+// transactionId, campaignTotalKzt and thankYouUrl. An Idempotency-Key makes
+// a retry return the original answer.
+func (h *Handlers) donate(c *fiber.Ctx) error {
+	var req donateRequest
+	if err := bind.JSON(c, &req); err != nil {
+		return err
+	}
+	var v bind.Validator
+	walletID := strings.TrimSpace(req.WalletID)
+	text(&v, "walletId", walletID, bind.MaxGeneric, true)
+	amount := v.Amount("amountKzt", req.AmountKzt)
+	message := strings.TrimSpace(req.Message)
+	text(&v, "message", message, bind.MaxMemo, false)
+	idem := c.Get("Idempotency-Key")
+	if len(idem) > maxIdempotencyKey {
+		v.Fail("Idempotency-Key", "must be at most 255 characters")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	camp, err := h.campaign(c, false)
+	if err != nil {
+		return err
+	}
+	now := h.d.Now().UTC()
+	if statusOf(camp, now) != schemas.CampaignActive {
+		return apierr.New(http.StatusConflict, CodeCampaignNotActive, "the campaign is "+statusOf(camp, now)+", not active")
+	}
+	user := caller(c)
+	d := schemas.CharityDonate{
+		DonationID: schemas.NewID(), LedgerEntryID: schemas.NewID(),
+		CampaignID: camp.ID, CampaignWalletID: camp.WalletID, Category: camp.Category, GoalKzt: camp.GoalKzt,
+		ProposerUserID: camp.ProposerUserID, EndsAt: camp.EndsAt,
+		DonorUserID: user, WalletID: walletID, AmountKzt: amount, Anonymous: req.Anonymous, Message: message,
+	}
+	d.ThankYouURL = h.d.PublicBaseURL + Prefix + "/campaigns/" + url.PathEscape(camp.ID) + "?thanks=" + d.DonationID
+	env, err := schemas.New(schemas.TypeCharityDonate, walletID, user, d, now)
+	if err != nil {
+		return err
+	}
+	env.ID = commands.IdempotentID(user, "POST "+Prefix+"/campaigns/"+camp.ID+"/donations", strings.Clone(idem))
+	env.RequestHash = commands.RequestHash(c.Body())
+	rep, err := h.d.Sender.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
+	if err != nil {
+		return err
+	}
+	return commands.Respond(c, rep)
+}
