@@ -15,6 +15,7 @@ var moduleVersions = []map[string]int{
 	charityVersions,
 	partnerVersions,
 	constitutionVersions,
+	tradeVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

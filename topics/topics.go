@@ -45,6 +45,7 @@ const (
 	GroupLedger     = "ledger-appender"
 	GroupSink       = "clickhouse-sink"
 	GroupWebhooks   = "webhook-dispatcher"
+	GroupTrade      = "trade-applier"
 )
 
 // Spec describes one topic.
