@@ -87,5 +87,6 @@ WHERE c.status = 'authorized'
   AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'mask:charge' AND e.source_id = c.id)
 ORDER BY c.created_at, c.id`,
 		},
+		govLedgerSource(),
 	}
 }

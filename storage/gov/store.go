@@ -381,3 +381,22 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// MissingDecisionsSQL lists, in the columns of a ledger re-anchoring source
+// (consumers/ledger.SQLSource), every closed proposal without its
+// gov:decision entry, with the tally frozen at close as the entry's meta.
+const MissingDecisionsSQL = `
+SELECT '' AS entry_id,
+       'gov:decision' AS kind,
+       p.id AS source_id,
+       coalesce(p.closed_by, '') AS actor_user_id,
+       NULL::bigint AS amount_cents,
+       '' AS currency,
+       json_build_object('reanchored', true, 'proposalId', p.id, 'title', p.title, 'category', p.category,
+                         'voteMode', p.vote_mode, 'options', p.options, 'authorUserId', p.author_user_id,
+                         'status', p.status, 'tally', p.tally,
+                         'closedAt', to_char(p.closed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))::text AS meta
+FROM gov_proposals p
+WHERE p.status IN ('executed', 'rejected')
+  AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'gov:decision' AND e.source_id = p.id)
+ORDER BY p.closed_at, p.id`
