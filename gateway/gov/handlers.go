@@ -60,7 +60,7 @@ func errNoProposal() *apierr.Error { return apierr.NotFound("no such proposal") 
 // Writer is what the handlers change in storage; each call commits its
 // outbox rows with the change.
 type Writer interface {
-	Create(ctx context.Context, p store.Proposal, events []pipeline.OutboxRow) error
+	Create(ctx context.Context, p store.Proposal, events []pipeline.OutboxRow, idem *pipeline.Processed) (*pipeline.Processed, error)
 	Open(ctx context.Context, id string, openAt, closeAt time.Time, events []pipeline.OutboxRow) (store.Proposal, error)
 	Vote(ctx context.Context, b store.Ballot, events []pipeline.OutboxRow) ([]store.Ballot, error)
 	Close(ctx context.Context, id, actor string, now time.Time,

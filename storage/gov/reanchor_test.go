@@ -23,7 +23,7 @@ func TestMissingDecisionsSource(t *testing.T) {
 	mk := func() string {
 		p := gov.Proposal{ID: schemas.NewID(), Title: "t", Category: "c", VoteMode: schemas.VoteModeYesNoAbstain,
 			Quorum: 1, Threshold: "0.5", VotingDurationSeconds: 60, Status: schemas.ProposalDraft, AuthorUserID: "author", CreatedAt: now}
-		if err := st.Create(ctx, p, nil); err != nil {
+		if _, err := st.Create(ctx, p, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.Open(ctx, p.ID, now, now.Add(time.Minute), nil); err != nil {
