@@ -39,6 +39,13 @@ const (
 	CodeProposalNotClosed = "proposal_not_closed"
 )
 
+// Reputation weights of spec: "Reputation events emitted by other modules".
+const (
+	weightAuthorPassed   = 5
+	weightAuthorRejected = 1 // rejected with quorum; nothing without
+	weightVoter          = 1
+)
+
 func errInvalidState(msg string) *apierr.Error {
 	return apierr.New(http.StatusConflict, CodeInvalidState, msg)
 }

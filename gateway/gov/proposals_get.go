@@ -1,0 +1,40 @@
+package gov
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	store "github.com/fintech/platform/storage/gov"
+)
+
+// withTally returns the proposal's view with its tally: the frozen one of a
+// closed proposal, else a count of the ballots now.
+func (h *Handlers) withTally(c *fiber.Ctx, p store.Proposal) (proposalView, error) {
+	out := view(p)
+	if p.Tally != nil {
+		out.Tally = p.Tally
+		return out, nil
+	}
+	ballots, err := h.d.Reader.Ballots(c.UserContext(), p.ID)
+	if err != nil {
+		return proposalView{}, err
+	}
+	r, res, err := tallyOf(p, ballots)
+	if err != nil {
+		return proposalView{}, err
+	}
+	out.Tally = res.View(r)
+	return out, nil
+}
+
+// getProposal answers one proposal with its current tally and breakdown.
+func (h *Handlers) getProposal(c *fiber.Ctx) error {
+	p, err := h.proposal(c)
+	if err != nil {
+		return err
+	}
+	out, err := h.withTally(c, p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
