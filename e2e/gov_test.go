@@ -608,3 +608,26 @@ func TestGovCreateIdempotencyKey(t *testing.T) {
 		t.Fatalf("%d proposals", len(list.Items))
 	}
 }
+
+// A closed proposal reads back with the tally exactly as the close answered.
+func TestGovFrozenTallyReadsBackVerbatim(t *testing.T) {
+	p := shared(t)
+	admin := p.RegisterEmail(t, harness.GovAdminEmail)
+	u := p.Register(t, "gov-frozen")
+	pr := govCreate(t, p, u.Token, map[string]any{"title": "Freeze", "category": "misc-frozen",
+		"voteMode": "ranked-choice", "options": []string{"B", "A", "C"}})
+	govAct(t, p, admin.Token, pr.ID, "open", http.StatusOK)
+	for _, rk := range [][]string{{"A", "B", "C"}, {"B", "A", "C"}, {"C", "A", "B"}} {
+		if r := govVote(t, p, p.Register(t, "gov-frozen-v").Token, pr.ID, map[string]any{"ranking": rk}); r.Status != http.StatusCreated {
+			t.Fatalf("vote: %d %s", r.Status, r.Body)
+		}
+	}
+	closed := govAct(t, p, admin.Token, pr.ID, "close", http.StatusOK)
+	if got := govGet(t, p, pr.ID); string(got.Tally) != string(closed.Tally) {
+		t.Fatalf("read back %s\nclose said %s", got.Tally, closed.Tally)
+	}
+	// A, B and C tie in round one: C, listed last, goes; its ballot makes A the majority.
+	if tl := closed.tally(t); tl.Leader == nil || *tl.Leader != "A" || tl.num("A") != "2" {
+		t.Fatalf("tally %s", closed.Tally)
+	}
+}

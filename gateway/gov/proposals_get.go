@@ -1,6 +1,10 @@
 package gov
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
 	"github.com/gofiber/fiber/v2"
 
 	store "github.com/fintech/platform/storage/gov"
@@ -11,7 +15,11 @@ import (
 func (h *Handlers) withTally(c *fiber.Ctx, p store.Proposal) (proposalView, error) {
 	out := view(p)
 	if p.Tally != nil {
-		out.Tally = p.Tally
+		t, err := frozenTally(p.Tally)
+		if err != nil {
+			return proposalView{}, err
+		}
+		out.Tally = t
 		return out, nil
 	}
 	ballots, err := h.d.Reader.Ballots(c.UserContext(), p.ID)
@@ -37,4 +45,17 @@ func (h *Handlers) getProposal(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(out)
+}
+
+// frozenTally decodes the tally stored at close (jsonb reorders keys) so
+// that it renders exactly as the close answered it: numbers kept as
+// written, maps re-sorted by encoding/json.
+func frozenTally(raw []byte) (View, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v View
+	if err := dec.Decode(&v); err != nil {
+		return View{}, fmt.Errorf("decode frozen tally: %w", err)
+	}
+	return v, nil
 }
