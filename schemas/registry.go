@@ -10,6 +10,7 @@ var moduleVersions = []map[string]int{
 	maskVersions,
 	ledgerVersions,
 	reputationVersions,
+	buildVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

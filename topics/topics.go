@@ -25,6 +25,7 @@ const (
 	EventsCharity    = "events.charity"
 	EventsTrade      = "events.trade"
 	EventsPartner    = "events.partner"
+	EventsBuild      = "events.build"
 )
 
 // Consumer group names. Renaming a group makes it start over from the
@@ -52,7 +53,7 @@ const week = 7 * 24 * 3600 * 1000
 // EventTopics lists every events.* topic.
 func EventTopics() []string {
 	return []string{EventsIdentity, EventsFiat, EventsMask, EventsLedger, EventsReputation,
-		EventsGov, EventsCharity, EventsTrade, EventsPartner}
+		EventsGov, EventsCharity, EventsTrade, EventsPartner, EventsBuild}
 }
 
 // All returns every topic the platform uses, including one DLQ per source

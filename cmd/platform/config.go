@@ -48,6 +48,7 @@ type Config struct {
 	ReconcileURL   string        // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
 	ReconcileKey   string        // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
 	Caps           Caps
+	BuildPlanLimit int // BUILD_PLAN_VACANCY_LIMIT: open vacancies per employer
 }
 
 // Caps are the pre-KYC limits of decisions.md, in minor units.
@@ -162,6 +163,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		PprofAddr:      r.str("PPROF_ADDR", ""),
 		ReconcileURL:   r.str("RECONCILE_ALERT_URL", ""),
 		ReconcileKey:   r.str("RECONCILE_ALERT_SECRET", ""),
+		BuildPlanLimit: int(r.integer("BUILD_PLAN_VACANCY_LIMIT", 5, 1)),
 		Caps: Caps{
 			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
 			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),
