@@ -73,6 +73,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.maskModule,
 		a.sinkModule,
 		a.webhooksModule,
+		a.buildModule,
 	}
 }
 

@@ -181,11 +181,12 @@ func scanVacancy(r pgx.Row) (Vacancy, error) {
 	return v, err
 }
 
-// CloseVacancy closes one of the employer's vacancies and queues event when
-// it was OPEN. Closing a closed vacancy changes nothing and queues nothing
+// CloseVacancy closes one of the employer's vacancies and queues the row
+// event builds from the closed vacancy when it was OPEN. Closing a closed vacancy changes nothing and queues nothing
 // (closed reports whether this call closed it). Another employer's or an
 // unknown vacancy is postgres.ErrNotFound.
-func (s *Store) CloseVacancy(ctx context.Context, id, employerID string, now time.Time, event pipeline.OutboxRow) (v Vacancy, closed bool, err error) {
+func (s *Store) CloseVacancy(ctx context.Context, id, employerID string, now time.Time,
+	event func(Vacancy) (pipeline.OutboxRow, error)) (v Vacancy, closed bool, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, lockEmployerSQL, employerID); err != nil {
 			return err
@@ -204,7 +205,11 @@ FROM build_vacancies v JOIN build_projects p ON p.id = v.project_id WHERE v.id =
 		if !closed {
 			return nil
 		}
-		return pipeline.InsertOutbox(ctx, tx, []pipeline.OutboxRow{event})
+		row, err := event(v)
+		if err != nil {
+			return err
+		}
+		return pipeline.InsertOutbox(ctx, tx, []pipeline.OutboxRow{row})
 	})
 	if err != nil {
 		return Vacancy{}, false, fmt.Errorf("close vacancy %s: %w", id, postgres.Translate(err))

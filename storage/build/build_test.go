@@ -19,6 +19,8 @@ func event(id string) pipeline.OutboxRow {
 	return pipeline.OutboxRow{Topic: "events.build", Key: id, Type: schemas.TypeVacancyOpened, EventID: schemas.NewID(), Payload: []byte(`{}`)}
 }
 
+func closeEvent(v build.Vacancy) (pipeline.OutboxRow, error) { return event(v.ID), nil }
+
 func newVacancy(project, employer, city string, skills []string, now time.Time) *build.Vacancy {
 	return &build.Vacancy{ID: schemas.NewID(), ProjectID: project, EmployerID: employer, Title: "Go engineer",
 		Description: "d", Salary: 100, SalaryCurrency: "KZT", Skills: skills, City: city,
@@ -75,13 +77,13 @@ func TestCreateVacancyLimitIsExactUnderConcurrency(t *testing.T) {
 	if err != nil || len(items) != limit {
 		t.Fatalf("owned %d %v", len(items), err)
 	}
-	if _, closed, err := s.CloseVacancy(ctx, items[0].ID, "emp1", now, event(items[0].ID)); err != nil || !closed {
+	if _, closed, err := s.CloseVacancy(ctx, items[0].ID, "emp1", now, closeEvent); err != nil || !closed {
 		t.Fatalf("close: %v %v", closed, err)
 	}
-	if _, closed, err := s.CloseVacancy(ctx, items[0].ID, "emp1", now, event(items[0].ID)); err != nil || closed {
+	if _, closed, err := s.CloseVacancy(ctx, items[0].ID, "emp1", now, closeEvent); err != nil || closed {
 		t.Fatalf("second close: %v %v", closed, err)
 	}
-	if _, _, err := s.CloseVacancy(ctx, items[1].ID, "emp2", now, event(items[1].ID)); !errors.Is(err, postgres.ErrNotFound) {
+	if _, _, err := s.CloseVacancy(ctx, items[1].ID, "emp2", now, closeEvent); !errors.Is(err, postgres.ErrNotFound) {
 		t.Fatalf("close by another employer: %v", err)
 	}
 	v := newVacancy(p.ID, "emp1", "Almaty", nil, now)
