@@ -3,6 +3,7 @@ package e2e
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,5 +103,21 @@ func TestBuildPlanLimitAndPartnerRate(t *testing.T) {
 	}
 	if r := buildPartner(t, p, "/vacancies", ""); r.Status != http.StatusTooManyRequests {
 		t.Fatalf("no key over the IP budget: %d", r.Status)
+	}
+	// Guessing: every unknown key would have a budget of its own, so unknown
+	// keys are also charged to the IP; the fifth guess in a minute is refused.
+	guess := func(i int) harness.Response {
+		return buildPartner(t, p, "/vacancies", "qb_pk_"+strings.Repeat("G", 22)+strconv.Itoa(i))
+	}
+	for i := 1; i <= 4; i++ {
+		if r := guess(i); r.Status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	if r := guess(5); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("fifth guessed key: %d %s", r.Status, r.Body)
+	}
+	if r := buildPartner(t, p, "/health", keyB); r.Status != http.StatusOK {
+		t.Fatalf("a valid key is unaffected by the guesses: %d", r.Status)
 	}
 }

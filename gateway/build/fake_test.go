@@ -28,7 +28,7 @@ func (f *fakeStore) CreateProject(context.Context, build.Project) error { return
 func (f *fakeStore) Project(context.Context, string) (build.Project, error) {
 	return build.Project{}, postgres.ErrNotFound
 }
-func (f *fakeStore) ListProjects(context.Context, string, int) ([]build.Project, error) {
+func (f *fakeStore) ListProjects(context.Context, string, int, int) ([]build.Project, error) {
 	return nil, nil
 }
 func (f *fakeStore) CreateVacancy(context.Context, *build.Vacancy, int, pipeline.OutboxRow) error {
@@ -82,14 +82,15 @@ var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // over store.
 func newTestServer(t *testing.T, store Store, cfg Config) *server.Server {
 	t.Helper()
-	srv := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	lim := ratelimit.New(ratelimit.Limits{}, time.Now)
+	srv := server.New(lim, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if cfg.PublicBaseURL == "" {
 		cfg.PublicBaseURL = "https://jobs.example"
 	}
 	if cfg.PlanLimit == 0 {
 		cfg.PlanLimit = 5
 	}
-	h, err := NewHandlers(store, okPinger{}, func(c *fiber.Ctx) error { return c.Next() }, func() time.Time { return testNow }, srv.Routes, cfg)
+	h, err := NewHandlers(store, lim, okPinger{}, func(c *fiber.Ctx) error { return c.Next() }, func() time.Time { return testNow }, srv.Routes, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

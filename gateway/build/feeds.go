@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"html"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -73,8 +74,15 @@ func (h *Handlers) rss(c *fiber.Ctx) error {
 		return err
 	}
 	self := h.cfg.PublicBaseURL + PublicPrefix + "/rss/vacancies.xml"
-	if q := c.Request().URI().QueryString(); len(q) > 0 {
-		self += "?" + string(q)
+	q := url.Values{}
+	if f.City != "" {
+		q.Set("city", f.City)
+	}
+	if f.Skill != "" {
+		q.Set("skill", f.Skill)
+	}
+	if len(q) > 0 {
+		self += "?" + q.Encode()
 	}
 	doc := rssDoc{Version: "2.0", Atom: "http://www.w3.org/2005/Atom", Channel: rssChannel{
 		Title: "Open vacancies", Link: h.cfg.PublicBaseURL + PagePrefix + "/vacancies",

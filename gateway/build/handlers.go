@@ -46,7 +46,7 @@ const HeaderKey = "X-Build-Key"
 type Projects interface {
 	CreateProject(ctx context.Context, p build.Project) error
 	Project(ctx context.Context, id string) (build.Project, error)
-	ListProjects(ctx context.Context, employerID string, limit int) ([]build.Project, error)
+	ListProjects(ctx context.Context, employerID string, limit, offset int) ([]build.Project, error)
 }
 
 // Vacancies is what the employer side needs for vacancies.
@@ -72,6 +72,13 @@ type Keys interface {
 	RevokeKey(ctx context.Context, id, employerID string, now time.Time) (build.Key, error)
 	KeyByHash(ctx context.Context, hash []byte) (build.Key, error)
 }
+
+// Limiter charges a request to a rate-limit budget (ratelimit.Limiter).
+type Limiter interface {
+	Check(c *fiber.Ctx, class ratelimit.Class, key string) error
+}
+
+var _ Limiter = (*ratelimit.Limiter)(nil)
 
 // Store is the whole repository the module uses.
 type Store interface {
@@ -129,6 +136,7 @@ func (c Config) Validate() error {
 // Handlers serve the build module.
 type Handlers struct {
 	store   Store
+	limiter Limiter
 	db      platform.Pinger
 	require fiber.Handler
 	now     func() time.Time
@@ -137,17 +145,18 @@ type Handlers struct {
 }
 
 // NewHandlers builds the handlers. require authenticates employers (the JWT
-// middleware); routes lists the server's routes for /openapi.json.
-func NewHandlers(store Store, db platform.Pinger, require fiber.Handler, now func() time.Time,
+// middleware); limiter charges invalid partner keys to the client IP; routes
+// lists the server's routes for /openapi.json.
+func NewHandlers(store Store, limiter Limiter, db platform.Pinger, require fiber.Handler, now func() time.Time,
 	routes func() []server.Route, cfg Config) (*Handlers, error) {
-	if store == nil || db == nil || require == nil || now == nil || routes == nil {
+	if store == nil || limiter == nil || db == nil || require == nil || now == nil || routes == nil {
 		return nil, errors.New("build handlers: nil dependency")
 	}
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handlers{store: store, db: db, require: require, now: now, routes: routes, cfg: cfg}, nil
+	return &Handlers{store: store, limiter: limiter, db: db, require: require, now: now, routes: routes, cfg: cfg}, nil
 }
 
 // partnerCORS answers any origin on the partner JSON API, with a preflight

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/storage/build"
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -35,13 +36,19 @@ func RateKey(c *fiber.Ctx) string {
 
 // requireKey admits requests with an active partner key: missing, malformed,
 // unknown or revoked → 401 key_invalid. The key is looked up by its SHA-256.
+// A well-formed key that is not active is also charged to the client IP's
+// partner budget, so that guessing keys (each of which would otherwise get a
+// budget of its own) is rate-limited per IP.
 func (h *Handlers) requireKey(c *fiber.Ctx) error {
 	raw := c.Get(HeaderKey)
 	if !keyFormat.MatchString(raw) {
-		return apierr.KeyInvalid()
+		return apierr.KeyInvalid() // already charged to the IP by RateKey
 	}
 	_, err := h.store.KeyByHash(c.UserContext(), hashKey(raw))
 	if errors.Is(err, postgres.ErrNotFound) {
+		if err := h.limiter.Check(c, ratelimit.Partner, "build-bad-key:"+c.IP()); err != nil {
+			return err
+		}
 		return apierr.KeyInvalid()
 	}
 	if err != nil {

@@ -75,13 +75,14 @@ func (h *Handlers) createProject(c *fiber.Ctx) error {
 	return c.Status(http.StatusCreated).JSON(h.projectJSON(p))
 }
 
-// listProjects answers the caller's projects, newest first.
+// listProjects answers a page of the caller's projects, newest first, as
+// { items, limit, offset }.
 func (h *Handlers) listProjects(c *fiber.Ctx) error {
-	page, err := bind.PageQuery(c)
+	limit, offset, err := pageParams(c)
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.ListProjects(c.UserContext(), caller(c), page.Limit)
+	ps, err := h.store.ListProjects(c.UserContext(), caller(c), limit, offset)
 	if err != nil {
 		return err
 	}
@@ -89,5 +90,5 @@ func (h *Handlers) listProjects(c *fiber.Ctx) error {
 	for i, p := range ps {
 		items[i] = h.projectJSON(p)
 	}
-	return c.JSON(fiber.Map{"items": items})
+	return c.JSON(fiber.Map{"items": items, "limit": limit, "offset": offset})
 }

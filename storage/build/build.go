@@ -99,11 +99,11 @@ func (s *Store) Project(ctx context.Context, id string) (Project, error) {
 	return p, nil
 }
 
-// ListProjects returns an employer's projects, newest first.
-func (s *Store) ListProjects(ctx context.Context, employerID string, limit int) ([]Project, error) {
+// ListProjects returns a page of an employer's projects, newest first.
+func (s *Store) ListProjects(ctx context.Context, employerID string, limit, offset int) ([]Project, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT id, employer_id, name, description, city, url, created_at FROM build_projects
-WHERE employer_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, employerID, limit)
+WHERE employer_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, employerID, limit, offset)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
