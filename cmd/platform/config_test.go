@@ -23,6 +23,7 @@ func TestLoadConfig(t *testing.T) {
 		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
 		{"alert url without secret", map[string]string{"RECONCILE_ALERT_URL": "https://ops.example.com/hook"}, "RECONCILE_ALERT_SECRET"},
 		{"bad alert url", map[string]string{"RECONCILE_ALERT_URL": "ops", "RECONCILE_ALERT_SECRET": "0123456789abcdef"}, "RECONCILE_ALERT_URL"},
+		{"zero vacancy plan", map[string]string{"BUILD_PLAN_VACANCY_LIMIT": "0"}, "BUILD_PLAN_VACANCY_LIMIT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -32,7 +33,7 @@ func TestLoadConfig(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if cfg.JWTTTL != 168*time.Hour || cfg.RateLimits.Money != 30 || len(cfg.WebhookRetry) != 5 {
+				if cfg.JWTTTL != 168*time.Hour || cfg.RateLimits.Money != 30 || len(cfg.WebhookRetry) != 5 || cfg.BuildPlanLimit != 5 {
 					t.Fatalf("defaults: %+v", cfg)
 				}
 				return
