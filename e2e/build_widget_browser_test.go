@@ -36,6 +36,18 @@ func TestBuildWidgetBrowser(t *testing.T) {
 	evil := buildVacancy(t, p, emp, proj, map[string]any{"title": buildXSSTitle, "city": city, "skills": []string{`<b onmouseover=alert(2)>x</b>`},
 		"description": `"><script>alert(3)</script> javascript:alert(4)`})
 	_, key := buildKey(t, p, emp)
+	// Seven vacancies in another city, from two employers (plans of 5), for
+	// the default of six cards.
+	many := buildCity("Manyville")
+	emp2 := p.Register(t, "build-widget-2")
+	proj2 := buildProject(t, p, emp2, "widgetcorp2")
+	for i := 0; i < 7; i++ {
+		owner, project := emp, proj
+		if i >= 2 {
+			owner, project = emp2, proj2
+		}
+		buildVacancy(t, p, owner, project, map[string]any{"title": fmt.Sprintf("Many %d", i), "city": many})
+	}
 
 	attr := html.EscapeString
 	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,9 +60,10 @@ func TestBuildWidgetBrowser(t *testing.T) {
 <div id="limited" data-build-widget data-key="%[1]s" data-city="%[2]s" data-limit="1"></div>
 <div id="skill" data-build-widget data-key="%[1]s" data-city="%[2]s" data-skill="GO"></div>
 <div id="one" data-build-widget data-key="%[1]s" data-vacancy-id="%[3]s"></div>
+<div id="default" data-build-widget data-key="%[1]s" data-city="%[5]s"></div>
 <div id="badkey" data-build-widget data-key="qb_pk_not-a-real-key-000000000000"></div>
 <script defer src="%[4]s/api/build/public/widget.js"></script>
-</body></html>`, attr(key), attr(city), attr(plain["id"].(string)), attr(p.BaseURL))
+</body></html>`, attr(key), attr(city), attr(plain["id"].(string)), attr(p.BaseURL), attr(many))
 	}))
 	defer partner.Close()
 	if strings.HasPrefix(partner.URL, p.BaseURL) {
@@ -96,6 +109,7 @@ func TestBuildWidgetBrowser(t *testing.T) {
 		chromedp.WaitReady(`#limited[data-build-state="ready"]`),
 		chromedp.WaitReady(`#skill[data-build-state="ready"]`),
 		chromedp.WaitReady(`#one[data-build-state="ready"]`),
+		chromedp.WaitReady(`#default[data-build-state="ready"]`),
 		chromedp.WaitReady(`#badkey[data-build-state="error"]`),
 	); err != nil {
 		select {
@@ -125,6 +139,9 @@ func TestBuildWidgetBrowser(t *testing.T) {
 	}
 	if got := titles("skill"); len(got) != 1 || got[0] != "Widget role" {
 		t.Fatalf("data-skill=GO rendered %q", got)
+	}
+	if got := titles("default"); strings.Join(got, ",") != "Many 6,Many 5,Many 4,Many 3,Many 2,Many 1" {
+		t.Fatalf("default data-limit rendered %q, want the newest six", got)
 	}
 	if got := titles("one"); len(got) != 1 || got[0] != "Widget role" {
 		t.Fatalf("data-vacancy-id rendered %q", got)
