@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -217,6 +218,20 @@ func text(v *bind.Validator, field, s string, max int, required bool) {
 	default:
 		v.MaxLen(field, s, max)
 	}
+}
+
+// idFormat is what a well-formed id looks like (ksuids and the like).
+var idFormat = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// pathID returns a copy of the :id path parameter, or "" (which names
+// nothing, so the caller answers 404) when it is not a well-formed id: odd
+// bytes never reach the database.
+func pathID(c *fiber.Ctx) string {
+	id := c.Params("id")
+	if !idFormat.MatchString(id) {
+		return ""
+	}
+	return strings.Clone(id)
 }
 
 // vacancyURL is the public page of a vacancy.

@@ -131,7 +131,7 @@ func renderPage(c *fiber.Ctx, d pageData) error {
 
 // vacancyPage is the public page of an open vacancy, the vacancy's url.
 func (h *Handlers) vacancyPage(c *fiber.Ctx) error {
-	v, err := h.store.OpenVacancy(c.UserContext(), strings.Clone(c.Params("id")), h.now().UTC())
+	v, err := h.store.OpenVacancy(c.UserContext(), pathID(c), h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return errVacancyNotFound()
 	}
@@ -173,7 +173,7 @@ func (h *Handlers) indexPage(c *fiber.Ctx) error {
 
 // projectPage shows a project and its open vacancies.
 func (h *Handlers) projectPage(c *fiber.Ctx) error {
-	id := strings.Clone(c.Params("id"))
+	id := pathID(c)
 	p, err := h.store.Project(c.UserContext(), id)
 	if errors.Is(err, postgres.ErrNotFound) {
 		return errProjectNotFound()
@@ -196,7 +196,7 @@ func (h *Handlers) projectPage(c *fiber.Ctx) error {
 
 // employerPage lists an employer's open vacancies.
 func (h *Handlers) employerPage(c *fiber.Ctx) error {
-	id := strings.Clone(c.Params("id"))
+	id := pathID(c)
 	vs, err := h.store.OpenOfEmployer(c.UserContext(), id, h.now().UTC(), pageListMax)
 	if err != nil {
 		return err

@@ -135,7 +135,7 @@ func (h *Handlers) partnerList(c *fiber.Ctx) error {
 // partnerGet answers { success: true, data: vacancy } for an open,
 // unexpired vacancy; anything else → 404 not_found.
 func (h *Handlers) partnerGet(c *fiber.Ctx) error {
-	v, err := h.store.OpenVacancy(c.UserContext(), strings.Clone(c.Params("id")), h.now().UTC())
+	v, err := h.store.OpenVacancy(c.UserContext(), pathID(c), h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return errVacancyNotFound()
 	}

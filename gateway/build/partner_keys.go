@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -90,7 +89,7 @@ func (h *Handlers) listKeys(c *fiber.Ctx) error {
 // revokedAt }; the key answers 401 key_invalid from then on. Another
 // employer's or an unknown key → 404.
 func (h *Handlers) revokeKey(c *fiber.Ctx) error {
-	k, err := h.store.RevokeKey(c.UserContext(), strings.Clone(c.Params("id")), caller(c), h.now().UTC())
+	k, err := h.store.RevokeKey(c.UserContext(), pathID(c), caller(c), h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return apierr.NotFound("no such partner key of yours")
 	}

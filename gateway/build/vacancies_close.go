@@ -2,7 +2,6 @@ package build
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -16,7 +15,7 @@ import (
 // vacancy.closed in the same transaction. Closing a closed vacancy answers
 // the same and queues nothing; another employer's or unknown → 404.
 func (h *Handlers) closeVacancy(c *fiber.Ctx) error {
-	id := strings.Clone(c.Params("id"))
+	id := pathID(c)
 	now := h.now().UTC()
 	v, _, err := h.store.CloseVacancy(c.UserContext(), id, caller(c), now, func(v build.Vacancy) (pipeline.OutboxRow, error) {
 		return h.vacancyEvent(schemas.TypeVacancyClosed, v, now)

@@ -135,6 +135,9 @@ func (h *Handlers) createVacancy(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if !idFormat.MatchString(v.ProjectID) {
+		return errProjectNotFound()
+	}
 	v.ID, v.EmployerID, v.CreatedAt, v.Status = schemas.NewID(), caller(c), now, schemas.VacancyOpen
 	row, err := h.vacancyEvent(schemas.TypeVacancyOpened, v, now)
 	if err != nil {
