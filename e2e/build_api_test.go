@@ -285,3 +285,42 @@ func TestBuildEmployerBadInput(t *testing.T) {
 		t.Fatalf("revoke unknown key: %d", r.Status)
 	}
 }
+
+// TestBuildExpiry posts a vacancy that expires in two seconds: it leaves the
+// partner feed, its page and the RSS feed once the time passes, shows as
+// EXPIRED to its employer, and no longer takes a plan slot.
+func TestBuildExpiry(t *testing.T) {
+	p := shared(t)
+	emp := p.Register(t, "build-expiry")
+	_, key := buildKey(t, p, emp)
+	proj := buildProject(t, p, emp, "soon")
+	city := buildCity("Shortville")
+	v := buildVacancy(t, p, emp, proj, map[string]any{"city": city,
+		"expiresAt": time.Now().UTC().Add(2 * time.Second).Format(time.RFC3339Nano)})
+	id := v["id"].(string)
+	if r := buildPartner(t, p, "/vacancies/"+id, key); r.Status != http.StatusOK {
+		t.Fatalf("fresh vacancy: %d", r.Status)
+	}
+	harness.Eventually(t, 15*time.Second, "the vacancy to expire", func() bool {
+		return buildPartner(t, p, "/vacancies/"+id, key).Status == http.StatusNotFound
+	})
+	var l buildList
+	buildPartner(t, p, "/vacancies?city="+city, key).Decode(t, &l)
+	if l.Data.Total != 0 {
+		t.Fatalf("expired vacancy listed: %v", l.ids())
+	}
+	if r := p.Get(t, "/build/vacancies/"+id, ""); r.Status != http.StatusNotFound {
+		t.Fatalf("expired page: %d", r.Status)
+	}
+	if r := p.Get(t, "/api/build/public/rss/vacancies.xml?city="+city, ""); strings.Contains(string(r.Body), id) {
+		t.Fatalf("expired vacancy in RSS")
+	}
+	own := p.Get(t, "/api/build/vacancies", emp.Token)
+	items, _ := own.JSON(t)["items"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["status"] != "EXPIRED" {
+		t.Fatalf("employer view: %s", own.Body)
+	}
+	for i := 0; i < 5; i++ { // the expired one holds no slot of the plan of 5
+		buildVacancy(t, p, emp, proj, nil)
+	}
+}

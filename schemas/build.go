@@ -19,11 +19,13 @@ var buildVersions = map[string]int{
 	TypeVacancyClosed: 1,
 }
 
-// Vacancy statuses. An OPEN vacancy past its expiresAt is not shown as open
-// anywhere (decisions.md: expired vacancies are not OPEN); nothing rewrites it.
+// Vacancy statuses. EXPIRED is never stored: it is how an OPEN vacancy past
+// its expiresAt is shown to its employer (decisions.md: expired vacancies
+// are not OPEN); partners, pages and feeds never see it.
 const (
-	VacancyOpen   = "OPEN"
-	VacancyClosed = "CLOSED"
+	VacancyOpen    = "OPEN"
+	VacancyClosed  = "CLOSED"
+	VacancyExpired = "EXPIRED"
 )
 
 // VacancyEvent is the data of vacancy.opened and vacancy.closed.

@@ -27,6 +27,7 @@ import (
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/build"
 	"github.com/fintech/platform/storage/pipeline"
 )
@@ -273,6 +274,9 @@ func (h *Handlers) vacancyJSON(v build.Vacancy) vacancyJSON {
 	}
 	if out.Skills == nil {
 		out.Skills = []string{}
+	}
+	if v.Status == schemas.VacancyOpen && !v.ExpiresAt.After(h.now()) {
+		out.Status = schemas.VacancyExpired
 	}
 	if v.ClosedAt != nil {
 		s := rfc3339(*v.ClosedAt)

@@ -194,7 +194,7 @@ var componentSchemas = map[string]any{
 		"id": str, "title": str, "description": str, "salary": integer, "salaryCurrency": str, "skills": strings_, "city": str,
 		"project":   obj([]string{"id", "name"}, map[string]any{"id": str, "name": str}),
 		"url":       str,
-		"status":    map[string]any{"type": "string", "enum": []string{"OPEN", "CLOSED"}},
+		"status":    map[string]any{"type": "string", "enum": []string{"OPEN", "CLOSED", "EXPIRED"}},
 		"createdAt": datetime, "expiresAt": datetime, "closedAt": datetime,
 	}),
 	"PartnerKey": obj([]string{"id", "createdAt"}, map[string]any{
