@@ -82,6 +82,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.webhooksModule,
 		a.partnerModule,
 		a.constitutionModule,
+		a.buildModule,
 	}
 }
 

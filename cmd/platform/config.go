@@ -54,6 +54,7 @@ type Config struct {
 	// (PROCESSED_RETENTION); never shorter than the command topics' retention.
 	ProcessedRetention time.Duration
 	Caps               Caps
+	BuildPlanLimit     int           // BUILD_PLAN_VACANCY_LIMIT: open vacancies per employer
 	AIURL              string        // AI_API_URL: OpenAI-compatible base URL; empty = built-in advisor
 	AIKey              string        // AI_API_KEY
 	AIModel            string        // AI_MODEL
@@ -189,6 +190,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		AIModel:            r.str("AI_MODEL", ""),
 		AIMonthlyLimit:     r.integer("AI_MONTHLY_LIMIT", 100, 0),
 		AITimeout:          r.duration("AI_TIMEOUT", 20*time.Second),
+		BuildPlanLimit:     int(r.integer("BUILD_PLAN_VACANCY_LIMIT", 5, 1)),
 		Caps: Caps{
 			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
 			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),
