@@ -120,7 +120,8 @@ func TestLedgerEntriesAndVerify(t *testing.T) {
 // and restart the process, which the shared one must not see.
 func ledgerPlatform(t *testing.T) (*harness.Platform, *pgxpool.Pool) {
 	t.Helper()
-	p := harness.Start(t, harness.Options{Env: map[string]string{"LEDGER_AUDIT_INTERVAL": "2s"}})
+	// Tampering tests need every verify call to walk the chain.
+	p := harness.Start(t, harness.Options{Env: map[string]string{"LEDGER_AUDIT_INTERVAL": "2s", "LEDGER_VERIFY_CACHE": "0s"}})
 	pool, err := pgxpool.New(context.Background(), p.DatabaseURL)
 	if err != nil {
 		t.Fatal(err)
