@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -389,5 +390,51 @@ func TestChainVerifyAnswersFromCachePerHead(t *testing.T) {
 	third := verify()
 	if third["height"].(float64) <= first["height"].(float64) || third["headHash"] == first["headHash"] {
 		t.Fatalf("a new head answered from the old walk: %v then %v", first, third)
+	}
+}
+
+// TestHTMLPagesCarryNonceCSP: every HTML page is served under a CSP whose
+// nonce is fresh per response and carried by each of its inline scripts and
+// styles, so nothing else on the page can run.
+func TestHTMLPagesCarryNonceCSP(t *testing.T) {
+	p := shared(t)
+	u := p.Register(t, "csp")
+	w := fiatCreateWallet(t, p, u, "KZT")
+	dep := p.Post(t, "/api/fiat/deposit", u.Token, map[string]any{"walletId": w, "amount": 100})
+	req := p.Post(t, "/api/fiat/requests", u.Token, map[string]any{"walletId": w, "amount": 100, "description": "csp"})
+	if dep.Status != http.StatusCreated || req.Status != http.StatusCreated {
+		t.Fatalf("setup: %d %s / %d %s", dep.Status, dep.Body, req.Status, req.Body)
+	}
+	pages := map[string]string{
+		"checkout":     strings.TrimPrefix(dep.JSON(t)["url"].(string), p.BaseURL),
+		"pay page":     "/api/fiat/requests/" + req.JSON(t)["token"].(string),
+		"admin stream": "/api/fiat/admin/stream",
+	}
+	tag := regexp.MustCompile(`<(script|style)\b[^>]*>`)
+	for name, path := range pages {
+		t.Run(name, func(t *testing.T) {
+			seen := map[string]bool{}
+			for range 2 {
+				r := p.Do(t, harness.Request{Method: "GET", Path: path, Headers: map[string]string{"Accept": "text/html"}})
+				csp := r.Header.Get("Content-Security-Policy")
+				m := regexp.MustCompile(`script-src 'nonce-([A-Za-z0-9+/=_-]+)'`).FindStringSubmatch(csp)
+				if r.Status != http.StatusOK || m == nil || !strings.Contains(csp, "default-src 'none'") {
+					t.Fatalf("%d, CSP %q", r.Status, csp)
+				}
+				if seen[m[1]] {
+					t.Fatalf("nonce %s served twice", m[1])
+				}
+				seen[m[1]] = true
+				tags := tag.FindAllString(string(r.Body), -1)
+				if len(tags) == 0 {
+					t.Fatalf("no inline script or style on the page")
+				}
+				for _, tg := range tags {
+					if !strings.Contains(tg, `nonce="`+m[1]+`"`) {
+						t.Fatalf("tag %s lacks the response's nonce %s", tg, m[1])
+					}
+				}
+			}
+		})
 	}
 }

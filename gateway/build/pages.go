@@ -1,9 +1,6 @@
 package build
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -12,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/htmlpage"
 	"github.com/fintech/platform/storage/build"
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -101,32 +99,14 @@ h1{font-size:1.6rem;margin-bottom:.25rem}.meta{color:#555}.desc{white-space:pre-
 </html>
 `))
 
-func newNonce() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.StdEncoding.EncodeToString(b), nil
-}
-
-// renderPage writes an HTML page under a strict CSP: nothing loads from
-// anywhere, and only the page's own nonce'd style and JSON-LD are allowed.
+// renderPage writes an HTML page under the strict CSP of htmlpage: nothing
+// loads from anywhere, and only the page's own nonce'd style and JSON-LD are
+// allowed.
 func renderPage(c *fiber.Ctx, d pageData) error {
-	nonce, err := newNonce()
-	if err != nil {
-		return err
-	}
-	d.Nonce = nonce
-	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, d); err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; script-src 'nonce-"+nonce+"'; style-src 'nonce-"+nonce+
-		"'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
-	c.Set(fiber.HeaderReferrerPolicy, "strict-origin-when-cross-origin")
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.Send(buf.Bytes())
+	return htmlpage.Render(c, fiber.StatusOK, pageTemplate, htmlpage.Policy{ImgSelf: true}, func(nonce string) any {
+		d.Nonce = nonce
+		return d
+	})
 }
 
 // vacancyPage is the public page of an open vacancy, the vacancy's url.
