@@ -401,7 +401,7 @@ func TestGovNotFoundAndBadInput(t *testing.T) {
 	}
 	govWantError(t, p.Get(t, "/api/gov/proposals?status=passed", ""), http.StatusUnprocessableEntity, "validation_failed")
 	for _, cursor := range []string{"AA", "%21%21", "bm9wZQ"} { // NUL, not base64, "nope"
-		govWantError(t, p.Get(t, "/api/gov/proposals?cursor="+cursor, ""), http.StatusUnprocessableEntity, "validation_failed")
+		govWantError(t, p.Get(t, "/api/gov/proposals?cursor="+cursor, ""), http.StatusBadRequest, "invalid_cursor")
 	}
 	for _, body := range []map[string]any{
 		{}, {"title": "t", "category": "c", "voteMode": "plurality"},

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -22,6 +21,7 @@ import (
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 	store "github.com/fintech/platform/storage/gov"
 	"github.com/fintech/platform/storage/pipeline"
@@ -161,14 +161,11 @@ func caller(c *fiber.Ctx) string {
 	return p.UserID
 }
 
-// idPattern is a ksuid: anything else names no proposal (404, never 422).
-var idPattern = regexp.MustCompile(`^[0-9A-Za-z]{27}$`)
-
 // proposal loads the proposal named by the :id path parameter; an unknown
 // or malformed id is 404 not_found.
 func (h *Handlers) proposal(c *fiber.Ctx) (store.Proposal, error) {
 	id := c.Params("id")
-	if !idPattern.MatchString(id) {
+	if !schemas.IsID(id) {
 		return store.Proposal{}, errNoProposal()
 	}
 	p, err := h.d.Reader.Get(c.UserContext(), id)

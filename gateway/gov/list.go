@@ -1,9 +1,6 @@
 package gov
 
 import (
-	"github.com/gofiber/fiber/v2"
-
-	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
 )
 
@@ -26,17 +23,4 @@ func page[R, T any](rows []R, limit int, id func(R) string, conv func(R) T) list
 		out.Items = append(out.Items, conv(r))
 	}
 	return out
-}
-
-// pageQuery reads cursor and limit; a cursor that does not decode to an id
-// this module issued is refused like any foreign cursor.
-func pageQuery(c *fiber.Ctx) (bind.Page, error) {
-	p, err := bind.PageQuery(c)
-	if err != nil {
-		return p, err
-	}
-	if p.After != "" && !idPattern.MatchString(p.After) {
-		return p, apierr.Validation(map[string]string{"cursor": "is not a cursor this API issued"})
-	}
-	return p, nil
 }

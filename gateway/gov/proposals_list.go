@@ -11,7 +11,7 @@ import (
 // listProposals answers proposals in every status (drafts included), newest
 // first, filtered by status, category and authorUserId.
 func (h *Handlers) listProposals(c *fiber.Ctx) error {
-	p, err := pageQuery(c)
+	p, err := bind.IDPageQuery(c)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/gov"
 )
@@ -46,7 +47,7 @@ func (h *Handlers) listVotes(c *fiber.Ctx) error {
 	if p.Status != schemas.ProposalExecuted && p.Status != schemas.ProposalRejected {
 		return errNotClosed()
 	}
-	pg, err := pageQuery(c)
+	pg, err := bind.IDPageQuery(c)
 	if err != nil {
 		return err
 	}
