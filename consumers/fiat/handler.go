@@ -140,6 +140,7 @@ type batch struct {
 
 	commerce
 	donations
+	refunds
 }
 
 type decoded struct {
@@ -152,6 +153,7 @@ type decoded struct {
 	charge   *schemas.FiatMerchantCharge
 	reqPay   *schemas.FiatRequestPay
 	donate   *schemas.CharityDonate
+	refund   *schemas.FiatRefund
 	bad      error
 }
 
@@ -176,6 +178,8 @@ func decode(c pipeline.Command) decoded {
 		d.bad = into(c.Env, &d.reqPay)
 	case schemas.TypeCharityDonate:
 		d.bad = into(c.Env, &d.donate)
+	case schemas.TypeFiatRefund:
+		d.bad = into(c.Env, &d.refund)
 	default:
 		d.bad = fmt.Errorf("fiat consumer does not handle %q", c.Env.Type)
 	}
@@ -250,6 +254,8 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		case d.donate != nil:
 			walletIDs.add(d.donate.WalletID)
 			limitUsers.add(d.donate.DonorUserID)
+		case d.refund != nil:
+			refundLocks(d.refund, walletIDs, requestIDs)
 		}
 	}
 
@@ -271,6 +277,9 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		return nil, err
 	}
 	if err := b.loadCommerce(ctx, tx, requestIDs.list(), authIDs.list(), chargeKeys); err != nil {
+		return nil, err
+	}
+	if err := b.loadRefunds(ctx, tx, ds); err != nil {
 		return nil, err
 	}
 
@@ -299,6 +308,8 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 			out[i] = b.requestPay(d.reqPay)
 		case d.donate != nil:
 			out[i] = b.donate(i, d.donate)
+		case d.refund != nil:
+			out[i] = b.refund(d.refund)
 		}
 	}
 	if err := b.flush(ctx, tx); err != nil {
@@ -335,6 +346,9 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 		return err
 	}
 	if err := b.flushCommerce(ctx, tx); err != nil {
+		return err
+	}
+	if err := b.flushRefunds(ctx, tx); err != nil {
 		return err
 	}
 	if err := store.InsertTransactions(ctx, tx, b.txs); err != nil {
