@@ -50,6 +50,7 @@ type Store interface {
 	Audit(ctx context.Context, before string, limit int) ([]store.AuditRow, error)
 	DashboardOf(ctx context.Context, userID, month string) (store.Dashboard, error)
 	CommerceStore
+	RefundStore
 }
 
 var _ Store = (*store.Store)(nil)
@@ -192,6 +193,7 @@ func (h *Handlers) Register(r server.Router) {
 	g.Post("/requests", ratelimit.Write, "Create a payment request; returns a shareable token and pay URL", tok, h.createRequest)
 	g.Get("/requests/:token", "Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view", h.viewRequest)
 	g.Post("/requests/:token/pay", ratelimit.Money, "Pay a payment request from the caller's wallet", tok, h.payRequest)
+	h.registerRefunds(g, tok)
 
 	g.Get("/admin/reconcile", "Reconcile processor charges with the ledger and balances; drift alerts the configured target", tok, admin, h.reconcile)
 	g.Get("/admin/audit", "Append-only audit log", tok, admin, h.audit)
