@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,7 +26,7 @@ import (
 // themselves are written by the fiat consumer.
 type RefundStore interface {
 	ChargeByID(ctx context.Context, id string) (store.Charge, error)
-	RefundsOf(ctx context.Context, source, sourceID, before string, limit int) (store.RefundPage, error)
+	RefundsOf(ctx context.Context, source, sourceID string, after *store.RefundCursor, limit int) (store.RefundPage, error)
 }
 
 // Refund routes.
@@ -236,16 +237,27 @@ func (h *Handlers) listRequestRefunds(c *fiber.Ctx) error {
 	return h.refundList(c, schemas.RefundSourceRequest, r.ID, paid, page)
 }
 
-// refundList answers { items, total, nextCursor, refundedTotal, refundable }.
+// refundList answers { items, total, nextCursor, refundedTotal, refundable },
+// newest first; the cursor encodes the last item's creation time and id.
 func (h *Handlers) refundList(c *fiber.Ctx, source, sourceID string, paid int64, page bind.Page) error {
-	rp, err := h.store.RefundsOf(c.UserContext(), source, sourceID, page.After, page.Limit+1)
+	var after *store.RefundCursor
+	if page.After != "" {
+		at, id, ok := strings.Cut(page.After, "|")
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if !ok || err != nil || id == "" {
+			return apierr.InvalidCursor()
+		}
+		after = &store.RefundCursor{CreatedAt: t, ID: id}
+	}
+	rp, err := h.store.RefundsOf(c.UserContext(), source, sourceID, after, page.Limit+1)
 	if err != nil {
 		return err
 	}
 	var next *string
 	if len(rp.Items) > page.Limit {
 		rp.Items = rp.Items[:page.Limit]
-		cur := bind.Cursor(rp.Items[len(rp.Items)-1].ID)
+		last := rp.Items[len(rp.Items)-1]
+		cur := bind.Cursor(last.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + last.ID)
 		next = &cur
 	}
 	items := make([]cfiat.RefundResult, len(rp.Items))

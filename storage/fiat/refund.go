@@ -166,19 +166,30 @@ type RefundPage struct {
 	Refunded int64
 }
 
+// RefundCursor is the position of a refund in its list (newest first).
+type RefundCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
 // RefundsOf lists the refunds of a charge or request (source, sourceID),
-// newest first, strictly before the cursor id, with the count and sum of
-// all of them.
-func (s *Store) RefundsOf(ctx context.Context, source, sourceID, before string, limit int) (RefundPage, error) {
+// newest first (by creation time, then id), strictly after the cursor
+// position when it is set, with the count and sum of all of them.
+func (s *Store) RefundsOf(ctx context.Context, source, sourceID string, after *RefundCursor, limit int) (RefundPage, error) {
 	var p RefundPage
+	var at *time.Time
+	var id string
+	if after != nil {
+		at, id = &after.CreatedAt, after.ID
+	}
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(amount), 0)::bigint FROM fiat_refunds
 			WHERE source = $1 AND source_id = $2`, source, sourceID).Scan(&p.Total, &p.Refunded); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT `+strings.Join(refundCols, ", ")+` FROM fiat_refunds
-			WHERE source = $1 AND source_id = $2 AND ($3 = '' OR id < $3) ORDER BY id DESC LIMIT $4`,
-			source, sourceID, before, limit)
+			WHERE source = $1 AND source_id = $2 AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4))
+			ORDER BY created_at DESC, id DESC LIMIT $5`, source, sourceID, at, id, limit)
 		if err != nil {
 			return err
 		}
