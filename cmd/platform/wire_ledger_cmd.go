@@ -88,5 +88,6 @@ WHERE c.status = 'authorized'
 ORDER BY c.created_at, c.id`,
 		},
 		charityLedgerSource(),
+		govLedgerSource(),
 	}
 }

@@ -39,6 +39,13 @@ const (
 	CodeProposalNotClosed = "proposal_not_closed"
 )
 
+// Reputation weights of spec: "Reputation events emitted by other modules".
+const (
+	weightAuthorPassed   = 5
+	weightAuthorRejected = 1 // rejected with quorum; nothing without
+	weightVoter          = 1
+)
+
 func errInvalidState(msg string) *apierr.Error {
 	return apierr.New(http.StatusConflict, CodeInvalidState, msg)
 }
@@ -60,7 +67,7 @@ func errNoProposal() *apierr.Error { return apierr.NotFound("no such proposal") 
 // Writer is what the handlers change in storage; each call commits its
 // outbox rows with the change.
 type Writer interface {
-	Create(ctx context.Context, p store.Proposal, events []pipeline.OutboxRow) error
+	Create(ctx context.Context, p store.Proposal, events []pipeline.OutboxRow, idem *pipeline.Processed) (*pipeline.Processed, error)
 	Open(ctx context.Context, id string, openAt, closeAt time.Time, events []pipeline.OutboxRow) (store.Proposal, error)
 	Vote(ctx context.Context, b store.Ballot, events []pipeline.OutboxRow) ([]store.Ballot, error)
 	Close(ctx context.Context, id, actor string, now time.Time,
