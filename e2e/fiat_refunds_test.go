@@ -245,6 +245,18 @@ func TestFiatRefundsCharge(t *testing.T) {
 		ev["merchantUserId"] != s.merchant.ID || ev["reason"] != "one book was damaged" {
 		t.Fatalf("refund.created: %v", ev)
 	}
+	// The OpenAPI slice documents the refund routes and their fee rule.
+	var doc struct {
+		Paths map[string]map[string]map[string]any `json:"paths"`
+	}
+	p.Get(t, "/api/fiat/openapi.json", "").Decode(t, &doc)
+	for _, path := range []string{"/api/fiat/merchant/charges/{id}/refunds", "/api/fiat/requests/{token}/refunds"} {
+		d, _ := doc.Paths[path]["post"]["description"].(string)
+		if !strings.Contains(d, "no fee is charged on a refund") || !strings.Contains(d, "original payment is not returned") ||
+			doc.Paths[path]["get"] == nil {
+			t.Errorf("openapi.json %s: %v", path, doc.Paths[path])
+		}
+	}
 	harness.Eventually(t, 20*time.Second, "fiat:refund ledger entry", func() bool {
 		var page struct {
 			Items []map[string]any `json:"items"`
@@ -316,6 +328,7 @@ func TestFiatRefundsConcurrent(t *testing.T) {
 	const n, each = 50, 700
 	var wg sync.WaitGroup
 	statuses := make([]harness.Response, n)
+	start := time.Now()
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
@@ -324,6 +337,7 @@ func TestFiatRefundsConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	t.Logf("%d concurrent refunds of one charge answered in %s", n, time.Since(start).Round(time.Millisecond))
 	ok := 0
 	for _, r := range statuses {
 		switch {
