@@ -115,10 +115,14 @@ func TestBuildEmployerAndPartnerAPI(t *testing.T) {
 	if r := buildPartner(t, p, "/health", key); r.Status != http.StatusOK || string(r.Body) != `{"apiVersion":"v1","status":"ok"}` && string(r.Body) != `{"status":"ok","apiVersion":"v1"}` {
 		t.Fatalf("health: %d %s", r.Status, r.Body)
 	}
-	for _, bad := range []string{"/vacancies/nope", "/vacancies/" + strings.Repeat("x", 300), "/vacancies/%00"} {
+	for _, bad := range []string{"/vacancies/nope", "/vacancies/" + strings.Repeat("x", 300)} {
 		if r := buildPartner(t, p, bad, key); r.Status != http.StatusNotFound {
 			t.Errorf("%s: %d %s", bad, r.Status, r.Body)
 		}
+	}
+	// NUL bytes are refused at the edge (decisions.md, Security).
+	if r := buildPartner(t, p, "/vacancies/%00", key); r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("NUL id: %d %s", r.Status, r.Body)
 	}
 
 	// Close: only the owner; the vacancy leaves the feed; closing again is a no-op.
@@ -276,10 +280,11 @@ func TestBuildEmployerBadInput(t *testing.T) {
 	if r := p.Post(t, "/api/build/vacancies", "", buildVacancyBody(proj, nil)); r.Status != http.StatusUnauthorized {
 		t.Fatalf("no token: %d", r.Status)
 	}
-	for _, path := range []string{"/api/build/vacancies/nope/close", "/api/build/vacancies/%ff%00/close"} {
-		if r := p.Post(t, path, emp.Token, nil); r.Status != http.StatusNotFound {
-			t.Errorf("%s: %d %s", path, r.Status, r.Body)
-		}
+	if r := p.Post(t, "/api/build/vacancies/nope/close", emp.Token, nil); r.Status != http.StatusNotFound {
+		t.Errorf("close unknown: %d %s", r.Status, r.Body)
+	}
+	if r := p.Post(t, "/api/build/vacancies/%ff%00/close", emp.Token, nil); r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("close with invalid UTF-8 and NUL: %d %s", r.Status, r.Body)
 	}
 	if r := p.Do(t, harness.Request{Method: http.MethodDelete, Path: "/api/build/partner-keys/nope", Token: emp.Token}); r.Status != http.StatusNotFound {
 		t.Fatalf("revoke unknown key: %d", r.Status)

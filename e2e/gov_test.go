@@ -389,7 +389,8 @@ func TestGovNotFoundAndBadInput(t *testing.T) {
 	p := shared(t)
 	admin := p.RegisterEmail(t, harness.GovAdminEmail)
 	u := p.Register(t, "gov-bad")
-	for _, id := range []string{"2ZZZZZZZZZZZZZZZZZZZZZZZZZZ", "nope", "%00", "1%27%20OR%201=1"} {
+	govWantError(t, p.Get(t, "/api/gov/proposals/%00", ""), http.StatusUnprocessableEntity, "validation_failed")
+	for _, id := range []string{"2ZZZZZZZZZZZZZZZZZZZZZZZZZZ", "nope", "1%27%20OR%201=1"} {
 		govWantError(t, p.Get(t, "/api/gov/proposals/"+id, ""), http.StatusNotFound, "not_found")
 		govWantError(t, p.Get(t, "/api/gov/proposals/"+id+"/votes", ""), http.StatusNotFound, "not_found")
 		govWantError(t, govVote(t, p, u.Token, id, map[string]any{"choice": "yes"}), http.StatusNotFound, "not_found")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fintech/platform/e2e/harness"
 )
@@ -350,5 +351,43 @@ func TestPaidDepositToFrozenWalletNeedsReview(t *testing.T) {
 	}
 	if r := p.Get(t, "/api/fiat/admin/deposits?status=refunded", admin.Token); !strings.Contains(string(r.Body), dep2) {
 		t.Fatalf("refunded list: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestChainVerifyAnswersFromCachePerHead: public verify calls at one chain
+// head answer from the last walk; a new head makes the next call walk again.
+func TestChainVerifyAnswersFromCachePerHead(t *testing.T) {
+	p := shared(t)
+	u := p.Register(t, "verify-cache")
+	if r := p.Post(t, "/api/ledger/entries", u.Token, map[string]any{"kind": "note:cache", "sourceId": "a-" + u.ID}); r.Status != http.StatusCreated {
+		t.Fatalf("append: %d %s", r.Status, r.Body)
+	}
+	verify := func() map[string]any {
+		r := p.Get(t, "/api/ledger/chain/verify", "")
+		if r.Status != http.StatusOK {
+			t.Fatalf("verify: %d %s", r.Status, r.Body)
+		}
+		return r.JSON(t)
+	}
+	// Other tests' emissions may still be moving the head: compare two calls
+	// that saw the same head.
+	var first map[string]any
+	harness.Eventually(t, 20*time.Second, "two verify calls at one head", func() bool {
+		a, b := verify(), verify()
+		if a["height"] != b["height"] || a["headHash"] != b["headHash"] {
+			return false
+		}
+		if a["valid"] != true || a["verifiedAt"] != b["verifiedAt"] {
+			t.Fatalf("second call at the same head walked again: %v then %v", a, b)
+		}
+		first = a
+		return true
+	})
+	if r := p.Post(t, "/api/ledger/entries", u.Token, map[string]any{"kind": "note:cache", "sourceId": "b-" + u.ID}); r.Status != http.StatusCreated {
+		t.Fatalf("append: %d %s", r.Status, r.Body)
+	}
+	third := verify()
+	if third["height"].(float64) <= first["height"].(float64) || third["headHash"] == first["headHash"] {
+		t.Fatalf("a new head answered from the old walk: %v then %v", first, third)
 	}
 }
