@@ -140,6 +140,7 @@ type batch struct {
 
 	commerce
 	donations
+	refunds
 }
 
 type decoded struct {
@@ -152,6 +153,7 @@ type decoded struct {
 	charge   *schemas.FiatMerchantCharge
 	reqPay   *schemas.FiatRequestPay
 	donate   *schemas.CharityDonate
+	refund   *schemas.FiatRefund
 	review   *schemas.FiatDepositReview
 	bad      error
 }
@@ -177,6 +179,8 @@ func decode(c pipeline.Command) decoded {
 		d.bad = into(c.Env, &d.reqPay)
 	case schemas.TypeCharityDonate:
 		d.bad = into(c.Env, &d.donate)
+	case schemas.TypeFiatRefund:
+		d.bad = into(c.Env, &d.refund)
 	case schemas.TypeFiatDepositReview:
 		d.bad = into(c.Env, &d.review)
 	default:
@@ -253,6 +257,8 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		case d.donate != nil:
 			walletIDs.add(d.donate.WalletID)
 			limitUsers.add(d.donate.DonorUserID)
+		case d.refund != nil:
+			refundLocks(d.refund, walletIDs, requestIDs)
 		case d.review != nil:
 			walletIDs.add(d.review.WalletID)
 			depositIDs.add(d.review.DepositID)
@@ -277,6 +283,9 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		return nil, err
 	}
 	if err := b.loadCommerce(ctx, tx, requestIDs.list(), authIDs.list(), chargeKeys); err != nil {
+		return nil, err
+	}
+	if err := b.loadRefunds(ctx, tx, ds); err != nil {
 		return nil, err
 	}
 
@@ -305,6 +314,8 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 			out[i] = b.requestPay(d.reqPay)
 		case d.donate != nil:
 			out[i] = b.donate(i, d.donate)
+		case d.refund != nil:
+			out[i] = b.refund(d.refund)
 		case d.review != nil:
 			out[i] = b.depositReview(d.review)
 		}
@@ -343,6 +354,9 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 		return err
 	}
 	if err := b.flushCommerce(ctx, tx); err != nil {
+		return err
+	}
+	if err := b.flushRefunds(ctx, tx); err != nil {
 		return err
 	}
 	if err := store.InsertTransactions(ctx, tx, b.txs); err != nil {

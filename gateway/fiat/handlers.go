@@ -52,6 +52,7 @@ type Store interface {
 	DepositsByStatus(ctx context.Context, status, before string, limit int) ([]store.Deposit, error)
 	DepositReviewSummary(ctx context.Context) (store.ReviewSummary, error)
 	CommerceStore
+	RefundStore
 }
 
 var _ Store = (*store.Store)(nil)
@@ -194,6 +195,7 @@ func (h *Handlers) Register(r server.Router) {
 	g.Post("/requests", ratelimit.Write, "Create a payment request; returns a shareable token and pay URL", tok, h.createRequest)
 	g.Get("/requests/:token", "Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view", h.viewRequest)
 	g.Post("/requests/:token/pay", ratelimit.Money, "Pay a payment request from the caller's wallet", tok, h.payRequest)
+	h.registerRefunds(g, tok)
 
 	g.Get("/admin/reconcile", "Reconcile processor charges with the ledger and balances; drift alerts the configured target", tok, admin, h.reconcile)
 	g.Get("/admin/audit", "Append-only audit log", tok, admin, h.audit)
