@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fintech/platform/e2e/harness"
 )
@@ -436,5 +439,51 @@ func TestHTMLPagesCarryNonceCSP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSecretsAndPersonalDataSealedAtRest: KYC document numbers, bank
+// accounts and webhook secrets are stored sealed (AEAD under
+// DATA_ENCRYPTION_KEY), never in clear.
+func TestSecretsAndPersonalDataSealedAtRest(t *testing.T) {
+	p := shared(t)
+	u := p.Register(t, "at-rest")
+	w := fiatCreateWallet(t, p, u, "KZT")
+	fiatDeposit(t, p, fiatSecret(t, p), u, w, 50_000)
+	const doc, acct, secret = "DOC-7741-XQ", "KZ86125KZT5004100100", "whsec-at-rest-0123456789abcdef"
+	if r := p.Post(t, "/api/fiat/kyc/submit", u.Token, map[string]any{"fullName": "A B", "documentType": "passport",
+		"documentNumber": doc, "country": "KZ"}); r.Status != http.StatusCreated {
+		t.Fatalf("kyc: %d %s", r.Status, r.Body)
+	}
+	if r := p.Post(t, "/api/fiat/payouts", u.Token, map[string]any{"walletId": w, "amount": 1_000, "bankAccount": acct}); r.Status != http.StatusCreated {
+		t.Fatalf("payout: %d %s", r.Status, r.Body)
+	}
+	if r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"url": "https://hooks.example.com/x", "secret": secret}); r.Status != http.StatusCreated {
+		t.Fatalf("webhook: %d %s", r.Status, r.Body)
+	}
+	db, err := pgx.Connect(context.Background(), p.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	for _, q := range []struct{ what, sql, clear string }{
+		{"KYC document number", `SELECT document_number FROM fiat_kyc WHERE user_id = $1`, doc},
+		{"bank account", `SELECT bank_account FROM fiat_payouts WHERE user_id = $1`, acct},
+		{"webhook secret", `SELECT secret FROM webhook_subscriptions WHERE user_id = $1`, secret},
+	} {
+		var stored string
+		if err := db.QueryRow(context.Background(), q.sql, u.ID).Scan(&stored); err != nil {
+			t.Fatalf("%s: %v", q.what, err)
+		}
+		if !strings.HasPrefix(stored, "sealed:v1:") || strings.Contains(stored, q.clear) {
+			t.Fatalf("%s stored as %q", q.what, stored)
+		}
+	}
+	var audit string
+	if err := db.QueryRow(context.Background(), `SELECT string_agg(detail, ' ') FROM fiat_audit`).Scan(&audit); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(audit, acct) || strings.Contains(audit, doc) {
+		t.Fatalf("the audit holds personal data in clear")
 	}
 }

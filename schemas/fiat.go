@@ -114,7 +114,12 @@ type FiatPayoutRequest struct {
 	WalletID    string `json:"walletId"`
 	UserID      string `json:"userId"`
 	Amount      int64  `json:"amount"`
+	// BankAccount is sealed (storage/sealed) before it leaves the gateway:
+	// neither the command topic nor the database holds it in clear.
 	BankAccount string `json:"bankAccount"`
+	// BankAccountHint is what memos and the audit show: the last four
+	// characters.
+	BankAccountHint string `json:"bankAccountHint,omitempty"`
 }
 
 // FiatPayoutDecide is the data of a TypeFiatPayoutDecide command.

@@ -34,6 +34,9 @@ type Config struct {
 	ProcessorHook  string        // PROCESSOR_WEBHOOK_SECRET
 	ProcessorKey   string        // PROCESSOR_API_KEY
 	SigningKey     string        // SIGNING_MASTER_KEY
+	// DataKey encrypts KYC document numbers, bank accounts and webhook
+	// secrets at rest (DATA_ENCRYPTION_KEY; "new,old" rotates).
+	DataKey        string
 	Partner        PartnerSecrets
 	WebhookRetry   []time.Duration
 	WebhookTimeout time.Duration
@@ -168,6 +171,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ProcessorHook:  r.str("PROCESSOR_WEBHOOK_SECRET", ""),
 		ProcessorKey:   r.str("PROCESSOR_API_KEY", ""),
 		SigningKey:     r.str("SIGNING_MASTER_KEY", ""),
+		DataKey:        r.str("DATA_ENCRYPTION_KEY", ""),
 		WebhookTimeout: r.duration("WEBHOOK_TIMEOUT", 10*time.Second),
 		WebhookPrivate: r.flag("WEBHOOK_ALLOW_PRIVATE"),
 		RateLimits: ratelimit.Limits{
@@ -295,6 +299,7 @@ func (c *Config) loadSecrets() error {
 		{"LEDGER_SALT", &c.LedgerSalt, ""},
 		{"PROCESSOR_WEBHOOK_SECRET", &c.ProcessorHook, "whsec_"},
 		{"SIGNING_MASTER_KEY", &c.SigningKey, ""},
+		{"DATA_ENCRYPTION_KEY", &c.DataKey, ""},
 	} {
 		if *s.dst != "" {
 			continue

@@ -659,11 +659,11 @@ func (b *batch) payoutRequest(p *schemas.FiatPayoutRequest) pipeline.Outcome {
 	}
 	txID := schemas.NewID()
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "payout_hold", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
-		Amount: p.Amount, Currency: w.Currency, Memo: "payout to " + p.BankAccount, RefID: p.PayoutID, CreatedAt: b.now})
+		Amount: p.Amount, Currency: w.Currency, Memo: "payout to " + p.BankAccountHint, RefID: p.PayoutID, CreatedAt: b.now})
 	b.newPayouts = append(b.newPayouts, store.Payout{ID: p.PayoutID, UserID: p.UserID, WalletID: w.ID, Amount: p.Amount,
 		Currency: w.Currency, BankAccount: p.BankAccount, Status: "pending_review", TransactionID: txID, CreatedAt: b.now})
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "payout.hold", Subject: p.PayoutID,
-		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccount, CreatedAt: b.now})
+		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccountHint, CreatedAt: b.now})
 	return pipeline.JSON(http.StatusCreated, PayoutResult{ID: p.PayoutID, Status: "pending_review", WalletID: w.ID,
 		Amount: p.Amount, Currency: w.Currency, Balance: w.Balance, CreatedAt: b.now})
 }

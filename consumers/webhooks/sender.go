@@ -74,6 +74,7 @@ type Attempt struct {
 type Sender struct {
 	client  *http.Client
 	timeout time.Duration
+	vault   Opener
 	now     func() time.Time
 }
 
@@ -82,7 +83,7 @@ type Sender struct {
 // on the resolved address of every connection (so a name that resolves
 // differently later, DNS rebinding, is caught too). Redirects are not
 // followed: a 3xx is a failed attempt.
-func NewSender(timeout time.Duration, allowPrivate bool, now func() time.Time) *Sender {
+func NewSender(timeout time.Duration, allowPrivate bool, vault Opener, now func() time.Time) *Sender {
 	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
 		dialer.Control = func(_, address string, _ syscall.RawConn) error {
@@ -107,8 +108,14 @@ func NewSender(timeout time.Duration, allowPrivate bool, now func() time.Time) *
 			return http.ErrUseLastResponse
 		}},
 		timeout: timeout,
+		vault:   vault,
 		now:     now,
 	}
+}
+
+// Opener opens the sealed signing secrets of subscriptions.
+type Opener interface {
+	OpenText(stored, aad string) (string, error)
 }
 
 // Deliver makes one attempt: it builds the payload with sentAt = now, signs
@@ -125,7 +132,11 @@ func (s *Sender) Deliver(ctx context.Context, job store.Job) Attempt {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "platform-webhooks/1")
-	Sign(req.Header, job.Secret, job.Event.ID, now.Unix(), body)
+	secret, err := s.vault.OpenText(job.Secret, store.SecretAAD(job.UserID))
+	if err != nil {
+		return Attempt{Error: "the subscription's signing secret cannot be opened (DATA_ENCRYPTION_KEY rotated without the old key?)"}
+	}
+	Sign(req.Header, secret, job.Event.ID, now.Unix(), body)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		switch {

@@ -57,6 +57,11 @@ type Store interface {
 
 var _ Store = (*store.Store)(nil)
 
+// Vault seals personal values kept at rest, bound to their row.
+type Vault interface {
+	SealText(plaintext, aad string) (string, error)
+}
+
 // Sender publishes a command and waits for its reply.
 type Sender interface {
 	Send(ctx context.Context, cmd commands.Command) (schemas.Reply, error)
@@ -73,6 +78,9 @@ type Config struct {
 	ProcessorKey string
 	// KYCAutoApprove approves KYC submissions at once (KYC_AUTO_APPROVE).
 	KYCAutoApprove bool
+	// Vault seals KYC document numbers and bank accounts before they are
+	// stored or published.
+	Vault Vault
 	// Admin admits only fiat admins (FIAT_ADMIN_EMAILS, verified e-mail);
 	// it runs after the bearer-token check.
 	Admin fiber.Handler
@@ -111,6 +119,9 @@ func (c Config) Validate() error {
 	}
 	if c.Admin == nil {
 		errs = append(errs, errors.New("admin middleware is nil"))
+	}
+	if c.Vault == nil {
+		errs = append(errs, errors.New("vault is nil"))
 	}
 	if c.ReconcileAlertURL != "" && !strings.HasPrefix(c.ReconcileAlertURL, "http://") && !strings.HasPrefix(c.ReconcileAlertURL, "https://") {
 		errs = append(errs, errors.New("RECONCILE_ALERT_URL must start with http:// or https://"))
