@@ -110,10 +110,10 @@ type FiatWithdraw struct {
 
 // FiatPayoutRequest is the data of a TypeFiatPayoutRequest command.
 type FiatPayoutRequest struct {
-	PayoutID    string `json:"payoutId"`
-	WalletID    string `json:"walletId"`
-	UserID      string `json:"userId"`
-	Amount      int64  `json:"amount"`
+	PayoutID string `json:"payoutId"`
+	WalletID string `json:"walletId"`
+	UserID   string `json:"userId"`
+	Amount   int64  `json:"amount"`
 	// BankAccount is sealed (storage/sealed) before it leaves the gateway:
 	// neither the command topic nor the database holds it in clear.
 	BankAccount string `json:"bankAccount"`

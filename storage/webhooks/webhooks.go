@@ -294,8 +294,8 @@ type Job struct {
 	// (storage/sealed) with the aad SecretAAD(UserID).
 	Secret   string
 	Attempts int
-	Status         string
-	Event          Event
+	Status   string
+	Event    Event
 }
 
 // Claim is how ClaimDue picks work.
