@@ -47,8 +47,12 @@ test: stack browser build
 	@start=$$(date +%s); rc=0; \
 	echo "go vet ./..."; $(GO) vet ./... || rc=$$?; \
 	if [ $$rc -eq 0 ]; then \
-	  echo "go test -count=1 -timeout 20m -p 2 ./..."; \
-	  $(GO) test -count=1 -timeout 20m -p 2 ./... || rc=$$?; \
+	  echo "go test -count=1 -timeout 20m -p 2 -v ./... (showing package results, failures and skips)"; \
+	  $(GO) test -count=1 -timeout 20m -p 2 -v ./... > .test.log 2>&1; rc=$$?; \
+	  grep -E '^(ok|FAIL|---|panic:|\?)|^\s+--- (FAIL|SKIP)' .test.log | grep -v -- '--- PASS' || true; \
+	  if [ $$rc -ne 0 ]; then echo "failure details:"; grep -B2 -A30 -E -- '--- FAIL|^panic:' .test.log | head -400; fi; \
+	  echo "full log: .test.log"; \
+	  echo "tests: $$(grep -cE -- '--- PASS' .test.log) passed, $$(grep -cE -- '--- FAIL' .test.log) failed, $$(grep -cE -- '--- SKIP' .test.log) skipped"; \
 	fi; \
 	end=$$(date +%s); \
 	echo "make test: exit $$rc, wall time $$((end - start))s"; \

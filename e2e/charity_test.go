@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -336,16 +337,23 @@ func TestCharityCreateBadInput(t *testing.T) {
 		t.Errorf("malformed JSON: %d %s", r.Status, r.Body)
 	}
 	admin := p.RegisterEmail(t, harness.CharityAdminEmail)
-	for _, path := range []string{"/api/charity/campaigns/nope", "/api/charity/campaigns/%00x"} {
-		if r := p.Get(t, path, ""); r.Status != http.StatusNotFound {
-			t.Errorf("GET %s: %d %s", path, r.Status, r.Body)
-		}
+	if r := p.Get(t, "/api/charity/campaigns/nope", ""); r.Status != http.StatusNotFound {
+		t.Errorf("GET unknown: %d %s", r.Status, r.Body)
+	}
+	// NUL bytes anywhere in a request are refused at the edge (decisions.md, Security).
+	if r := p.Get(t, "/api/charity/campaigns/%00x", ""); r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("GET with NUL: %d %s", r.Status, r.Body)
 	}
 	if r := p.Post(t, "/api/charity/campaigns/nope/approve", admin.Token, map[string]any{}); r.Status != http.StatusNotFound {
 		t.Errorf("approve unknown: %d %s", r.Status, r.Body)
 	}
-	for _, q := range []string{"?status=pending", "?cursor=!!", "?limit=0"} {
+	for _, q := range []string{"?status=pending", "?limit=0"} {
 		if r := p.Get(t, "/api/charity/campaigns"+q, ""); r.Status != http.StatusUnprocessableEntity {
+			t.Errorf("list %s: %d %s", q, r.Status, r.Body)
+		}
+	}
+	for _, q := range []string{"?cursor=!!", "?cursor=" + base64.RawURLEncoding.EncodeToString([]byte("x|y|z"))} {
+		if r := p.Get(t, "/api/charity/campaigns"+q, ""); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "invalid_cursor") {
 			t.Errorf("list %s: %d %s", q, r.Status, r.Body)
 		}
 	}

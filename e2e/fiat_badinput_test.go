@@ -46,7 +46,7 @@ func TestFiatBadInput(t *testing.T) {
 			Headers: map[string]string{"Stripe-Signature": otherType.Header}}, 200, ""},
 		{"verify non-JSON payload", harness.Request{Method: "POST", Path: "/api/fiat/processor/verify", Token: u.Token,
 			Body: map[string]string{"event_id": "e", "event_type": "t", "raw_payload": "x", "processor_signature": "s"}}, 400, "invalid_event"},
-		{"bad cursor", harness.Request{Method: "GET", Path: "/api/fiat/transactions?cursor=%25%25", Token: u.Token}, 422, "validation_failed"},
+		{"bad cursor", harness.Request{Method: "GET", Path: "/api/fiat/transactions?cursor=%25%25", Token: u.Token}, 400, "invalid_cursor"},
 		{"zero limit", harness.Request{Method: "GET", Path: "/api/fiat/transactions?limit=0", Token: u.Token}, 422, "validation_failed"},
 		{"huge limit clamps", harness.Request{Method: "GET", Path: "/api/fiat/transactions?limit=100000", Token: u.Token}, 200, ""},
 		{"deposit string amount", harness.Request{Method: "POST", Path: "/api/fiat/deposit", Token: u.Token,

@@ -22,7 +22,7 @@ const chromiumPath = "/usr/bin/chromium"
 // screenshot goes to PAYPAGE_SCREENSHOT_DIR when set (else a temp dir).
 func TestFiatPayPageBrowser(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("headless browser test needs Chromium at %s: %v", chromiumPath, err)
+		t.Fatalf("headless browser test needs Chromium at %s: %v", chromiumPath, err)
 	}
 	p := shared(t)
 	recv, recvWallet := commerceFunded(t, p, "paypage-receiver", 0)

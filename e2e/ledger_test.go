@@ -194,7 +194,8 @@ func TestLedgerTamperRestartAndStats(t *testing.T) {
 			t.Fatalf("append after restart: %d %s", r.Status, r.Body)
 		}
 	}
-	if r := ledgerAppend(t, p, users[0].Token, map[string]any{"kind": "e2e:a", "sourceId": "s-2"}); r.Status != http.StatusOK {
+	// s-2 was appended by users[2]: entries de-duplicate per actor.
+	if r := ledgerAppend(t, p, users[2].Token, map[string]any{"kind": "e2e:a", "sourceId": "s-2"}); r.Status != http.StatusOK {
 		t.Fatalf("re-sent after restart: %d %s", r.Status, r.Body)
 	}
 	if v := verify(); v["valid"] != true || v["height"].(float64) != 40 {

@@ -12,11 +12,20 @@ import (
 // or reconfigure it; each test uses its own users.
 var sharedP *harness.Platform
 
+// processCleanups stop the platforms that tests start once for the whole
+// process (after m.Run).
+var processCleanups []func()
+
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
 		ptb := harness.NewProcessTB()
 		defer ptb.Close()
 		sharedP = harness.Start(ptb, harness.Options{})
+		defer func() {
+			for _, c := range processCleanups {
+				c()
+			}
+		}()
 		return m.Run()
 	}())
 }

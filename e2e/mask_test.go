@@ -243,10 +243,15 @@ func TestMaskDeclineReasons(t *testing.T) {
 }
 
 // TestMaskRiskFlag checks that a charge scoring 70 or more flags the
-// merchant's user with a mask-risk-flag reputation event of weight -2.
+// merchant's user with a mask-risk-flag reputation event of weight -2 —
+// only a user holding an active merchant key, and at most once per (mask
+// owner, merchant) and day.
 func TestMaskRiskFlag(t *testing.T) {
 	p := shared(t)
-	u, merchant := p.Register(t, "mask-flag"), p.Register(t, "mask-merchant")
+	u, merchant, victim := p.Register(t, "mask-flag"), p.Register(t, "mask-merchant"), p.Register(t, "mask-victim")
+	if r := p.Post(t, "/api/fiat/merchant/keys", merchant.Token, map[string]any{"label": "shop"}); r.Status != http.StatusCreated {
+		t.Fatalf("merchant key: %d %s", r.Status, r.Body)
+	}
 	m := createMask(t, p, u.Token, map[string]any{"kind": "recurring", "spendLimitCents": 10_000})
 	charge := func(ref string, amount int64, merchantUser string) (harness.Response, chargeView) {
 		body := chargeBody(m.ID, ref, amount, "Shop", "")
@@ -269,31 +274,55 @@ func TestMaskRiskFlag(t *testing.T) {
 			t.Fatalf("small %d: %d %s", i, r.Status, r.Body)
 		}
 	}
-	// 998 left: 5 + 15 (950 >= 90% of 998) + 30 (velocity) + 20 (recent decline) = 70: authorized and flagged.
-	r, c := charge("flag-me", 950, merchant.ID)
+	// 998 left: 5 + 15 (950 >= 90% of 998) + 30 (velocity) + 20 (recent decline) = 70,
+	// naming a user who holds no merchant key: not flagged.
+	if r, c := charge("flag-victim", 950, victim.ID); r.Status != http.StatusCreated || c.RiskScore != 70 {
+		t.Fatalf("victim charge: %d %s", r.Status, r.Body)
+	}
+	// 48 left: 45 scores 70 again, naming the key-holding merchant: flagged.
+	r, c := charge("flag-me", 45, merchant.ID)
 	if r.Status != http.StatusCreated || c.RiskScore != 70 {
 		t.Fatalf("flag charge: %d %s", r.Status, r.Body)
 	}
-	env := findRecord(t, p, topics.ReputationCommands, 20*time.Second, func(e schemas.Envelope) bool {
-		ev, err := schemas.DataAs[schemas.ReputationEvent](e)
-		return e.Type == schemas.TypeReputationEvent && err == nil && ev.SourceID == c.ID
-	})
+	byCharge := func(id string) func(schemas.Envelope) bool {
+		return func(e schemas.Envelope) bool {
+			ev, err := schemas.DataAs[schemas.ReputationEvent](e)
+			return e.Type == schemas.TypeReputationEvent && err == nil && ev.Meta["chargeId"] == id
+		}
+	}
+	env := findRecord(t, p, topics.ReputationCommands, 20*time.Second, byCharge(c.ID))
 	ev, _ := schemas.DataAs[schemas.ReputationEvent](env)
 	if ev.UserID != merchant.ID || ev.Kind != "mask-risk-flag" || ev.Weight != -2 || ev.SourceModule != "mask" || env.Key != merchant.ID {
 		t.Fatalf("reputation event = %+v (key %s)", ev, env.Key)
 	}
-	// The reputation module applied it: the merchant's score is -2 (the
-	// 60-point charge before did not flag).
-	var me struct {
-		Score int64 `json:"score"`
+	// 3 left: a second flagged charge the same day names the merchant again.
+	r2, c2 := charge("flag-again", 3, merchant.ID)
+	if r2.Status != http.StatusCreated || c2.RiskScore != 70 {
+		t.Fatalf("second flag charge: %d %s", r2.Status, r2.Body)
 	}
-	harness.Eventually(t, 20*time.Second, "the merchant's reputation", func() bool {
-		r := p.Get(t, "/api/reputation/me", merchant.Token)
-		r.Decode(t, &me)
-		return r.Status == http.StatusOK && me.Score != 0
-	})
-	if me.Score != -2 {
-		t.Fatalf("merchant score = %d", me.Score)
+	findRecord(t, p, topics.ReputationCommands, 20*time.Second, byCharge(c2.ID))
+
+	// Events posted now land behind everything above on each user's
+	// partition: the merchant ends at -2 + 1 (the repeat applied once) and
+	// the victim at 0 + 1 (never flagged).
+	for _, who := range []harness.User{merchant, victim} {
+		r := p.Do(t, harness.Request{Method: "POST", Path: "/api/reputation/events",
+			Headers: map[string]string{"X-Reputation-Service-Key": harness.ReputationServiceKey},
+			Body:    map[string]any{"userId": who.ID, "kind": "probe", "sourceModule": "e2e", "weight": 1}})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("probe event: %d %s", r.Status, r.Body)
+		}
+	}
+	score := func(who harness.User) int64 {
+		var me struct {
+			Score int64 `json:"score"`
+		}
+		p.Get(t, "/api/reputation/me", who.Token).Decode(t, &me)
+		return me.Score
+	}
+	harness.Eventually(t, 20*time.Second, "the merchant's score to be -1", func() bool { return score(merchant) == -1 })
+	if s := score(victim); s != 1 {
+		t.Fatalf("victim score = %d, want 1 (never flagged)", s)
 	}
 }
 

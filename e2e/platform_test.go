@@ -44,9 +44,18 @@ func TestVersionAndHealth(t *testing.T) {
 			t.Errorf("/api/openapi.json lacks %s", want)
 		}
 	}
-	m := p.Get(t, "/metrics", "")
-	if m.Status != http.StatusOK || !strings.Contains(string(m.Body), "platform_http_requests_total") {
-		t.Fatalf("metrics: %d %.600s", m.Status, m.Body)
+	// Metrics are served on their own loopback listener, not on the API port.
+	if m := p.Get(t, "/metrics", ""); m.Status != http.StatusNotFound {
+		t.Fatalf("API port serves /metrics: %d %.300s", m.Status, m.Body)
+	}
+	resp, err := http.Get("http://" + p.MetricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	mb, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(mb), "platform_http_requests_total") {
+		t.Fatalf("metrics listener: %d %.600s", resp.StatusCode, mb)
 	}
 }
 
@@ -65,9 +74,14 @@ func TestCrossCuttingHTTP(t *testing.T) {
 
 	// Announce a body over the 1 MiB limit and read the answer without
 	// sending it: the server refuses on the Content-Length alone.
-	status, body := postHeadersOnly(t, p.BaseURL, "/api/auth/register", 2<<20)
+	status, header, body := postHeadersOnly(t, p.BaseURL, "/api/auth/register", 2<<20)
 	if status != http.StatusBadRequest || !strings.Contains(body, `"payload_too_large"`) {
 		t.Fatalf("big body: %d %s", status, body)
+	}
+	for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy", "RateLimit"} {
+		if header.Get(h) == "" {
+			t.Errorf("payload_too_large lacks header %s", h)
+		}
 	}
 
 	// The auth class allows 3 per minute per IP; the 4th is refused.
@@ -101,7 +115,7 @@ func TestEmbeddedKafkaSurvivesRestart(t *testing.T) {
 
 // postHeadersOnly sends only the headers of a JSON POST announcing length bytes and
 // returns the status and body of the answer.
-func postHeadersOnly(t *testing.T, base, path string, length int) (int, string) {
+func postHeadersOnly(t *testing.T, base, path string, length int) (int, http.Header, string) {
 	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
@@ -120,7 +134,7 @@ func postHeadersOnly(t *testing.T, base, path string, length int) (int, string) 
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, resp.Header, string(b)
 }
 
 func countEvents(t *testing.T, addr, key string) int {

@@ -136,7 +136,7 @@ func TestWebhooksAdminStreamPageInChromium(t *testing.T) {
 		}
 	}
 	if bin == "" {
-		t.Skip("chromium is not installed; the admin stream page test needs a headless browser")
+		t.Fatal("chromium is not installed; the admin stream page test needs a headless browser")
 	}
 	p := shared(t)
 	admin := p.RegisterEmail(t, harness.FiatAdminEmail)

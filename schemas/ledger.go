@@ -1,6 +1,9 @@
 package schemas
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Ledger message types.
 const (
@@ -42,6 +45,25 @@ type LedgerAppend struct {
 	AmountCents *int64         `json:"amountCents,omitempty"`
 	Currency    string         `json:"currency,omitempty"`
 	Meta        map[string]any `json:"meta,omitempty"`
+	// Scope is empty for the platform's modules, whose entries de-duplicate
+	// on (Kind, SourceID); entries posted by users carry their user id, so
+	// they de-duplicate per actor and never collide with a module's entry.
+	Scope string `json:"scope,omitempty"`
+}
+
+// moduleNamespaces are the kind prefixes ("<module>:…") that only the
+// platform's modules emit.
+var moduleNamespaces = map[string]bool{
+	"fiat": true, "mask": true, "ledger": true, "reputation": true, "gov": true, "charity": true,
+	"trade": true, "rights": true, "chess": true, "cert": true, "sign": true, "ecosystem": true,
+	"constitution": true, "planet": true, "build": true, "platform": true, "identity": true,
+}
+
+// IsModuleKind reports whether kind belongs to a platform module
+// ("fiat:transfer", "Gov:decision", …), which users may not post.
+func IsModuleKind(kind string) bool {
+	ns, _, ok := strings.Cut(strings.TrimSpace(kind), ":")
+	return ok && moduleNamespaces[strings.ToLower(strings.TrimSpace(ns))]
 }
 
 // LedgerEntry is one chained entry: the data of TypeLedgerEntryAdded, and

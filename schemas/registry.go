@@ -10,6 +10,7 @@ var moduleVersions = []map[string]int{
 	maskVersions,
 	ledgerVersions,
 	reputationVersions,
+	govVersions,
 	charityVersions,
 }
 

@@ -15,13 +15,17 @@ type Embedded struct {
 
 // StartEmbedded starts the broker on 127.0.0.1:port (0 picks a free port)
 // with its data under dataDir, seeded with every topic of All. Data written
-// before a restart on the same dataDir is there after it.
+// before a restart on the same dataDir is there after it. Every produce is
+// fsynced before it is acknowledged (kfake.SyncWrites), so an acknowledged
+// record — a command a request waits on, or an outbox row the relay then
+// deletes — survives a host crash, not only a process kill.
 func StartEmbedded(dataDir string, port int) (*Embedded, error) {
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.Ports(port),
 		kfake.DataDir(filepath.Join(dataDir, "kafka")),
 		kfake.ClusterID("platform-embedded"),
+		kfake.SyncWrites(),
 	}
 	byCount := map[int32][]string{}
 	for _, s := range All() {

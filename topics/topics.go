@@ -3,6 +3,11 @@
 // the consumers.
 package topics
 
+import (
+	"strings"
+	"time"
+)
+
 // Command topics. Every command touching one wallet (or mask, or user) is keyed
 // so it lands on one partition and is applied in order by one consumer.
 const (
@@ -76,6 +81,19 @@ func All() []Spec {
 		specs = append(specs, Spec{DLQ(s.Name), 1, -1})
 	}
 	return specs
+}
+
+// CommandRetention is the longest time a command topic keeps its records: a
+// consumer that lost its offsets re-reads that far back, so applied-command
+// ids must be remembered at least this long for exactly-once application.
+func CommandRetention() time.Duration {
+	var longest int64
+	for _, s := range All() {
+		if strings.HasSuffix(s.Name, ".commands") && s.RetentionMs > longest {
+			longest = s.RetentionMs
+		}
+	}
+	return time.Duration(longest) * time.Millisecond
 }
 
 // DLQ names the dead-letter topic of a source topic.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -24,6 +25,7 @@ import (
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/storage/clickhouse"
+	identitystore "github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/topics"
 )
@@ -57,6 +59,7 @@ type app struct {
 
 	bus     *commands.Bus
 	tokens  *auth.Tokens
+	guard   *auth.Guard
 	limiter *ratelimit.Limiter
 	server  *server.Server
 }
@@ -71,6 +74,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.ledgerModule,
 		a.reputationModule,
 		a.maskModule,
+		a.govModule,
 		a.charityModule,
 		a.sinkModule,
 		a.webhooksModule,
@@ -147,7 +151,7 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 // others. Modules take it as a constructor dependency so that how admin rights
 // are decided stays in one place.
 func (a *app) requireAdmin(list auth.Allowlist) fiber.Handler {
-	return auth.Require(list)
+	return a.guard.Require(list)
 }
 
 // clickhouse connects ClickHouse on first use.
@@ -170,6 +174,11 @@ func (a *app) startGateway(ctx context.Context) error {
 		return fmt.Errorf("JWT_SECRET: %w", err)
 	}
 	a.tokens = tokens
+	guard, err := auth.NewGuard(identitystore.NewUsers(a.pool), a.cfg.Admins)
+	if err != nil {
+		return err
+	}
+	a.guard = guard
 	a.limiter = ratelimit.New(a.cfg.RateLimits, a.now)
 	a.server = server.New(a.limiter, a.reg, a.log)
 	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log)
@@ -177,8 +186,26 @@ func (a *app) startGateway(ctx context.Context) error {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)
 	}
 	a.bus = bus
-	a.server.App.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{})))
 	return nil
+}
+
+// startMetrics serves Prometheus /metrics on its own listener (METRICS_ADDR,
+// loopback by default) so that the public API port never exposes internals.
+// METRICS_ADDR=off disables it. The returned function stops the listener.
+func (a *app) startMetrics() (func(), error) {
+	if a.cfg.MetricsAddr == "off" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("METRICS_ADDR: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	a.log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }
 
 func (a *app) close() {

@@ -102,6 +102,11 @@ func cmdConsume(ctx context.Context, cfg Config, args []string) error {
 			if err != nil {
 				return err
 			}
+			stopMetrics, err := a.startMetrics()
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			return runAll(ctx, parts)
 		}
 	}
@@ -194,6 +199,11 @@ func (a *app) serve(ctx context.Context, mods []module, parts []runnable) error 
 		}
 	}
 	a.server.Finish()
+	stopMetrics, err := a.startMetrics()
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
@@ -208,7 +218,6 @@ func (a *app) serve(ctx context.Context, mods []module, parts []runnable) error 
 	a.log.Info("platform listening", "addr", a.cfg.Addr, "release", release)
 	fmt.Fprintf(os.Stderr, "platform listening on http://%s\n", a.cfg.Addr)
 
-	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-listenErr:

@@ -47,7 +47,12 @@ type Config struct {
 	PprofAddr      string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
 	ReconcileURL   string        // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
 	ReconcileKey   string        // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
-	Caps           Caps
+	SMTPURL        string        // SMTP_URL: smtp(s)://user:pass@host:port?from=…; empty writes mail to the log and DATA_DIR/mail
+	MetricsAddr    string        // METRICS_ADDR: the Prometheus /metrics listener, loopback by default
+	// ProcessedRetention is how long applied-command ids are kept
+	// (PROCESSED_RETENTION); never shorter than the command topics' retention.
+	ProcessedRetention time.Duration
+	Caps               Caps
 }
 
 // Caps are the pre-KYC limits of decisions.md, in minor units.
@@ -153,15 +158,18 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			Money:   int(r.integer("RATE_LIMIT_MONEY", 30, 0)),
 			Partner: int(r.integer("RATE_LIMIT_PARTNER", 60, 0)),
 		},
-		KYCAutoApprove: r.flag("KYC_AUTO_APPROVE"),
-		LedgerAudit:    r.duration("LEDGER_AUDIT_INTERVAL", time.Hour),
-		CommandTimeout: r.duration("COMMAND_TIMEOUT", 5*time.Second),
-		DBMaxConns:     int(r.integer("DB_MAX_CONNS", 40, 2)),
-		LogLevel:       r.str("LOG_LEVEL", "info"),
-		Environment:    r.str("PLATFORM_ENV", "development"),
-		PprofAddr:      r.str("PPROF_ADDR", ""),
-		ReconcileURL:   r.str("RECONCILE_ALERT_URL", ""),
-		ReconcileKey:   r.str("RECONCILE_ALERT_SECRET", ""),
+		KYCAutoApprove:     r.flag("KYC_AUTO_APPROVE"),
+		LedgerAudit:        r.duration("LEDGER_AUDIT_INTERVAL", time.Hour),
+		CommandTimeout:     r.duration("COMMAND_TIMEOUT", 5*time.Second),
+		DBMaxConns:         int(r.integer("DB_MAX_CONNS", 40, 2)),
+		LogLevel:           r.str("LOG_LEVEL", "info"),
+		Environment:        r.str("PLATFORM_ENV", "development"),
+		PprofAddr:          r.str("PPROF_ADDR", ""),
+		ReconcileURL:       r.str("RECONCILE_ALERT_URL", ""),
+		ReconcileKey:       r.str("RECONCILE_ALERT_SECRET", ""),
+		SMTPURL:            r.str("SMTP_URL", ""),
+		MetricsAddr:        r.str("METRICS_ADDR", "127.0.0.1:9464"),
+		ProcessedRetention: r.duration("PROCESSED_RETENTION", topics.CommandRetention()),
 		Caps: Caps{
 			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
 			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),
@@ -182,6 +190,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		if len(c.ReconcileKey) < 16 {
 			r.fail("RECONCILE_ALERT_SECRET", "must be at least 16 characters when RECONCILE_ALERT_URL is set (alerts are signed)")
 		}
+	}
+	if c.ProcessedRetention < topics.CommandRetention() {
+		r.fail("PROCESSED_RETENTION", "%s is shorter than the command topics' retention (%s): a consumer that lost its offsets would apply old commands again",
+			c.ProcessedRetention, topics.CommandRetention())
+	}
+	if c.Environment == "production" && c.ProcessorKey == "" {
+		r.fail("PROCESSOR_API_KEY", "required when PLATFORM_ENV=production: the embedded test processor signs deposits itself and must not run in production")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -247,4 +262,13 @@ func (c *Config) loadSecrets() error {
 		*s.dst = v
 	}
 	return nil
+}
+
+// processorMode names the deposit processor: "test" is the embedded test
+// processor (no PROCESSOR_API_KEY), "stripe" the real one.
+func (c Config) processorMode() string {
+	if c.ProcessorKey == "" {
+		return "test"
+	}
+	return "stripe"
 }

@@ -23,6 +23,10 @@ func TestLoadConfig(t *testing.T) {
 		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
 		{"alert url without secret", map[string]string{"RECONCILE_ALERT_URL": "https://ops.example.com/hook"}, "RECONCILE_ALERT_SECRET"},
 		{"bad alert url", map[string]string{"RECONCILE_ALERT_URL": "ops", "RECONCILE_ALERT_SECRET": "0123456789abcdef"}, "RECONCILE_ALERT_URL"},
+		{"production without a real processor", map[string]string{"PLATFORM_ENV": "production"}, "PROCESSOR_API_KEY"},
+		{"production with a real processor", map[string]string{"PLATFORM_ENV": "production", "PROCESSOR_API_KEY": "sk_live_x"}, ""},
+		{"applied ids forgotten before the topics forget commands", map[string]string{"PROCESSED_RETENTION": "24h"}, "PROCESSED_RETENTION"},
+		{"applied ids kept longer than the topics", map[string]string{"PROCESSED_RETENTION": "240h"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

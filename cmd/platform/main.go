@@ -33,6 +33,7 @@ commands:
   migrate          apply the Postgres migrations
   topics           create missing topics and list them
   ledger reanchor  append missing ledger entries through the appender
+  admin verify <email>  mark an account's e-mail verified (bootstrap of the first admin)
   version          print the build
 `
 
@@ -75,6 +76,8 @@ func runMain(args []string) int {
 		err = cmdTopics(ctx, cfg, args[1:])
 	case "ledger":
 		err = cmdLedger(ctx, cfg, args[1:])
+	case "admin":
+		err = cmdAdmin(ctx, cfg, args[1:])
 	default:
 		fmt.Fprintf(os.Stderr, "platform: unknown command %q\n", args[0])
 		fmt.Fprintf(os.Stderr, usage, groupNames())

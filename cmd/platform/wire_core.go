@@ -1,11 +1,14 @@
 package main
 
 import (
+	"net/url"
+	"path/filepath"
 	"time"
 
 	"github.com/fintech/platform/consumers/relay"
 	"github.com/fintech/platform/consumers/retention"
 	"github.com/fintech/platform/gateway/identity"
+	"github.com/fintech/platform/gateway/mail"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/server"
 	identitystore "github.com/fintech/platform/storage/identity"
@@ -16,7 +19,7 @@ func (a *app) platformModule() (module, error) {
 	return module{routes: func(r server.Router) error {
 		platform.NewHandlers(platform.Build{
 			Service: "platform", Version: apiVersion, Release: release,
-			Environment: a.cfg.Environment, StartedAt: a.now().UTC(),
+			Environment: a.cfg.Environment, Processor: a.cfg.processorMode(), StartedAt: a.now().UTC(),
 		}, a.pool, a.now, a.server.Routes).Register(r)
 		return nil
 	}}, nil
@@ -24,7 +27,11 @@ func (a *app) platformModule() (module, error) {
 
 func (a *app) identityModule() (module, error) {
 	return module{routes: func(r server.Router) error {
-		h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.tokens, a.cfg.Admins, a.now)
+		mailer, err := mail.New(a.cfg.SMTPURL, "no-reply@"+hostOf(a.cfg.PublicBaseURL), filepath.Join(a.cfg.DataDir, "mail"), a.log)
+		if err != nil {
+			return err
+		}
+		h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.tokens, a.guard, mailer, a.cfg.PublicBaseURL, a.now)
 		if err != nil {
 			return err
 		}
@@ -43,7 +50,15 @@ func (a *app) relayModule() (module, error) {
 			return relay.New(a.pool, topics.NewProducer(cl), a.reg, a.log), nil
 		},
 		func() (runnable, error) {
-			return retention.NewExpirer(a.pool, time.Hour, a.now, a.log), nil
+			return retention.NewExpirer(a.pool, time.Hour, a.cfg.ProcessedRetention, a.now, a.log), nil
 		},
 	}}, nil
+}
+
+// hostOf returns the host name of a URL, for the sender address of mail.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return "localhost"
 }

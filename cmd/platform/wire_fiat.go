@@ -33,7 +33,7 @@ func (a *app) fiatModule() (module, error) {
 				WebhookSecret:        a.cfg.ProcessorHook,
 				ProcessorKey:         a.cfg.ProcessorKey,
 				KYCAutoApprove:       a.cfg.KYCAutoApprove,
-				Admins:               a.cfg.Admins.Fiat,
+				Admin:                a.requireAdmin(a.cfg.Admins.Fiat),
 				Routes:               a.server.Routes,
 				Caps:                 caps,
 				ReconcileAlertURL:    a.cfg.ReconcileURL,

@@ -20,7 +20,7 @@ func (a *app) reputationModule() (module, error) {
 			h, err := gwreputation.NewHandlers(gwreputation.Deps{
 				DB: a.pool, Reads: repstore.NewStore(a.pool),
 				Analytics: clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
-				Bus:       a.bus, Tokens: a.tokens, ServiceKey: a.cfg.ReputationKey, Admins: a.cfg.Admins.Reputation,
+				Bus:       a.bus, Tokens: a.tokens, ServiceKey: a.cfg.ReputationKey, Admin: a.requireAdmin(a.cfg.Admins.Reputation),
 				Now: a.now, Routes: a.server.Routes,
 			})
 			if err != nil {

@@ -37,7 +37,7 @@ func (a *app) webhooksModule() (module, error) {
 				return err
 			}
 			h, err := gwebhooks.NewHandlers(gwebhooks.Config{
-				Store: st, Stream: hub, Waker: sched, Tokens: a.tokens, Admins: a.cfg.Admins.Fiat,
+				Store: st, Stream: hub, Waker: sched, Tokens: a.tokens, Admin: a.requireAdmin(a.cfg.Admins.Fiat),
 				AllowPrivate: a.cfg.WebhookPrivate, Now: a.now,
 			})
 			if err != nil {

@@ -64,7 +64,7 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 			continue
 		}
 		reqs[i], metas[i] = req, meta
-		keys = append(keys, ledger.SourceKey{Kind: req.Kind, SourceID: req.SourceID})
+		keys = append(keys, ledger.SourceKey{Scope: req.Scope, Kind: req.Kind, SourceID: req.SourceID})
 		if req.EntryID != "" {
 			ids = append(ids, req.EntryID)
 		}
@@ -97,7 +97,7 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 		if req == nil {
 			continue
 		}
-		key := ledger.SourceKey{Kind: req.Kind, SourceID: req.SourceID}
+		key := ledger.SourceKey{Scope: req.Scope, Kind: req.Kind, SourceID: req.SourceID}
 		if e, ok := existing[key]; ok {
 			outcomes[i] = pipeline.JSON(http.StatusOK, e.JSON())
 			continue
@@ -121,7 +121,7 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 		}
 		e := ledger.Entry{ID: id, Height: head.Height + 1, Kind: req.Kind, ActorUserID: actor,
 			SourceID: req.SourceID, AmountCents: req.AmountCents, Currency: req.Currency, Meta: metas[i],
-			Timestamp: ts, PrevHash: head.Hash}
+			Timestamp: ts, PrevHash: head.Hash, Scope: req.Scope}
 		e.Hash = e.ComputeHash(a.salt)
 		head.Height, head.Hash = e.Height, e.Hash
 		inBatch[key] = len(fresh)

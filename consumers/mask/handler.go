@@ -192,6 +192,9 @@ func (b *batch) load(ctx context.Context, tx pgx.Tx, ids []string, ps []parsed) 
 			continue
 		}
 		req.Refs = append(req.Refs, store.Ref{MaskID: p.charge.MaskID, PaymentRef: p.charge.PaymentRef})
+		if p.charge.MerchantUserID != "" {
+			req.MerchantUsers = append(req.MerchantUsers, p.charge.MerchantUserID)
+		}
 		k := store.MerchantKey{MaskID: p.charge.MaskID, Merchant: p.charge.Merchant}
 		if st.row.Kind == schemas.MaskKindRecurring && !seenPair[k] {
 			seenPair[k] = true
@@ -354,10 +357,14 @@ func (b *batch) chargeEmissions(cmd schemas.Envelope, c store.ChargeRow, flag bo
 		}
 		out = append(out, pipeline.Emission{Topic: topics.LedgerAppend, Env: entry})
 	}
-	if flag && c.MerchantUserID != "" {
+	// Only a user holding an active merchant key can be flagged, and at most
+	// once per (mask owner, merchant) and UTC day: the source id makes the
+	// reputation consumer apply repeats once, so a mask owner cannot grief
+	// an arbitrary user by naming them on risky charges.
+	if flag && c.MerchantUserID != "" && c.MerchantUserID != c.UserID && b.hist.ActiveMerchants[c.MerchantUserID] {
 		rep, err := b.event(cmd, schemas.TypeReputationEvent, c.MerchantUserID, c.UserID, schemas.ReputationEvent{
 			UserID: c.MerchantUserID, Kind: schemas.RepKindMaskRiskFlag, SourceModule: sourceModule,
-			Weight: RiskFlagWeight, SourceID: c.ID,
+			Weight: RiskFlagWeight, SourceID: "risk-flag:" + c.UserID + ":" + b.now.Format(time.DateOnly),
 			Meta: map[string]any{"maskId": c.MaskID, "chargeId": c.ID, "riskScore": c.RiskScore, "status": c.Status},
 		})
 		if err != nil {

@@ -211,7 +211,7 @@ func partitionWorker(topic string, partition int32, workers int) int {
 func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record) error {
 	start := time.Now()
 	cmds := make([]Command, 0, len(recs))
-	var parked []*kgo.Record
+	var parked, refused []*kgo.Record
 	for _, rec := range recs {
 		env, err := schemas.Decode(rec.Value)
 		if err != nil {
@@ -219,16 +219,32 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record) err
 			parked = append(parked, dlqRecord(rec, err))
 			continue
 		}
+		if field, bad := schemas.BadText(rec.Value); bad {
+			// Refused on its own, before the batch's transaction: Postgres would
+			// fail the whole batch on it. The answer is deterministic, so a
+			// redelivery gets the same one without a stored row.
+			r.metrics.Applied.WithLabelValues(r.cfg.Group, "refused").Inc()
+			if env.ReplyTo != "" {
+				rep, err := replyRecord(env, schemas.Reply{CommandID: env.ID, Status: 422,
+					Body: schemas.ErrorJSON("validation_failed", "the command carries NUL characters or invalid UTF-8",
+						map[string]any{"fields": map[string]string{field: "must be valid UTF-8 text without NUL characters"}})})
+				if err != nil {
+					return err
+				}
+				refused = append(refused, rep)
+			}
+			continue
+		}
 		cmds = append(cmds, Command{Env: env, Topic: rec.Topic})
 	}
 
-	var replies []*kgo.Record
+	replies := refused
 	if len(cmds) > 0 {
-		var err error
-		replies, parked, err = r.applyWithRetry(ctx, stop, cmds, parked)
+		applied, stillParked, err := r.applyWithRetry(ctx, stop, cmds, parked)
 		if err != nil {
 			return err
 		}
+		replies, parked = append(replies, applied...), stillParked
 		if r.cfg.AfterDBCommit != nil {
 			if err := r.cfg.AfterDBCommit(ctx); err != nil {
 				return err

@@ -1,7 +1,8 @@
-// Package retention forgets applied-command records once they leave the
-// 24-hour idempotency window (decisions.md: an Idempotency-Key is kept 24 h).
-// Redelivery after a crash happens within seconds of the original delivery,
-// so the window also covers exactly-once application.
+// Package retention forgets applied-command records once the command topics
+// can no longer redeliver them: a consumer that loses its offsets re-reads a
+// command topic from the start of its retention (7 days), so the ids are
+// kept at least that long (PROCESSED_RETENTION, checked at start-up). That
+// also covers the 24-hour Idempotency-Key window of decisions.md.
 package retention
 
 import (
@@ -14,20 +15,19 @@ import (
 	"github.com/fintech/platform/storage/pipeline"
 )
 
-// Window is how long an applied command is remembered.
-const Window = 24 * time.Hour
-
 // Expirer deletes expired processed-command rows periodically.
 type Expirer struct {
-	pool  *pgxpool.Pool
-	every time.Duration
-	now   func() time.Time
-	log   *slog.Logger
+	pool   *pgxpool.Pool
+	window time.Duration
+	every  time.Duration
+	now    func() time.Time
+	log    *slog.Logger
 }
 
-// NewExpirer builds the job; it runs every `every`.
-func NewExpirer(pool *pgxpool.Pool, every time.Duration, now func() time.Time, log *slog.Logger) *Expirer {
-	return &Expirer{pool: pool, every: every, now: now, log: log.With("component", "retention")}
+// NewExpirer builds the job; it runs every `every` and forgets applied
+// commands older than window.
+func NewExpirer(pool *pgxpool.Pool, every, window time.Duration, now func() time.Time, log *slog.Logger) *Expirer {
+	return &Expirer{pool: pool, every: every, window: window, now: now, log: log.With("component", "retention")}
 }
 
 // Run expires rows until ctx is cancelled.
@@ -35,7 +35,7 @@ func (e *Expirer) Run(ctx context.Context) error {
 	t := time.NewTicker(e.every)
 	defer t.Stop()
 	for {
-		n, err := pipeline.DeleteProcessedBefore(ctx, e.pool, e.now().Add(-Window))
+		n, err := pipeline.DeleteProcessedBefore(ctx, e.pool, e.now().Add(-e.window))
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("expiring processed commands failed", "err", err)
 		} else if n > 0 {

@@ -13,6 +13,7 @@ import (
 // specific codes live with their module but use New.
 const (
 	CodeInvalidJSON         = "invalid_json"
+	CodeInvalidCursor       = "invalid_cursor"
 	CodeContentTypeRequired = "content_type_required"
 	CodeValidationFailed    = "validation_failed"
 	CodePayloadTooLarge     = "payload_too_large"
@@ -64,6 +65,11 @@ func (e *Error) With(extra map[string]any) *Error {
 	c := *e
 	c.Extra = extra
 	return &c
+}
+
+// InvalidCursor is a `cursor` query value this API did not issue.
+func InvalidCursor() *Error {
+	return New(http.StatusBadRequest, CodeInvalidCursor, "cursor is not a cursor this API issued")
 }
 
 // InvalidJSON is a body that is not well-formed JSON.

@@ -2,10 +2,6 @@ package auth
 
 import (
 	"strings"
-
-	"github.com/gofiber/fiber/v2"
-
-	"github.com/fintech/platform/gateway/apierr"
 )
 
 // Allowlist is a set of lower-cased e-mail addresses.
@@ -30,25 +26,11 @@ type Admins struct {
 	Fiat, Gov, Charity, Reputation Allowlist
 }
 
-// Role is "admin" for an e-mail on any allowlist, else "user".
+// Role is "admin" for an e-mail on any allowlist, else "user". It says
+// nothing about whether the address is verified: Guard.Role decides rights.
 func (a Admins) Role(email string) string {
 	if a.Fiat.Has(email) || a.Gov.Has(email) || a.Charity.Has(email) || a.Reputation.Has(email) {
 		return "admin"
 	}
 	return "user"
-}
-
-// Require is middleware, after Tokens.Require, that admits only callers on
-// list and answers 403 forbidden to the others.
-func Require(list Allowlist) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		p, ok := User(c)
-		if !ok {
-			return apierr.AuthRequired()
-		}
-		if !list.Has(p.Email) {
-			return apierr.Forbidden()
-		}
-		return c.Next()
-	}
 }

@@ -125,6 +125,10 @@ func (t *Tokens) Optional() fiber.Handler {
 	}
 }
 
+// SetUser stores an authenticated caller for User (for middleware that
+// verifies a token itself).
+func SetUser(c *fiber.Ctx, p Principal) { c.Locals(principalKey, p) }
+
 // User returns the caller stored by Require or Optional.
 func User(c *fiber.Ctx) (Principal, bool) {
 	p, ok := c.Locals(principalKey).(Principal)

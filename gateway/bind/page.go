@@ -34,8 +34,8 @@ func PageQuery(c *fiber.Ctx) (Page, error) {
 	}
 	if s := c.Query("cursor"); s != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(s)
-		if err != nil || len(raw) == 0 {
-			return p, apierr.Validation(map[string]string{"cursor": "is not a cursor this API issued"})
+		if err != nil || len(raw) == 0 || !cleanText(raw) {
+			return p, apierr.InvalidCursor()
 		}
 		p.After = string(raw)
 	}

@@ -70,8 +70,9 @@ type Config struct {
 	ProcessorKey string
 	// KYCAutoApprove approves KYC submissions at once (KYC_AUTO_APPROVE).
 	KYCAutoApprove bool
-	// Admins is the fiat admin allowlist (FIAT_ADMIN_EMAILS).
-	Admins auth.Allowlist
+	// Admin admits only fiat admins (FIAT_ADMIN_EMAILS, verified e-mail);
+	// it runs after the bearer-token check.
+	Admin fiber.Handler
 	// Routes lists the registered routes, for the OpenAPI slice.
 	Routes func() []server.Route
 	// Caps are the pre-KYC limits, shown on the dashboard (the consumer
@@ -88,6 +89,11 @@ type Config struct {
 	Analytics ProcessorLedger
 }
 
+// TestProcessor reports whether deposits are paid through the embedded test
+// processor (no PROCESSOR_API_KEY), the only mode in which this process
+// signs processor events itself.
+func (c Config) TestProcessor() bool { return c.ProcessorKey == "" }
+
 // Validate reports every missing setting.
 func (c Config) Validate() error {
 	var errs []error
@@ -99,6 +105,9 @@ func (c Config) Validate() error {
 	}
 	if c.Routes == nil {
 		errs = append(errs, errors.New("routes lister is nil"))
+	}
+	if c.Admin == nil {
+		errs = append(errs, errors.New("admin middleware is nil"))
 	}
 	if c.ReconcileAlertURL != "" && !strings.HasPrefix(c.ReconcileAlertURL, "http://") && !strings.HasPrefix(c.ReconcileAlertURL, "https://") {
 		errs = append(errs, errors.New("RECONCILE_ALERT_URL must start with http:// or https://"))
@@ -141,7 +150,7 @@ func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, db platf
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	tok := h.tokens.Require()
-	admin := auth.Require(h.cfg.Admins)
+	admin := h.cfg.Admin
 
 	g.Get("/health", "Liveness, database reachability, active wallet count", platform.Health(h.db, h.healthCounts))
 	g.Get("/openapi.json", "OpenAPI 3.0 slice of the fiat module", h.openapi)
@@ -155,8 +164,12 @@ func (h *Handlers) Register(r server.Router) {
 	g.Post("/deposit/webhook", ratelimit.Partner, "Processor webhook: credits on payment_intent.succeeded", h.webhook)
 	g.Post("/processor/webhook", ratelimit.Partner, "Processor direct callback target", h.webhook)
 	g.Post("/processor/verify", ratelimit.Partner, "Verify and apply a processor event", tok, h.verify)
-	g.Get("/checkout/:sessionId", "Local checkout page of the embedded test processor", h.checkoutPage)
-	g.Post("/checkout/:sessionId/pay", ratelimit.Write, "Pay a local checkout session (test processor)", h.checkoutPay)
+	if h.cfg.TestProcessor() {
+		// The embedded test processor signs processor events with the real
+		// webhook secret: it exists only while no real processor is configured.
+		g.Get("/checkout/:sessionId", "Local checkout page of the embedded test processor", h.checkoutPage)
+		g.Post("/checkout/:sessionId/pay", ratelimit.Write, "Pay a local checkout session (test processor)", h.checkoutPay)
+	}
 	g.Get("/me/deposits", "Own deposit history", tok, h.listDeposits)
 
 	g.Post("/transfer", ratelimit.Money, "Transfer to another user by e-mail (0.1% fee)", tok, h.transfer)

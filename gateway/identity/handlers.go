@@ -15,6 +15,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/mail"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
@@ -29,6 +30,18 @@ type UserStore interface {
 	Create(ctx context.Context, u identity.User, event pipeline.OutboxRow) error
 	ByEmail(ctx context.Context, email string) (identity.User, error)
 	ByID(ctx context.Context, id string) (identity.User, error)
+	CreateVerification(ctx context.Context, tokenHash, userID, email string, expiresAt, now time.Time) error
+	ConfirmVerification(ctx context.Context, tokenHash string, now time.Time) (string, error)
+}
+
+// Roles decides a user's role from the database at request time.
+type Roles interface {
+	Role(ctx context.Context, userID string) (string, error)
+}
+
+// Mailer sends the verification link.
+type Mailer interface {
+	Send(ctx context.Context, m mail.Message) error
 }
 
 var _ UserStore = (*identity.Users)(nil)
@@ -45,22 +58,30 @@ var hashParams = &argon2id.Params{Memory: 19 * 1024, Iterations: 2, Parallelism:
 
 // Handlers serve /api/auth.
 type Handlers struct {
-	users  UserStore
-	tokens *auth.Tokens
-	admins auth.Admins
-	now    func() time.Time
+	users   UserStore
+	tokens  *auth.Tokens
+	roles   Roles
+	mailer  Mailer
+	baseURL string
+	now     func() time.Time
 	// dummyHash is verified against for unknown e-mails so that login takes
 	// the same time whether or not the account exists.
 	dummyHash string
 }
 
-// NewHandlers builds the handlers.
-func NewHandlers(users UserStore, tokens *auth.Tokens, admins auth.Admins, now func() time.Time) (*Handlers, error) {
+// NewHandlers builds the handlers. baseURL (PUBLIC_BASE_URL) prefixes the
+// verification links the mailer sends.
+func NewHandlers(users UserStore, tokens *auth.Tokens, roles Roles, mailer Mailer, baseURL string,
+	now func() time.Time) (*Handlers, error) {
+	if users == nil || tokens == nil || roles == nil || mailer == nil || now == nil {
+		return nil, errors.New("identity handlers: nil dependency")
+	}
 	dummy, err := argon2id.CreateHash("not-a-real-password", hashParams)
 	if err != nil {
 		return nil, err
 	}
-	return &Handlers{users: users, tokens: tokens, admins: admins, now: now, dummyHash: dummy}, nil
+	return &Handlers{users: users, tokens: tokens, roles: roles, mailer: mailer, baseURL: baseURL, now: now,
+		dummyHash: dummy}, nil
 }
 
 // Register mounts the routes.
@@ -69,6 +90,9 @@ func (h *Handlers) Register(r server.Router) {
 	g.Post("/register", ratelimit.Auth, "Create an account and get a token", h.register)
 	g.Post("/login", ratelimit.Auth, "Exchange e-mail and password for a token", h.login)
 	g.Get("/me", "The caller's profile and role", h.tokens.Require(), h.me)
+	g.Post("/verify-email", ratelimit.Auth, "Send a one-time link that proves the caller owns their e-mail address",
+		h.tokens.Require(), h.sendVerification)
+	g.Get("/verify-email", "Confirm an e-mail address with the one-time link's token", h.confirmVerification)
 }
 
 type credentials struct {
@@ -181,5 +205,9 @@ func (h *Handlers) me(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(meResponse{ID: u.ID, Email: u.Email, Name: u.Name, Role: h.admins.Role(u.Email)})
+	role, err := h.roles.Role(c.UserContext(), u.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(meResponse{ID: u.ID, Email: u.Email, Name: u.Name, Role: role})
 }

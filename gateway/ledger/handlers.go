@@ -155,11 +155,15 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
+	if schemas.IsModuleKind(req.Kind) {
+		return apierr.New(http.StatusForbidden, apierr.CodeForbidden,
+			"kind "+req.Kind+" is emitted by a platform module and cannot be posted")
+	}
 	p, _ := auth.User(c)
 	id := commands.IdempotentID(p.UserID, "POST "+Prefix+"/entries", c.Get("Idempotency-Key"))
 	env, err := schemas.New(schemas.TypeLedgerAppend, "", p.UserID, schemas.LedgerAppend{
 		Kind: req.Kind, SourceID: req.SourceID, ActorUserID: p.UserID, AmountCents: amount,
-		Currency: req.Currency, Meta: req.Meta}, h.d.Now())
+		Currency: req.Currency, Meta: req.Meta, Scope: p.UserID}, h.d.Now())
 	if err != nil {
 		return err
 	}
@@ -186,7 +190,9 @@ func (h *Handlers) list(c *fiber.Ctx) error {
 	var v bind.Validator
 	if page.After != "" {
 		n, err := strconv.ParseInt(page.After, 10, 64)
-		v.Check(err == nil && n >= 0, "cursor", "is not a cursor this API issued")
+		if err != nil || n < 0 {
+			return apierr.InvalidCursor()
+		}
 		f.AfterHeight = n
 	}
 	if s := c.Query("since"); s != "" {

@@ -21,7 +21,10 @@ type Build struct {
 	Version     string
 	Release     string
 	Environment string
-	StartedAt   time.Time
+	// Processor names the deposit processor mode: "test" (the embedded test
+	// processor, no PROCESSOR_API_KEY) or "stripe".
+	Processor string
+	StartedAt time.Time
 }
 
 // Pinger checks that a dependency answers.
@@ -107,6 +110,7 @@ type versionResponse struct {
 	Release       string    `json:"release"`
 	Runtime       string    `json:"runtime"`
 	Environment   string    `json:"environment"`
+	Processor     string    `json:"processor"`
 	StartedAt     time.Time `json:"startedAt"`
 	UptimeSeconds int64     `json:"uptimeSeconds"`
 }
@@ -114,7 +118,7 @@ type versionResponse struct {
 func (h *Handlers) version(c *fiber.Ctx) error {
 	return c.JSON(versionResponse{
 		Service: h.build.Service, Status: "ok", Version: h.build.Version, Release: h.build.Release,
-		Runtime: runtime.Version(), Environment: h.build.Environment, StartedAt: h.build.StartedAt,
+		Runtime: runtime.Version(), Environment: h.build.Environment, Processor: h.build.Processor, StartedAt: h.build.StartedAt,
 		UptimeSeconds: int64(h.now().Sub(h.build.StartedAt).Seconds()),
 	})
 }

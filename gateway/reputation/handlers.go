@@ -72,8 +72,9 @@ type Deps struct {
 	// ServiceKey is the shared secret of X-Reputation-Service-Key; empty
 	// disables the header.
 	ServiceKey string
-	// Admins may post events with their JWT.
-	Admins auth.Allowlist
+	// Admin admits reputation admins (verified e-mail on the allowlist) after
+	// the bearer-token check; they may post events with their JWT.
+	Admin  fiber.Handler
 	Now    func() time.Time
 	Routes func() []server.Route
 }
@@ -85,7 +86,7 @@ type Handlers struct {
 
 // NewHandlers checks the dependencies and builds the handlers.
 func NewHandlers(d Deps) (*Handlers, error) {
-	if d.DB == nil || d.Reads == nil || d.Analytics == nil || d.Bus == nil || d.Tokens == nil || d.Now == nil {
+	if d.DB == nil || d.Reads == nil || d.Analytics == nil || d.Bus == nil || d.Tokens == nil || d.Admin == nil || d.Now == nil {
 		return nil, errors.New("reputation handlers: nil dependency")
 	}
 	if d.ServiceKey != "" && len(d.ServiceKey) < 32 {
@@ -138,11 +139,9 @@ func (h *Handlers) authorize(c *fiber.Ctx) error {
 	if err != nil {
 		return apierr.AuthRequired()
 	}
-	if !h.d.Admins.Has(p.Email) {
-		return apierr.Forbidden()
-	}
+	auth.SetUser(c, p)
 	c.Locals(actorKey, p.UserID)
-	return c.Next()
+	return h.d.Admin(c)
 }
 
 type eventRequest struct {

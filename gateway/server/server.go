@@ -18,6 +18,7 @@ import (
 	"github.com/segmentio/ksuid"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/ratelimit"
 )
 
@@ -130,8 +131,36 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 			ae = apierr.Internal()
 		}
 	}
+	if len(c.Response().Header.Peek("RateLimit-Limit")) == 0 && s.limiter != nil {
+		// Answers refused before any route ran (an oversized body, say) are
+		// charged to the read class, so every answer carries the headers.
+		if lerr := s.limiter.Check(c, ratelimit.Read, c.IP()); lerr != nil && ae.Status != http.StatusTooManyRequests {
+			var le *apierr.Error
+			if errors.As(lerr, &le) {
+				ae = le
+			}
+		}
+	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	return c.Status(ae.Status).Send(ae.Body())
+}
+
+// HeaderIdempotencyKey names the client's retry key.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// assignIdempotencyKey gives every write that came without an
+// Idempotency-Key one of its own and returns it in the response (on a 503
+// too), so a client that retries after a timeout with that key can never
+// apply the write twice.
+func assignIdempotencyKey(c *fiber.Ctx) error {
+	if len(c.Request().Header.Peek(HeaderIdempotencyKey)) == 0 {
+		key := "auto-" + ksuid.New().String()
+		c.Request().Header.Set(HeaderIdempotencyKey, key)
+		c.Set(HeaderIdempotencyKey, key)
+	} else {
+		c.Set(HeaderIdempotencyKey, string(c.Request().Header.Peek(HeaderIdempotencyKey)))
+	}
+	return c.Next()
 }
 
 // Route is one registered endpoint, for the OpenAPI slices and the docs.
@@ -162,7 +191,11 @@ func (r Router) Group(prefix string, mw ...fiber.Handler) Router {
 
 // Handle registers handlers for method and path, charged to class.
 func (r Router) Handle(method, path string, class ratelimit.Class, summary string, handlers ...fiber.Handler) {
-	hs := append([]fiber.Handler{r.s.limiter.Handler(class)}, handlers...)
+	hs := []fiber.Handler{r.s.limiter.Handler(class), bind.CheckText}
+	if method != http.MethodGet && method != http.MethodHead {
+		hs = append(hs, assignIdempotencyKey)
+	}
+	hs = append(hs, handlers...)
 	r.fr.Add(method, path, hs...)
 	*r.s.routes = append(*r.s.routes, Route{Method: method, Path: r.prefix + path, Class: class, Summary: summary})
 }

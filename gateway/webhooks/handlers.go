@@ -50,9 +50,9 @@ type Config struct {
 	Stream Stream
 	Waker  Waker
 	Tokens *auth.Tokens
-	// Admins is the fiat admin allowlist: the delivery log, retries and the
-	// stream are theirs.
-	Admins auth.Allowlist
+	// Admin admits only fiat admins (verified e-mail on the allowlist): the
+	// delivery log, retries and the stream are theirs.
+	Admin fiber.Handler
 	// AllowPrivate lifts the https and public-address rules on endpoint
 	// URLs (WEBHOOK_ALLOW_PRIVATE=1).
 	AllowPrivate bool
@@ -75,7 +75,7 @@ type Handlers struct {
 
 // NewHandlers checks the dependencies and builds the handlers.
 func NewHandlers(cfg Config) (*Handlers, error) {
-	if cfg.Store == nil || cfg.Stream == nil || cfg.Waker == nil || cfg.Tokens == nil || cfg.Now == nil {
+	if cfg.Store == nil || cfg.Stream == nil || cfg.Waker == nil || cfg.Tokens == nil || cfg.Admin == nil || cfg.Now == nil {
 		return nil, errors.New("webhook handlers: nil dependency")
 	}
 	if cfg.Resolver == nil {
@@ -91,7 +91,7 @@ func NewHandlers(cfg Config) (*Handlers, error) {
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group("/api/fiat")
 	user := h.cfg.Tokens.Require()
-	admin := auth.Require(h.cfg.Admins)
+	admin := h.cfg.Admin
 	g.Post("/me/webhook", ratelimit.Write, "Create or replace the caller's webhook endpoint", user, h.savePrimary)
 	g.Handle(fiber.MethodPatch, "/me/webhook", ratelimit.Write, "Rotate the webhook signing secret", user, h.rotate)
 	g.Post("/webhook-subs", ratelimit.Write, "Add a further webhook subscription", user, h.addSubscription)

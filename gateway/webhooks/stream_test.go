@@ -18,6 +18,7 @@ import (
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	gwebhooks "github.com/fintech/platform/gateway/webhooks"
+	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	store "github.com/fintech/platform/storage/webhooks"
 )
@@ -42,8 +43,19 @@ func newStreamFixture(t *testing.T) streamFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The admin is a verified account on the allowlist, as the guard reads it
+	// from the database.
+	if _, err := pool.Exec(context.Background(), `INSERT INTO users (id, email, password_hash, email_verified_at)
+VALUES ('u-admin', 'boss@example.com', 'x', now()), ('u-user', 'someone@example.com', 'x', now())`); err != nil {
+		t.Fatal(err)
+	}
+	allow := auth.ParseAllowlist("boss@example.com")
+	guard, err := auth.NewGuard(identity.NewUsers(pool), auth.Admins{Fiat: allow})
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := gwebhooks.NewHandlers(gwebhooks.Config{Store: store.NewStore(pool), Stream: hub, Waker: noWake{},
-		Tokens: tokens, Admins: auth.ParseAllowlist("boss@example.com"), Heartbeat: 100 * time.Millisecond, Now: time.Now})
+		Tokens: tokens, Admin: guard.Require(allow), Heartbeat: 100 * time.Millisecond, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestProcessorCredited(t *testing.T) {
 	ctx := context.Background()
 	conn, err := clickhouse.Connect(ctx, "127.0.0.1:19000", "default")
 	if err != nil {
-		t.Skipf("local ClickHouse not reachable: %v", err)
+		t.Fatalf("local ClickHouse not reachable: %v", err)
 	}
 	defer conn.Close()
 	db := "fiat_recon_" + strings.ToLower(schemas.NewID())

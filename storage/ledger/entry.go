@@ -35,6 +35,9 @@ type Entry struct {
 	Timestamp time.Time
 	PrevHash  string
 	Hash      string
+	// Scope is what the entry de-duplicates within: "" for module
+	// emissions, the actor for user entries. It is not hashed.
+	Scope string
 }
 
 // JSON returns the API shape of e.

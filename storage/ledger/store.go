@@ -43,7 +43,7 @@ func SetHead(ctx context.Context, tx pgx.Tx, h Head) error {
 }
 
 // SourceKey names the originating record of an entry.
-type SourceKey struct{ Kind, SourceID string }
+type SourceKey struct{ Scope, Kind, SourceID string }
 
 const entryColumns = `height, id, kind, source_id, actor_user_id, amount_cents, currency, meta, ts, prev_hash, hash`
 
@@ -80,8 +80,8 @@ func collect(rows pgx.Rows) ([]Entry, error) {
 	return out, nil
 }
 
-const bySourcesSQL = `SELECT ` + entryColumns + ` FROM ledger_entries
-WHERE (kind, source_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`
+const bySourcesSQL = `SELECT ` + entryColumns + `, scope FROM ledger_entries
+WHERE (scope, kind, source_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`
 
 // BySources returns the entries that exist for the given sources.
 func BySources(ctx context.Context, q postgres.Querier, keys []SourceKey) (map[SourceKey]Entry, error) {
@@ -89,21 +89,28 @@ func BySources(ctx context.Context, q postgres.Querier, keys []SourceKey) (map[S
 	if len(keys) == 0 {
 		return out, nil
 	}
+	scopes := make([]string, len(keys))
 	kinds := make([]string, len(keys))
 	ids := make([]string, len(keys))
 	for i, k := range keys {
-		kinds[i], ids[i] = k.Kind, k.SourceID
+		scopes[i], kinds[i], ids[i] = k.Scope, k.Kind, k.SourceID
 	}
-	rows, err := q.Query(ctx, bySourcesSQL, kinds, ids)
+	rows, err := q.Query(ctx, bySourcesSQL, scopes, kinds, ids)
 	if err != nil {
 		return nil, fmt.Errorf("find ledger entries by source: %w", err)
 	}
-	es, err := collect(rows)
-	if err != nil {
-		return nil, fmt.Errorf("find ledger entries by source: %w", err)
+	defer rows.Close()
+	for rows.Next() {
+		var scope string
+		e, err := scanEntry(scopedRow{rows, &scope})
+		if err != nil {
+			return nil, fmt.Errorf("scan ledger entry: %w", err)
+		}
+		e.Scope = scope
+		out[SourceKey{scope, e.Kind, e.SourceID}] = e
 	}
-	for _, e := range es {
-		out[SourceKey{e.Kind, e.SourceID}] = e
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find ledger entries by source: %w", err)
 	}
 	return out, nil
 }
@@ -120,8 +127,16 @@ func ExistingIDs(ctx context.Context, q postgres.Querier, ids []string) (map[str
 	return out, nil
 }
 
+// scopedRow scans the entry columns followed by the scope.
+type scopedRow struct {
+	pgx.Row
+	scope *string
+}
+
+func (r scopedRow) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.scope)...) }
+
 var insertColumns = []string{"height", "id", "kind", "source_id", "actor_user_id", "amount_cents",
-	"currency", "meta", "ts", "prev_hash", "hash"}
+	"currency", "meta", "ts", "prev_hash", "hash", "scope"}
 
 // Insert copies entries into the chain table in the caller's transaction.
 func Insert(ctx context.Context, q postgres.Querier, entries []Entry) error {
@@ -140,7 +155,7 @@ func Insert(ctx context.Context, q postgres.Querier, entries []Entry) error {
 				meta = &m
 			}
 			return []any{e.Height, e.ID, e.Kind, e.SourceID, e.ActorUserID, e.AmountCents,
-				currency, meta, e.Timestamp, e.PrevHash, e.Hash}, nil
+				currency, meta, e.Timestamp, e.PrevHash, e.Hash, e.Scope}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("insert %d ledger entries: %w", len(entries), err)

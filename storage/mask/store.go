@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/storage/postgres"
 )
 
 // Store is the mask consumer's access to Postgres inside its batch
@@ -56,6 +58,8 @@ type HistoryRequest struct {
 	Merchants []MerchantKey
 	// Refs are the payment references to look up earlier charges of.
 	Refs []Ref
+	// MerchantUsers are the merchantUserIds named by the batch's charges.
+	MerchantUsers []string
 }
 
 // History is the recent activity of a batch's masks.
@@ -69,7 +73,12 @@ type History struct {
 	Seen map[MerchantKey]bool
 	// Existing holds the charges already decided for a Ref.
 	Existing map[Ref]ChargeRow
+	// ActiveMerchants holds the MerchantUsers that hold an active merchant
+	// key: only they can be flagged by a risky charge.
+	ActiveMerchants map[string]bool
 }
+
+const activeMerchantsSQL = `SELECT DISTINCT user_id FROM fiat_merchant_keys WHERE user_id = ANY($1) AND status = 'active'`
 
 const recentSQL = `
 SELECT m.id,
@@ -146,6 +155,13 @@ func (s *Store) History(ctx context.Context, tx pgx.Tx, req HistoryRequest) (His
 		for _, c := range list {
 			h.Existing[Ref{c.MaskID, c.PaymentRef}] = c
 		}
+	}
+	if len(req.MerchantUsers) > 0 {
+		active, err := postgres.StringSet(ctx, tx, activeMerchantsSQL, req.MerchantUsers)
+		if err != nil {
+			return History{}, fmt.Errorf("read active merchants: %w", err)
+		}
+		h.ActiveMerchants = active
 	}
 	return h, nil
 }

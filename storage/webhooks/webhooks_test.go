@@ -250,7 +250,7 @@ func TestWalletOwners(t *testing.T) {
 	u := addUser(t, pool, "w@example.com")
 	var table string
 	if err := pool.QueryRow(ctx, `SELECT COALESCE(to_regclass('fiat_wallets'), to_regclass('wallets'))::text`).Scan(&table); err != nil || table == "" {
-		t.Skip("no fiat wallet table in this build's migrations")
+		t.Fatal("no fiat wallet table in this build's migrations")
 	}
 	wid := schemas.NewID()
 	if _, err := pool.Exec(ctx, `INSERT INTO `+table+` (id, user_id, currency) VALUES ($1, $2, 'KZT')`, wid, u); err != nil {

@@ -1,0 +1,30 @@
+package main
+
+import (
+	ggov "github.com/fintech/platform/gateway/gov"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/storage/clickhouse"
+	sgov "github.com/fintech/platform/storage/gov"
+)
+
+// govModule wires governance: its routes under /api/gov. It has no consumer
+// group: the gateway writes proposals and ballots to Postgres directly, with
+// their events, ledger entries and reputation events in the outbox.
+func (a *app) govModule() (module, error) {
+	return module{
+		routes: func(r server.Router) error {
+			st := sgov.NewStore(a.pool)
+			h, err := ggov.NewHandlers(ggov.Deps{
+				DB: a.pool, Writer: st, Reader: st,
+				Analytics: clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+				Require:   a.tokens.Require(), Admin: a.requireAdmin(a.cfg.Admins.Gov),
+				Now: a.now, Routes: a.server.Routes,
+			})
+			if err != nil {
+				return err
+			}
+			h.Register(r)
+			return nil
+		},
+	}, nil
+}

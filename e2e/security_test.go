@@ -1,0 +1,262 @@
+package e2e
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fintech/platform/e2e/harness"
+)
+
+// securityPlatform is one platform with a real processor key configured and
+// its own fiat allowlist, shared by the tests of this file.
+var (
+	securityOnce sync.Once
+	securityP    *harness.Platform
+)
+
+const (
+	securityBoss      = "boss@security.example.com"
+	securityBootstrap = "bootstrap@security.example.com"
+)
+
+func securityPlatform(t *testing.T) *harness.Platform {
+	t.Helper()
+	securityOnce.Do(func() {
+		ptb := harness.NewProcessTB()
+		securityP = harness.Start(ptb, harness.Options{Env: map[string]string{
+			"PROCESSOR_API_KEY": "sk_test_not_a_real_key",
+			"FIAT_ADMIN_EMAILS": securityBoss + "," + securityBootstrap,
+		}})
+		processCleanups = append(processCleanups, ptb.Close)
+	})
+	return securityP
+}
+
+// TestTestProcessorOnlyWithoutRealKey: the local checkout page and its Pay
+// route exist only in test-processor mode; with a real key they are 404 and
+// nothing in the process signs processor events.
+func TestTestProcessorOnlyWithoutRealKey(t *testing.T) {
+	t.Run("test mode pays through the embedded processor", func(t *testing.T) {
+		p := shared(t)
+		if v := p.Get(t, "/api/platform/version", "").JSON(t); v["processor"] != "test" {
+			t.Fatalf("version = %v", v)
+		}
+		u := p.Register(t, "checkout")
+		w := fiatCreateWallet(t, p, u, "KZT")
+		dep := p.Post(t, "/api/fiat/deposit", u.Token, map[string]any{"walletId": w, "amount": 700})
+		path := strings.TrimPrefix(dep.JSON(t)["url"].(string), p.BaseURL)
+		page := p.Get(t, path, "")
+		if page.Status != 200 || !bytes.Contains(page.Body, []byte("<form")) {
+			t.Fatalf("checkout page: %d %s", page.Status, page.Body)
+		}
+		resp, err := http.Post(p.BaseURL+path+"/pay", "application/x-www-form-urlencoded", strings.NewReader(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		html, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Contains(html, []byte("completed")) {
+			t.Fatalf("pay: %d %s", resp.StatusCode, html)
+		}
+		if b := fiatBalance(t, p, u, w); b != 700 {
+			t.Fatalf("balance after checkout = %d", b)
+		}
+	})
+	t.Run("real processor key removes the test processor", func(t *testing.T) {
+		p := securityPlatform(t)
+		if v := p.Get(t, "/api/platform/version", "").JSON(t); v["processor"] != "stripe" {
+			t.Fatalf("version = %v", v)
+		}
+		for _, path := range []string{"/api/fiat/checkout/cs_test_x", "/api/fiat/checkout/cs_test_x/pay"} {
+			method := http.MethodGet
+			if strings.HasSuffix(path, "/pay") {
+				method = http.MethodPost
+			}
+			r := p.Do(t, harness.Request{Method: method, Path: path})
+			if r.Status != http.StatusNotFound {
+				t.Fatalf("%s %s = %d %s, want 404", method, path, r.Status, r.Body)
+			}
+		}
+	})
+	t.Run("production refuses to start without a real processor key", func(t *testing.T) {
+		cmd := exec.Command(harness.Binary(t), "run")
+		cmd.Env = append(cmd.Environ(), "PLATFORM_ENV=production", "PROCESSOR_API_KEY=", "DATA_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "PROCESSOR_API_KEY") ||
+			strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+			t.Fatalf("exit %v, output %q: want exit 2 with one line naming PROCESSOR_API_KEY", err, out)
+		}
+	})
+}
+
+// TestAdminNeedsVerifiedEmail: an allow-listed e-mail is not an admin until
+// its owner opens the one-time link (or the operator verifies it on the
+// server); the existing token gains the role at once.
+func TestAdminNeedsVerifiedEmail(t *testing.T) {
+	p := securityPlatform(t)
+	boss := p.RegisterEmail(t, securityBoss)
+	role := func(u harness.User) any { return p.Get(t, "/api/auth/me", u.Token).JSON(t)["role"] }
+	if r := role(boss); r != "user" {
+		t.Fatalf("unverified allow-listed address has role %v", r)
+	}
+	if r := p.Get(t, "/api/fiat/admin/audit", boss.Token); r.Status != http.StatusForbidden {
+		t.Fatalf("unverified admin reads the audit: %d %s", r.Status, r.Body)
+	}
+
+	if r := p.Post(t, "/api/auth/verify-email", boss.Token, map[string]any{}); r.Status != 200 {
+		t.Fatalf("verify-email: %d %s", r.Status, r.Body)
+	}
+	link := strings.TrimPrefix(p.MailedLink(t, securityBoss, "/api/auth/verify-email?token="), p.BaseURL)
+	if r := p.Get(t, link, ""); r.Status != 200 || r.JSON(t)["verified"] != true {
+		t.Fatalf("open link: %d %s", r.Status, r.Body)
+	}
+	if r := role(boss); r != "admin" {
+		t.Fatalf("verified admin's existing token has role %v", r)
+	}
+	if r := p.Get(t, "/api/fiat/admin/audit", boss.Token); r.Status != http.StatusOK {
+		t.Fatalf("verified admin reads the audit: %d %s", r.Status, r.Body)
+	}
+	if r := p.Get(t, link, ""); r.Status != http.StatusNotFound || r.JSON(t)["error"] != "verification_invalid" {
+		t.Fatalf("second use of the link: %d %s", r.Status, r.Body)
+	}
+	if r := p.Get(t, "/api/auth/verify-email?token=forged", ""); r.Status != http.StatusNotFound {
+		t.Fatalf("forged token: %d %s", r.Status, r.Body)
+	}
+
+	// A user off the allowlist stays a user after verifying.
+	plain := p.Register(t, "plain")
+	p.VerifyEmail(t, plain)
+	if r := role(plain); r != "user" {
+		t.Fatalf("verified non-admin has role %v", r)
+	}
+
+	// Bootstrap on the server: `platform admin verify <email>`.
+	boot := p.RegisterEmail(t, securityBootstrap)
+	if r := role(boot); r != "user" {
+		t.Fatalf("before bootstrap: role %v", r)
+	}
+	cmd := exec.Command(harness.Binary(t), "admin", "verify", strings.ToUpper(securityBootstrap))
+	cmd.Env = p.Env
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "role now: admin") {
+		t.Fatalf("platform admin verify: %v %s", err, out)
+	}
+	if r := role(boot); r != "admin" {
+		t.Fatalf("after bootstrap: role %v", r)
+	}
+	cmd = exec.Command(harness.Binary(t), "admin", "verify", "nobody@security.example.com")
+	cmd.Env = p.Env
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "no account") {
+		t.Fatalf("verify of an unknown address: %v %s", err, out)
+	}
+}
+
+// TestLedgerUserEntriesCannotForgeModuleKinds: kinds of the platform's
+// modules are refused from POST /entries, and user entries de-duplicate per
+// actor, so nobody can pre-empt someone else's (or a module's) entry.
+func TestLedgerUserEntriesCannotForgeModuleKinds(t *testing.T) {
+	p := shared(t)
+	a, b := p.Register(t, "forger"), p.Register(t, "honest")
+	for _, kind := range []string{"fiat:transfer", "FIAT:deposit", " mask:charge", "charity:donation", "gov:decision", "trade:transfer"} {
+		r := p.Post(t, "/api/ledger/entries", a.Token, map[string]any{"kind": kind, "sourceId": "tx-1"})
+		if r.Status != http.StatusForbidden || r.JSON(t)["error"] != "forbidden" {
+			t.Fatalf("kind %q: %d %s, want 403 forbidden", kind, r.Status, r.Body)
+		}
+	}
+	src := "shared-source-" + a.ID
+	ra := p.Post(t, "/api/ledger/entries", a.Token, map[string]any{"kind": "note:claim", "sourceId": src})
+	rb := p.Post(t, "/api/ledger/entries", b.Token, map[string]any{"kind": "note:claim", "sourceId": src})
+	if ra.Status != http.StatusCreated || rb.Status != http.StatusCreated {
+		t.Fatalf("user entries: %d %s / %d %s", ra.Status, ra.Body, rb.Status, rb.Body)
+	}
+	ea, eb := ra.JSON(t), rb.JSON(t)
+	if ea["id"] == eb["id"] || ea["actorUserId"] != a.ID || eb["actorUserId"] != b.ID {
+		t.Fatalf("one user's entry pre-empted the other's: %v / %v", ea, eb)
+	}
+	again := p.Post(t, "/api/ledger/entries", a.Token, map[string]any{"kind": "note:claim", "sourceId": src})
+	if again.Status != http.StatusOK || again.JSON(t)["id"] != ea["id"] {
+		t.Fatalf("same actor, same source: %d %s, want 200 with entry %v", again.Status, again.Body, ea["id"])
+	}
+}
+
+// TestNoBadTextReachesStorage: NUL bytes and invalid UTF-8 anywhere in a
+// request are refused at the edge with the field named, never a 500.
+func TestNoBadTextReachesStorage(t *testing.T) {
+	p := shared(t)
+	u := p.Register(t, "badtext")
+	w := fiatCreateWallet(t, p, u, "KZT")
+	tests := []struct {
+		name   string
+		req    harness.Request
+		status int
+		code   string
+		field  string
+	}{
+		{"cursor of one NUL byte", harness.Request{Method: "GET", Path: "/api/fiat/transactions?cursor=AA", Token: u.Token}, 400, "invalid_cursor", ""},
+		{"NUL in a query value", harness.Request{Method: "GET", Path: "/api/mask/charges?maskId=%00", Token: u.Token}, 422, "validation_failed", "maskId"},
+		{"invalid UTF-8 in a query value", harness.Request{Method: "GET", Path: "/api/ledger/entries?kind=%ff", Token: u.Token}, 422, "validation_failed", "kind"},
+		{"NUL in a path parameter", harness.Request{Method: "POST", Path: "/api/mask/masks/%00/revoke", Token: u.Token, Body: map[string]any{}}, 422, "validation_failed", "id"},
+		{"NUL in a memo", harness.Request{Method: "POST", Path: "/api/fiat/transfer", Token: u.Token,
+			Body: map[string]any{"fromWalletId": w, "toEmail": "x@example.com", "amountKzt": 100, "memo": "a\u0000b"}}, 422, "validation_failed", "memo"},
+		{"NUL in a register name", harness.Request{Method: "POST", Path: "/api/auth/register",
+			Body: map[string]any{"email": "nul@example.com", "password": "correct-horse-1", "name": "x\u0000"}}, 422, "validation_failed", "name"},
+		{"invalid UTF-8 in a JSON string", harness.Request{Method: "POST", Path: "/api/fiat/requests", Token: u.Token,
+			Body: []byte("{\"walletId\":\"" + w + "\",\"amount\":5,\"description\":\"\xff\xfe\"}")}, 422, "validation_failed", "description"},
+		{"invalid UTF-8 in an Idempotency-Key", harness.Request{Method: "POST", Path: "/api/fiat/transfer", Token: u.Token,
+			Headers: map[string]string{"Idempotency-Key": "k\xff"}, Body: map[string]any{"fromWalletId": w}}, 422, "validation_failed", "Idempotency-Key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := p.Do(t, tt.req)
+			if r.Status != tt.status {
+				t.Fatalf("%d %s, want %d", r.Status, r.Body, tt.status)
+			}
+			body := r.JSON(t)
+			if body["error"] != tt.code {
+				t.Fatalf("body %s, want error %s", r.Body, tt.code)
+			}
+			if tt.field != "" {
+				fields, _ := body["fields"].(map[string]any)
+				if fields[tt.field] == nil {
+					t.Fatalf("fields %v do not name %s", fields, tt.field)
+				}
+			}
+		})
+	}
+}
+
+// TestWritesWithoutKeyGetOne: the gateway gives a write sent without an
+// Idempotency-Key a key of its own and returns it, so the retry the 503
+// answer asks for cannot apply the write twice.
+func TestWritesWithoutKeyGetOne(t *testing.T) {
+	p := shared(t)
+	from, to := p.Register(t, "autokey-from"), p.Register(t, "autokey-to")
+	w := fiatCreateWallet(t, p, from, "KZT")
+	fiatDeposit(t, p, fiatSecret(t, p), from, w, 10_000)
+	body := map[string]any{"fromWalletId": w, "toEmail": to.Email, "amountKzt": 1_000}
+	first := p.Post(t, "/api/fiat/transfer", from.Token, body)
+	key := first.Header.Get("Idempotency-Key")
+	if first.Status != http.StatusOK || key == "" {
+		t.Fatalf("transfer: %d %s, Idempotency-Key %q", first.Status, first.Body, key)
+	}
+	retry := p.Do(t, harness.Request{Method: "POST", Path: "/api/fiat/transfer", Token: from.Token, Body: body,
+		Headers: map[string]string{"Idempotency-Key": key}})
+	if retry.Status != http.StatusOK || retry.Header.Get("Idempotent-Replayed") != "true" ||
+		retry.JSON(t)["transactionId"] != first.JSON(t)["transactionId"] {
+		t.Fatalf("retry with the assigned key: %d %s", retry.Status, retry.Body)
+	}
+	if b := fiatBalance(t, p, from, w); b != 10_000-1_000-1 {
+		t.Fatalf("balance %d: the transfer was applied more than once", b)
+	}
+	// A fresh request without a key is a new write with a new key.
+	second := p.Post(t, "/api/fiat/transfer", from.Token, body)
+	if second.Status != http.StatusOK || second.Header.Get("Idempotency-Key") == key ||
+		second.JSON(t)["transactionId"] == first.JSON(t)["transactionId"] {
+		t.Fatalf("second transfer: %d %s", second.Status, second.Body)
+	}
+}

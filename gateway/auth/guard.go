@@ -1,0 +1,83 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/storage/identity"
+	"github.com/fintech/platform/storage/postgres"
+)
+
+// Directory reads, at request time, what admin rights depend on.
+type Directory interface {
+	Account(ctx context.Context, userID string) (identity.Account, error)
+}
+
+var _ Directory = (*identity.Users)(nil)
+
+// Guard decides admin rights from the database at request time, never from
+// a token claim: an allow-listed e-mail confers the role only once the
+// account verified it, a verified admin's existing token gains the role, and
+// removing an address from the list takes effect at once.
+type Guard struct {
+	dir    Directory
+	admins Admins
+}
+
+// NewGuard builds the guard over the configured allowlists.
+func NewGuard(dir Directory, admins Admins) (*Guard, error) {
+	if dir == nil {
+		return nil, errors.New("auth guard: nil directory")
+	}
+	return &Guard{dir: dir, admins: admins}, nil
+}
+
+// Admins returns the configured allowlists.
+func (g *Guard) Admins() Admins { return g.admins }
+
+// Is reports whether the user is an admin of list: a verified e-mail on it.
+func (g *Guard) Is(ctx context.Context, userID string, list Allowlist) (bool, error) {
+	a, err := g.dir.Account(ctx, userID)
+	if err != nil {
+		if errors.Is(err, postgres.ErrNotFound) {
+			return false, nil
+		}
+		return false, fmt.Errorf("admin check: %w", err)
+	}
+	return a.Verified && list.Has(a.Email), nil
+}
+
+// Role is "admin" for a verified e-mail on any allowlist, else "user".
+func (g *Guard) Role(ctx context.Context, userID string) (string, error) {
+	a, err := g.dir.Account(ctx, userID)
+	if err != nil {
+		return "", fmt.Errorf("role of %s: %w", userID, err)
+	}
+	if a.Verified && g.admins.Role(a.Email) == "admin" {
+		return "admin", nil
+	}
+	return "user", nil
+}
+
+// Require is middleware, after Tokens.Require, that admits only admins of
+// list and answers 403 forbidden to the others.
+func (g *Guard) Require(list Allowlist) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		p, ok := User(c)
+		if !ok {
+			return apierr.AuthRequired()
+		}
+		ok, err := g.Is(c.UserContext(), p.UserID, list)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apierr.Forbidden()
+		}
+		return c.Next()
+	}
+}

@@ -1,0 +1,100 @@
+package gov
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fintech/platform/gateway/bind"
+)
+
+// num is a JSON number field as sent: it decodes any JSON value without
+// failing so that a string or an object becomes a validation error naming
+// the field instead of a JSON error.
+type num struct {
+	Raw       string
+	Set       bool
+	NotNumber bool
+}
+
+// UnmarshalJSON records the literal or that it is not a number.
+func (n *num) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*n = num{Set: true}
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		n.Set = false
+	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
+		n.Raw = string(b)
+	default:
+		n.NotNumber = true
+	}
+	return nil
+}
+
+// intField reads an integer field in [lo, hi], def when absent.
+func intField(v *bind.Validator, field string, n num, def, lo, hi int64) int64 {
+	if !n.Set {
+		return def
+	}
+	reason := "must be an integer from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10)
+	if n.NotNumber {
+		v.Fail(field, reason)
+		return def
+	}
+	x, err := strconv.ParseInt(n.Raw, 10, 64)
+	if err != nil || x < lo || x > hi {
+		v.Fail(field, reason)
+		return def
+	}
+	return x
+}
+
+// thresholdDecimals is the precision a threshold may carry.
+const thresholdDecimals = 10
+
+// fraction reads a threshold: a number strictly between 0 and 1 with at
+// most thresholdDecimals decimals, def when absent. It returns the exact
+// decimal's canonical text.
+func fraction(v *bind.Validator, field string, n num, def string) string {
+	if !n.Set {
+		return def
+	}
+	const reason = "must be a number greater than 0 and less than 1"
+	if n.NotNumber {
+		v.Fail(field, reason)
+		return def
+	}
+	r, ok := parseDecimal(n.Raw)
+	if !ok || r.Sign() <= 0 || r.Cmp(big.NewRat(1, 1)) >= 0 {
+		v.Fail(field, reason)
+		return def
+	}
+	if !new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(thresholdDecimals), nil))).IsInt() {
+		v.Fail(field, "must have at most 10 decimal places")
+		return def
+	}
+	s := strings.TrimRight(r.FloatString(thresholdDecimals), "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// text checks a string field: at most max characters, valid UTF-8, no NUL.
+func text(v *bind.Validator, field, s string, max int) {
+	switch {
+	case !utf8.ValidString(s):
+		v.Fail(field, "must be valid UTF-8")
+	case strings.ContainsRune(s, 0):
+		v.Fail(field, "must not contain NUL characters")
+	default:
+		v.MaxLen(field, s, max)
+	}
+}
+
+// isJSONNumber reports whether a raw JSON value is a number literal.
+func isJSONNumber(raw json.RawMessage) bool {
+	b := bytes.TrimSpace(raw)
+	return len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9'))
+}

@@ -1,0 +1,187 @@
+package gov
+
+import (
+	"net/http"
+	"sort"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/openapi"
+	"github.com/fintech/platform/gateway/server"
+)
+
+// openapi answers the module's OpenAPI 3.0 slice, generated from the routes
+// the server actually registered under Prefix.
+func (h *Handlers) openapi(c *fiber.Ctx) error {
+	return c.JSON(OpenAPI(h.d.Routes()))
+}
+
+// OpenAPI builds the OpenAPI 3.0 document of the governance routes among
+// routes, with the module's request and response schemas.
+func OpenAPI(routes []server.Route) map[string]any {
+	return openapi.Build(routes, openapi.Doc{
+		Title:       "Governance",
+		Description: "Proposals, ballots in three vote modes (yes-no-abstain, ranked-choice, weighted) and their exact tallies.",
+		Prefixes:    []string{Prefix},
+		Public:      func(method, path string) bool { return publicPaths[method+" "+path] },
+		Schemas:     componentSchemas,
+		Operation: func(r server.Route, op map[string]any) {
+			op["responses"] = responsesFor(r.Method, r.Path)
+			if body, ok := requestBodies[r.Method+" "+r.Path]; ok {
+				op["requestBody"] = map[string]any{"required": true, "content": jsonContent(ref(body))}
+			} else {
+				delete(op, "requestBody")
+			}
+		},
+	})
+}
+
+var (
+	ref         = openapi.Ref
+	jsonContent = openapi.JSONContent
+)
+
+var requestBodies = map[string]string{
+	"POST " + Prefix + "/proposals":           "CreateProposalRequest",
+	"POST " + Prefix + "/proposals/:id/votes": "VoteRequest",
+}
+
+// responsesFor documents the answers of one operation.
+func responsesFor(method, path string) map[string]any {
+	errResp := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": jsonContent(ref("Error"))}
+	}
+	ok := func(desc, schema string) map[string]any {
+		return map[string]any{"description": desc, "content": jsonContent(ref(schema))}
+	}
+	out := map[string]any{}
+	id := Prefix + "/proposals/:id"
+	switch method + " " + path {
+	case "GET " + Prefix + "/health":
+		out["200"] = ok("liveness and the open-proposal count", "Health")
+		out["503"] = errResp("database unreachable")
+	case "GET " + Prefix + "/openapi.json":
+		out["200"] = map[string]any{"description": "this document", "content": jsonContent(map[string]any{"type": "object"})}
+	case "GET " + Prefix + "/stats":
+		out["200"] = ok("roll-up from the analytics copy", "Stats")
+	case "POST " + Prefix + "/proposals":
+		out["201"] = ok("the draft", "Proposal")
+		out["422"] = errResp("validation_failed")
+	case "GET " + Prefix + "/proposals":
+		out["200"] = map[string]any{"description": "proposals, newest first", "content": jsonContent(listOf("Proposal"))}
+		out["422"] = errResp("validation_failed: unknown status or bad cursor")
+	case "GET " + id:
+		out["200"] = ok("the proposal with its current tally", "Proposal")
+		out["404"] = errResp("not_found")
+	case "POST " + id + "/votes":
+		out["201"] = ok("the ballot and the tally after it", "VoteResult")
+		out["404"] = errResp("not_found")
+		out["409"] = errResp("voting_closed or already_voted")
+		out["422"] = errResp("validation_failed: the ballot does not match the vote mode")
+	case "GET " + id + "/votes":
+		out["200"] = map[string]any{"description": "ballots in the order cast", "content": jsonContent(listOf("Ballot"))}
+		out["404"] = errResp("not_found")
+		out["409"] = errResp("proposal_not_closed")
+	case "POST " + id + "/open", "POST " + id + "/close":
+		out["200"] = ok("the proposal after the transition, with its tally", "Proposal")
+		out["403"] = errResp("forbidden: not a governance admin")
+		out["404"] = errResp("not_found")
+		out["409"] = errResp("invalid_state")
+	case "POST " + id + "/execute":
+		out["200"] = ok("the executed proposal, idempotent: true", "Proposal")
+		out["403"] = errResp("forbidden: not a governance admin")
+		out["404"] = errResp("not_found")
+		out["409"] = errResp("invalid_state: the proposal did not pass")
+	case "POST " + id + "/tally":
+		out["200"] = ok("the recount", "TallyResult")
+		out["404"] = errResp("not_found")
+	default:
+		out["200"] = map[string]any{"description": "OK"}
+	}
+	if !publicPaths[method+" "+path] {
+		out["401"] = errResp("auth_required")
+	}
+	out["429"] = errResp("rate_limited: retry after the Retry-After seconds")
+	if method == http.MethodPost {
+		out["400"] = errResp("invalid_json or content_type_required")
+	}
+	return out
+}
+
+func listOf(name string) map[string]any {
+	return map[string]any{"type": "object", "required": []string{"items", "nextCursor"}, "properties": map[string]any{
+		"items":      map[string]any{"type": "array", "items": ref(name)},
+		"nextCursor": map[string]any{"type": "string", "nullable": true},
+	}}
+}
+
+func obj(required []string, props map[string]any) map[string]any {
+	m := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		sort.Strings(required)
+		m["required"] = required
+	}
+	return m
+}
+
+var (
+	str      = map[string]any{"type": "string"}
+	strs     = map[string]any{"type": "array", "items": str}
+	integer  = map[string]any{"type": "integer", "format": "int64"}
+	number   = map[string]any{"type": "number"}
+	boolean  = map[string]any{"type": "boolean"}
+	datetime = map[string]any{"type": "string", "format": "date-time"}
+	nullTime = map[string]any{"type": "string", "format": "date-time", "nullable": true}
+	modes    = map[string]any{"type": "string", "enum": []string{"yes-no-abstain", "ranked-choice", "weighted"}}
+	statuses = map[string]any{"type": "string", "enum": []string{"draft", "open", "executed", "rejected"}}
+	tallyNow = map[string]any{"type": "object", "description": "a value per choice (ranked-choice: the final round, plus rounds)",
+		"additionalProperties": true}
+	tally = obj([]string{"ballots", "tallyNow", "quorum", "threshold", "quorumMet", "passing"}, map[string]any{
+		"ballots": integer, "tallyNow": tallyNow, "quorum": integer, "threshold": number,
+		"leader": map[string]any{"type": "string", "nullable": true}, "share": map[string]any{"type": "number", "nullable": true},
+		"quorumMet": boolean, "passing": boolean,
+	})
+)
+
+var componentSchemas = map[string]any{
+	"CreateProposalRequest": obj([]string{"title", "category", "voteMode"}, map[string]any{
+		"title": str, "summary": str, "body": str, "category": str, "voteMode": modes,
+		"quorum":                map[string]any{"type": "integer", "minimum": 1, "default": 1},
+		"threshold":             map[string]any{"type": "number", "exclusiveMinimum": true, "minimum": 0, "exclusiveMaximum": true, "maximum": 1, "default": 0.5},
+		"options":               map[string]any{"type": "array", "items": str, "minItems": 2, "maxItems": 20, "uniqueItems": true},
+		"votingDurationSeconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 31536000, "default": 604800},
+	}),
+	"Proposal": obj([]string{"id", "title", "category", "voteMode", "options", "quorum", "threshold", "status", "authorUserId", "createdAt"},
+		map[string]any{
+			"id": str, "title": str, "summary": str, "body": str, "category": str, "voteMode": modes, "options": strs,
+			"quorum": integer, "threshold": number, "votingDurationSeconds": integer, "status": statuses,
+			"authorUserId": str, "votesOpenAt": nullTime, "votesCloseAt": nullTime, "closedAt": nullTime,
+			"createdAt": datetime, "tally": tally, "idempotent": boolean,
+		}),
+	"VoteRequest": obj(nil, map[string]any{
+		"choice":  map[string]any{"type": "string", "enum": []string{"yes", "no", "abstain"}},
+		"reason":  str,
+		"ranking": map[string]any{"type": "array", "items": str, "description": "ranked-choice: every option exactly once"},
+		"weights": map[string]any{"type": "object", "additionalProperties": number, "description": "weighted: positive weights of a non-empty subset of the options"},
+	}),
+	"VoteResult": obj([]string{"voteId", "proposalId", "tallyNow", "ballots", "quorumMet", "passing"}, map[string]any{
+		"voteId": str, "proposalId": str, "tallyNow": tallyNow, "ballots": integer, "quorumMet": boolean, "passing": boolean,
+	}),
+	"Ballot": obj([]string{"voteId", "userId", "createdAt"}, map[string]any{
+		"voteId": str, "userId": str, "choice": str, "ranking": strs,
+		"weights": map[string]any{"type": "object", "additionalProperties": number}, "createdAt": datetime,
+	}),
+	"TallyResult": obj([]string{"proposalId", "status", "voteMode", "ballots", "tallyNow", "quorumMet", "passing"}, map[string]any{
+		"proposalId": str, "status": statuses, "voteMode": modes, "ballots": integer, "tallyNow": tallyNow,
+		"leader": map[string]any{"type": "string", "nullable": true}, "share": map[string]any{"type": "number", "nullable": true},
+		"quorum": integer, "threshold": number, "quorumMet": boolean, "passing": boolean,
+	}),
+	"Stats": obj([]string{"byStatus", "meanTurnout", "topCategories"}, map[string]any{
+		"byStatus": obj([]string{"draft", "open", "executed", "rejected"}, map[string]any{
+			"draft": integer, "open": integer, "executed": integer, "rejected": integer}),
+		"meanTurnout": number, "asOf": datetime, "source": str,
+		"topCategories": map[string]any{"type": "array", "items": obj([]string{"category", "count"}, map[string]any{
+			"category": str, "count": integer})},
+	}),
+	"Health": obj([]string{"status", "openProposals"}, map[string]any{"status": str, "database": str, "openProposals": integer}),
+}

@@ -1,0 +1,125 @@
+package gov
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/gov"
+	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/topics"
+)
+
+// Proposal limits and defaults of decisions.md.
+const (
+	MaxCategory            = 64
+	MaxOption              = 64
+	MinOptions, MaxOptions = 2, 20
+	DefaultQuorum          = 1
+	MaxQuorum              = 1_000_000_000
+	DefaultThreshold       = "0.5"
+	DefaultDuration        = 604_800
+	MaxDuration            = 31_536_000
+)
+
+type createRequest struct {
+	Title                 string   `json:"title"`
+	Summary               string   `json:"summary"`
+	Body                  string   `json:"body"`
+	Category              string   `json:"category"`
+	VoteMode              string   `json:"voteMode"`
+	Quorum                num      `json:"quorum"`
+	Threshold             num      `json:"threshold"`
+	Options               []string `json:"options"`
+	VotingDurationSeconds num      `json:"votingDurationSeconds"`
+}
+
+// validate checks the request and returns the draft's fields (without ids
+// and times).
+func (req createRequest) validate() (store.Proposal, error) {
+	var v bind.Validator
+	p := store.Proposal{
+		Title:    strings.TrimSpace(req.Title),
+		Summary:  strings.TrimSpace(req.Summary),
+		Body:     req.Body,
+		Category: strings.TrimSpace(req.Category),
+		VoteMode: strings.TrimSpace(req.VoteMode),
+		Status:   schemas.ProposalDraft,
+		Options:  []string{},
+	}
+	if v.Required("title", p.Title) {
+		text(&v, "title", p.Title, bind.MaxTitle)
+	}
+	text(&v, "summary", p.Summary, bind.MaxMemo)
+	text(&v, "body", p.Body, bind.MaxBody)
+	if v.Required("category", p.Category) {
+		text(&v, "category", p.Category, MaxCategory)
+	}
+	if v.Required("voteMode", p.VoteMode) {
+		v.OneOf("voteMode", p.VoteMode, schemas.VoteModes...)
+	}
+	p.Quorum = intField(&v, "quorum", req.Quorum, DefaultQuorum, 1, MaxQuorum)
+	p.Threshold = fraction(&v, "threshold", req.Threshold, DefaultThreshold)
+	p.VotingDurationSeconds = intField(&v, "votingDurationSeconds", req.VotingDurationSeconds, DefaultDuration, 1, MaxDuration)
+	if p.VoteMode == schemas.VoteModeRanked || p.VoteMode == schemas.VoteModeWeighted {
+		p.Options = validOptions(&v, req.Options)
+	}
+	return p, v.Err()
+}
+
+// validOptions checks 2–20 distinct, non-empty option names.
+func validOptions(v *bind.Validator, in []string) []string {
+	if len(in) < MinOptions || len(in) > MaxOptions {
+		v.Fail("options", "must list 2 to 20 options")
+		return nil
+	}
+	seen := make(map[string]bool, len(in))
+	out := make([]string, len(in))
+	for i, o := range in {
+		o = strings.TrimSpace(o)
+		field := "options[" + strconv.Itoa(i) + "]"
+		switch {
+		case o == "":
+			v.Fail(field, "must not be empty")
+		case o == "rounds":
+			v.Fail(field, `"rounds" is reserved`)
+		case seen[o]:
+			v.Fail(field, "repeats another option")
+		default:
+			text(v, field, o, MaxOption)
+		}
+		seen[o] = true
+		out[i] = o
+	}
+	return out
+}
+
+// createProposal creates a draft owned by the caller: 201 with the proposal.
+func (h *Handlers) createProposal(c *fiber.Ctx) error {
+	var req createRequest
+	if err := bind.JSON(c, &req); err != nil {
+		return err
+	}
+	p, err := req.validate()
+	if err != nil {
+		return err
+	}
+	now := h.d.Now().UTC()
+	p.ID, p.AuthorUserID, p.CreatedAt = schemas.NewID(), caller(c), now
+	env, err := schemas.New(schemas.TypeProposalCreated, p.ID, p.AuthorUserID, eventOf(p), now)
+	if err != nil {
+		return err
+	}
+	row, err := pipeline.EventRow(topics.EventsGov, env)
+	if err != nil {
+		return err
+	}
+	if err := h.d.Writer.Create(c.UserContext(), p, []pipeline.OutboxRow{row}); err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(view(p))
+}

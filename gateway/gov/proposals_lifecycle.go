@@ -1,0 +1,162 @@
+package gov
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/gov"
+	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/topics"
+)
+
+// Reputation weights of spec: "Reputation events emitted by other modules".
+const (
+	weightAuthorPassed   = 5
+	weightAuthorRejected = 1 // rejected with quorum; nothing without
+	weightVoter          = 1
+)
+
+// open moves a draft to open: votesOpenAt = now, votesCloseAt = now +
+// votingDurationSeconds; 409 invalid_state from any other status.
+func (h *Handlers) open(c *fiber.Ctx) error {
+	p, err := h.proposal(c)
+	if err != nil {
+		return err
+	}
+	if p.Status != schemas.ProposalDraft {
+		return errInvalidState("only a draft can be opened")
+	}
+	now := h.d.Now().UTC().Truncate(time.Second)
+	closeAt := now.Add(time.Duration(p.VotingDurationSeconds) * time.Second)
+	p.Status, p.VotesOpenAt, p.VotesCloseAt = schemas.ProposalOpen, &now, &closeAt
+	env, err := schemas.New(schemas.TypeProposalOpened, p.ID, caller(c), eventOf(p), now)
+	if err != nil {
+		return err
+	}
+	row, err := pipeline.EventRow(topics.EventsGov, env)
+	if err != nil {
+		return err
+	}
+	opened, err := h.d.Writer.Open(c.UserContext(), p.ID, now, closeAt, []pipeline.OutboxRow{row})
+	if err != nil {
+		return storeErr(err)
+	}
+	out, err := h.withTally(c, opened)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
+
+// close tallies an open proposal and records the decision: executed when
+// passing, else rejected; one gov:decision ledger entry with the full
+// tally, proposal.passed or proposal.rejected, and gov-author to the
+// author, all through the outbox in the closing transaction.
+func (h *Handlers) close(c *fiber.Ctx) error {
+	p, err := h.proposal(c)
+	if err != nil {
+		return err
+	}
+	if p.Status != schemas.ProposalOpen {
+		return errInvalidState("only an open proposal can be closed")
+	}
+	actor := caller(c)
+	now := h.d.Now().UTC()
+	closed, err := h.d.Writer.Close(c.UserContext(), p.ID, actor, now, func(p store.Proposal, ballots []store.Ballot) (store.Decision, error) {
+		return decide(p, ballots, actor, now)
+	})
+	if err != nil {
+		return storeErr(err)
+	}
+	out, err := h.withTally(c, closed)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
+
+// decide tallies the ballots of a proposal being closed and builds what
+// the close records and emits.
+func decide(p store.Proposal, ballots []store.Ballot, actor string, now time.Time) (store.Decision, error) {
+	r, res, err := tallyOf(p, ballots)
+	if err != nil {
+		return store.Decision{}, err
+	}
+	tv := res.View(r)
+	tally, err := json.Marshal(tv)
+	if err != nil {
+		return store.Decision{}, err
+	}
+	d := store.Decision{Status: schemas.ProposalRejected, Ballots: res.Ballots, Tally: tally}
+	typ := schemas.TypeProposalRejected
+	if res.Passing {
+		d.Status, typ = schemas.ProposalExecuted, schemas.TypeProposalPassed
+	}
+	p.Status = d.Status
+	ev := eventOf(p)
+	ev.Ballots, ev.QuorumMet, ev.Passing, ev.Tally = res.Ballots, res.QuorumMet, res.Passing, tally
+	add := func(topic, typ, key string, data any) error {
+		env, err := schemas.New(typ, key, actor, data, now)
+		if err != nil {
+			return err
+		}
+		row, err := pipeline.EventRow(topic, env)
+		if err != nil {
+			return err
+		}
+		d.Events = append(d.Events, row)
+		return nil
+	}
+	if err := add(topics.EventsGov, typ, p.ID, ev); err != nil {
+		return store.Decision{}, err
+	}
+	meta := map[string]any{
+		"proposalId": p.ID, "title": p.Title, "category": p.Category, "voteMode": p.VoteMode,
+		"options": p.Options, "authorUserId": p.AuthorUserID, "status": d.Status, "tally": tv,
+		"closedAt": stamp(now),
+	}
+	if err := add(topics.LedgerAppend, schemas.TypeLedgerAppend, "", schemas.LedgerAppend{
+		Kind: schemas.LedgerKindGovernance, SourceID: p.ID, ActorUserID: actor, Meta: meta,
+	}); err != nil {
+		return store.Decision{}, err
+	}
+	weight := int64(0)
+	switch {
+	case res.Passing:
+		weight = weightAuthorPassed
+	case res.QuorumMet:
+		weight = weightAuthorRejected
+	}
+	if weight != 0 {
+		if err := add(topics.ReputationCommands, schemas.TypeReputationEvent, p.AuthorUserID, schemas.ReputationEvent{
+			UserID: p.AuthorUserID, Kind: schemas.RepKindGovAuthor, SourceModule: "gov", Weight: weight, SourceID: p.ID,
+			Meta: map[string]any{"proposalId": p.ID, "status": d.Status},
+		}); err != nil {
+			return store.Decision{}, err
+		}
+	}
+	return d, nil
+}
+
+// execute fires the side effects of a passed proposal. A passing close
+// executes at once, so on an executed proposal this answers 200 with
+// idempotent: true; any other status is 409 invalid_state.
+func (h *Handlers) execute(c *fiber.Ctx) error {
+	p, err := h.proposal(c)
+	if err != nil {
+		return err
+	}
+	if p.Status != schemas.ProposalExecuted {
+		return errInvalidState("only a passed (executed) proposal can be executed")
+	}
+	out, err := h.withTally(c, p)
+	if err != nil {
+		return err
+	}
+	yes := true
+	out.Idempotent = &yes
+	return c.JSON(out)
+}

@@ -1,0 +1,190 @@
+package gov
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/gov"
+	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/topics"
+)
+
+// maxWeight bounds one weight of a weighted ballot.
+const maxWeight = 1_000_000_000_000_000 // 10^15
+
+// voteRequest is a ballot of any mode (decisions.md): yes-no-abstain
+// { choice, reason? }; ranked-choice { ranking }; weighted { weights }.
+// reason is accepted in every mode. Fields of another mode are refused.
+type voteRequest struct {
+	Choice  *string                    `json:"choice"`
+	Reason  string                     `json:"reason"`
+	Ranking []string                   `json:"ranking"`
+	Weights map[string]json.RawMessage `json:"weights"`
+}
+
+// validate checks the ballot against the proposal's mode and options and
+// returns it as stored (without ids and time).
+func (req voteRequest) validate(p store.Proposal) (store.Ballot, error) {
+	var v bind.Validator
+	b := store.Ballot{Reason: strings.TrimSpace(req.Reason)}
+	text(&v, "reason", b.Reason, bind.MaxMemo)
+	known := make(map[string]bool, len(p.Options))
+	for _, o := range p.Options {
+		known[o] = true
+	}
+	notHere := "is not used by " + p.VoteMode + " ballots"
+	switch p.VoteMode {
+	case schemas.VoteModeYesNoAbstain:
+		if req.Choice == nil {
+			v.Fail("choice", "is required")
+		} else {
+			b.Choice = strings.TrimSpace(*req.Choice)
+			v.OneOf("choice", b.Choice, schemas.ChoiceYes, schemas.ChoiceNo, schemas.ChoiceAbstain)
+		}
+		v.Check(req.Ranking == nil, "ranking", notHere)
+		v.Check(req.Weights == nil, "weights", notHere)
+	case schemas.VoteModeRanked:
+		v.Check(req.Choice == nil, "choice", notHere)
+		v.Check(req.Weights == nil, "weights", notHere)
+		seen := make(map[string]bool, len(req.Ranking))
+		for _, o := range req.Ranking {
+			switch {
+			case !known[o]:
+				v.Fail("ranking", "names an option the proposal does not have")
+			case seen[o]:
+				v.Fail("ranking", "names an option more than once")
+			}
+			seen[o] = true
+		}
+		v.Check(len(req.Ranking) == len(p.Options), "ranking", "must rank every option exactly once")
+		b.Ranking = req.Ranking
+	case schemas.VoteModeWeighted:
+		v.Check(req.Choice == nil, "choice", notHere)
+		v.Check(req.Ranking == nil, "ranking", notHere)
+		if len(req.Weights) == 0 {
+			v.Fail("weights", "must give a positive weight to at least one option")
+		}
+		b.Weights = make(map[string]string, len(req.Weights))
+		for o, raw := range req.Weights {
+			if !known[o] {
+				v.Fail("weights", "names an option the proposal does not have")
+				continue
+			}
+			lit := strings.TrimSpace(string(raw))
+			w, ok := parseDecimal(lit)
+			if !isJSONNumber(raw) || !ok || w.Sign() <= 0 || w.Cmp(ratInt(maxWeight)) > 0 {
+				v.Fail("weights."+o, "must be a positive number of at most 10^15")
+				continue
+			}
+			b.Weights[o] = lit
+		}
+	}
+	return b, v.Err()
+}
+
+// voteResponse is the answer to a ballot.
+type voteResponse struct {
+	VoteID     string         `json:"voteId"`
+	ProposalID string         `json:"proposalId"`
+	TallyNow   map[string]any `json:"tallyNow"`
+	Ballots    int64          `json:"ballots"`
+	QuorumMet  bool           `json:"quorumMet"`
+	Passing    bool           `json:"passing"`
+}
+
+// vote casts the caller's ballot: 201 with the tally after it. One ballot
+// per (proposal, user): a second one is 409 already_voted, also when both
+// arrive at once. The first ballot on a proposal earns gov-voter +1, keyed
+// by the proposal id so it is applied once per voter and proposal.
+func (h *Handlers) vote(c *fiber.Ctx) error {
+	p, err := h.proposal(c)
+	if err != nil {
+		return err
+	}
+	var req voteRequest
+	if err := bind.JSON(c, &req); err != nil {
+		return err
+	}
+	b, err := req.validate(p)
+	if err != nil {
+		return err
+	}
+	now := h.d.Now().UTC()
+	user := caller(c)
+	b.ID, b.ProposalID, b.UserID, b.CreatedAt = schemas.NewID(), p.ID, user, now
+	env, err := schemas.New(schemas.TypeReputationEvent, user, user, schemas.ReputationEvent{
+		UserID: user, Kind: schemas.RepKindGovVoter, SourceModule: "gov", Weight: weightVoter, SourceID: p.ID,
+		Meta: map[string]any{"proposalId": p.ID},
+	}, now)
+	if err != nil {
+		return err
+	}
+	row, err := pipeline.EventRow(topics.ReputationCommands, env)
+	if err != nil {
+		return err
+	}
+	ballots, err := h.d.Writer.Vote(c.UserContext(), b, []pipeline.OutboxRow{row})
+	if err != nil {
+		return storeErr(err)
+	}
+	r, res, err := tallyOf(p, ballots)
+	if err != nil {
+		return err
+	}
+	tv := res.View(r)
+	return c.Status(http.StatusCreated).JSON(voteResponse{VoteID: b.ID, ProposalID: p.ID, TallyNow: tv.TallyNow,
+		Ballots: tv.Ballots, QuorumMet: tv.QuorumMet, Passing: tv.Passing})
+}
+
+// ballotView is a published ballot: the voter's user id is its only
+// personal data (the free-text reason is not published).
+type ballotView struct {
+	VoteID    string                 `json:"voteId"`
+	UserID    string                 `json:"userId"`
+	Choice    *string                `json:"choice,omitempty"`
+	Ranking   []string               `json:"ranking,omitempty"`
+	Weights   map[string]json.Number `json:"weights,omitempty"`
+	CreatedAt string                 `json:"createdAt"`
+}
+
+func ballotOf(b store.Ballot) ballotView {
+	v := ballotView{VoteID: b.ID, UserID: b.UserID, Ranking: b.Ranking, CreatedAt: stamp(b.CreatedAt)}
+	if b.Choice != "" {
+		ch := b.Choice
+		v.Choice = &ch
+	}
+	if b.Weights != nil {
+		v.Weights = make(map[string]json.Number, len(b.Weights))
+		for o, w := range b.Weights {
+			v.Weights[o] = json.Number(w)
+		}
+	}
+	return v
+}
+
+// listVotes answers the ballots of a closed proposal in id order (ksuids:
+// the order cast, to the second), paged;
+// before close 409 proposal_not_closed.
+func (h *Handlers) listVotes(c *fiber.Ctx) error {
+	p, err := h.proposal(c)
+	if err != nil {
+		return err
+	}
+	if p.Status != schemas.ProposalExecuted && p.Status != schemas.ProposalRejected {
+		return errNotClosed()
+	}
+	pg, err := pageQuery(c)
+	if err != nil {
+		return err
+	}
+	rows, err := h.d.Reader.ListBallots(c.UserContext(), p.ID, pg.After, pg.Limit+1)
+	if err != nil {
+		return err
+	}
+	return c.JSON(page(rows, pg.Limit, func(b store.Ballot) string { return b.ID }, ballotOf))
+}

@@ -1,0 +1,76 @@
+package identity
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fintech/platform/storage/postgres"
+)
+
+// Account is what admin rights are decided from at request time.
+type Account struct {
+	Email    string
+	Verified bool
+}
+
+// Account returns the user's current e-mail and whether it is verified.
+func (u *Users) Account(ctx context.Context, userID string) (Account, error) {
+	var a Account
+	err := u.pool.QueryRow(ctx, `SELECT email, email_verified_at IS NOT NULL FROM users WHERE id = $1`, userID).
+		Scan(&a.Email, &a.Verified)
+	if err != nil {
+		return Account{}, fmt.Errorf("find account %s: %w", userID, postgres.Translate(err))
+	}
+	return a, nil
+}
+
+// CreateVerification stores a one-time link (its token's SHA-256) for the
+// user's current e-mail.
+func (u *Users) CreateVerification(ctx context.Context, tokenHash, userID, email string, expiresAt, now time.Time) error {
+	_, err := u.pool.Exec(ctx, `
+INSERT INTO email_verifications (token_hash, user_id, email, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		tokenHash, userID, email, expiresAt, now)
+	if err != nil {
+		return fmt.Errorf("store e-mail verification: %w", postgres.Translate(err))
+	}
+	return nil
+}
+
+// ConfirmVerification uses the link once: it marks the user's e-mail
+// verified when the link is unused, unexpired and names the address the
+// account still has. It returns the verified e-mail, or postgres.ErrNotFound
+// for a link that does not qualify.
+func (u *Users) ConfirmVerification(ctx context.Context, tokenHash string, now time.Time) (string, error) {
+	var email string
+	err := u.pool.QueryRow(ctx, `
+WITH used AS (
+    UPDATE email_verifications v SET used_at = $2
+    FROM users
+    WHERE v.token_hash = $1 AND v.used_at IS NULL AND v.expires_at > $2
+      AND users.id = v.user_id AND lower(users.email) = lower(v.email)
+    RETURNING v.user_id, v.email
+)
+UPDATE users SET email_verified_at = coalesce(users.email_verified_at, $2)
+FROM used WHERE users.id = used.user_id
+RETURNING used.email`, tokenHash, now).Scan(&email)
+	if err != nil {
+		return "", fmt.Errorf("confirm e-mail verification: %w", postgres.Translate(err))
+	}
+	return email, nil
+}
+
+// MarkVerified marks an existing account's e-mail verified (the operator's
+// bootstrap, `platform admin verify`). A missing account is
+// postgres.ErrNotFound.
+func (u *Users) MarkVerified(ctx context.Context, email string, now time.Time) (string, error) {
+	var id string
+	err := u.pool.QueryRow(ctx, `
+UPDATE users SET email_verified_at = coalesce(email_verified_at, $2)
+WHERE lower(email) = lower($1) RETURNING id`, strings.TrimSpace(email), now).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("verify %s: %w", email, postgres.Translate(err))
+	}
+	return id, nil
+}
