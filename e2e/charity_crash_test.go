@@ -198,4 +198,29 @@ func TestCharityCrashRecovery(t *testing.T) {
 	if n := countType(evs, schemas.TypeCampaignGoalReached); n != 1 {
 		t.Fatalf("campaign.goal_reached fired %d times, want once", n)
 	}
+
+	// This platform is the test's own: once the sink caught up, the
+	// ClickHouse stats equal Postgres exactly, whatever the relay re-sent
+	// after the crash.
+	raised := charityGet(t, p, camp.ID, "").Progress.RaisedKzt
+	var s struct {
+		TotalRaisedKzt int64 `json:"totalRaisedKzt"`
+		DonorCount     int64 `json:"donorCount"`
+		TopCategories  []struct {
+			Category  string `json:"category"`
+			RaisedKzt int64  `json:"raisedKzt"`
+		} `json:"topCategories"`
+	}
+	harness.Eventually(t, 60*time.Second, "charity stats caught up", func() bool {
+		r := p.Get(t, "/api/charity/stats", "")
+		if r.Status != http.StatusOK {
+			return false
+		}
+		r.Decode(t, &s)
+		return s.TotalRaisedKzt >= raised
+	})
+	if s.TotalRaisedKzt != raised || s.DonorCount != donors+1 || len(s.TopCategories) != 1 ||
+		s.TopCategories[0].Category != "crash" || s.TopCategories[0].RaisedKzt != raised {
+		t.Fatalf("stats %+v, want %d raised by %d donors in one category", s, raised, donors+1)
+	}
 }
