@@ -153,8 +153,10 @@ func TestCharityCampaignLifecycle(t *testing.T) {
 	if r := p.Post(t, "/api/charity/campaigns/"+c.ID+"/donations", donor1.Token, map[string]any{"walletId": "nope", "amountKzt": 10}); r.Status != http.StatusNotFound {
 		t.Fatalf("unknown wallet: %d %s", r.Status, r.Body)
 	}
-	if r := p.Post(t, "/api/charity/campaigns/"+c.ID+"/donations", donor1.Token, map[string]any{"walletId": w2, "amountKzt": 10}); r.Status != http.StatusNotFound {
-		t.Fatalf("another user's wallet: %d %s", r.Status, r.Body)
+	for _, w := range []string{w2, "campaign-" + c.ID, "fee-KZT"} { // another user's, platform-held
+		if r := p.Post(t, "/api/charity/campaigns/"+c.ID+"/donations", donor1.Token, map[string]any{"walletId": w, "amountKzt": 10}); r.Status != http.StatusNotFound || !strings.Contains(string(r.Body), "wallet_not_found") {
+			t.Fatalf("wallet %s: %d %s", w, r.Status, r.Body)
+		}
 	}
 	if r := p.Post(t, "/api/charity/campaigns/not-a-campaign/donations", donor1.Token, map[string]any{"walletId": w1, "amountKzt": 10}); r.Status != http.StatusNotFound {
 		t.Fatalf("unknown campaign: %d %s", r.Status, r.Body)

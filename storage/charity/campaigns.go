@@ -285,6 +285,16 @@ WHERE status = 'active' AND (ends_at IS NULL OR ends_at > $1)`, now).Scan(&n)
 	return n, nil
 }
 
+// WalletOwner returns the owner and kind of a fiat wallet, or
+// postgres.ErrNotFound.
+func (s *Campaigns) WalletOwner(ctx context.Context, walletID string) (userID, kind string, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT user_id, kind FROM fiat_wallets WHERE id = $1`, walletID).Scan(&userID, &kind)
+	if err != nil {
+		return "", "", fmt.Errorf("read wallet %s: %w", walletID, postgres.Translate(err))
+	}
+	return userID, kind, nil
+}
+
 // Ping checks the database.
 func (s *Campaigns) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
