@@ -260,3 +260,95 @@ func TestWritesWithoutKeyGetOne(t *testing.T) {
 		t.Fatalf("second transfer: %d %s", second.Status, second.Body)
 	}
 }
+
+// TestPaidDepositToFrozenWalletNeedsReview: a paid deposit whose wallet is
+// frozen is not refused (the refusal used to be cached for 24 h while the
+// money sat at the processor): it waits in needs_review, admins credit it
+// once the wallet is active or refund it, and reconciliation reports it.
+func TestPaidDepositToFrozenWalletNeedsReview(t *testing.T) {
+	p := shared(t)
+	secret := fiatSecret(t, p)
+	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	u := p.Register(t, "frozen")
+	w := fiatCreateWallet(t, p, u, "KZT")
+	setStatus := func(action string) {
+		if r := p.Post(t, "/api/fiat/admin/wallets/"+w+"/"+action, admin.Token, map[string]any{}); r.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", action, r.Status, r.Body)
+		}
+	}
+	deposit := func(amount int64) (string, string) {
+		r := p.Post(t, "/api/fiat/deposit", u.Token, map[string]any{"walletId": w, "amount": amount})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("deposit: %d %s", r.Status, r.Body)
+		}
+		return r.JSON(t)["depositId"].(string), "evt_" + harness.NewID()
+	}
+	pay := func(depID, evID string, amount int64) map[string]any {
+		r := fiatSignedWebhook(t, p, secret, fiatEvent(t, evID, depID, amount, "kzt"))
+		if r.Status != http.StatusOK {
+			t.Fatalf("webhook: %d %s", r.Status, r.Body)
+		}
+		return r.JSON(t)
+	}
+	// The wallet is frozen between opening the checkout and the payment.
+	dep1, ev1 := deposit(3_000)
+	setStatus("freeze")
+	if out := pay(dep1, ev1, 3_000); out["status"] != "needs_review" {
+		t.Fatalf("paid deposit to a frozen wallet: %v", out)
+	}
+	// The processor's retry, and another event naming the same deposit, credit nothing.
+	if out := pay(dep1, ev1, 3_000); out["status"] != "needs_review" {
+		t.Fatalf("retry: %v", out)
+	}
+	if out := pay(dep1, "evt_"+harness.NewID(), 3_000); out["status"] != "needs_review" || out["idempotent"] != true {
+		t.Fatalf("second event: %v", out)
+	}
+	queue := p.Get(t, "/api/fiat/admin/deposits", admin.Token)
+	if queue.Status != http.StatusOK || !strings.Contains(string(queue.Body), dep1) {
+		t.Fatalf("review queue: %d %s", queue.Status, queue.Body)
+	}
+	if r := p.Get(t, "/api/fiat/admin/deposits", u.Token); r.Status != http.StatusForbidden {
+		t.Fatalf("a user reads the review queue: %d", r.Status)
+	}
+	if r := p.Post(t, "/api/fiat/admin/deposits/"+dep1+"/credit", admin.Token, map[string]any{}); r.Status != http.StatusBadRequest ||
+		r.JSON(t)["error"] != "wallet_inactive" {
+		t.Fatalf("credit into a frozen wallet: %d %s", r.Status, r.Body)
+	}
+	rec := p.Get(t, "/api/fiat/admin/reconcile", admin.Token).JSON(t)
+	if review, _ := rec["depositReview"].(map[string]any); review == nil || review["needsReview"].(float64) < 1 {
+		t.Fatalf("reconcile does not report the deposit: %v", rec)
+	}
+	setStatus("unfreeze")
+	if b := fiatBalance(t, p, u, w); b != 0 {
+		t.Fatalf("balance before review = %d", b)
+	}
+	if r := p.Post(t, "/api/fiat/admin/deposits/"+dep1+"/credit", admin.Token, map[string]any{}); r.Status != http.StatusOK ||
+		r.JSON(t)["status"] != "completed" {
+		t.Fatalf("admin credit: %d %s", r.Status, r.Body)
+	}
+	if b := fiatBalance(t, p, u, w); b != 3_000 {
+		t.Fatalf("balance after review = %d", b)
+	}
+	if r := p.Post(t, "/api/fiat/admin/deposits/"+dep1+"/credit", admin.Token, map[string]any{}); r.Status != http.StatusConflict {
+		t.Fatalf("second credit: %d %s", r.Status, r.Body)
+	}
+
+	// Refund to the processor instead.
+	dep2, ev2 := deposit(500)
+	setStatus("freeze")
+	pay(dep2, ev2, 500)
+	if r := p.Post(t, "/api/fiat/admin/deposits/"+dep2+"/refund", admin.Token, map[string]any{"reason": "account closed"}); r.Status != http.StatusOK ||
+		r.JSON(t)["status"] != "refunded" {
+		t.Fatalf("refund: %d %s", r.Status, r.Body)
+	}
+	setStatus("unfreeze")
+	if out := pay(dep2, "evt_"+harness.NewID(), 500); out["status"] != "refunded" {
+		t.Fatalf("event after the refund: %v", out)
+	}
+	if b := fiatBalance(t, p, u, w); b != 3_000 {
+		t.Fatalf("the refunded deposit was credited: balance %d", b)
+	}
+	if r := p.Get(t, "/api/fiat/admin/deposits?status=refunded", admin.Token); !strings.Contains(string(r.Body), dep2) {
+		t.Fatalf("refunded list: %d %s", r.Status, r.Body)
+	}
+}

@@ -7,11 +7,15 @@ var moduleVersions = []map[string]int{
 	replyVersions,
 	identityVersions,
 	fiatVersions,
+	fiatReviewVersions,
 	maskVersions,
 	ledgerVersions,
 	reputationVersions,
 	govVersions,
 	charityVersions,
+	partnerVersions,
+	constitutionVersions,
+	tradeVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

@@ -76,8 +76,12 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.maskModule,
 		a.govModule,
 		a.charityModule,
+		a.tradeModule,
+		a.signModule,
 		a.sinkModule,
 		a.webhooksModule,
+		a.partnerModule,
+		a.constitutionModule,
 	}
 }
 
@@ -226,7 +230,7 @@ func (a *app) close() {
 // groupNames lists the consumer groups `platform consume` accepts.
 func groupNames() string {
 	names := []string{topics.GroupFiat, topics.GroupMask, topics.GroupReputation, topics.GroupLedger,
-		topics.GroupSink, topics.GroupWebhooks}
+		topics.GroupSink, topics.GroupWebhooks, topics.GroupTrade}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }

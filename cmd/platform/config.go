@@ -34,6 +34,7 @@ type Config struct {
 	ProcessorHook  string        // PROCESSOR_WEBHOOK_SECRET
 	ProcessorKey   string        // PROCESSOR_API_KEY
 	SigningKey     string        // SIGNING_MASTER_KEY
+	Partner        PartnerSecrets
 	WebhookRetry   []time.Duration
 	WebhookTimeout time.Duration
 	WebhookPrivate bool
@@ -53,6 +54,19 @@ type Config struct {
 	// (PROCESSED_RETENTION); never shorter than the command topics' retention.
 	ProcessedRetention time.Duration
 	Caps               Caps
+	AIURL              string        // AI_API_URL: OpenAI-compatible base URL; empty = built-in advisor
+	AIKey              string        // AI_API_KEY
+	AIModel            string        // AI_MODEL
+	AIMonthlyLimit     int64         // AI_MONTHLY_LIMIT: AI requests per user per calendar month
+	AITimeout          time.Duration // AI_TIMEOUT: bound on one call to the AI endpoint
+}
+
+// PartnerSecrets authenticate the inbound partner webhooks (rights, chess,
+// cert); an empty secret never matches.
+type PartnerSecrets struct {
+	HMAC                string // PARTNER_WEBHOOK_SECRET
+	Rights, Chess, Cert string // RIGHTS_SECRET, CHESS_SECRET, CERT_SECRET (legacy headers)
+	RequireHMAC         bool   // WEBHOOK_REQUIRE_HMAC: 1 disables the legacy headers
 }
 
 // Caps are the pre-KYC limits of decisions.md, in minor units.
@@ -170,6 +184,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		SMTPURL:            r.str("SMTP_URL", ""),
 		MetricsAddr:        r.str("METRICS_ADDR", "127.0.0.1:9464"),
 		ProcessedRetention: r.duration("PROCESSED_RETENTION", topics.CommandRetention()),
+		AIURL:              r.str("AI_API_URL", ""),
+		AIKey:              r.str("AI_API_KEY", ""),
+		AIModel:            r.str("AI_MODEL", ""),
+		AIMonthlyLimit:     r.integer("AI_MONTHLY_LIMIT", 100, 0),
+		AITimeout:          r.duration("AI_TIMEOUT", 20*time.Second),
 		Caps: Caps{
 			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
 			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),
@@ -177,6 +196,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		},
 	}
 	c.WebhookRetry = r.schedule("WEBHOOK_RETRY_SCHEDULE", "0s,5m,30m,2h,8h")
+	c.Partner = PartnerSecrets{HMAC: r.str("PARTNER_WEBHOOK_SECRET", ""), Rights: r.str("RIGHTS_SECRET", ""),
+		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC")}
 	if c.ReputationKey != "" && len(c.ReputationKey) < 32 {
 		r.fail("REPUTATION_SERVICE_KEY", "must be at least 32 characters")
 	}
@@ -197,6 +218,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.Environment == "production" && c.ProcessorKey == "" {
 		r.fail("PROCESSOR_API_KEY", "required when PLATFORM_ENV=production: the embedded test processor signs deposits itself and must not run in production")
+	}
+	if c.AIURL != "" {
+		if u, err := url.Parse(c.AIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			r.fail("AI_API_URL", "%q is not an http(s) URL such as https://api.openai.com/v1", c.AIURL)
+		}
+		if c.AIModel == "" {
+			r.fail("AI_MODEL", "is required when AI_API_URL is set")
+		}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

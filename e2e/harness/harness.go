@@ -509,3 +509,6 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// NewID returns a fresh unique id (a ksuid) for test data.
+func NewID() string { return ksuid.New().String() }

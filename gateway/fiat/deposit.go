@@ -57,7 +57,7 @@ func (h *Handlers) deposit(c *fiber.Ctx) error {
 	sess, err := h.checkout.Open(c.UserContext(), depositID, amount, w.Currency)
 	if err != nil {
 		return apierr.New(http.StatusBadGateway, "processor_unavailable", "the card processor did not open a checkout session").
-			With(map[string]any{"detail": err.Error()})
+			Because(err)
 	}
 	return h.send(c, endpointDeposit, schemas.TypeFiatDepositCreate, wid, schemas.FiatDepositCreate{
 		DepositID: depositID, SessionID: sess.ID, URL: sess.URL, WalletID: wid, UserID: p.UserID, Amount: amount,

@@ -49,6 +49,8 @@ type Store interface {
 	DecideKYC(ctx context.Context, id string, approve bool, now time.Time, audit store.AuditRow) (store.KYC, error)
 	Audit(ctx context.Context, before string, limit int) ([]store.AuditRow, error)
 	DashboardOf(ctx context.Context, userID, month string) (store.Dashboard, error)
+	DepositsByStatus(ctx context.Context, status, before string, limit int) ([]store.Deposit, error)
+	DepositReviewSummary(ctx context.Context) (store.ReviewSummary, error)
 	CommerceStore
 }
 
@@ -201,6 +203,11 @@ func (h *Handlers) Register(r server.Router) {
 	g.Post("/admin/payouts/:id/reject", ratelimit.Write, "Reject a payout (funds released)", tok, admin, h.decidePayout(false))
 	g.Post("/admin/kyc/:id/approve", ratelimit.Write, "Approve a KYC submission", tok, admin, h.decideKYC(true))
 	g.Post("/admin/kyc/:id/reject", ratelimit.Write, "Reject a KYC submission", tok, admin, h.decideKYC(false))
+	g.Get("/admin/deposits", "Paid deposits that could not be credited (status needs_review, or refunded)", tok, admin, h.listReviews)
+	g.Post("/admin/deposits/:id/credit", ratelimit.Money, "Credit a deposit in needs_review to its (active) wallet", tok, admin,
+		h.reviewDeposit(schemas.ReviewCredit))
+	g.Post("/admin/deposits/:id/refund", ratelimit.Money, "Refund a deposit in needs_review to the processor", tok, admin,
+		h.reviewDeposit(schemas.ReviewRefund))
 }
 
 func (h *Handlers) healthCounts(ctx context.Context) (map[string]any, error) {

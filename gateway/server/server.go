@@ -131,6 +131,10 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 			ae = apierr.Internal()
 		}
 	}
+	if ae.Cause != nil {
+		s.log.WarnContext(c.UserContext(), "request failed on a dependency", "method", c.Method(), "path", c.Path(),
+			"requestId", RequestID(c.UserContext()), "code", ae.Code, "err", ae.Cause)
+	}
 	if len(c.Response().Header.Peek("RateLimit-Limit")) == 0 && s.limiter != nil {
 		// Answers refused before any route ran (an oversized body, say) are
 		// charged to the read class, so every answer carries the headers.
