@@ -124,3 +124,12 @@ func wantBody(t *testing.T, what string, r harness.Response, status int, body st
 		t.Fatalf("%s: body %s, want %s", what, g, w)
 	}
 }
+
+// verifiedUser registers a user who has verified their e-mail address, as
+// the partner reads require.
+func verifiedUser(t *testing.T, p *harness.Platform, prefix string) harness.User {
+	t.Helper()
+	u := p.Register(t, prefix)
+	p.VerifyEmail(t, u)
+	return u
+}

@@ -20,7 +20,7 @@ func TestPartnerRails(t *testing.T) {
 	p := startPartnerPlatform(t, nil)
 
 	t.Run("royalty with HMAC, replay and events", func(t *testing.T) {
-		u := p.Register(t, "royalty")
+		u := verifiedUser(t, p, "royalty")
 		eventID := uniqueID("roy")
 		body := map[string]any{"eventId": eventID, "email": strings.ToUpper(u.Email), "productKey": "book-42", "period": "2030-01", "amount": 1500}
 		first := wantStatus(t, "first delivery", signedDelivery(t, p, rightsHook, body), http.StatusCreated)
@@ -58,7 +58,7 @@ func TestPartnerRails(t *testing.T) {
 	})
 
 	t.Run("concurrent duplicate deliveries record once", func(t *testing.T) {
-		u := p.Register(t, "dup")
+		u := verifiedUser(t, p, "dup")
 		body := map[string]any{"eventId": uniqueID("dup"), "email": u.Email, "artifactVersionId": "av-1", "amount": 70}
 		raw, _ := json.Marshal(body)
 		headers := hmacHeaders(raw, time.Now(), "")
@@ -92,7 +92,7 @@ func TestPartnerRails(t *testing.T) {
 	})
 
 	t.Run("podium partial replay", func(t *testing.T) {
-		a, b, c := p.Register(t, "gold"), p.Register(t, "silver"), p.Register(t, "bronze")
+		a, b, c := verifiedUser(t, p, "gold"), verifiedUser(t, p, "silver"), verifiedUser(t, p, "bronze")
 		tid := uniqueID("tour")
 		first := wantStatus(t, "podium", signedDelivery(t, p, chessHook, map[string]any{"tournamentId": tid, "podium": []any{
 			map[string]any{"email": a.Email, "place": 1, "amount": 5000},
@@ -128,7 +128,7 @@ func TestPartnerRails(t *testing.T) {
 	})
 
 	t.Run("legacy headers", func(t *testing.T) {
-		u := p.Register(t, "legacy")
+		u := verifiedUser(t, p, "legacy")
 		for _, tc := range []struct {
 			path, header, secret string
 			body                 map[string]any
@@ -186,6 +186,11 @@ func TestPartnerRails(t *testing.T) {
 		wantStatus(t, "cert 3", signedDelivery(t, p, certHook, map[string]any{"eventId": uniqueID("late"), "email": email, "artifactVersionId": "av-b", "amount": 10}), http.StatusCreated)
 
 		u := p.RegisterEmail(t, strings.ToUpper(email))
+		// Records kept for an address are shown only once its owner verified it:
+		// registering someone else's address reveals nothing.
+		wantStatus(t, "unverified earnings", p.Get(t, "/api/ecosystem/earnings", u.Token), http.StatusForbidden)
+		wantStatus(t, "unverified royalties", p.Get(t, "/api/rights/royalties", u.Token), http.StatusForbidden)
+		p.VerifyEmail(t, u)
 		roy := wantStatus(t, "royalties", p.Get(t, "/api/rights/royalties?limit=1", u.Token), http.StatusOK)
 		cursor, _ := roy["nextCursor"].(string)
 		if roy["total"] != 2.0 || len(roy["items"].([]any)) != 1 || cursor == "" {
@@ -225,7 +230,7 @@ func TestPartnerRails(t *testing.T) {
 			}
 		}
 		// Another user sees none of it.
-		other := p.Register(t, "other")
+		other := verifiedUser(t, p, "other")
 		e = wantStatus(t, "other earnings", p.Get(t, "/api/ecosystem/earnings", other.Token), http.StatusOK)
 		if e["totals"].(map[string]any)["all"] != 0.0 || e["perSource"].([]any)[0].(map[string]any)["last"] != nil {
 			t.Fatalf("other's earnings = %v", e)
@@ -300,7 +305,7 @@ func TestPartnerRails(t *testing.T) {
 				t.Errorf("%s without a token: %d %s", path, r.Status, r.Body)
 			}
 		}
-		u := p.Register(t, "cursor")
+		u := verifiedUser(t, p, "cursor")
 		for _, cur := range []string{"%25%25", "AAAA", "LS0t"} { // not base64; NULs; "---"
 			if r := p.Get(t, "/api/rights/royalties?cursor="+cur, u.Token); r.Status != http.StatusBadRequest || r.JSON(t)["error"] != "invalid_cursor" {
 				t.Errorf("bad cursor %s: %d %s", cur, r.Status, r.Body)
@@ -309,7 +314,7 @@ func TestPartnerRails(t *testing.T) {
 	})
 
 	t.Run("signed hostile bodies on every route never 500", func(t *testing.T) {
-		u := p.Register(t, "fuzz")
+		u := verifiedUser(t, p, "fuzz")
 		bodies := [][]byte{
 			[]byte(`not json`), []byte(`[]`), []byte(`{}`), []byte(`null`), []byte(`"s"`), []byte(`{"podium":[null]}`),
 			[]byte(`{"podium":[1,"x",{}],"tournamentId":{"a":1}}`),
@@ -383,7 +388,7 @@ func TestPartnerRails(t *testing.T) {
 // headers off while signed deliveries still pass.
 func TestPartnerRequireHMAC(t *testing.T) {
 	p := startPartnerPlatform(t, map[string]string{"WEBHOOK_REQUIRE_HMAC": "1"})
-	u := p.Register(t, "strict")
+	u := verifiedUser(t, p, "strict")
 	raw, _ := json.Marshal(map[string]any{"eventId": uniqueID("s"), "email": u.Email, "productKey": "p", "period": "q", "amount": 9})
 	wantBody(t, "legacy header", deliver(t, p, rightsHook, raw, map[string]string{"X-Rights-Secret": partnerRights}),
 		http.StatusUnauthorized, `{"error":"signature_invalid","message":"bad signature"}`)

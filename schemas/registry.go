@@ -16,6 +16,7 @@ var moduleVersions = []map[string]int{
 	partnerVersions,
 	constitutionVersions,
 	tradeVersions,
+	buildVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

@@ -30,10 +30,10 @@ const (
 	EventsCharity    = "events.charity"
 	EventsTrade      = "events.trade"
 	EventsPartner    = "events.partner"
+	EventsBuild      = "events.build"
+	// EventsConstitution carries the constitution and planet events, keyed by user id.
+	EventsConstitution = "events.constitution"
 )
-
-// EventsConstitution carries the constitution and planet events, keyed by user id.
-const EventsConstitution = "events.constitution"
 
 // Consumer group names. Renaming a group makes it start over from the
 // retention horizon, re-consuming history: commands are deduplicated by id, but
@@ -61,7 +61,7 @@ const week = 7 * 24 * 3600 * 1000
 // EventTopics lists every events.* topic.
 func EventTopics() []string {
 	return []string{EventsIdentity, EventsFiat, EventsMask, EventsLedger, EventsReputation,
-		EventsGov, EventsCharity, EventsTrade, EventsPartner, EventsConstitution}
+		EventsGov, EventsCharity, EventsTrade, EventsPartner, EventsConstitution, EventsBuild}
 }
 
 // All returns every topic the platform uses, including one DLQ per source

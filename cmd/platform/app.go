@@ -27,6 +27,7 @@ import (
 	"github.com/fintech/platform/storage/clickhouse"
 	identitystore "github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres"
+	"github.com/fintech/platform/storage/sealed"
 	"github.com/fintech/platform/topics"
 )
 
@@ -56,6 +57,8 @@ type app struct {
 	embedded *topics.Embedded
 	metrics  *cpipeline.Metrics
 	ch       driver.Conn
+	// vault seals the personal and secret values kept at rest.
+	vault *sealed.Keyring
 
 	bus     *commands.Bus
 	tokens  *auth.Tokens
@@ -82,6 +85,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.webhooksModule,
 		a.partnerModule,
 		a.constitutionModule,
+		a.buildModule,
 	}
 }
 
@@ -111,6 +115,11 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 	}
 	a := &app{cfg: cfg, log: newLogger(cfg.LogLevel), now: time.Now, reg: prometheus.NewRegistry()}
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	vault, err := sealed.NewKeyring("DATA_ENCRYPTION_KEY", "data", strings.Split(cfg.DataKey, ",")...)
+	if err != nil {
+		return nil, err
+	}
+	a.vault = vault
 	a.metrics = cpipeline.NewMetrics(a.reg)
 
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DBMaxConns))

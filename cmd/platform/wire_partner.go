@@ -16,7 +16,7 @@ func (a *app) partnerModule() (module, error) {
 			st := spartner.NewStore(a.pool)
 			secrets := gpartner.Secrets{HMAC: a.cfg.Partner.HMAC, Rights: a.cfg.Partner.Rights,
 				Chess: a.cfg.Partner.Chess, Cert: a.cfg.Partner.Cert, RequireHMAC: a.cfg.Partner.RequireHMAC}
-			h, err := gpartner.NewHandlers(st, st, a.pool, a.tokens.Require(), secrets, a.now, a.server.Routes)
+			h, err := gpartner.NewHandlers(st, st, a.pool, a.guard.RequireVerified(a.tokens), secrets, a.now, a.server.Routes)
 			if err != nil {
 				return err
 			}

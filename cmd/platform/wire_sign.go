@@ -6,6 +6,7 @@ import (
 	"github.com/fintech/platform/gateway/server"
 	gsign "github.com/fintech/platform/gateway/sign"
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/sealed"
 	ssign "github.com/fintech/platform/storage/sign"
 )
 
@@ -15,7 +16,7 @@ import (
 // current one on use), so the master key can rotate.
 func (a *app) signModule() (module, error) {
 	return module{routes: func(r server.Router) error {
-		ring, err := gsign.NewKeyring(strings.Split(a.cfg.SigningKey, ",")...)
+		ring, err := sealed.NewKeyring("SIGNING_MASTER_KEY", "sign", strings.Split(a.cfg.SigningKey, ",")...)
 		if err != nil {
 			return err
 		}

@@ -140,6 +140,7 @@ type batch struct {
 
 	commerce
 	donations
+	refunds
 }
 
 type decoded struct {
@@ -152,6 +153,7 @@ type decoded struct {
 	charge   *schemas.FiatMerchantCharge
 	reqPay   *schemas.FiatRequestPay
 	donate   *schemas.CharityDonate
+	refund   *schemas.FiatRefund
 	review   *schemas.FiatDepositReview
 	bad      error
 }
@@ -177,6 +179,8 @@ func decode(c pipeline.Command) decoded {
 		d.bad = into(c.Env, &d.reqPay)
 	case schemas.TypeCharityDonate:
 		d.bad = into(c.Env, &d.donate)
+	case schemas.TypeFiatRefund:
+		d.bad = into(c.Env, &d.refund)
 	case schemas.TypeFiatDepositReview:
 		d.bad = into(c.Env, &d.review)
 	default:
@@ -253,6 +257,8 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		case d.donate != nil:
 			walletIDs.add(d.donate.WalletID)
 			limitUsers.add(d.donate.DonorUserID)
+		case d.refund != nil:
+			refundLocks(d.refund, walletIDs, requestIDs)
 		case d.review != nil:
 			walletIDs.add(d.review.WalletID)
 			depositIDs.add(d.review.DepositID)
@@ -277,6 +283,9 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		return nil, err
 	}
 	if err := b.loadCommerce(ctx, tx, requestIDs.list(), authIDs.list(), chargeKeys); err != nil {
+		return nil, err
+	}
+	if err := b.loadRefunds(ctx, tx, ds); err != nil {
 		return nil, err
 	}
 
@@ -305,6 +314,8 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 			out[i] = b.requestPay(d.reqPay)
 		case d.donate != nil:
 			out[i] = b.donate(i, d.donate)
+		case d.refund != nil:
+			out[i] = b.refund(d.refund)
 		case d.review != nil:
 			out[i] = b.depositReview(d.review)
 		}
@@ -343,6 +354,9 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 		return err
 	}
 	if err := b.flushCommerce(ctx, tx); err != nil {
+		return err
+	}
+	if err := b.flushRefunds(ctx, tx); err != nil {
 		return err
 	}
 	if err := store.InsertTransactions(ctx, tx, b.txs); err != nil {
@@ -645,11 +659,11 @@ func (b *batch) payoutRequest(p *schemas.FiatPayoutRequest) pipeline.Outcome {
 	}
 	txID := schemas.NewID()
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "payout_hold", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
-		Amount: p.Amount, Currency: w.Currency, Memo: "payout to " + p.BankAccount, RefID: p.PayoutID, CreatedAt: b.now})
+		Amount: p.Amount, Currency: w.Currency, Memo: "payout to " + p.BankAccountHint, RefID: p.PayoutID, CreatedAt: b.now})
 	b.newPayouts = append(b.newPayouts, store.Payout{ID: p.PayoutID, UserID: p.UserID, WalletID: w.ID, Amount: p.Amount,
 		Currency: w.Currency, BankAccount: p.BankAccount, Status: "pending_review", TransactionID: txID, CreatedAt: b.now})
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "payout.hold", Subject: p.PayoutID,
-		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccount, CreatedAt: b.now})
+		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccountHint, CreatedAt: b.now})
 	return pipeline.JSON(http.StatusCreated, PayoutResult{ID: p.PayoutID, Status: "pending_review", WalletID: w.ID,
 		Amount: p.Amount, Currency: w.Currency, Balance: w.Balance, CreatedAt: b.now})
 }

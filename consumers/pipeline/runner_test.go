@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/gateway/commands"
@@ -36,6 +37,10 @@ func (counterHandler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Comm
 		if err != nil {
 			return nil, err
 		}
+		if d.Amount == poisonAmount {
+			var nothing *addData
+			_ = nothing.Amount // a nil dereference, as a handler bug would
+		}
 		var total int64
 		if err := tx.QueryRow(ctx, `UPDATE test_counter SET total = total + $1 RETURNING total`, d.Amount).Scan(&total); err != nil {
 			return nil, err
@@ -46,6 +51,9 @@ func (counterHandler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Comm
 }
 
 const testType = "user.registered" // any type the registry knows
+
+// poisonAmount makes counterHandler panic.
+const poisonAmount = 13
 
 func setup(t testing.TB) (*pgxpool.Pool, []string) {
 	t.Helper()
@@ -284,4 +292,53 @@ func TestUnreadableRecordsGoToDLQ(t *testing.T) {
 	if parked != 2 {
 		t.Fatalf("dlq has %d records, want 2", parked)
 	}
+}
+
+// TestHandlerPanicParksOnlyItsCommand: a handler that panics on one command
+// does not stop the consumer; that command is parked on the DLQ and the
+// rest of its batch is applied.
+func TestHandlerPanicParksOnlyItsCommand(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, c := range []commands.Command{command(t, "before", 5), command(t, "poison", poisonAmount), command(t, "after", 7)} {
+		rec, err := topics.Record(c.Topic, c.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRunner(t, pool, brokers, nil)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+	dlq, err := topics.NewClient(brokers, kgoConsume(topics.DLQ(topics.FiatCommands))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dlq.Close()
+	var parked []string
+	for len(parked) < 1 && ctx.Err() == nil {
+		dlq.PollFetches(ctx).EachRecord(func(r *kgo.Record) { parked = append(parked, topics.Header(r, "id")) })
+	}
+	if len(parked) != 1 || parked[0] != "poison" {
+		t.Fatalf("parked %v, want [poison]", parked)
+	}
+	if got := total(t, pool); got != 12 {
+		t.Fatalf("total = %d, want 12 (the commands around the poison one applied)", got)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the consumer stopped: %v", err)
+	default:
+	}
+	stop()
+	<-done
 }

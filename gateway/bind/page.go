@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/schemas"
 )
 
 // Page limits of decisions.md.
@@ -45,4 +46,17 @@ func PageQuery(c *fiber.Ctx) (Page, error) {
 // Cursor encodes a position as an opaque cursor.
 func Cursor(position string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(position))
+}
+
+// IDPageQuery is PageQuery for lists paged by record id: a cursor that does
+// not hold an id this API issued is 400 invalid_cursor.
+func IDPageQuery(c *fiber.Ctx) (Page, error) {
+	p, err := PageQuery(c)
+	if err != nil {
+		return p, err
+	}
+	if p.After != "" && !schemas.IsID(p.After) {
+		return p, apierr.InvalidCursor()
+	}
+	return p, nil
 }

@@ -139,7 +139,7 @@ func (h *Handlers) createArtifact(c *fiber.Ctx) error {
 
 // listArtifacts answers the catalog, newest first, optionally of one regime.
 func (h *Handlers) listArtifacts(c *fiber.Ctx) error {
-	p, err := pageQuery(c)
+	p, err := bind.IDPageQuery(c)
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func artifactNotFound() error { return apierr.NotFound("no artifact with this id
 // artifactID returns the path id, or 404 when it cannot name an artifact.
 func artifactID(c *fiber.Ctx) (string, error) {
 	id := c.Params("id")
-	if !idPattern.MatchString(id) {
+	if !schemas.IsID(id) {
 		return "", artifactNotFound()
 	}
 	return strings.Clone(id), nil

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -168,9 +167,6 @@ func caller(c *fiber.Ctx) string {
 	p, _ := auth.User(c)
 	return p.UserID
 }
-
-// idPattern is the shape of a ksuid; anything else names nothing.
-var idPattern = regexp.MustCompile(`^[0-9A-Za-z]{27}$`)
 
 // timestamp formats t as RFC 3339 UTC with whole seconds.
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -76,7 +76,7 @@ func (h *Handlers) createScenario(c *fiber.Ctx) error {
 // listScenarios answers the caller's scenarios, newest first, with limit
 // and cursor.
 func (h *Handlers) listScenarios(c *fiber.Ctx) error {
-	p, err := pageQuery(c)
+	p, err := bind.IDPageQuery(c)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (h *Handlers) listScenarios(c *fiber.Ctx) error {
 // malformed or foreign id is 404 not_found.
 func (h *Handlers) ownedScenario(c *fiber.Ctx, id string) (store.Record, error) {
 	notFound := apierr.NotFound("no scenario with this id among yours")
-	if !idPattern.MatchString(id) {
+	if !schemas.IsID(id) {
 		return store.Record{}, notFound
 	}
 	r, err := h.d.Scenarios.OwnedScenario(c.UserContext(), id, caller(c))
@@ -99,19 +99,6 @@ func (h *Handlers) ownedScenario(c *fiber.Ctx, id string) (store.Record, error) 
 		return store.Record{}, notFound
 	}
 	return r, err
-}
-
-// pageQuery reads limit and cursor; a cursor that does not hold an id this
-// API issued is 422 (never a database error).
-func pageQuery(c *fiber.Ctx) (bind.Page, error) {
-	p, err := bind.PageQuery(c)
-	if err != nil {
-		return p, err
-	}
-	if p.After != "" && !idPattern.MatchString(p.After) {
-		return p, apierr.Validation(map[string]string{"cursor": "is not a cursor this API issued"})
-	}
-	return p, nil
 }
 
 // listResponse is a page of items and the cursor of the next page (null

@@ -52,9 +52,15 @@ type Store interface {
 	DepositsByStatus(ctx context.Context, status, before string, limit int) ([]store.Deposit, error)
 	DepositReviewSummary(ctx context.Context) (store.ReviewSummary, error)
 	CommerceStore
+	RefundStore
 }
 
 var _ Store = (*store.Store)(nil)
+
+// Vault seals personal values kept at rest, bound to their row.
+type Vault interface {
+	SealText(plaintext, aad string) (string, error)
+}
 
 // Sender publishes a command and waits for its reply.
 type Sender interface {
@@ -72,6 +78,9 @@ type Config struct {
 	ProcessorKey string
 	// KYCAutoApprove approves KYC submissions at once (KYC_AUTO_APPROVE).
 	KYCAutoApprove bool
+	// Vault seals KYC document numbers and bank accounts before they are
+	// stored or published.
+	Vault Vault
 	// Admin admits only fiat admins (FIAT_ADMIN_EMAILS, verified e-mail);
 	// it runs after the bearer-token check.
 	Admin fiber.Handler
@@ -110,6 +119,9 @@ func (c Config) Validate() error {
 	}
 	if c.Admin == nil {
 		errs = append(errs, errors.New("admin middleware is nil"))
+	}
+	if c.Vault == nil {
+		errs = append(errs, errors.New("vault is nil"))
 	}
 	if c.ReconcileAlertURL != "" && !strings.HasPrefix(c.ReconcileAlertURL, "http://") && !strings.HasPrefix(c.ReconcileAlertURL, "https://") {
 		errs = append(errs, errors.New("RECONCILE_ALERT_URL must start with http:// or https://"))
@@ -194,6 +206,7 @@ func (h *Handlers) Register(r server.Router) {
 	g.Post("/requests", ratelimit.Write, "Create a payment request; returns a shareable token and pay URL", tok, h.createRequest)
 	g.Get("/requests/:token", "Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view", h.viewRequest)
 	g.Post("/requests/:token/pay", ratelimit.Money, "Pay a payment request from the caller's wallet", tok, h.payRequest)
+	h.registerRefunds(g, tok)
 
 	g.Get("/admin/reconcile", "Reconcile processor charges with the ledger and balances; drift alerts the configured target", tok, admin, h.reconcile)
 	g.Get("/admin/audit", "Append-only audit log", tok, admin, h.audit)

@@ -27,6 +27,12 @@ func OpenAPI(routes []server.Route) map[string]any {
 		Schemas:     componentSchemas,
 		Operation: func(r server.Route, op map[string]any) {
 			op["responses"] = responsesFor(r.Method, r.Path)
+			if r.Method+" "+r.Path == "POST "+Prefix+"/proposals" {
+				params, _ := op["parameters"].([]any)
+				op["parameters"] = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "required": false,
+					"description": "makes retries safe: the same key and body answer the original proposal",
+					"schema":      map[string]any{"type": "string", "maxLength": 255}})
+			}
 			if body, ok := requestBodies[r.Method+" "+r.Path]; ok {
 				op["requestBody"] = map[string]any{"required": true, "content": jsonContent(ref(body))}
 			} else {
@@ -65,7 +71,8 @@ func responsesFor(method, path string) map[string]any {
 	case "GET " + Prefix + "/stats":
 		out["200"] = ok("roll-up from the analytics copy", "Stats")
 	case "POST " + Prefix + "/proposals":
-		out["201"] = ok("the draft", "Proposal")
+		out["201"] = ok("the draft (or, replayed, the original one)", "Proposal")
+		out["409"] = errResp("idempotency_key_reused")
 		out["422"] = errResp("validation_failed")
 	case "GET " + Prefix + "/proposals":
 		out["200"] = map[string]any{"description": "proposals, newest first", "content": jsonContent(listOf("Proposal"))}

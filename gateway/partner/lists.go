@@ -5,7 +5,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
 	store "github.com/fintech/platform/storage/partner"
 )
@@ -18,31 +17,10 @@ type listResponse[T any] struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// pageQuery reads cursor and limit; a cursor is a record id (a ksuid), so
-// one that decodes to anything else names no position this API issued
-// (400 invalid_cursor).
-func pageQuery(c *fiber.Ctx) (bind.Page, error) {
-	p, err := bind.PageQuery(c)
-	if err != nil {
-		return p, err
-	}
-	if len(p.After) > 64 {
-		return p, badCursor()
-	}
-	for _, r := range p.After {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return p, badCursor()
-		}
-	}
-	return p, nil
-}
-
-func badCursor() error { return apierr.InvalidCursor() }
-
 // listOwn answers one page of the caller's records, newest first.
 func listOwn[R, T any](c *fiber.Ctx, fetch func(ctx context.Context, email, after string, limit int) ([]R, int64, error),
 	id func(R) string, view func(R) T) error {
-	p, err := pageQuery(c)
+	p, err := bind.IDPageQuery(c)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/storage/sealed"
 	store "github.com/fintech/platform/storage/sign"
 )
 
@@ -50,7 +51,7 @@ var _ Store = (*store.Store)(nil)
 // Handlers serve /api/sign.
 type Handlers struct {
 	store   Store
-	ring    *Keyring
+	ring    *sealed.Keyring
 	db      platform.Pinger
 	require fiber.Handler
 	now     func() time.Time
@@ -61,7 +62,7 @@ type Handlers struct {
 // NewHandlers builds the handlers. require authenticates the caller (the
 // JWT middleware); newID draws key and record ids; routes lists the
 // server's routes for /openapi.json.
-func NewHandlers(st Store, ring *Keyring, db platform.Pinger, require fiber.Handler, now func() time.Time,
+func NewHandlers(st Store, ring *sealed.Keyring, db platform.Pinger, require fiber.Handler, now func() time.Time,
 	newID func() string, routes func() []server.Route) (*Handlers, error) {
 	if st == nil || ring == nil || db == nil || require == nil || now == nil || newID == nil || routes == nil {
 		return nil, errors.New("sign handlers: nil dependency")

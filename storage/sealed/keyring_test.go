@@ -1,8 +1,7 @@
-package sign
+package sealed
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"errors"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 func TestKeyring(t *testing.T) {
 	t.Parallel()
 	oldMaster, newMaster := strings.Repeat("a", 64), strings.Repeat("b", 64)
-	old, err := NewKeyring(oldMaster)
+	old, err := NewKeyring("TEST_KEY", "test", oldMaster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +36,7 @@ func TestKeyring(t *testing.T) {
 	}
 
 	// Rotation: the new ring seals with the new key and still opens the old.
-	rotated, err := NewKeyring(newMaster, oldMaster)
+	rotated, err := NewKeyring("TEST_KEY", "test", newMaster, oldMaster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,32 +47,42 @@ func TestKeyring(t *testing.T) {
 		t.Fatalf("open after rotation: %v", err)
 	}
 	// Without the old master key the seal cannot be opened.
-	only, _ := NewKeyring(newMaster)
+	only, _ := NewKeyring("TEST_KEY", "test", newMaster)
 	if _, err := only.Open(id, sealed, nonce, []byte("key1\x00alice")); !errors.Is(err, ErrUnknownMasterKey) {
 		t.Fatalf("open with an unknown master: %v", err)
 	}
 	// The error never carries the master key.
-	if _, err := NewKeyring("", " "); err == nil || strings.Contains(err.Error(), oldMaster) {
+	if _, err := NewKeyring("TEST_KEY", "test", "", " "); err == nil || strings.Contains(err.Error(), oldMaster) {
 		t.Fatalf("empty ring: %v", err)
 	}
 }
 
-func TestParseSignature(t *testing.T) {
+func TestSealText(t *testing.T) {
 	t.Parallel()
-	_, priv, _ := ed25519.GenerateKey(nil)
-	sig := ed25519.Sign(priv, []byte("m"))
-	s := FormatSignature("2abcKEY", sig)
-	if len(s) != len("2abcKEY.")+86 {
-		t.Fatalf("signature %q", s)
+	ring, err := NewKeyring("TEST_KEY", "test", strings.Repeat("c", 64))
+	if err != nil {
+		t.Fatal(err)
 	}
-	id, got, ok := ParseSignature(s)
-	if !ok || id != "2abcKEY" || !bytes.Equal(got, sig) {
-		t.Fatalf("parse %q: %s %x %v", s, id, got, ok)
+	sealed, err := ring.SealText("KZ12 3456 7890", "payout:p1")
+	if err != nil || strings.Contains(sealed, "3456") || !strings.HasPrefix(sealed, "sealed:v1:") {
+		t.Fatalf("sealed %q %v", sealed, err)
 	}
-	for _, bad := range []string{"", "nodot", ".abc", "key.", "key." + strings.Repeat("A", 85), "key." + strings.Repeat("A", 86) + "=",
-		"ke/y." + s[strings.IndexByte(s, '.')+1:], s + "A", strings.Replace(s, ".", ".=", 1), "key." + strings.Repeat("*", 86)} {
-		if _, _, ok := ParseSignature(bad); ok {
-			t.Fatalf("accepted %q", bad)
+	if got, err := ring.OpenText(sealed, "payout:p1"); err != nil || got != "KZ12 3456 7890" {
+		t.Fatalf("open: %q %v", got, err)
+	}
+	if _, err := ring.OpenText(sealed, "payout:p2"); err == nil {
+		t.Fatal("opened on another row")
+	}
+	if got, err := ring.OpenText("stored before encryption", "payout:p1"); err != nil || got != "stored before encryption" {
+		t.Fatalf("legacy plaintext: %q %v", got, err)
+	}
+	other, _ := NewKeyring("TEST_KEY", "other-purpose", strings.Repeat("c", 64))
+	if _, err := other.OpenText(sealed, "payout:p1"); err == nil {
+		t.Fatal("another purpose opened the value")
+	}
+	for _, bad := range []string{"sealed:v1:", "sealed:v1:mk-00:AAAA", "sealed:v1:" + ring.CurrentID() + ":!!"} {
+		if _, err := ring.OpenText(bad, "payout:p1"); err == nil {
+			t.Fatalf("opened %q", bad)
 		}
 	}
 }
