@@ -91,6 +91,7 @@ func responsesFor(method, path string) map[string]any {
 	if method != http.MethodGet {
 		out["401"] = errResp("auth_required")
 	}
+	out["429"] = errResp("rate_limited: retry after the Retry-After seconds")
 	return out
 }
 
