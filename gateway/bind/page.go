@@ -34,13 +34,23 @@ func PageQuery(c *fiber.Ctx) (Page, error) {
 		p.Limit = min(n, MaxLimit)
 	}
 	if s := c.Query("cursor"); s != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(s)
-		if err != nil || len(raw) == 0 || !cleanText(raw) {
-			return p, apierr.InvalidCursor()
+		after, err := DecodeCursor(s)
+		if err != nil {
+			return p, err
 		}
-		p.After = string(raw)
+		p.After = after
 	}
 	return p, nil
+}
+
+// DecodeCursor reads a cursor Cursor made: 400 invalid_cursor for anything
+// else, including one that decodes to NUL bytes or invalid UTF-8.
+func DecodeCursor(s string) (string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(raw) == 0 || !cleanText(raw) {
+		return "", apierr.InvalidCursor()
+	}
+	return string(raw), nil
 }
 
 // Cursor encodes a position as an opaque cursor.
