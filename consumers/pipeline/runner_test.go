@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -341,4 +342,59 @@ func TestHandlerPanicParksOnlyItsCommand(t *testing.T) {
 	}
 	stop()
 	<-done
+}
+
+// TestConsumerThatLostItsOffsetsAppliesNothingTwice: a consumer group
+// without committed offsets (lost, or renamed) reads the command topic from
+// the start; every command it meets was applied already and is remembered
+// (PROCESSED_RETENTION covers the topic's retention), so nothing is applied
+// twice.
+func TestConsumerThatLostItsOffsetsAppliesNothingTwice(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for i := range 20 {
+		c := command(t, fmt.Sprintf("cmd-%d", i), int64(i+20)) // never poisonAmount
+		rec, err := topics.Record(c.Topic, c.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = 20*19/2 + 20*20
+	runGroup := func(group string) {
+		t.Helper()
+		r, err := pipeline.NewRunner(pipeline.Config{Group: group, Topics: []string{topics.FiatCommands}, Brokers: brokers},
+			pool, counterHandler{}, pipeline.NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- r.Run(runCtx) }()
+		for ctx.Err() == nil {
+			if lag, err := topics.Lag(ctx, cl, group, topics.FiatCommands); err == nil && lag == 0 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		stop()
+		<-done
+	}
+	runGroup("first-group")
+	if got := total(t, pool); got != want {
+		t.Fatalf("total after the first consumer = %d, want %d", got, want)
+	}
+	// A group with no offsets re-reads all 20 commands from the start.
+	runGroup("group-without-offsets")
+	if got := total(t, pool); got != want {
+		t.Fatalf("total after re-reading the topic = %d, want %d: commands applied twice", got, want)
+	}
 }

@@ -87,7 +87,19 @@ WHERE u.id = s.user_id AND s.id = $1 RETURNING lower(u.email)`, adminSub).Scan(&
 		}
 		return len(got) >= 3
 	})
-	time.Sleep(300 * time.Millisecond) // the duplicate had its chance
+	// The dispatcher commits a poll only after recording its deliveries: once
+	// it committed past every event, the duplicate had its chance.
+	waitFor(t, 15*time.Second, "the dispatcher to commit past every event", func() bool {
+		var lag int64
+		for _, topic := range []string{topics.EventsFiat, topics.EventsMask} {
+			n, err := topics.Lag(ctx, cl, topics.GroupWebhooks, topic)
+			if err != nil {
+				return false
+			}
+			lag += n
+		}
+		return lag == 0
+	})
 	rows, _ := f.store.List(ctx, store.Filter{Limit: 50})
 	if len(rows) != 3 {
 		t.Fatalf("%d deliveries, want 3: %+v", len(rows), rows)
