@@ -2,7 +2,6 @@ package build
 
 import (
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -39,7 +38,7 @@ func OpenAPI(routes []server.Route) map[string]any {
 			}
 			op["responses"] = responsesFor(r)
 			if body, ok := requestBodies[key]; ok {
-				op["requestBody"] = map[string]any{"required": true, "content": jsonContent(ref(body))}
+				op["requestBody"] = map[string]any{"required": true, "content": openapi.JSONContent(openapi.Ref(body))}
 			} else {
 				delete(op, "requestBody")
 			}
@@ -54,11 +53,6 @@ func OpenAPI(routes []server.Route) map[string]any {
 	return doc
 }
 
-var (
-	ref         = openapi.Ref
-	jsonContent = openapi.JSONContent
-)
-
 var requestBodies = map[string]string{
 	"POST " + Prefix + "/projects":  "CreateProjectRequest",
 	"POST " + Prefix + "/vacancies": "CreateVacancyRequest",
@@ -71,8 +65,8 @@ func query(name, desc string, schema map[string]any) any {
 var (
 	limitParam  = query("limit", "page size, default 50, larger values are clamped to 200", map[string]any{"type": "integer", "minimum": 1})
 	offsetParam = query("offset", "items to skip", map[string]any{"type": "integer", "minimum": 0, "maximum": maxOffset})
-	cityParam   = query("city", "exact city, case-insensitive", str)
-	skillParam  = query("skill", "one of the vacancy's skills, case-insensitive", str)
+	cityParam   = query("city", "exact city, case-insensitive", openapi.Str)
+	skillParam  = query("skill", "one of the vacancy's skills, case-insensitive", openapi.Str)
 )
 
 var queryParams = map[string][]any{
@@ -84,47 +78,45 @@ var queryParams = map[string][]any{
 }
 
 func responsesFor(r server.Route) map[string]any {
-	errResp := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(ref("Error"))}
-	}
+	errResp := openapi.ErrorAnswer
 	ok := func(desc string, schema map[string]any) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(schema)}
+		return map[string]any{"description": desc, "content": openapi.JSONContent(schema)}
 	}
 	typed := func(desc, mime string) map[string]any {
-		return map[string]any{"description": desc, "content": map[string]any{mime: map[string]any{"schema": str}}}
+		return map[string]any{"description": desc, "content": map[string]any{mime: map[string]any{"schema": openapi.Str}}}
 	}
 	out := map[string]any{}
 	switch r.Method + " " + r.Path {
 	case "POST " + Prefix + "/projects":
-		out["201"] = ok("the project", ref("Project"))
+		out["201"] = ok("the project", openapi.Ref("Project"))
 		out["422"] = errResp("validation_failed")
 	case "GET " + Prefix + "/projects":
 		out["200"] = ok("the caller's projects", itemsOf("Project"))
 	case "POST " + Prefix + "/vacancies":
-		out["201"] = ok("the OPEN vacancy", ref("Vacancy"))
+		out["201"] = ok("the OPEN vacancy", openapi.Ref("Vacancy"))
 		out["403"] = errResp("plan_vacancy_limit_reached")
 		out["404"] = errResp("not_found: no such project of the caller")
 		out["422"] = errResp("validation_failed")
 	case "GET " + Prefix + "/vacancies":
 		out["200"] = ok("the caller's vacancies", pageOf())
 	case "POST " + Prefix + "/vacancies/:id/close":
-		out["200"] = ok("the closed vacancy", ref("Vacancy"))
+		out["200"] = ok("the closed vacancy", openapi.Ref("Vacancy"))
 		out["404"] = errResp("not_found: no such vacancy of the caller")
 	case "POST " + Prefix + "/partner-keys":
-		out["201"] = ok("the key; its plaintext is shown only here", ref("PartnerKey"))
+		out["201"] = ok("the key; its plaintext is shown only here", openapi.Ref("PartnerKey"))
 	case "GET " + Prefix + "/partner-keys":
 		out["200"] = ok("the caller's keys", itemsOf("PartnerKey"))
 	case "DELETE " + Prefix + "/partner-keys/:id":
-		out["200"] = ok("the revoked key", ref("PartnerKey"))
+		out["200"] = ok("the revoked key", openapi.Ref("PartnerKey"))
 		out["404"] = errResp("not_found: no such key of the caller")
 	case "GET " + APIPrefix + "/vacancies":
-		out["200"] = ok("open vacancies, newest first", obj([]string{"success", "data"}, map[string]any{"success": boolean, "data": pageOf()}))
+		out["200"] = ok("open vacancies, newest first", openapi.Obj([]string{"success", "data"}, map[string]any{"success": openapi.Bool, "data": pageOf()}))
 		out["422"] = errResp("validation_failed")
 	case "GET " + APIPrefix + "/vacancies/:id":
-		out["200"] = ok("one open vacancy", obj([]string{"success", "data"}, map[string]any{"success": boolean, "data": ref("Vacancy")}))
+		out["200"] = ok("one open vacancy", openapi.Obj([]string{"success", "data"}, map[string]any{"success": openapi.Bool, "data": openapi.Ref("Vacancy")}))
 		out["404"] = errResp("not_found")
 	case "GET " + APIPrefix + "/health":
-		out["200"] = ok("partner API health", obj([]string{"status", "apiVersion"}, map[string]any{"status": str, "apiVersion": str}))
+		out["200"] = ok("partner API health", openapi.Obj([]string{"status", "apiVersion"}, map[string]any{"status": openapi.Str, "apiVersion": openapi.Str}))
 	case "GET " + PublicPrefix + "/rss/vacancies.xml":
 		out["200"] = typed("RSS 2.0 feed", "application/rss+xml")
 	case "GET " + PublicPrefix + "/widget.js":
@@ -150,55 +142,42 @@ func responsesFor(r server.Route) map[string]any {
 }
 
 func itemsOf(name string) map[string]any {
-	return obj([]string{"items"}, map[string]any{"items": map[string]any{"type": "array", "items": ref(name)}})
+	return openapi.Obj([]string{"items"}, map[string]any{"items": map[string]any{"type": "array", "items": openapi.Ref(name)}})
 }
 
 func pageOf() map[string]any {
-	return obj([]string{"items", "total", "limit", "offset"}, map[string]any{
-		"items": map[string]any{"type": "array", "items": ref("Vacancy")},
-		"total": integer, "limit": integer, "offset": integer,
+	return openapi.Obj([]string{"items", "total", "limit", "offset"}, map[string]any{
+		"items": map[string]any{"type": "array", "items": openapi.Ref("Vacancy")},
+		"total": openapi.Int64, "limit": openapi.Int64, "offset": openapi.Int64,
 	})
 }
 
-func obj(required []string, props map[string]any) map[string]any {
-	m := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		sort.Strings(required)
-		m["required"] = required
-	}
-	return m
-}
-
 var (
-	str      = map[string]any{"type": "string"}
-	integer  = map[string]any{"type": "integer", "format": "int64"}
-	boolean  = map[string]any{"type": "boolean"}
-	datetime = map[string]any{"type": "string", "format": "date-time"}
-	strings_ = map[string]any{"type": "array", "items": str}
+	strings_ = map[string]any{"type": "array", "items": openapi.Str}
 )
 
 var componentSchemas = map[string]any{
-	"CreateProjectRequest": obj([]string{"name"}, map[string]any{
-		"name": str, "description": str, "city": str, "url": map[string]any{"type": "string", "format": "uri"},
+	"CreateProjectRequest": openapi.Obj([]string{"name"}, map[string]any{
+		"name": openapi.Str, "description": openapi.Str, "city": openapi.Str, "url": map[string]any{"type": "string", "format": "uri"},
 	}),
-	"Project": obj([]string{"id", "name", "createdAt"}, map[string]any{
-		"id": str, "name": str, "description": str, "city": str, "url": str, "pageUrl": str, "createdAt": datetime,
+	"Project": openapi.Obj([]string{"id", "name", "createdAt"}, map[string]any{
+		"id": openapi.Str, "name": openapi.Str, "description": openapi.Str, "city": openapi.Str, "url": openapi.Str, "pageUrl": openapi.Str, "createdAt": openapi.DateTime,
 	}),
-	"CreateVacancyRequest": obj([]string{"projectId", "title", "description", "salary", "salaryCurrency", "city", "expiresAt"}, map[string]any{
-		"projectId": str, "title": str, "description": str,
+	"CreateVacancyRequest": openapi.Obj([]string{"projectId", "title", "description", "salary", "salaryCurrency", "city", "expiresAt"}, map[string]any{
+		"projectId": openapi.Str, "title": openapi.Str, "description": openapi.Str,
 		"salary":         map[string]any{"type": "integer", "format": "int64", "minimum": 1, "description": "minor units"},
 		"salaryCurrency": map[string]any{"type": "string", "pattern": "^[A-Z]{3}$"},
-		"skills":         strings_, "city": str, "expiresAt": datetime,
+		"skills":         strings_, "city": openapi.Str, "expiresAt": openapi.DateTime,
 	}),
-	"Vacancy": obj([]string{"id", "title", "description", "salary", "salaryCurrency", "skills", "city", "project", "url", "createdAt", "expiresAt"}, map[string]any{
-		"id": str, "title": str, "description": str, "salary": integer, "salaryCurrency": str, "skills": strings_, "city": str,
-		"project":   obj([]string{"id", "name"}, map[string]any{"id": str, "name": str}),
-		"url":       str,
+	"Vacancy": openapi.Obj([]string{"id", "title", "description", "salary", "salaryCurrency", "skills", "city", "project", "url", "createdAt", "expiresAt"}, map[string]any{
+		"id": openapi.Str, "title": openapi.Str, "description": openapi.Str, "salary": openapi.Int64, "salaryCurrency": openapi.Str, "skills": strings_, "city": openapi.Str,
+		"project":   openapi.Obj([]string{"id", "name"}, map[string]any{"id": openapi.Str, "name": openapi.Str}),
+		"url":       openapi.Str,
 		"status":    map[string]any{"type": "string", "enum": []string{"OPEN", "CLOSED", "EXPIRED"}},
-		"createdAt": datetime, "expiresAt": datetime, "closedAt": datetime,
+		"createdAt": openapi.DateTime, "expiresAt": openapi.DateTime, "closedAt": openapi.DateTime,
 	}),
-	"PartnerKey": obj([]string{"id", "createdAt"}, map[string]any{
-		"id": str, "key": map[string]any{"type": "string", "pattern": "^qb_pk_[A-Za-z0-9_-]{22,}$"},
-		"createdAt": datetime, "revokedAt": datetime,
+	"PartnerKey": openapi.Obj([]string{"id", "createdAt"}, map[string]any{
+		"id": openapi.Str, "key": map[string]any{"type": "string", "pattern": "^qb_pk_[A-Za-z0-9_-]{22,}$"},
+		"createdAt": openapi.DateTime, "revokedAt": openapi.DateTime,
 	}),
 }

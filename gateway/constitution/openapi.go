@@ -2,7 +2,6 @@ package constitution
 
 import (
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -54,7 +53,7 @@ func OpenAPI(routes []server.Route, prefix string) map[string]any {
 				params, _ := op["parameters"].([]any)
 				params = append(params,
 					map[string]any{"name": "limit", "in": "query", "schema": map[string]any{"type": "integer", "minimum": 1, "maximum": 200, "default": 50}},
-					map[string]any{"name": "cursor", "in": "query", "schema": str})
+					map[string]any{"name": "cursor", "in": "query", "schema": openapi.Str})
 				if rel == "/constitution-artifacts" {
 					params = append(params, map[string]any{"name": "regime", "in": "query", "schema": map[string]any{"type": "string", "enum": RegimeKeys()}})
 				}
@@ -74,12 +73,8 @@ var requestBodies = map[string]string{
 }
 
 func responsesFor(method, rel string, public bool) map[string]any {
-	ok := func(desc, schema string) map[string]any {
-		return map[string]any{"description": desc, "content": openapi.JSONContent(openapi.Ref(schema))}
-	}
-	errResp := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": openapi.JSONContent(openapi.Ref("Error"))}
-	}
+	ok := openapi.Answer
+	errResp := openapi.ErrorAnswer
 	out := map[string]any{}
 	switch method + " " + rel {
 	case "GET /public/regimes", "GET /public/presets", "GET /public/countries", "GET /public/sliders-spec":
@@ -95,7 +90,7 @@ func responsesFor(method, rel string, public bool) map[string]any {
 		out["200"] = ok("suggestions and the predicted result", "AISuggestResponse")
 	case "POST /ai-suggest-stream":
 		out["200"] = map[string]any{"description": "server-sent events: `progress` events, then one `result` event whose data is the AISuggestResponse",
-			"content": map[string]any{"text/event-stream": map[string]any{"schema": str}}}
+			"content": map[string]any{"text/event-stream": map[string]any{"schema": openapi.Str}}}
 	case "POST /pdf":
 		out["200"] = map[string]any{"description": "the report", "content": map[string]any{"application/pdf": map[string]any{"schema": map[string]any{"type": "string", "format": "binary"}}}}
 		out["404"] = errResp("not_found: no such scenario of the caller")
@@ -147,91 +142,79 @@ func responsesFor(method, rel string, public bool) map[string]any {
 	return out
 }
 
-func obj(required []string, props map[string]any) map[string]any {
-	m := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		sort.Strings(required)
-		m["required"] = required
-	}
-	return m
-}
-
 func intObj(keys []string) map[string]any {
 	props := map[string]any{}
 	for _, k := range keys {
 		props[k] = map[string]any{"type": "integer", "minimum": 0, "maximum": 100}
 	}
-	return obj(append([]string(nil), keys...), props)
+	return openapi.Obj(append([]string(nil), keys...), props)
 }
 
 var (
-	str      = map[string]any{"type": "string"}
-	integer  = map[string]any{"type": "integer", "format": "int64"}
-	datetime = map[string]any{"type": "string", "format": "date-time"}
-	strList  = map[string]any{"type": "array", "items": str}
+	strList  = map[string]any{"type": "array", "items": openapi.Str}
 	nullStr  = map[string]any{"type": "string", "nullable": true}
 	sliders  = intObj(schemas.SliderKeys)
 	metrics  = intObj(schemas.MetricKeys)
-	outcome  = obj([]string{"regime", "metrics"}, map[string]any{"regime": str, "metrics": metrics})
-	artifact = obj([]string{"id", "title", "sliders", "regime", "metrics"}, map[string]any{
-		"id": str, "userId": str, "scenarioId": nullStr, "title": str, "sliders": sliders, "regime": str, "metrics": metrics,
-		"tags": strList, "votes": integer, "commentCount": integer, "createdAt": datetime,
+	outcome  = openapi.Obj([]string{"regime", "metrics"}, map[string]any{"regime": openapi.Str, "metrics": metrics})
+	artifact = openapi.Obj([]string{"id", "title", "sliders", "regime", "metrics"}, map[string]any{
+		"id": openapi.Str, "userId": openapi.Str, "scenarioId": nullStr, "title": openapi.Str, "sliders": sliders, "regime": openapi.Str, "metrics": metrics,
+		"tags": strList, "votes": openapi.Int64, "commentCount": openapi.Int64, "createdAt": openapi.DateTime,
 	})
-	comment = obj([]string{"id", "userId", "text", "createdAt"}, map[string]any{"id": str, "userId": str, "text": str, "createdAt": datetime})
+	comment = openapi.Obj([]string{"id", "userId", "text", "createdAt"}, map[string]any{"id": openapi.Str, "userId": openapi.Str, "text": openapi.Str, "createdAt": openapi.DateTime})
 )
 
 func list(item map[string]any) map[string]any {
-	return obj([]string{"items", "nextCursor"}, map[string]any{"items": map[string]any{"type": "array", "items": item}, "nextCursor": nullStr})
+	return openapi.Obj([]string{"items", "nextCursor"}, map[string]any{"items": map[string]any{"type": "array", "items": item}, "nextCursor": nullStr})
 }
 
 var componentSchemas = map[string]any{
 	"Sliders": sliders,
 	"Metrics": metrics,
-	"ScenarioRequest": obj([]string{"title", "sliders"}, map[string]any{
-		"title": str, "sliders": sliders, "tags": strList,
+	"ScenarioRequest": openapi.Obj([]string{"title", "sliders"}, map[string]any{
+		"title": openapi.Str, "sliders": sliders, "tags": strList,
 		"regime":  map[string]any{"type": "string", "description": "ignored: computed by the server"},
 		"metrics": map[string]any{"type": "object", "description": "ignored: computed by the server"},
 	}),
-	"Scenario": obj([]string{"id", "title", "sliders", "regime", "metrics", "tags", "createdAt"}, map[string]any{
-		"id": str, "title": str, "sliders": sliders, "regime": str, "metrics": metrics, "tags": strList, "createdAt": datetime,
+	"Scenario": openapi.Obj([]string{"id", "title", "sliders", "regime", "metrics", "tags", "createdAt"}, map[string]any{
+		"id": openapi.Str, "title": openapi.Str, "sliders": sliders, "regime": openapi.Str, "metrics": metrics, "tags": strList, "createdAt": openapi.DateTime,
 	}),
 	"ScenarioList": list(map[string]any{"$ref": "#/components/schemas/Scenario"}),
-	"ScenarioRef": obj(nil, map[string]any{
+	"ScenarioRef": openapi.Obj(nil, map[string]any{
 		"scenarioId": map[string]any{"type": "string", "description": "a saved scenario of the caller; otherwise title and sliders are required"},
-		"title":      str, "sliders": sliders, "tags": strList,
+		"title":      openapi.Str, "sliders": sliders, "tags": strList,
 	}),
-	"AISuggestRequest": obj([]string{"sliders"}, map[string]any{
+	"AISuggestRequest": openapi.Obj([]string{"sliders"}, map[string]any{
 		"sliders":    sliders,
 		"goal":       map[string]any{"type": "string", "enum": schemas.MetricKeys},
 		"templateId": map[string]any{"type": "string", "description": "a template id from GET /public/presets (aiTemplates)"},
 	}),
-	"AISuggestResponse": obj([]string{"suggestions", "predicted", "source"}, map[string]any{
-		"suggestions": map[string]any{"type": "array", "items": obj([]string{"slider", "delta", "reason"}, map[string]any{
-			"slider": map[string]any{"type": "string", "enum": schemas.SliderKeys}, "delta": map[string]any{"type": "integer"}, "reason": str,
+	"AISuggestResponse": openapi.Obj([]string{"suggestions", "predicted", "source"}, map[string]any{
+		"suggestions": map[string]any{"type": "array", "items": openapi.Obj([]string{"slider", "delta", "reason"}, map[string]any{
+			"slider": map[string]any{"type": "string", "enum": schemas.SliderKeys}, "delta": map[string]any{"type": "integer"}, "reason": openapi.Str,
 		})},
 		"predicted": outcome, "current": outcome, "goal": nullStr, "templateId": nullStr,
 		"source":          map[string]any{"type": "string", "enum": []string{SourceBuiltin, SourceModel, SourceFallback}},
 		"fallbackReason":  map[string]any{"type": "string", "enum": []string{"model_timeout", "model_error", "model_invalid_response"}},
-		"aiRequestsUsed":  integer,
-		"aiRequestsLimit": integer,
+		"aiRequestsUsed":  openapi.Int64,
+		"aiRequestsLimit": openapi.Int64,
 	}),
-	"Plan": obj([]string{"plan", "aiRequestsUsed", "aiRequestsLimit", "periodEnd"}, map[string]any{
-		"plan": str, "aiRequestsUsed": integer, "aiRequestsLimit": integer, "periodStart": datetime, "periodEnd": datetime,
+	"Plan": openapi.Obj([]string{"plan", "aiRequestsUsed", "aiRequestsLimit", "periodEnd"}, map[string]any{
+		"plan": openapi.Str, "aiRequestsUsed": openapi.Int64, "aiRequestsLimit": openapi.Int64, "periodStart": openapi.DateTime, "periodEnd": openapi.DateTime,
 		"advisor": map[string]any{"type": "string", "enum": []string{SourceBuiltin, SourceModel}},
 	}),
 	"Artifact":     artifact,
 	"ArtifactList": list(map[string]any{"$ref": "#/components/schemas/Artifact"}),
-	"SimilarList": obj([]string{"items"}, map[string]any{"items": map[string]any{"type": "array", "items": map[string]any{
-		"allOf": []any{map[string]any{"$ref": "#/components/schemas/Artifact"}, obj([]string{"distance"}, map[string]any{"distance": map[string]any{"type": "number"}})},
+	"SimilarList": openapi.Obj([]string{"items"}, map[string]any{"items": map[string]any{"type": "array", "items": map[string]any{
+		"allOf": []any{map[string]any{"$ref": "#/components/schemas/Artifact"}, openapi.Obj([]string{"distance"}, map[string]any{"distance": map[string]any{"type": "number"}})},
 	}}}),
-	"Stats": obj([]string{"totalArtifacts", "byRegime"}, map[string]any{
-		"totalArtifacts": integer,
-		"byRegime":       map[string]any{"type": "array", "items": obj([]string{"regime", "count"}, map[string]any{"regime": str, "count": integer})},
+	"Stats": openapi.Obj([]string{"totalArtifacts", "byRegime"}, map[string]any{
+		"totalArtifacts": openapi.Int64,
+		"byRegime":       map[string]any{"type": "array", "items": openapi.Obj([]string{"regime", "count"}, map[string]any{"regime": openapi.Str, "count": openapi.Int64})},
 	}),
-	"Vote":           obj([]string{"artifactId", "votes", "voted"}, map[string]any{"artifactId": str, "votes": integer, "voted": map[string]any{"type": "boolean"}}),
-	"CommentRequest": obj([]string{"text"}, map[string]any{"text": map[string]any{"type": "string", "minLength": 1, "maxLength": maxCommentLen}}),
+	"Vote":           openapi.Obj([]string{"artifactId", "votes", "voted"}, map[string]any{"artifactId": openapi.Str, "votes": openapi.Int64, "voted": map[string]any{"type": "boolean"}}),
+	"CommentRequest": openapi.Obj([]string{"text"}, map[string]any{"text": map[string]any{"type": "string", "minLength": 1, "maxLength": maxCommentLen}}),
 	"Comment":        comment,
-	"Social": obj([]string{"votes", "voted", "comments"}, map[string]any{
-		"votes": integer, "voted": map[string]any{"type": "boolean"}, "comments": map[string]any{"type": "array", "items": comment},
+	"Social": openapi.Obj([]string{"votes", "voted", "comments"}, map[string]any{
+		"votes": openapi.Int64, "voted": map[string]any{"type": "boolean"}, "comments": map[string]any{"type": "array", "items": comment},
 	}),
 }

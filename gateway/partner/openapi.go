@@ -90,12 +90,8 @@ var requestBodies = map[string]string{
 }
 
 func responsesFor(method, path string) map[string]any {
-	errResp := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(ref("Error"))}
-	}
-	ok := func(desc, schema string) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(ref(schema))}
-	}
+	errResp := openapi.ErrorAnswer
+	ok := openapi.Answer
 	out := map[string]any{}
 	switch method + " " + path {
 	case "POST " + PrefixRights + "/royalties/verify-webhook":

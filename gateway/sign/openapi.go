@@ -20,17 +20,11 @@ func OpenAPI(routes []server.Route, prefix string, public map[string]bool) map[s
 		Title: "Signing",
 		Description: "Ed25519 signatures over the RFC 8785 canonical JSON of a payload object. " +
 			"Public keys are published as RFC 8037 JWKs for offline verification.",
-		Prefixes: []string{prefix},
-		Public:   func(_, path string) bool { return public[path] },
-		Schemas:  componentSchemas,
-		Operation: func(r server.Route, op map[string]any) {
-			op["responses"] = responsesFor(r.Method, r.Path)
-			if body, ok := requestBodies[r.Method+" "+r.Path]; ok {
-				op["requestBody"] = map[string]any{"required": true, "content": openapi.JSONContent(openapi.Ref(body))}
-			} else {
-				delete(op, "requestBody")
-			}
-		},
+		Prefixes:  []string{prefix},
+		Public:    func(_, path string) bool { return public[path] },
+		Schemas:   componentSchemas,
+		Bodies:    requestBodies,
+		Responses: responsesFor,
 	})
 }
 
@@ -40,13 +34,9 @@ var requestBodies = map[string]string{
 }
 
 func responsesFor(method, path string) map[string]any {
-	ref, content := openapi.Ref, openapi.JSONContent
-	errResp := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": content(ref("Error"))}
-	}
-	ok := func(desc, schema string) map[string]any {
-		return map[string]any{"description": desc, "content": content(ref(schema))}
-	}
+	content := openapi.JSONContent
+	errResp := openapi.ErrorAnswer
+	ok := openapi.Answer
 	out := map[string]any{}
 	switch method + " " + path {
 	case "POST " + Prefix + "/sign":
@@ -60,7 +50,7 @@ func responsesFor(method, path string) map[string]any {
 		out["404"] = errResp("not_found")
 	case "GET " + Prefix + "/keys":
 		out["200"] = map[string]any{"description": "the caller's keys", "content": content(map[string]any{
-			"type": "object", "properties": map[string]any{"items": map[string]any{"type": "array", "items": ref("Key")}}})}
+			"type": "object", "properties": map[string]any{"items": map[string]any{"type": "array", "items": openapi.Ref("Key")}}})}
 	case "POST " + Prefix + "/keys/rotate":
 		out["201"] = ok("the new active key", "Key")
 	default:
@@ -73,11 +63,8 @@ func responsesFor(method, path string) map[string]any {
 }
 
 var (
-	str      = map[string]any{"type": "string"}
-	boolean  = map[string]any{"type": "boolean"}
-	datetime = map[string]any{"type": "string", "format": "date-time"}
-	object   = map[string]any{"type": "object", "additionalProperties": true}
-	digest   = map[string]any{"type": "string", "pattern": "^[0-9a-f]{64}$"}
+	object = map[string]any{"type": "object", "additionalProperties": true}
+	digest = map[string]any{"type": "string", "pattern": "^[0-9a-f]{64}$"}
 )
 
 var componentSchemas = map[string]any{
@@ -86,20 +73,20 @@ var componentSchemas = map[string]any{
 	"SignResult": map[string]any{"type": "object", "required": []string{"payload", "signature", "algo", "createdAt"},
 		"properties": map[string]any{"payload": object, "signature": map[string]any{"type": "string",
 			"pattern": "^[0-9A-Za-z]+\\.[A-Za-z0-9_-]{86}$"}, "algo": map[string]any{"type": "string", "enum": []string{"Ed25519"}},
-			"keyId": str, "createdAt": datetime}},
+			"keyId": openapi.Str, "createdAt": openapi.DateTime}},
 	"VerifyRequest": map[string]any{"type": "object", "required": []string{"payload", "signature"},
-		"properties": map[string]any{"payload": object, "signature": str}},
+		"properties": map[string]any{"payload": object, "signature": openapi.Str}},
 	"VerifyResult": map[string]any{"type": "object", "required": []string{"valid", "expected", "provided"},
-		"properties": map[string]any{"valid": boolean, "expected": digest,
+		"properties": map[string]any{"valid": openapi.Bool, "expected": digest,
 			"provided": map[string]any{"type": "string", "pattern": "^[0-9a-f]{64}$", "nullable": true},
 			"keyId":    map[string]any{"type": "string", "nullable": true}}},
 	"Key": map[string]any{"type": "object", "required": []string{"keyId", "algo", "publicKey", "status", "jwk"},
-		"properties": map[string]any{"keyId": str, "algo": str, "publicKey": str,
+		"properties": map[string]any{"keyId": openapi.Str, "algo": openapi.Str, "publicKey": openapi.Str,
 			"status":    map[string]any{"type": "string", "enum": []string{"active", "retired"}},
-			"createdAt": datetime, "retiredAt": map[string]any{"type": "string", "format": "date-time", "nullable": true},
+			"createdAt": openapi.DateTime, "retiredAt": map[string]any{"type": "string", "format": "date-time", "nullable": true},
 			"previousKeyId": map[string]any{"type": "string", "nullable": true},
 			"jwk": map[string]any{"type": "object", "required": []string{"kty", "crv", "x"}, "properties": map[string]any{
 				"kty": map[string]any{"type": "string", "enum": []string{"OKP"}},
 				"crv": map[string]any{"type": "string", "enum": []string{"Ed25519"}},
-				"x":   str, "kid": str, "alg": str, "use": str}}}},
+				"x":   openapi.Str, "kid": openapi.Str, "alg": openapi.Str, "use": openapi.Str}}}},
 }
