@@ -1,17 +1,13 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -25,9 +21,6 @@ const buildXSSTitle = `<img src=x onerror=alert(1)>`
 // (no <img> element, no dialog) and links only to the vacancies' pages.
 // A missing Chromium fails the test: it is installed by `make test`.
 func TestBuildWidgetBrowser(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("the widget browser test needs Chromium at %s (Debian package chromium): %v", chromiumPath, err)
-	}
 	p := shared(t)
 	emp := p.Register(t, "build-widget")
 	proj := buildProject(t, p, emp, "widgetcorp")
@@ -70,39 +63,7 @@ func TestBuildWidgetBrowser(t *testing.T) {
 		t.Fatalf("the partner page must be on another origin: %s vs %s", partner.URL, p.BaseURL)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	dialogs := make(chan string, 8)
-	if err := chromedp.Listen(ctx, func(ev any) {
-		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			select {
-			case dialogs <- d.Message:
-			default:
-			}
-		}
-	}); err != nil {
-		t.Fatalf("listen: %v", err)
-	}
+	ctx, dialogs := headlessBrowser(t)
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(partner.URL),
 		chromedp.WaitReady(`#list[data-build-state="ready"]`),

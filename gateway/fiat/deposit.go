@@ -89,9 +89,15 @@ func (h *Handlers) listDeposits(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return depositPage(c, ds, page.Limit)
+}
+
+// depositPage answers one page of deposits, read with limit+1 rows so that
+// a further page shows as nextCursor.
+func depositPage(c *fiber.Ctx, ds []store.Deposit, limit int) error {
 	var next *string
-	if len(ds) > page.Limit {
-		ds = ds[:page.Limit]
+	if len(ds) > limit {
+		ds = ds[:limit]
 		cur := bind.Cursor(ds[len(ds)-1].ID)
 		next = &cur
 	}

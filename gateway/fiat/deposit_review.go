@@ -26,19 +26,7 @@ func (h *Handlers) listReviews(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(ds) > page.Limit {
-		ds = ds[:page.Limit]
-		cur := bind.Cursor(ds[len(ds)-1].ID)
-		next = &cur
-	}
-	items := make([]depositJSON, len(ds))
-	for i, d := range ds {
-		items[i] = depositJSON{ID: d.ID, DepositID: d.ID, WalletID: d.WalletID, Amount: d.Amount, Currency: d.Currency,
-			Status: d.Status, SessionID: d.SessionID, URL: d.URL, TransactionID: d.TransactionID,
-			CreatedAt: d.CreatedAt, CompletedAt: d.CompletedAt}
-	}
-	return c.JSON(fiber.Map{"items": items, "nextCursor": next})
+	return depositPage(c, ds, page.Limit)
 }
 
 type reviewRequest struct {
