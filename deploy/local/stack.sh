@@ -188,6 +188,9 @@ wal_level = minimal
 max_wal_senders = 0
 max_wal_size = 2GB
 checkpoint_timeout = 15min
+wal_compression = on
+# short OLTP statements: JIT compilation costs more than it saves
+jit = off
 logging_collector = off
 log_min_duration_statement = 1000
 log_line_prefix = '%m [%p] %q%u@%d '
