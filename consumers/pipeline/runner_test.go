@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -396,5 +397,75 @@ func TestConsumerThatLostItsOffsetsAppliesNothingTwice(t *testing.T) {
 	runGroup("group-without-offsets")
 	if got := total(t, pool); got != want {
 		t.Fatalf("total after re-reading the topic = %d, want %d: commands applied twice", got, want)
+	}
+}
+
+// TestCommandWithBadTextIsRefusedWithoutSplittingItsBatch: a command whose
+// data holds a NUL character is answered 422 on its own, without reaching
+// Postgres (which would fail the whole batch) and without the DLQ; the
+// commands around it are applied.
+func TestCommandWithBadTextIsRefusedWithoutSplittingItsBatch(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	bad := command(t, "nul", 40)
+	bad.Env.Data = []byte(`{"amount":40,"memo":"a\u0000b"}`)
+	bad.Env.ReplyTo = "gw-test"
+	bad.Env.CorrelationID = "corr-nul"
+	for _, c := range []commands.Command{command(t, "before", 30), bad, command(t, "after", 50)} {
+		rec, err := topics.Record(c.Topic, c.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRunner(t, pool, brokers, nil)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+	replies, err := topics.NewClient(brokers, kgoConsume(topics.GatewayReplies)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replies.Close()
+	var reply *schemas.Reply
+	for reply == nil && ctx.Err() == nil {
+		replies.PollFetches(ctx).EachRecord(func(rec *kgo.Record) {
+			env, err := schemas.Decode(rec.Value)
+			if err == nil && env.CorrelationID == "corr-nul" {
+				rep, _ := schemas.DataAs[schemas.Reply](env)
+				reply = &rep
+			}
+		})
+	}
+	for ctx.Err() == nil {
+		if lag, err := topics.Lag(ctx, cl, "test-group", topics.FiatCommands); err == nil && lag == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	<-done
+	if reply == nil || reply.Status != 422 || !strings.Contains(string(reply.Body), `"data.memo"`) {
+		t.Fatalf("reply to the command with a NUL = %+v", reply)
+	}
+	if got := total(t, pool); got != 80 {
+		t.Fatalf("total = %d, want 80 (the commands around the refused one applied)", got)
+	}
+	end, err := topics.EndOffsets(ctx, cl, topics.DLQ(topics.FiatCommands))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range end {
+		if n != 0 {
+			t.Fatalf("the refused command was parked on the DLQ")
+		}
 	}
 }
