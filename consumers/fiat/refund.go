@@ -161,8 +161,9 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 	from, to := b.wallets[fromID], b.wallets[toID]
 	if from == nil || to == nil || fromID != r.FromWalletID || toID != r.CustomerWalletID || from.Currency != to.Currency {
 		// The gateway names the wallets of the payment; a mismatch is a
-		// stale or forged command, retried by the client.
-		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the wallets of the payment are unavailable", nil)
+		// forged command and a permanent one: a final 404, never a 503
+		// that would be stored as the key's answer.
+		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "the wallets of the payment are not the ones named", nil)
 	}
 	if from.Status != store.StatusActive {
 		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "your wallet is "+from.Status, nil)
