@@ -1,29 +1,20 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
-
-// chromiumPath is Debian's Chromium, installed by `make test`.
-const chromiumPath = "/usr/bin/chromium"
 
 // TestFiatPayPageBrowser drives the HTML pay page of a payment request in
 // headless Chromium: log in with e-mail and password, pick the wallet, pay,
 // and see the paid state; the API then reports the request paid. The PNG
 // screenshot goes to PAYPAGE_SCREENSHOT_DIR when set (else a temp dir).
 func TestFiatPayPageBrowser(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("headless browser test needs Chromium at %s: %v", chromiumPath, err)
-	}
 	p := shared(t)
 	recv, recvWallet := commerceFunded(t, p, "paypage-receiver", 0)
 	payer, payerWallet := commerceFunded(t, p, "paypage-payer", 20_000)
@@ -31,41 +22,7 @@ func TestFiatPayPageBrowser(t *testing.T) {
 	req := createRequest(t, p, recv, map[string]any{"walletId": recvWallet, "amount": 12_345, "description": desc})
 	token, payURL := req["token"].(string), req["payUrl"].(string)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(900, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-
-	dialogs := make(chan string, 4)
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	if err := chromedp.Listen(ctx, func(ev any) {
-		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			select {
-			case dialogs <- d.Message:
-			default:
-			}
-		}
-	}); err != nil {
-		t.Fatalf("listen: %v", err)
-	}
+	ctx, dialogs := headlessBrowser(t, chromedp.WindowSize(900, 900))
 	text := func(sel string) string {
 		t.Helper()
 		v, err := chromedp.Run(ctx, chromedp.Text(sel))

@@ -389,7 +389,8 @@ func TestGovNotFoundAndBadInput(t *testing.T) {
 	p := shared(t)
 	admin := p.RegisterEmail(t, harness.GovAdminEmail)
 	u := p.Register(t, "gov-bad")
-	for _, id := range []string{"2ZZZZZZZZZZZZZZZZZZZZZZZZZZ", "nope", "%00", "1%27%20OR%201=1"} {
+	govWantError(t, p.Get(t, "/api/gov/proposals/%00", ""), http.StatusUnprocessableEntity, "validation_failed")
+	for _, id := range []string{"2ZZZZZZZZZZZZZZZZZZZZZZZZZZ", "nope", "1%27%20OR%201=1"} {
 		govWantError(t, p.Get(t, "/api/gov/proposals/"+id, ""), http.StatusNotFound, "not_found")
 		govWantError(t, p.Get(t, "/api/gov/proposals/"+id+"/votes", ""), http.StatusNotFound, "not_found")
 		govWantError(t, govVote(t, p, u.Token, id, map[string]any{"choice": "yes"}), http.StatusNotFound, "not_found")
@@ -400,7 +401,7 @@ func TestGovNotFoundAndBadInput(t *testing.T) {
 	}
 	govWantError(t, p.Get(t, "/api/gov/proposals?status=passed", ""), http.StatusUnprocessableEntity, "validation_failed")
 	for _, cursor := range []string{"AA", "%21%21", "bm9wZQ"} { // NUL, not base64, "nope"
-		govWantError(t, p.Get(t, "/api/gov/proposals?cursor="+cursor, ""), http.StatusUnprocessableEntity, "validation_failed")
+		govWantError(t, p.Get(t, "/api/gov/proposals?cursor="+cursor, ""), http.StatusBadRequest, "invalid_cursor")
 	}
 	for _, body := range []map[string]any{
 		{}, {"title": "t", "category": "c", "voteMode": "plurality"},
@@ -580,5 +581,54 @@ func TestGovStatsHealthAndOpenAPI(t *testing.T) {
 	p.Get(t, "/api/openapi.json", "").Decode(t, &full)
 	if full.Paths["/api/gov/proposals/{id}/votes"] == nil {
 		t.Fatal("/api/openapi.json lacks the gov paths")
+	}
+}
+
+// A proposal created with an Idempotency-Key is created once: a retry with
+// the same body answers the original, a different body is 409.
+func TestGovCreateIdempotencyKey(t *testing.T) {
+	p := shared(t)
+	u := p.Register(t, "gov-idem")
+	body := map[string]any{"title": "Once", "category": "misc-idem", "voteMode": "yes-no-abstain"}
+	post := func(b any) harness.Response {
+		return p.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/gov/proposals", Token: u.Token, Body: b,
+			Headers: map[string]string{"Idempotency-Key": "gov-key-1"}})
+	}
+	first, second := post(body), post(body)
+	if first.Status != http.StatusCreated || second.Status != http.StatusCreated || string(first.Body) != string(second.Body) ||
+		second.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: %d %s / %d %s %v", first.Status, first.Body, second.Status, second.Body, second.Header)
+	}
+	govWantError(t, post(map[string]any{"title": "Other", "category": "misc-idem", "voteMode": "yes-no-abstain"}),
+		http.StatusConflict, "idempotency_key_reused")
+	var list struct {
+		Items []govProposal `json:"items"`
+	}
+	p.Get(t, "/api/gov/proposals?authorUserId="+u.ID, "").Decode(t, &list)
+	if len(list.Items) != 1 {
+		t.Fatalf("%d proposals", len(list.Items))
+	}
+}
+
+// A closed proposal reads back with the tally exactly as the close answered.
+func TestGovFrozenTallyReadsBackVerbatim(t *testing.T) {
+	p := shared(t)
+	admin := p.RegisterEmail(t, harness.GovAdminEmail)
+	u := p.Register(t, "gov-frozen")
+	pr := govCreate(t, p, u.Token, map[string]any{"title": "Freeze", "category": "misc-frozen",
+		"voteMode": "ranked-choice", "options": []string{"B", "A", "C"}})
+	govAct(t, p, admin.Token, pr.ID, "open", http.StatusOK)
+	for _, rk := range [][]string{{"A", "B", "C"}, {"B", "A", "C"}, {"C", "A", "B"}} {
+		if r := govVote(t, p, p.Register(t, "gov-frozen-v").Token, pr.ID, map[string]any{"ranking": rk}); r.Status != http.StatusCreated {
+			t.Fatalf("vote: %d %s", r.Status, r.Body)
+		}
+	}
+	closed := govAct(t, p, admin.Token, pr.ID, "close", http.StatusOK)
+	if got := govGet(t, p, pr.ID); string(got.Tally) != string(closed.Tally) {
+		t.Fatalf("read back %s\nclose said %s", got.Tally, closed.Tally)
+	}
+	// A, B and C tie in round one: C, listed last, goes; its ballot makes A the majority.
+	if tl := closed.tally(t); tl.Leader == nil || *tl.Leader != "A" || tl.num("A") != "2" {
+		t.Fatalf("tally %s", closed.Tally)
 	}
 }

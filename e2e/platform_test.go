@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +70,7 @@ func TestCrossCuttingHTTP(t *testing.T) {
 
 	// Announce a body over the 1 MiB limit and read the answer without
 	// sending it: the server refuses on the Content-Length alone.
-	status, header, body := postHeadersOnly(t, p.BaseURL, "/api/auth/register", 2<<20)
+	status, header, body := announceBody(t, p.BaseURL, http.MethodPost, "/api/auth/register", "", 2<<20)
 	if status != http.StatusBadRequest || !strings.Contains(body, `"payload_too_large"`) {
 		t.Fatalf("big body: %d %s", status, body)
 	}
@@ -115,27 +111,6 @@ func TestEmbeddedKafkaSurvivesRestart(t *testing.T) {
 
 // postHeadersOnly sends only the headers of a JSON POST announcing length bytes and
 // returns the status and body of the answer.
-func postHeadersOnly(t *testing.T, base, path string, length int) (int, http.Header, string) {
-	t.Helper()
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, u.Host, length)
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("read answer: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
-}
 
 func countEvents(t *testing.T, addr, key string) int {
 	t.Helper()

@@ -86,3 +86,18 @@ func DataAs[T any](env Envelope) (T, error) {
 	}
 	return v, nil
 }
+
+// IsID reports whether s has the shape of the ids NewID makes (a ksuid: 27
+// base62 characters). A path or body value of another shape names nothing.
+func IsID(s string) bool {
+	if len(s) != 27 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,6 +1,9 @@
 package schemas
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Fiat command types, sent on fiat.commands keyed by the wallet whose balance
 // the command debits (or, for a credit-only command, credits).
@@ -58,6 +61,9 @@ var fiatVersions = map[string]int{
 	TypeRequestPaid:        1,
 	TypeRequestExpired:     1,
 	TypeMerchantCharged:    1,
+
+	TypeFiatRefund:    1,
+	TypeRefundCreated: 1,
 }
 
 // FiatTransfer is the data of a TypeFiatTransfer command. The gateway has
@@ -104,11 +110,16 @@ type FiatWithdraw struct {
 
 // FiatPayoutRequest is the data of a TypeFiatPayoutRequest command.
 type FiatPayoutRequest struct {
-	PayoutID    string `json:"payoutId"`
-	WalletID    string `json:"walletId"`
-	UserID      string `json:"userId"`
-	Amount      int64  `json:"amount"`
+	PayoutID string `json:"payoutId"`
+	WalletID string `json:"walletId"`
+	UserID   string `json:"userId"`
+	Amount   int64  `json:"amount"`
+	// BankAccount is sealed (storage/sealed) before it leaves the gateway:
+	// neither the command topic nor the database holds it in clear.
 	BankAccount string `json:"bankAccount"`
+	// BankAccountHint is what memos and the audit show: the last four
+	// characters.
+	BankAccountHint string `json:"bankAccountHint,omitempty"`
 }
 
 // FiatPayoutDecide is the data of a TypeFiatPayoutDecide command.
@@ -215,4 +226,72 @@ type RequestExpired struct {
 	Views     int       `json:"views"`
 	MaxViews  int       `json:"maxViews"`
 	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// Refunds: a merchant refunds a charge, a requester a paid payment request,
+// partially or fully, never beyond what was paid.
+const (
+	// TypeFiatRefund moves a refund from the payee's wallet back to the
+	// paying wallet; keyed by the paying (customer) wallet.
+	TypeFiatRefund = "fiat.refund"
+	// TypeRefundCreated is the event of a settled refund on events.fiat.
+	TypeRefundCreated = "refund.created"
+)
+
+// Refund sources.
+const (
+	RefundSourceCharge  = "charge"
+	RefundSourceRequest = "request"
+)
+
+// FiatRefund is the data of a TypeFiatRefund command. The gateway has
+// checked that RefunderUserID owns the charge (its merchant) or the request
+// (its creator) and named the two wallets of the original payment, so the
+// batch locks them; the consumer re-checks everything under the row locks
+// and decides the amount against what remains refundable. Amount 0 refunds
+// the whole remaining amount.
+type FiatRefund struct {
+	RefundID         string `json:"refundId"`
+	Source           string `json:"source"`
+	ChargeID         string `json:"chargeId,omitempty"`
+	RequestID        string `json:"requestId,omitempty"`
+	RefunderUserID   string `json:"refunderUserId"`
+	FromWalletID     string `json:"fromWalletId"`
+	CustomerWalletID string `json:"customerWalletId"`
+	Amount           int64  `json:"amount,omitempty"`
+	Reason           string `json:"reason,omitempty"`
+}
+
+// Validate checks the command's own fields.
+func (r FiatRefund) Validate() error {
+	switch {
+	case r.RefundID == "" || r.RefunderUserID == "" || r.FromWalletID == "" || r.CustomerWalletID == "":
+		return errors.New("refund: missing id, refunder or wallet")
+	case r.Source == RefundSourceCharge && r.ChargeID == "", r.Source == RefundSourceRequest && r.RequestID == "":
+		return errors.New("refund: missing source id")
+	case r.Source != RefundSourceCharge && r.Source != RefundSourceRequest:
+		return errors.New("refund: unknown source")
+	case r.Amount < 0:
+		return errors.New("refund: negative amount")
+	}
+	return nil
+}
+
+// RefundCreated is the data of refund.created.
+type RefundCreated struct {
+	RefundID         string    `json:"refundId"`
+	Source           string    `json:"source"`
+	ChargeID         string    `json:"chargeId,omitempty"`
+	RequestID        string    `json:"requestId,omitempty"`
+	RequestToken     string    `json:"requestToken,omitempty"`
+	TransactionID    string    `json:"transactionId"`
+	MerchantUserID   string    `json:"merchantUserId"`
+	MerchantWalletID string    `json:"merchantWalletId"`
+	CustomerUserID   string    `json:"customerUserId"`
+	CustomerWalletID string    `json:"customerWalletId"`
+	Amount           int64     `json:"amount"`
+	Currency         string    `json:"currency"`
+	Reason           string    `json:"reason"`
+	RefundedTotal    int64     `json:"refundedTotal"`
+	CreatedAt        time.Time `json:"createdAt"`
 }

@@ -22,6 +22,7 @@ const (
 	LedgerKindTransfer   = "fiat:transfer"
 	LedgerKindDeposit    = "fiat:deposit"
 	LedgerKindWithdrawal = "fiat:withdrawal"
+	LedgerKindRefund     = "fiat:refund"
 	LedgerKindMaskCharge = "mask:charge"
 	LedgerKindDonation   = "charity:donation"
 	LedgerKindGovernance = "gov:decision"

@@ -7,11 +7,16 @@ var moduleVersions = []map[string]int{
 	replyVersions,
 	identityVersions,
 	fiatVersions,
+	fiatReviewVersions,
 	maskVersions,
 	ledgerVersions,
 	reputationVersions,
 	govVersions,
 	charityVersions,
+	partnerVersions,
+	constitutionVersions,
+	tradeVersions,
+	buildVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

@@ -62,3 +62,27 @@ func EndOffsets(ctx context.Context, cl *kgo.Client, topic string) (map[int32]in
 	}
 	return out, nil
 }
+
+// Lag returns how many records of topic the consumer group has not yet
+// committed past, summed over partitions (a partition without a commit
+// counts all its records). Zero means the group has applied everything
+// produced so far: the signal tests wait on instead of sleeping.
+func Lag(ctx context.Context, cl *kgo.Client, group, topic string) (int64, error) {
+	ends, err := EndOffsets(ctx, cl, topic)
+	if err != nil {
+		return 0, err
+	}
+	committed, err := kadm.NewClient(cl).FetchOffsetsForTopics(ctx, group, topic)
+	if err != nil {
+		return 0, fmt.Errorf("committed offsets of %s on %s: %w", group, topic, err)
+	}
+	var lag int64
+	for p, end := range ends {
+		if c, ok := committed.Lookup(topic, p); ok && c.At >= 0 {
+			lag += max(end-c.At, 0)
+		} else {
+			lag += end
+		}
+	}
+	return lag, nil
+}

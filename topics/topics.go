@@ -30,6 +30,9 @@ const (
 	EventsCharity    = "events.charity"
 	EventsTrade      = "events.trade"
 	EventsPartner    = "events.partner"
+	EventsBuild      = "events.build"
+	// EventsConstitution carries the constitution and planet events, keyed by user id.
+	EventsConstitution = "events.constitution"
 )
 
 // Consumer group names. Renaming a group makes it start over from the
@@ -42,6 +45,7 @@ const (
 	GroupLedger     = "ledger-appender"
 	GroupSink       = "clickhouse-sink"
 	GroupWebhooks   = "webhook-dispatcher"
+	GroupTrade      = "trade-applier"
 )
 
 // Spec describes one topic.
@@ -57,7 +61,7 @@ const week = 7 * 24 * 3600 * 1000
 // EventTopics lists every events.* topic.
 func EventTopics() []string {
 	return []string{EventsIdentity, EventsFiat, EventsMask, EventsLedger, EventsReputation,
-		EventsGov, EventsCharity, EventsTrade, EventsPartner}
+		EventsGov, EventsCharity, EventsTrade, EventsPartner, EventsConstitution, EventsBuild}
 }
 
 // All returns every topic the platform uses, including one DLQ per source

@@ -27,6 +27,7 @@ import (
 	"github.com/fintech/platform/storage/clickhouse"
 	identitystore "github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres"
+	"github.com/fintech/platform/storage/sealed"
 	"github.com/fintech/platform/topics"
 )
 
@@ -56,6 +57,8 @@ type app struct {
 	embedded *topics.Embedded
 	metrics  *cpipeline.Metrics
 	ch       driver.Conn
+	// vault seals the personal and secret values kept at rest.
+	vault *sealed.Keyring
 
 	bus     *commands.Bus
 	tokens  *auth.Tokens
@@ -76,8 +79,13 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.maskModule,
 		a.govModule,
 		a.charityModule,
+		a.tradeModule,
+		a.signModule,
 		a.sinkModule,
 		a.webhooksModule,
+		a.partnerModule,
+		a.constitutionModule,
+		a.buildModule,
 	}
 }
 
@@ -107,6 +115,11 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 	}
 	a := &app{cfg: cfg, log: newLogger(cfg.LogLevel), now: time.Now, reg: prometheus.NewRegistry()}
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	vault, err := sealed.NewKeyring("DATA_ENCRYPTION_KEY", "data", strings.Split(cfg.DataKey, ",")...)
+	if err != nil {
+		return nil, err
+	}
+	a.vault = vault
 	a.metrics = cpipeline.NewMetrics(a.reg)
 
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
@@ -226,7 +239,7 @@ func (a *app) close() {
 // groupNames lists the consumer groups `platform consume` accepts.
 func groupNames() string {
 	names := []string{topics.GroupFiat, topics.GroupMask, topics.GroupReputation, topics.GroupLedger,
-		topics.GroupSink, topics.GroupWebhooks}
+		topics.GroupSink, topics.GroupWebhooks, topics.GroupTrade}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }

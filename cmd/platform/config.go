@@ -34,25 +34,47 @@ type Config struct {
 	ProcessorHook  string        // PROCESSOR_WEBHOOK_SECRET
 	ProcessorKey   string        // PROCESSOR_API_KEY
 	SigningKey     string        // SIGNING_MASTER_KEY
+	// DataKey encrypts KYC document numbers, bank accounts and webhook
+	// secrets at rest (DATA_ENCRYPTION_KEY; "new,old" rotates).
+	DataKey        string
+	Partner        PartnerSecrets
 	WebhookRetry   []time.Duration
 	WebhookTimeout time.Duration
 	WebhookPrivate bool
 	RateLimits     ratelimit.Limits
 	KYCAutoApprove bool
 	LedgerAudit    time.Duration // LEDGER_AUDIT_INTERVAL
-	CommandTimeout time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
-	DBMaxConns     int           // DB_MAX_CONNS
-	LogLevel       string        // LOG_LEVEL: debug, info, warn, error
-	Environment    string        // PLATFORM_ENV
-	PprofAddr      string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
-	ReconcileURL   string        // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
-	ReconcileKey   string        // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
-	SMTPURL        string        // SMTP_URL: smtp(s)://user:pass@host:port?from=…; empty writes mail to the log and DATA_DIR/mail
-	MetricsAddr    string        // METRICS_ADDR: the Prometheus /metrics listener, loopback by default
+	// LedgerVerifyCache is how long GET /api/ledger/chain/verify answers
+	// from the last walk at the same chain head (LEDGER_VERIFY_CACHE; 0s
+	// walks every time).
+	LedgerVerifyCache time.Duration
+	CommandTimeout    time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
+	DBMaxConns        int           // DB_MAX_CONNS
+	LogLevel          string        // LOG_LEVEL: debug, info, warn, error
+	Environment       string        // PLATFORM_ENV
+	PprofAddr         string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
+	ReconcileURL      string        // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
+	ReconcileKey      string        // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
+	SMTPURL           string        // SMTP_URL: smtp(s)://user:pass@host:port?from=…; empty writes mail to the log and DATA_DIR/mail
+	MetricsAddr       string        // METRICS_ADDR: the Prometheus /metrics listener, loopback by default
 	// ProcessedRetention is how long applied-command ids are kept
 	// (PROCESSED_RETENTION); never shorter than the command topics' retention.
 	ProcessedRetention time.Duration
 	Caps               Caps
+	BuildPlanLimit     int           // BUILD_PLAN_VACANCY_LIMIT: open vacancies per employer
+	AIURL              string        // AI_API_URL: OpenAI-compatible base URL; empty = built-in advisor
+	AIKey              string        // AI_API_KEY
+	AIModel            string        // AI_MODEL
+	AIMonthlyLimit     int64         // AI_MONTHLY_LIMIT: AI requests per user per calendar month
+	AITimeout          time.Duration // AI_TIMEOUT: bound on one call to the AI endpoint
+}
+
+// PartnerSecrets authenticate the inbound partner webhooks (rights, chess,
+// cert); an empty secret never matches.
+type PartnerSecrets struct {
+	HMAC                string // PARTNER_WEBHOOK_SECRET
+	Rights, Chess, Cert string // RIGHTS_SECRET, CHESS_SECRET, CERT_SECRET (legacy headers)
+	RequireHMAC         bool   // WEBHOOK_REQUIRE_HMAC: 1 disables the legacy headers
 }
 
 // Caps are the pre-KYC limits of decisions.md, in minor units.
@@ -149,6 +171,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ProcessorHook:  r.str("PROCESSOR_WEBHOOK_SECRET", ""),
 		ProcessorKey:   r.str("PROCESSOR_API_KEY", ""),
 		SigningKey:     r.str("SIGNING_MASTER_KEY", ""),
+		DataKey:        r.str("DATA_ENCRYPTION_KEY", ""),
 		WebhookTimeout: r.duration("WEBHOOK_TIMEOUT", 10*time.Second),
 		WebhookPrivate: r.flag("WEBHOOK_ALLOW_PRIVATE"),
 		RateLimits: ratelimit.Limits{
@@ -170,6 +193,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		SMTPURL:            r.str("SMTP_URL", ""),
 		MetricsAddr:        r.str("METRICS_ADDR", "127.0.0.1:9464"),
 		ProcessedRetention: r.duration("PROCESSED_RETENTION", topics.CommandRetention()),
+		AIURL:              r.str("AI_API_URL", ""),
+		AIKey:              r.str("AI_API_KEY", ""),
+		AIModel:            r.str("AI_MODEL", ""),
+		AIMonthlyLimit:     r.integer("AI_MONTHLY_LIMIT", 100, 0),
+		AITimeout:          r.duration("AI_TIMEOUT", 20*time.Second),
+		BuildPlanLimit:     int(r.integer("BUILD_PLAN_VACANCY_LIMIT", 5, 1)),
 		Caps: Caps{
 			PerTransfer:  r.integer("FIAT_CAP_PER_TRANSFER", 10_000_000, 1),
 			DailyDeposit: r.integer("FIAT_CAP_DAILY_DEPOSIT", 50_000_000, 1),
@@ -177,6 +206,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		},
 	}
 	c.WebhookRetry = r.schedule("WEBHOOK_RETRY_SCHEDULE", "0s,5m,30m,2h,8h")
+	c.LedgerVerifyCache = time.Minute
+	if s := r.str("LEDGER_VERIFY_CACHE", ""); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			r.fail("LEDGER_VERIFY_CACHE", "%q is not a duration such as 1m (0s disables the cache)", s)
+		} else {
+			c.LedgerVerifyCache = d
+		}
+	}
+	c.Partner = PartnerSecrets{HMAC: r.str("PARTNER_WEBHOOK_SECRET", ""), Rights: r.str("RIGHTS_SECRET", ""),
+		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC")}
 	if c.ReputationKey != "" && len(c.ReputationKey) < 32 {
 		r.fail("REPUTATION_SERVICE_KEY", "must be at least 32 characters")
 	}
@@ -197,6 +237,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.Environment == "production" && c.ProcessorKey == "" {
 		r.fail("PROCESSOR_API_KEY", "required when PLATFORM_ENV=production: the embedded test processor signs deposits itself and must not run in production")
+	}
+	if c.AIURL != "" {
+		if u, err := url.Parse(c.AIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			r.fail("AI_API_URL", "%q is not an http(s) URL such as https://api.openai.com/v1", c.AIURL)
+		}
+		if c.AIModel == "" {
+			r.fail("AI_MODEL", "is required when AI_API_URL is set")
+		}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -251,6 +299,7 @@ func (c *Config) loadSecrets() error {
 		{"LEDGER_SALT", &c.LedgerSalt, ""},
 		{"PROCESSOR_WEBHOOK_SECRET", &c.ProcessorHook, "whsec_"},
 		{"SIGNING_MASTER_KEY", &c.SigningKey, ""},
+		{"DATA_ENCRYPTION_KEY", &c.DataKey, ""},
 	} {
 		if *s.dst != "" {
 			continue

@@ -27,6 +27,10 @@ func TestLoadConfig(t *testing.T) {
 		{"production with a real processor", map[string]string{"PLATFORM_ENV": "production", "PROCESSOR_API_KEY": "sk_live_x"}, ""},
 		{"applied ids forgotten before the topics forget commands", map[string]string{"PROCESSED_RETENTION": "24h"}, "PROCESSED_RETENTION"},
 		{"applied ids kept longer than the topics", map[string]string{"PROCESSED_RETENTION": "240h"}, ""},
+		{"ai url without model", map[string]string{"AI_API_URL": "https://api.example.com/v1"}, "AI_MODEL"},
+		{"bad ai url", map[string]string{"AI_API_URL": "api.example.com", "AI_MODEL": "m"}, "AI_API_URL"},
+		{"negative ai limit", map[string]string{"AI_MONTHLY_LIMIT": "-1"}, "AI_MONTHLY_LIMIT"},
+		{"zero vacancy plan", map[string]string{"BUILD_PLAN_VACANCY_LIMIT": "0"}, "BUILD_PLAN_VACANCY_LIMIT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,7 +40,7 @@ func TestLoadConfig(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if cfg.JWTTTL != 168*time.Hour || cfg.RateLimits.Money != 30 || len(cfg.WebhookRetry) != 5 {
+				if cfg.JWTTTL != 168*time.Hour || cfg.RateLimits.Money != 30 || len(cfg.WebhookRetry) != 5 || cfg.BuildPlanLimit != 5 {
 					t.Fatalf("defaults: %+v", cfg)
 				}
 				return

@@ -34,6 +34,7 @@ func (a *app) fiatModule() (module, error) {
 				ProcessorKey:         a.cfg.ProcessorKey,
 				KYCAutoApprove:       a.cfg.KYCAutoApprove,
 				Admin:                a.requireAdmin(a.cfg.Admins.Fiat),
+				Vault:                a.vault,
 				Routes:               a.server.Routes,
 				Caps:                 caps,
 				ReconcileAlertURL:    a.cfg.ReconcileURL,

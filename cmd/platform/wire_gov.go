@@ -1,6 +1,7 @@
 package main
 
 import (
+	cledger "github.com/fintech/platform/consumers/ledger"
 	ggov "github.com/fintech/platform/gateway/gov"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/storage/clickhouse"
@@ -27,4 +28,10 @@ func (a *app) govModule() (module, error) {
 			return nil
 		},
 	}, nil
+}
+
+// govLedgerSource lets `platform ledger reanchor` append the gov:decision
+// entry of any closed proposal that lacks one.
+func govLedgerSource() cledger.Source {
+	return cledger.SQLSource{Label: "governance decisions", Table: "gov_proposals", Query: sgov.MissingDecisionsSQL}
 }

@@ -21,7 +21,7 @@ func (a *app) ledgerModule() (module, error) {
 			h, err := gwledger.NewHandlers(gwledger.Deps{
 				DB: a.pool, Reads: ledgerstore.NewStore(a.pool), Verifier: verifier,
 				Stats: clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
-				Bus:   a.bus, Tokens: a.tokens, Now: a.now, Routes: a.server.Routes,
+				Bus:   a.bus, Tokens: a.tokens, Now: a.now, Routes: a.server.Routes, VerifyCache: a.cfg.LedgerVerifyCache,
 			})
 			if err != nil {
 				return err

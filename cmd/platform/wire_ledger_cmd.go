@@ -66,7 +66,7 @@ SELECT coalesce(nullif(d.ledger_entry_id, ''), '') AS entry_id,
                          'feeMinor', t.fee)::text AS meta
 FROM fiat_transactions t
 LEFT JOIN fiat_deposits d ON d.transaction_id = t.id AND t.kind = 'deposit'
-WHERE t.kind IN ('transfer', 'deposit', 'withdrawal', 'merchant_charge', 'request_payment') AND t.status = 'completed'
+WHERE t.kind IN ('transfer', 'deposit', 'withdrawal', 'merchant_charge', 'request_payment', 'refund') AND t.status = 'completed'
   AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'fiat:' || t.kind AND e.source_id = t.id)
 ORDER BY t.created_at, t.id`,
 		},
@@ -88,5 +88,6 @@ WHERE c.status = 'authorized'
 ORDER BY c.created_at, c.id`,
 		},
 		charityLedgerSource(),
+		govLedgerSource(),
 	}
 }

@@ -21,7 +21,7 @@ func (a *app) webhooksModule() (module, error) {
 	sched, err := dispatch.NewScheduler(dispatch.SchedulerConfig{
 		Schedule: a.cfg.WebhookRetry,
 		Timeout:  a.cfg.WebhookTimeout,
-	}, st, dispatch.NewSender(a.cfg.WebhookTimeout, a.cfg.WebhookPrivate, a.now), a.reg, a.log, a.now)
+	}, st, dispatch.NewSender(a.cfg.WebhookTimeout, a.cfg.WebhookPrivate, a.vault, a.now), a.reg, a.log, a.now)
 	if err != nil {
 		return module{}, err
 	}
@@ -37,7 +37,7 @@ func (a *app) webhooksModule() (module, error) {
 				return err
 			}
 			h, err := gwebhooks.NewHandlers(gwebhooks.Config{
-				Store: st, Stream: hub, Waker: sched, Tokens: a.tokens, Admin: a.requireAdmin(a.cfg.Admins.Fiat),
+				Store: st, Stream: hub, Waker: sched, Tokens: a.tokens, Admin: a.requireAdmin(a.cfg.Admins.Fiat), Vault: a.vault,
 				AllowPrivate: a.cfg.WebhookPrivate, Now: a.now,
 			})
 			if err != nil {

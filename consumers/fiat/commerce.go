@@ -130,7 +130,9 @@ func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
 	}
 	merch := b.wallets[m.MerchantWalletID]
 	if merch == nil || merch.UserID != m.MerchantUserID || merch.Currency != cust.Currency {
-		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the merchant wallet is missing", nil)
+		// Not a passing state (wallets are never removed): answered as final,
+		// never as a 503 that would be stored as the key's answer.
+		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "the merchant has no wallet in this currency", nil)
 	}
 	if cust.Status != store.StatusActive {
 		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the customer wallet is "+cust.Status, nil)

@@ -13,11 +13,11 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// Charity error codes answered by the fiat consumer.
-const (
-	CodeCampaignNotActive = "campaign_not_active"
-	weightCharityDonor    = 4
-)
+// CodeCampaignNotActive answers a donation to a campaign that has ended.
+const CodeCampaignNotActive = "campaign_not_active"
+
+// weightCharityDonor is the donor's reputation per donation (spec: Events).
+const weightCharityDonor = 4
 
 // donations is the batch state of the charity donation commands. A
 // campaign's wallet and its raised total are hot rows (every donation to the
@@ -42,8 +42,8 @@ type pendingDonation struct {
 
 // donate debits the donor's own active KZT wallet by the amount (no fee;
 // the pre-KYC caps of a transfer apply and the amount counts toward the
-// month's outflow) and queues the campaign's credit, the transaction, the audit row and the
-// donation row. Rejections (unknown or foreign wallet, inactive wallet,
+// month's outflow) and queues the campaign's credit, the transaction, the
+// audit row and the donation row. Rejections (unknown or foreign wallet, inactive wallet,
 // another currency, ended campaign, over a pre-KYC cap, insufficient
 // balance) record nothing.
 func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {

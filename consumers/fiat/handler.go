@@ -140,6 +140,7 @@ type batch struct {
 
 	commerce
 	donations
+	refunds
 }
 
 type decoded struct {
@@ -152,6 +153,8 @@ type decoded struct {
 	charge   *schemas.FiatMerchantCharge
 	reqPay   *schemas.FiatRequestPay
 	donate   *schemas.CharityDonate
+	refund   *schemas.FiatRefund
+	review   *schemas.FiatDepositReview
 	bad      error
 }
 
@@ -176,6 +179,10 @@ func decode(c pipeline.Command) decoded {
 		d.bad = into(c.Env, &d.reqPay)
 	case schemas.TypeCharityDonate:
 		d.bad = into(c.Env, &d.donate)
+	case schemas.TypeFiatRefund:
+		d.bad = into(c.Env, &d.refund)
+	case schemas.TypeFiatDepositReview:
+		d.bad = into(c.Env, &d.review)
 	default:
 		d.bad = fmt.Errorf("fiat consumer does not handle %q", c.Env.Type)
 	}
@@ -250,6 +257,11 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		case d.donate != nil:
 			walletIDs.add(d.donate.WalletID)
 			limitUsers.add(d.donate.DonorUserID)
+		case d.refund != nil:
+			refundLocks(d.refund, walletIDs, requestIDs)
+		case d.review != nil:
+			walletIDs.add(d.review.WalletID)
+			depositIDs.add(d.review.DepositID)
 		}
 	}
 
@@ -271,6 +283,9 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		return nil, err
 	}
 	if err := b.loadCommerce(ctx, tx, requestIDs.list(), authIDs.list(), chargeKeys); err != nil {
+		return nil, err
+	}
+	if err := b.loadRefunds(ctx, tx, ds); err != nil {
 		return nil, err
 	}
 
@@ -299,6 +314,10 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 			out[i] = b.requestPay(d.reqPay)
 		case d.donate != nil:
 			out[i] = b.donate(i, d.donate)
+		case d.refund != nil:
+			out[i] = b.refund(d.refund)
+		case d.review != nil:
+			out[i] = b.depositReview(d.review)
 		}
 	}
 	if err := b.flush(ctx, tx); err != nil {
@@ -335,6 +354,9 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 		return err
 	}
 	if err := b.flushCommerce(ctx, tx); err != nil {
+		return err
+	}
+	if err := b.flushRefunds(ctx, tx); err != nil {
 		return err
 	}
 	if err := store.InsertTransactions(ctx, tx, b.txs); err != nil {
@@ -496,8 +518,9 @@ func (b *batch) depositCredit(c *schemas.FiatDepositCredit) pipeline.Outcome {
 	if d == nil || d.WalletID != c.WalletID {
 		return pipeline.Reject(http.StatusNotFound, CodeDepositNotFound, "no such deposit", nil)
 	}
-	if d.Status == "completed" {
-		// Exactly once per deposit: another event already credited it.
+	if d.Status != "pending" {
+		// Exactly once per deposit: another event already credited it, or
+		// it awaits (or had) an admin's review.
 		return pipeline.JSON(http.StatusOK, CreditResult{Received: true, Idempotent: true, DepositID: d.ID,
 			TransactionID: d.TransactionID, LedgerEntryID: d.LedgerEntryID, Status: d.Status})
 	}
@@ -509,27 +532,82 @@ func (b *batch) depositCredit(c *schemas.FiatDepositCredit) pipeline.Outcome {
 	if w == nil {
 		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
 	}
+	d.EventID = c.EventID
 	if w.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the wallet is "+w.Status, nil)
+		// The money was received: a frozen wallet is a passing state, not a
+		// reason to refuse (and cache the refusal). The deposit waits for a
+		// fiat admin, who credits it once the wallet is active or refunds it.
+		d.Status = schemas.DepositNeedsReview
+		b.doneDeps = append(b.doneDeps, d)
+		b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "processor", Action: "deposit.needs_review",
+			Subject: d.ID, Amount: d.Amount, Currency: d.Currency,
+			Detail: "paid deposit " + d.ID + " event " + c.EventID + ": wallet " + w.Status, CreatedAt: b.now})
+		o := pipeline.JSON(http.StatusOK, CreditResult{Received: true, DepositID: d.ID, Status: d.Status})
+		b.emit(&o, topics.EventsFiat, schemas.TypeDepositNeedsReview, w.ID, w.UserID, schemas.DepositReviewEvent{
+			DepositID: d.ID, WalletID: w.ID, EventID: c.EventID, Amount: d.Amount, Currency: d.Currency,
+			Reason: "wallet " + w.Status})
+		return o
 	}
+	return b.creditDeposit(d, w, "processor")
+}
+
+// creditDeposit credits a paid deposit to its active wallet, with the
+// transaction, audit, event, ledger entry and reputation it causes.
+func (b *batch) creditDeposit(d *store.Deposit, w *store.Wallet, actor string) pipeline.Outcome {
 	b.move(w, d.Amount)
 	txID, ledgerID := schemas.NewID(), schemas.NewID()
 	at := b.now
-	d.Status, d.EventID, d.TransactionID, d.LedgerEntryID, d.CompletedAt = "completed", c.EventID, txID, ledgerID, &at
+	d.Status, d.TransactionID, d.LedgerEntryID, d.CompletedAt = "completed", txID, ledgerID, &at
 	b.doneDeps = append(b.doneDeps, d)
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "deposit", Status: "completed", ToWallet: w.ID, ToUser: w.UserID,
 		Amount: d.Amount, Currency: w.Currency, Memo: "card top-up", RefID: d.ID, CreatedAt: b.now})
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "processor", Action: "deposit", Subject: txID,
-		Amount: d.Amount, Currency: w.Currency, Detail: "deposit " + d.ID + " event " + c.EventID, CreatedAt: b.now})
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: actor, Action: "deposit", Subject: txID,
+		Amount: d.Amount, Currency: w.Currency, Detail: "deposit " + d.ID + " event " + d.EventID, CreatedAt: b.now})
 	o := pipeline.JSON(http.StatusOK, CreditResult{Received: true, DepositID: d.ID, TransactionID: txID,
 		LedgerEntryID: ledgerID, Status: d.Status})
 	b.emit(&o, topics.EventsFiat, schemas.TypeDepositCompleted, w.ID, w.UserID, schemas.DepositCompleted{
 		DepositID: d.ID, WalletID: w.ID, TransactionID: txID, Amount: d.Amount, Currency: w.Currency})
 	b.ledger(&o, schemas.LedgerAppend{EntryID: ledgerID, Kind: schemas.LedgerKindDeposit, SourceID: txID,
 		ActorUserID: w.UserID, AmountCents: ptr(d.Amount), Currency: w.Currency,
-		Meta: map[string]any{"wallet": w.ID, "depositId": d.ID, "eventId": c.EventID}})
+		Meta: map[string]any{"wallet": w.ID, "depositId": d.ID, "eventId": d.EventID}})
 	b.reputation(&o, w.UserID, schemas.RepKindWalletDeposit, weightWalletDeposit, txID)
 	return o
+}
+
+// depositReview applies a fiat admin's decision on a deposit in
+// needs_review: credit it to its (now active) wallet, or record its refund
+// to the processor.
+func (b *batch) depositReview(r *schemas.FiatDepositReview) pipeline.Outcome {
+	d := b.deposits[r.DepositID]
+	if d == nil || d.WalletID != r.WalletID {
+		return pipeline.Reject(http.StatusNotFound, CodeDepositNotFound, "no such deposit", nil)
+	}
+	if d.Status != schemas.DepositNeedsReview {
+		return pipeline.Reject(http.StatusConflict, "invalid_state", "the deposit is "+d.Status+", not needs_review", nil)
+	}
+	w := b.wallets[d.WalletID]
+	if w == nil {
+		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+	}
+	switch r.Action {
+	case schemas.ReviewCredit:
+		if w.Status != store.StatusActive {
+			return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the wallet is "+w.Status+"; unfreeze it first", nil)
+		}
+		return b.creditDeposit(d, w, "admin:"+r.AdminUserID)
+	case schemas.ReviewRefund:
+		at := b.now
+		d.Status, d.CompletedAt = schemas.DepositRefunded, &at
+		b.doneDeps = append(b.doneDeps, d)
+		b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "admin:" + r.AdminUserID,
+			Action: "deposit.refund", Subject: d.ID, Amount: d.Amount, Currency: d.Currency,
+			Detail: "refunded to the processor: " + r.Reason, CreatedAt: b.now})
+		o := pipeline.JSON(http.StatusOK, CreditResult{Received: true, DepositID: d.ID, Status: d.Status})
+		b.emit(&o, topics.EventsFiat, schemas.TypeDepositRefunded, w.ID, w.UserID, schemas.DepositReviewEvent{
+			DepositID: d.ID, WalletID: w.ID, EventID: d.EventID, Amount: d.Amount, Currency: d.Currency, Reason: r.Reason})
+		return o
+	}
+	return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "unknown review action", nil)
 }
 
 // debitOwn takes amount out of the user's own active wallet for a payment
@@ -581,11 +659,11 @@ func (b *batch) payoutRequest(p *schemas.FiatPayoutRequest) pipeline.Outcome {
 	}
 	txID := schemas.NewID()
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "payout_hold", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
-		Amount: p.Amount, Currency: w.Currency, Memo: "payout to " + p.BankAccount, RefID: p.PayoutID, CreatedAt: b.now})
+		Amount: p.Amount, Currency: w.Currency, Memo: "payout to " + p.BankAccountHint, RefID: p.PayoutID, CreatedAt: b.now})
 	b.newPayouts = append(b.newPayouts, store.Payout{ID: p.PayoutID, UserID: p.UserID, WalletID: w.ID, Amount: p.Amount,
 		Currency: w.Currency, BankAccount: p.BankAccount, Status: "pending_review", TransactionID: txID, CreatedAt: b.now})
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "payout.hold", Subject: p.PayoutID,
-		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccount, CreatedAt: b.now})
+		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccountHint, CreatedAt: b.now})
 	return pipeline.JSON(http.StatusCreated, PayoutResult{ID: p.PayoutID, Status: "pending_review", WalletID: w.ID,
 		Amount: p.Amount, Currency: w.Currency, Balance: w.Balance, CreatedAt: b.now})
 }

@@ -110,6 +110,22 @@ func (e *env) waitHead(t testing.TB, want int64) {
 	t.Fatalf("head stuck at %d, want %d", e.head(t), want)
 }
 
+// waitDrained waits until the appender group committed past every record
+// published so far: whatever duplicates were sent have been applied (or
+// refused) by then.
+func (e *env) waitDrained(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		lag, err := topics.Lag(context.Background(), e.client, topics.GroupLedger, topics.LedgerAppend)
+		if err == nil && lag == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the appender group did not catch up within 60s")
+}
+
 // checkChain asserts a gap-free chain of want entries, one per source, that
 // verifies.
 func (e *env) checkChain(t testing.TB, want int64) {
@@ -154,7 +170,7 @@ func TestConcurrentEmissionsMakeOneChain(t *testing.T) {
 	}
 	wg.Wait()
 	e.waitHead(t, producers*each)
-	time.Sleep(300 * time.Millisecond) // duplicates would land after the head
+	e.waitDrained(t) // duplicates would land after the head
 	e.checkChain(t, producers*each)
 }
 
@@ -185,7 +201,7 @@ func TestRestartContinuesChain(t *testing.T) {
 	e.publish(t, recs[200:]...)
 	e.publish(t, recs[50:60]...) // re-sent records
 	e.waitHead(t, 300)
-	time.Sleep(300 * time.Millisecond)
+	e.waitDrained(t)
 	e.checkChain(t, 300)
 }
 
@@ -285,7 +301,7 @@ WHERE NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'test:src' AND e
 	e.publish(t, recs...)
 	e.publish(t, recs...) // and a second run of the routine changes nothing
 	e.waitHead(t, 3)
-	time.Sleep(300 * time.Millisecond)
+	e.waitDrained(t)
 	e.checkChain(t, 3)
 	counts, err = Reanchor(ctx, e.pool, []Source{src}, time.Now, true)
 	if err != nil || counts["test"] != 0 {

@@ -334,7 +334,12 @@ func TestRiskFlagAndWindows(t *testing.T) {
 	if o := f.apply(chargeCmd(t, "u1", m.ID, "locked", 10, "B", ""))[0]; decodeCharge(t, o).DeclineReason != schemas.DeclineMerchantLocked {
 		t.Fatalf("lock: %s", o.Body)
 	}
-	// 1000 left; 900 is exactly 90% of it: 5 + 15 + 30 + 20 = 70 → flagged, authorized.
+	// 1000 left; 900 is exactly 90% of it: 5 + 15 + 30 + 20 = 70 → flagged,
+	// authorized, since merchant-user holds an active merchant key.
+	if _, err := f.pool.Exec(context.Background(), `INSERT INTO fiat_merchant_keys (id, user_id, key_hash, key_prefix, created_at)
+VALUES ('k1', 'merchant-user', 'h1', 'p', now())`); err != nil {
+		t.Fatal(err)
+	}
 	o := charge("flag", 900, "merchant-user")
 	if c := decodeCharge(t, o); o.Status != http.StatusCreated || c.RiskScore != 70 {
 		t.Fatalf("flag charge: %d %s", o.Status, o.Body)

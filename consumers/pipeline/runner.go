@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -284,7 +286,7 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 			r.metrics.Applied.WithLabelValues(r.cfg.Group, "ok").Add(float64(len(cmds)))
 			return replies, parked, nil
 		}
-		if !postgres.IsRetriable(err) {
+		if !postgres.IsRetriable(err) || errors.Is(err, ErrPanicked) {
 			if len(cmds) == 1 {
 				r.log.Error("command failed; parking it", "type", cmds[0].Env.Type, "id", cmds[0].Env.ID, "err", err)
 				r.metrics.Applied.WithLabelValues(r.cfg.Group, "failed").Inc()
@@ -352,7 +354,7 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record,
 	}
 
 	if len(fresh) > 0 {
-		outcomes, err := r.handler.Apply(ctx, tx, fresh)
+		outcomes, err := r.applySafely(ctx, tx, fresh)
 		if err != nil {
 			return nil, fmt.Errorf("apply %d commands: %w", len(fresh), err)
 		}
@@ -470,4 +472,22 @@ func (r *Runner) produceUntilDone(ctx, stop context.Context, recs []*kgo.Record)
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// ErrPanicked marks a handler panic: not retriable, so the batch is split
+// and the command that panics on its own is parked on the DLQ while the
+// rest of its batch is applied.
+var ErrPanicked = errors.New("handler panicked")
+
+// applySafely runs the handler, turning a panic into an error so that one
+// bad command cannot stop the consumer group.
+func (r *Runner) applySafely(ctx context.Context, tx pgx.Tx, cmds []Command) (out []Outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("handler panicked", "group", r.cfg.Group, "commands", len(cmds), "panic", fmt.Sprint(p),
+				"stack", string(debug.Stack()))
+			out, err = nil, fmt.Errorf("%w: %v", ErrPanicked, p)
+		}
+	}()
+	return r.handler.Apply(ctx, tx, cmds)
 }

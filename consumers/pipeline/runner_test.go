@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/gateway/commands"
@@ -36,6 +39,10 @@ func (counterHandler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Comm
 		if err != nil {
 			return nil, err
 		}
+		if d.Amount == poisonAmount {
+			var nothing *addData
+			_ = nothing.Amount // a nil dereference, as a handler bug would
+		}
 		var total int64
 		if err := tx.QueryRow(ctx, `UPDATE test_counter SET total = total + $1 RETURNING total`, d.Amount).Scan(&total); err != nil {
 			return nil, err
@@ -46,6 +53,9 @@ func (counterHandler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Comm
 }
 
 const testType = "user.registered" // any type the registry knows
+
+// poisonAmount makes counterHandler panic.
+const poisonAmount = 13
 
 func setup(t testing.TB) (*pgxpool.Pool, []string) {
 	t.Helper()
@@ -283,5 +293,179 @@ func TestUnreadableRecordsGoToDLQ(t *testing.T) {
 	}
 	if parked != 2 {
 		t.Fatalf("dlq has %d records, want 2", parked)
+	}
+}
+
+// TestHandlerPanicParksOnlyItsCommand: a handler that panics on one command
+// does not stop the consumer; that command is parked on the DLQ and the
+// rest of its batch is applied.
+func TestHandlerPanicParksOnlyItsCommand(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, c := range []commands.Command{command(t, "before", 5), command(t, "poison", poisonAmount), command(t, "after", 7)} {
+		rec, err := topics.Record(c.Topic, c.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRunner(t, pool, brokers, nil)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+	dlq, err := topics.NewClient(brokers, kgoConsume(topics.DLQ(topics.FiatCommands))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dlq.Close()
+	var parked []string
+	for len(parked) < 1 && ctx.Err() == nil {
+		dlq.PollFetches(ctx).EachRecord(func(r *kgo.Record) { parked = append(parked, topics.Header(r, "id")) })
+	}
+	if len(parked) != 1 || parked[0] != "poison" {
+		t.Fatalf("parked %v, want [poison]", parked)
+	}
+	if got := total(t, pool); got != 12 {
+		t.Fatalf("total = %d, want 12 (the commands around the poison one applied)", got)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the consumer stopped: %v", err)
+	default:
+	}
+	stop()
+	<-done
+}
+
+// TestConsumerThatLostItsOffsetsAppliesNothingTwice: a consumer group
+// without committed offsets (lost, or renamed) reads the command topic from
+// the start; every command it meets was applied already and is remembered
+// (PROCESSED_RETENTION covers the topic's retention), so nothing is applied
+// twice.
+func TestConsumerThatLostItsOffsetsAppliesNothingTwice(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for i := range 20 {
+		c := command(t, fmt.Sprintf("cmd-%d", i), int64(i+20)) // never poisonAmount
+		rec, err := topics.Record(c.Topic, c.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = 20*19/2 + 20*20
+	runGroup := func(group string) {
+		t.Helper()
+		r, err := pipeline.NewRunner(pipeline.Config{Group: group, Topics: []string{topics.FiatCommands}, Brokers: brokers},
+			pool, counterHandler{}, pipeline.NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- r.Run(runCtx) }()
+		for ctx.Err() == nil {
+			if lag, err := topics.Lag(ctx, cl, group, topics.FiatCommands); err == nil && lag == 0 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		stop()
+		<-done
+	}
+	runGroup("first-group")
+	if got := total(t, pool); got != want {
+		t.Fatalf("total after the first consumer = %d, want %d", got, want)
+	}
+	// A group with no offsets re-reads all 20 commands from the start.
+	runGroup("group-without-offsets")
+	if got := total(t, pool); got != want {
+		t.Fatalf("total after re-reading the topic = %d, want %d: commands applied twice", got, want)
+	}
+}
+
+// TestCommandWithBadTextIsRefusedWithoutSplittingItsBatch: a command whose
+// data holds a NUL character is answered 422 on its own, without reaching
+// Postgres (which would fail the whole batch) and without the DLQ; the
+// commands around it are applied.
+func TestCommandWithBadTextIsRefusedWithoutSplittingItsBatch(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	bad := command(t, "nul", 40)
+	bad.Env.Data = []byte(`{"amount":40,"memo":"a\u0000b"}`)
+	bad.Env.ReplyTo = "gw-test"
+	bad.Env.CorrelationID = "corr-nul"
+	for _, c := range []commands.Command{command(t, "before", 30), bad, command(t, "after", 50)} {
+		rec, err := topics.Record(c.Topic, c.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRunner(t, pool, brokers, nil)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+	replies, err := topics.NewClient(brokers, kgoConsume(topics.GatewayReplies)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replies.Close()
+	var reply *schemas.Reply
+	for reply == nil && ctx.Err() == nil {
+		replies.PollFetches(ctx).EachRecord(func(rec *kgo.Record) {
+			env, err := schemas.Decode(rec.Value)
+			if err == nil && env.CorrelationID == "corr-nul" {
+				rep, _ := schemas.DataAs[schemas.Reply](env)
+				reply = &rep
+			}
+		})
+	}
+	for ctx.Err() == nil {
+		if lag, err := topics.Lag(ctx, cl, "test-group", topics.FiatCommands); err == nil && lag == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	<-done
+	if reply == nil || reply.Status != 422 || !strings.Contains(string(reply.Body), `"data.memo"`) {
+		t.Fatalf("reply to the command with a NUL = %+v", reply)
+	}
+	if got := total(t, pool); got != 80 {
+		t.Fatalf("total = %d, want 80 (the commands around the refused one applied)", got)
+	}
+	end, err := topics.EndOffsets(ctx, cl, topics.DLQ(topics.FiatCommands))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range end {
+		if n != 0 {
+			t.Fatalf("the refused command was parked on the DLQ")
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/fintech/platform/consumers/webhooks"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
+	"github.com/fintech/platform/storage/sealed"
 	store "github.com/fintech/platform/storage/webhooks"
 )
 
@@ -135,7 +136,7 @@ func (f fixture) queue(t *testing.T, subID string, n int) []string {
 
 func (f fixture) run(t *testing.T, cfg webhooks.SchedulerConfig, allowPrivate bool) *webhooks.Scheduler {
 	t.Helper()
-	s, err := webhooks.NewScheduler(cfg, f.store, webhooks.NewSender(cfg.Timeout, allowPrivate, time.Now),
+	s, err := webhooks.NewScheduler(cfg, f.store, webhooks.NewSender(cfg.Timeout, allowPrivate, testVault(t), time.Now),
 		prometheus.NewRegistry(), quiet, time.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -250,10 +251,21 @@ func TestSchedulerIsolatesHangingReceiver(t *testing.T) {
 
 func TestSenderRefusesPrivateAddresses(t *testing.T) {
 	rcv := newReceiver(t, "receiver-secret-0123456789", 0)
-	s := webhooks.NewSender(2*time.Second, false, time.Now)
+	s := webhooks.NewSender(2*time.Second, false, testVault(t), time.Now)
 	a := s.Deliver(context.Background(), store.Job{URL: rcv.srv.URL, Secret: "receiver-secret-0123456789",
 		Event: store.Event{ID: "e", Type: "t", Module: "m", Data: []byte(`{}`)}})
 	if a.OK || a.Error != "destination address is private, loopback or link-local" || len(rcv.received()) != 0 {
 		t.Fatalf("attempt to loopback without WEBHOOK_ALLOW_PRIVATE: %+v", a)
 	}
+}
+
+// testVault opens the fixtures' secrets, which are stored unsealed (as
+// rows from before encryption at rest are).
+func testVault(t *testing.T) *sealed.Keyring {
+	t.Helper()
+	v, err := sealed.NewKeyring("TEST_KEY", "data", "test-data-key-0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -16,15 +16,49 @@ import (
 )
 
 // BlockedAddr reports whether a delivery may not go to ip: private,
-// loopback, link-local, unspecified, multicast and carrier-grade NAT
-// addresses are refused unless WEBHOOK_ALLOW_PRIVATE=1.
+// loopback, link-local, unspecified, multicast, carrier-grade NAT and
+// reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE=1, also when
+// they hide inside an IPv6 address that reaches them (IPv4-mapped, NAT64,
+// 6to4); Teredo tunnels are refused outright.
 func BlockedAddr(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	return ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || cgnat.Contains(ip)
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64.Contains(ip) || nat64Local.Contains(ip):
+			return BlockedAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+		case sixToFour.Contains(ip):
+			return BlockedAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		case teredo.Contains(ip):
+			return true
+		}
+	}
+	if ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
+		return true
+	}
+	for _, p := range reserved {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
+	// reserved are IPv4 ranges that are neither public nor covered by the
+	// net/netip predicates: "this network", carrier-grade NAT, IETF
+	// protocol assignments, benchmarking and the reserved class E space.
+	reserved = []netip.Prefix{
+		netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"),
+		netip.MustParsePrefix("192.0.0.0/24"), netip.MustParsePrefix("198.18.0.0/15"),
+		netip.MustParsePrefix("240.0.0.0/4"),
+	}
+)
 
 // errBlocked is a connection refused by the address policy.
 var errBlocked = errors.New("destination address is private, loopback or link-local")
@@ -40,6 +74,7 @@ type Attempt struct {
 type Sender struct {
 	client  *http.Client
 	timeout time.Duration
+	vault   Opener
 	now     func() time.Time
 }
 
@@ -48,7 +83,7 @@ type Sender struct {
 // on the resolved address of every connection (so a name that resolves
 // differently later, DNS rebinding, is caught too). Redirects are not
 // followed: a 3xx is a failed attempt.
-func NewSender(timeout time.Duration, allowPrivate bool, now func() time.Time) *Sender {
+func NewSender(timeout time.Duration, allowPrivate bool, vault Opener, now func() time.Time) *Sender {
 	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
 		dialer.Control = func(_, address string, _ syscall.RawConn) error {
@@ -73,8 +108,14 @@ func NewSender(timeout time.Duration, allowPrivate bool, now func() time.Time) *
 			return http.ErrUseLastResponse
 		}},
 		timeout: timeout,
+		vault:   vault,
 		now:     now,
 	}
+}
+
+// Opener opens the sealed signing secrets of subscriptions.
+type Opener interface {
+	OpenText(stored, aad string) (string, error)
 }
 
 // Deliver makes one attempt: it builds the payload with sentAt = now, signs
@@ -91,7 +132,11 @@ func (s *Sender) Deliver(ctx context.Context, job store.Job) Attempt {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "platform-webhooks/1")
-	Sign(req.Header, job.Secret, job.Event.ID, now.Unix(), body)
+	secret, err := s.vault.OpenText(job.Secret, store.SecretAAD(job.UserID))
+	if err != nil {
+		return Attempt{Error: "the subscription's signing secret cannot be opened (DATA_ENCRYPTION_KEY rotated without the old key?)"}
+	}
+	Sign(req.Header, secret, job.Event.ID, now.Unix(), body)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		switch {

@@ -188,6 +188,9 @@ wal_level = minimal
 max_wal_senders = 0
 max_wal_size = 2GB
 checkpoint_timeout = 15min
+wal_compression = on
+# short OLTP statements: JIT compilation costs more than it saves
+jit = off
 logging_collector = off
 log_min_duration_statement = 1000
 log_line_prefix = '%m [%p] %q%u@%d '
@@ -497,14 +500,24 @@ print_env() {
   echo "export DATA_DIR='$DATA_DIR'"
 }
 
-# browser_ensure_installed installs Debian's Chromium for the headless browser
-# tests (pay page, admin stream page).
+# browser_ensure_installed installs what the tests that look at pages and
+# documents need: Debian's Chromium (pay page, admin stream, widget) and
+# poppler-utils (pdftotext and pdftoppm for the constitution PDF).
 browser_ensure_installed() {
+  local missing=()
   if command -v chromium >/dev/null 2>&1; then
     log "chromium: $(chromium --version 2>/dev/null | head -n1)"
-    return
+  else
+    missing+=(chromium)
   fi
-  apt_install chromium
+  if command -v pdftotext >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1; then
+    log "poppler-utils: $(pdftotext -v 2>&1 | head -n1)"
+  else
+    missing+=(poppler-utils)
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt_install "${missing[@]}"
+  fi
 }
 
 cmd="${1:-}"

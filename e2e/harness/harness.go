@@ -350,6 +350,7 @@ type Request struct {
 	Path    string
 	Token   string
 	Body    any // marshalled to JSON unless []byte or string
+	// Headers are set on the request; an empty value removes the header.
 	Headers map[string]string
 }
 
@@ -381,6 +382,10 @@ func (p *Platform) Do(t testing.TB, req Request) Response {
 		hreq.Header.Set("Authorization", "Bearer "+req.Token)
 	}
 	for k, v := range req.Headers {
+		if v == "" {
+			hreq.Header.Del(k) // an empty value sends no such header
+			continue
+		}
 		hreq.Header.Set(k, v)
 	}
 	resp, err := p.client.Do(hreq)
@@ -540,3 +545,6 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// NewID returns a fresh unique id (a ksuid) for test data.
+func NewID() string { return ksuid.New().String() }

@@ -36,9 +36,22 @@ type Error struct {
 	Message string
 	Fields  map[string]string
 	Extra   map[string]any
+	// Cause is the internal error behind the answer: logged by the server
+	// with the request id, never sent to the client.
+	Cause error
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+// Unwrap exposes the cause to errors.Is/As.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Because returns a copy carrying the internal cause (for the log only).
+func (e *Error) Because(cause error) *Error {
+	c := *e
+	c.Cause = cause
+	return &c
+}
 
 // Body encodes the error shape `{ error, message, fields?, ...extra }`.
 func (e *Error) Body() []byte {
@@ -131,4 +144,28 @@ func Internal() *Error {
 // IdempotencyReused is the same Idempotency-Key with a different body.
 func IdempotencyReused() *Error {
 	return New(http.StatusConflict, CodeIdempotencyReused, "this Idempotency-Key was used with a different request body")
+}
+
+// Codes of the AI endpoints (spec, Errors: module ai).
+const (
+	CodeAuditRequired      = "audit_required"
+	CodeSpendLimitExceeded = "spend_limit_exceeded"
+	CodeTemplateNotFound   = "template_not_found"
+)
+
+// AuditRequired is 401 audit_required: an AI endpoint called without a valid
+// bearer token.
+func AuditRequired() *Error {
+	return New(http.StatusUnauthorized, CodeAuditRequired, "this AI endpoint requires a valid bearer token")
+}
+
+// SpendLimitExceeded is 402 spend_limit_exceeded: the caller's monthly AI
+// request cap is reached.
+func SpendLimitExceeded() *Error {
+	return New(http.StatusPaymentRequired, CodeSpendLimitExceeded, "monthly AI request limit reached")
+}
+
+// TemplateNotFound is 404 template_not_found: no prompt template has the id.
+func TemplateNotFound() *Error {
+	return New(http.StatusNotFound, CodeTemplateNotFound, "no prompt template with this id")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -81,3 +82,34 @@ func (g *Guard) Require(list Allowlist) fiber.Handler {
 		return c.Next()
 	}
 }
+
+// RequireVerified is bearer-token middleware for routes that serve data kept
+// for an e-mail address (partner earnings and the like): it admits only an
+// account that verified its address, and the caller's e-mail it stores is
+// the one in the database, never a claim.
+func (g *Guard) RequireVerified(t *Tokens) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		p, err := t.authenticate(c)
+		if err != nil {
+			return err
+		}
+		a, err := g.dir.Account(c.UserContext(), p.UserID)
+		if errors.Is(err, postgres.ErrNotFound) {
+			return apierr.AuthRequired()
+		}
+		if err != nil {
+			return fmt.Errorf("verified-email check: %w", err)
+		}
+		if !a.Verified {
+			return apierr.New(http.StatusForbidden, CodeEmailUnverified,
+				"verify your e-mail address first (POST /api/auth/verify-email): records kept for an address are shown only to its verified owner")
+		}
+		p.Email = a.Email
+		SetUser(c, p)
+		return c.Next()
+	}
+}
+
+// CodeEmailUnverified answers a caller whose e-mail is not verified on a
+// route that needs it.
+const CodeEmailUnverified = "email_unverified"

@@ -99,17 +99,26 @@ const principalKey = "auth.principal"
 // and stores the caller for User.
 func (t *Tokens) Require() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		tok, ok := BearerToken(c.Get(fiber.HeaderAuthorization))
-		if !ok {
-			return apierr.AuthRequired()
-		}
-		p, err := t.Verify(tok)
+		p, err := t.authenticate(c)
 		if err != nil {
-			return apierr.AuthRequired()
+			return err
 		}
 		c.Locals(principalKey, p)
 		return c.Next()
 	}
+}
+
+// authenticate verifies the request's bearer token.
+func (t *Tokens) authenticate(c *fiber.Ctx) (Principal, error) {
+	tok, ok := BearerToken(c.Get(fiber.HeaderAuthorization))
+	if !ok {
+		return Principal{}, apierr.AuthRequired()
+	}
+	p, err := t.Verify(tok)
+	if err != nil {
+		return Principal{}, apierr.AuthRequired()
+	}
+	return p, nil
 }
 
 // Optional stores the caller when a valid token is present and goes on

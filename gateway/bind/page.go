@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/schemas"
 )
 
 // Page limits of decisions.md.
@@ -33,16 +34,39 @@ func PageQuery(c *fiber.Ctx) (Page, error) {
 		p.Limit = min(n, MaxLimit)
 	}
 	if s := c.Query("cursor"); s != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(s)
-		if err != nil || len(raw) == 0 || !cleanText(raw) {
-			return p, apierr.InvalidCursor()
+		after, err := DecodeCursor(s)
+		if err != nil {
+			return p, err
 		}
-		p.After = string(raw)
+		p.After = after
 	}
 	return p, nil
+}
+
+// DecodeCursor reads a cursor Cursor made: 400 invalid_cursor for anything
+// else, including one that decodes to NUL bytes or invalid UTF-8.
+func DecodeCursor(s string) (string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(raw) == 0 || !cleanText(raw) {
+		return "", apierr.InvalidCursor()
+	}
+	return string(raw), nil
 }
 
 // Cursor encodes a position as an opaque cursor.
 func Cursor(position string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(position))
+}
+
+// IDPageQuery is PageQuery for lists paged by record id: a cursor that does
+// not hold an id this API issued is 400 invalid_cursor.
+func IDPageQuery(c *fiber.Ctx) (Page, error) {
+	p, err := PageQuery(c)
+	if err != nil {
+		return p, err
+	}
+	if p.After != "" && !schemas.IsID(p.After) {
+		return p, apierr.InvalidCursor()
+	}
+	return p, nil
 }

@@ -65,9 +65,8 @@ func (h *Handlers) approveCampaign(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	}
-	full, err := h.d.Reader.Get(c.UserContext(), camp.ID)
-	if err != nil {
+	if camp.DonorCount, err = h.d.Reader.DonorCount(c.UserContext(), camp.ID); err != nil {
 		return err
 	}
-	return c.JSON(viewOf(full, now))
+	return c.JSON(viewOf(camp, now))
 }

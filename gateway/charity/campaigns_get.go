@@ -44,6 +44,9 @@ func (h *Handlers) getCampaign(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if camp.DonorCount, err = h.d.Reader.DonorCount(c.UserContext(), camp.ID); err != nil {
+		return err
+	}
 	donors, err := h.d.Reader.RecentDonors(c.UserContext(), camp.ID, recentDonorCount)
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ func (h *Handlers) listCampaigns(c *fiber.Ctx) error {
 	if page.After != "" {
 		pinned, id, ok := strings.Cut(page.After, "|")
 		if !ok || (pinned != "0" && pinned != "1") || !validID(id) {
-			return apierr.Validation(map[string]string{"cursor": "is not a cursor this API issued"})
+			return apierr.InvalidCursor()
 		}
 		after = &store.Cursor{Pinned: pinned == "1", ID: id}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
+var errWalletNotFound = apierr.New(http.StatusNotFound, "wallet_not_found", "no such wallet")
+
 // maxIdempotencyKey bounds the Idempotency-Key header.
 const maxIdempotencyKey = 255
 
@@ -59,6 +61,16 @@ func (h *Handlers) donate(c *fiber.Ctx) error {
 		return apierr.New(http.StatusConflict, CodeCampaignNotActive, "the campaign is "+statusOf(camp, now)+", not active")
 	}
 	user := caller(c)
+	// Only the caller's own user wallet is ever sent: the consumer locks the
+	// wallet named here, and a platform-held wallet must never be locked
+	// with the donors' (it is a hot row, credited at the end of a batch).
+	owner, kind, err := h.d.Reader.WalletOwner(c.UserContext(), walletID)
+	switch {
+	case isNotFound(err) || (err == nil && (owner != user || kind != "user")):
+		return errWalletNotFound
+	case err != nil:
+		return err
+	}
 	d := schemas.CharityDonate{
 		DonationID: schemas.NewID(), LedgerEntryID: schemas.NewID(),
 		CampaignID: camp.ID, CampaignWalletID: camp.WalletID, Category: camp.Category, GoalKzt: camp.GoalKzt,

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -55,6 +54,8 @@ type Writer interface {
 type Reader interface {
 	Get(ctx context.Context, id string) (store.Campaign, error)
 	RecentDonors(ctx context.Context, campaignID string, n int) ([]store.Donor, error)
+	DonorCount(ctx context.Context, campaignID string) (int64, error)
+	WalletOwner(ctx context.Context, walletID string) (userID, kind string, err error)
 	List(ctx context.Context, f store.Filter, after *store.Cursor, limit int) ([]store.Campaign, int64, error)
 	ActiveCount(ctx context.Context, now time.Time) (int64, error)
 }
@@ -142,14 +143,9 @@ func caller(c *fiber.Ctx) string {
 	return p.UserID
 }
 
-// maxID bounds ids accepted in paths; longer or unreadable ids name nothing.
-const maxID = 64
-
-// validID reports whether s can name a record at all. Anything else is
-// answered 404 like an unknown id.
-func validID(s string) bool {
-	return s != "" && len(s) <= maxID && utf8.ValidString(s) && !strings.ContainsRune(s, 0)
-}
+// validID reports whether s can name a record at all (a ksuid). Anything
+// else is answered 404 like an unknown id.
+func validID(s string) bool { return schemas.IsID(s) }
 
 var errCampaignNotFound = apierr.New(http.StatusNotFound, apierr.CodeNotFound, "no such campaign")
 

@@ -2,7 +2,6 @@ package charity
 
 import (
 	"net/http"
-	"sort"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -32,18 +31,13 @@ func OpenAPI(routes []server.Route) map[string]any {
 		Operation: func(r server.Route, op map[string]any) {
 			op["responses"] = responsesFor(r.Method, r.Path)
 			if body, ok := requestBodies[r.Method+" "+r.Path]; ok {
-				op["requestBody"] = map[string]any{"required": body.required, "content": jsonContent(ref(body.schema))}
+				op["requestBody"] = map[string]any{"required": body.required, "content": openapi.JSONContent(openapi.Ref(body.schema))}
 			} else {
 				delete(op, "requestBody")
 			}
 		},
 	})
 }
-
-var (
-	ref         = openapi.Ref
-	jsonContent = openapi.JSONContent
-)
 
 var requestBodies = map[string]struct {
 	schema   string
@@ -55,12 +49,8 @@ var requestBodies = map[string]struct {
 }
 
 func responsesFor(method, path string) map[string]any {
-	errResp := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(ref("Error"))}
-	}
-	ok := func(desc, schema string) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(ref(schema))}
-	}
+	errResp := openapi.ErrorAnswer
+	ok := openapi.Answer
 	out := map[string]any{}
 	switch method + " " + path {
 	case "GET " + Prefix + "/campaigns":
@@ -91,59 +81,47 @@ func responsesFor(method, path string) map[string]any {
 	if method != http.MethodGet {
 		out["401"] = errResp("auth_required")
 	}
+	out["429"] = errResp("rate_limited: retry after the Retry-After seconds")
 	return out
 }
 
-func obj(required []string, props map[string]any) map[string]any {
-	m := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		sort.Strings(required)
-		m["required"] = required
-	}
-	return m
-}
-
 var (
-	str      = map[string]any{"type": "string"}
-	integer  = map[string]any{"type": "integer", "format": "int64"}
-	boolean  = map[string]any{"type": "boolean"}
-	datetime = map[string]any{"type": "string", "format": "date-time"}
 	nullTime = map[string]any{"type": "string", "format": "date-time", "nullable": true}
 	urls     = map[string]any{"type": "array", "maxItems": maxMedia, "items": map[string]any{"type": "string", "format": "uri"}}
 )
 
 var componentSchemas = map[string]any{
-	"CreateCampaignRequest": obj([]string{"title", "description", "category", "goalKzt"}, map[string]any{
-		"title": str, "description": str, "category": str, "goalKzt": integer, "media": urls, "endsAt": datetime,
+	"CreateCampaignRequest": openapi.Obj([]string{"title", "description", "category", "goalKzt"}, map[string]any{
+		"title": openapi.Str, "description": openapi.Str, "category": openapi.Str, "goalKzt": openapi.Int64, "media": urls, "endsAt": openapi.DateTime,
 	}),
-	"ApproveRequest": obj(nil, map[string]any{"pin": boolean, "feature": boolean}),
-	"DonationRequest": obj([]string{"walletId", "amountKzt"}, map[string]any{
-		"walletId": str, "amountKzt": integer, "anonymous": boolean, "message": str,
+	"ApproveRequest": openapi.Obj(nil, map[string]any{"pin": openapi.Bool, "feature": openapi.Bool}),
+	"DonationRequest": openapi.Obj([]string{"walletId", "amountKzt"}, map[string]any{
+		"walletId": openapi.Str, "amountKzt": openapi.Int64, "anonymous": openapi.Bool, "message": openapi.Str,
 	}),
-	"Campaign": obj([]string{"id", "title", "description", "category", "goalKzt", "media", "status", "pinned", "featured",
+	"Campaign": openapi.Obj([]string{"id", "title", "description", "category", "goalKzt", "media", "status", "pinned", "featured",
 		"createdAt", "progress"}, map[string]any{
-		"id": str, "title": str, "description": str, "category": str, "goalKzt": integer, "media": urls,
+		"id": openapi.Str, "title": openapi.Str, "description": openapi.Str, "category": openapi.Str, "goalKzt": openapi.Int64, "media": urls,
 		"endsAt": nullTime, "status": map[string]any{"type": "string", "enum": []string{"pending", "active", "ended"}},
-		"pinned": boolean, "featured": boolean, "createdAt": datetime, "approvedAt": nullTime, "goalReachedAt": nullTime,
-		"progress": obj([]string{"raisedKzt", "goalKzt", "percent", "donorCount"}, map[string]any{
-			"raisedKzt": integer, "goalKzt": integer, "percent": integer, "donorCount": integer,
+		"pinned": openapi.Bool, "featured": openapi.Bool, "createdAt": openapi.DateTime, "approvedAt": nullTime, "goalReachedAt": nullTime,
+		"progress": openapi.Obj([]string{"raisedKzt", "goalKzt", "percent", "donorCount"}, map[string]any{
+			"raisedKzt": openapi.Int64, "goalKzt": openapi.Int64, "percent": openapi.Int64, "donorCount": openapi.Int64,
 		}),
-		"recentDonors": map[string]any{"type": "array", "items": obj([]string{"name", "amountKzt", "donatedAt"},
-			map[string]any{"name": str, "amountKzt": integer, "donatedAt": datetime})},
+		"recentDonors": map[string]any{"type": "array", "items": openapi.Obj([]string{"name", "amountKzt", "donatedAt"},
+			map[string]any{"name": openapi.Str, "amountKzt": openapi.Int64, "donatedAt": openapi.DateTime})},
 	}),
-	"CampaignList": obj([]string{"items", "total", "nextCursor"}, map[string]any{
-		"items": map[string]any{"type": "array", "items": ref("Campaign")}, "total": integer,
+	"CampaignList": openapi.Obj([]string{"items", "total", "nextCursor"}, map[string]any{
+		"items": map[string]any{"type": "array", "items": openapi.Ref("Campaign")}, "total": openapi.Int64,
 		"nextCursor": map[string]any{"type": "string", "nullable": true},
 	}),
-	"Donation": obj([]string{"donationId", "ledgerEntryId", "transactionId", "campaignTotalKzt", "thankYouUrl"},
+	"Donation": openapi.Obj([]string{"donationId", "ledgerEntryId", "transactionId", "campaignTotalKzt", "thankYouUrl"},
 		map[string]any{
-			"donationId": str, "ledgerEntryId": str, "transactionId": str, "campaignId": str, "walletId": str,
-			"amountKzt": integer, "anonymous": boolean, "campaignTotalKzt": integer,
-			"thankYouUrl": map[string]any{"type": "string", "format": "uri"}, "createdAt": datetime,
+			"donationId": openapi.Str, "ledgerEntryId": openapi.Str, "transactionId": openapi.Str, "campaignId": openapi.Str, "walletId": openapi.Str,
+			"amountKzt": openapi.Int64, "anonymous": openapi.Bool, "campaignTotalKzt": openapi.Int64,
+			"thankYouUrl": map[string]any{"type": "string", "format": "uri"}, "createdAt": openapi.DateTime,
 		}),
-	"Stats": obj([]string{"totalRaisedKzt", "donorCount", "topCategories"}, map[string]any{
-		"totalRaisedKzt": integer, "donorCount": integer,
-		"topCategories": map[string]any{"type": "array", "items": obj([]string{"category", "raisedKzt"},
-			map[string]any{"category": str, "raisedKzt": integer})},
+	"Stats": openapi.Obj([]string{"totalRaisedKzt", "donorCount", "topCategories"}, map[string]any{
+		"totalRaisedKzt": openapi.Int64, "donorCount": openapi.Int64,
+		"topCategories": map[string]any{"type": "array", "items": openapi.Obj([]string{"category", "raisedKzt"},
+			map[string]any{"category": openapi.Str, "raisedKzt": openapi.Int64})},
 	}),
 }

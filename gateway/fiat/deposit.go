@@ -19,6 +19,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/htmlpage"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/topics"
@@ -57,7 +58,7 @@ func (h *Handlers) deposit(c *fiber.Ctx) error {
 	sess, err := h.checkout.Open(c.UserContext(), depositID, amount, w.Currency)
 	if err != nil {
 		return apierr.New(http.StatusBadGateway, "processor_unavailable", "the card processor did not open a checkout session").
-			With(map[string]any{"detail": err.Error()})
+			Because(err)
 	}
 	return h.send(c, endpointDeposit, schemas.TypeFiatDepositCreate, wid, schemas.FiatDepositCreate{
 		DepositID: depositID, SessionID: sess.ID, URL: sess.URL, WalletID: wid, UserID: p.UserID, Amount: amount,
@@ -88,9 +89,15 @@ func (h *Handlers) listDeposits(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return depositPage(c, ds, page.Limit)
+}
+
+// depositPage answers one page of deposits, read with limit+1 rows so that
+// a further page shows as nextCursor.
+func depositPage(c *fiber.Ctx, ds []store.Deposit, limit int) error {
 	var next *string
-	if len(ds) > page.Limit {
-		ds = ds[:page.Limit]
+	if len(ds) > limit {
+		ds = ds[:limit]
 		cur := bind.Cursor(ds[len(ds)-1].ID)
 		next = &cur
 	}
@@ -291,7 +298,7 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 var checkoutTmpl = template.Must(template.New("checkout").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Checkout</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}
+<style nonce="{{.Nonce}}">body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}
 .card{border:1px solid #ccc;border-radius:8px;padding:1.5rem}button{font-size:1.1rem;padding:.6rem 1.4rem}</style>
 </head><body><div class="card">
 <h1>Top up your wallet</h1>
@@ -305,7 +312,7 @@ var checkoutTmpl = template.Must(template.New("checkout").Parse(`<!doctype html>
 </div></body></html>`))
 
 type checkoutView struct {
-	SessionID, Currency, Major, Status, PayPath, Message string
+	SessionID, Currency, Major, Status, PayPath, Message, Nonce string
 }
 
 func formatMajor(amount int64) string {
@@ -313,15 +320,12 @@ func formatMajor(amount int64) string {
 }
 
 func (h *Handlers) renderCheckout(c *fiber.Ctx, d store.Deposit, status int, msg string) error {
-	var buf bytes.Buffer
-	err := checkoutTmpl.Execute(&buf, checkoutView{SessionID: d.SessionID, Currency: d.Currency,
-		Major: formatMajor(d.Amount), Status: d.Status, Message: msg,
-		PayPath: Prefix + "/checkout/" + d.SessionID + "/pay"})
-	if err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.Status(status).Send(buf.Bytes())
+	v := checkoutView{SessionID: d.SessionID, Currency: d.Currency, Major: formatMajor(d.Amount), Status: d.Status,
+		Message: msg, PayPath: Prefix + "/checkout/" + d.SessionID + "/pay"}
+	return htmlpage.Render(c, status, checkoutTmpl, htmlpage.Policy{FormSelf: true}, func(nonce string) any {
+		v.Nonce = nonce
+		return v
+	})
 }
 
 func (h *Handlers) sessionDeposit(c *fiber.Ctx) (store.Deposit, error) {

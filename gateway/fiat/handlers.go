@@ -49,10 +49,18 @@ type Store interface {
 	DecideKYC(ctx context.Context, id string, approve bool, now time.Time, audit store.AuditRow) (store.KYC, error)
 	Audit(ctx context.Context, before string, limit int) ([]store.AuditRow, error)
 	DashboardOf(ctx context.Context, userID, month string) (store.Dashboard, error)
+	DepositsByStatus(ctx context.Context, status, before string, limit int) ([]store.Deposit, error)
+	DepositReviewSummary(ctx context.Context) (store.ReviewSummary, error)
 	CommerceStore
+	RefundStore
 }
 
 var _ Store = (*store.Store)(nil)
+
+// Vault seals personal values kept at rest, bound to their row.
+type Vault interface {
+	SealText(plaintext, aad string) (string, error)
+}
 
 // Sender publishes a command and waits for its reply.
 type Sender interface {
@@ -70,6 +78,9 @@ type Config struct {
 	ProcessorKey string
 	// KYCAutoApprove approves KYC submissions at once (KYC_AUTO_APPROVE).
 	KYCAutoApprove bool
+	// Vault seals KYC document numbers and bank accounts before they are
+	// stored or published.
+	Vault Vault
 	// Admin admits only fiat admins (FIAT_ADMIN_EMAILS, verified e-mail);
 	// it runs after the bearer-token check.
 	Admin fiber.Handler
@@ -108,6 +119,9 @@ func (c Config) Validate() error {
 	}
 	if c.Admin == nil {
 		errs = append(errs, errors.New("admin middleware is nil"))
+	}
+	if c.Vault == nil {
+		errs = append(errs, errors.New("vault is nil"))
 	}
 	if c.ReconcileAlertURL != "" && !strings.HasPrefix(c.ReconcileAlertURL, "http://") && !strings.HasPrefix(c.ReconcileAlertURL, "https://") {
 		errs = append(errs, errors.New("RECONCILE_ALERT_URL must start with http:// or https://"))
@@ -192,6 +206,7 @@ func (h *Handlers) Register(r server.Router) {
 	g.Post("/requests", ratelimit.Write, "Create a payment request; returns a shareable token and pay URL", tok, h.createRequest)
 	g.Get("/requests/:token", "Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view", h.viewRequest)
 	g.Post("/requests/:token/pay", ratelimit.Money, "Pay a payment request from the caller's wallet", tok, h.payRequest)
+	h.registerRefunds(g, tok)
 
 	g.Get("/admin/reconcile", "Reconcile processor charges with the ledger and balances; drift alerts the configured target", tok, admin, h.reconcile)
 	g.Get("/admin/audit", "Append-only audit log", tok, admin, h.audit)
@@ -201,6 +216,11 @@ func (h *Handlers) Register(r server.Router) {
 	g.Post("/admin/payouts/:id/reject", ratelimit.Write, "Reject a payout (funds released)", tok, admin, h.decidePayout(false))
 	g.Post("/admin/kyc/:id/approve", ratelimit.Write, "Approve a KYC submission", tok, admin, h.decideKYC(true))
 	g.Post("/admin/kyc/:id/reject", ratelimit.Write, "Reject a KYC submission", tok, admin, h.decideKYC(false))
+	g.Get("/admin/deposits", "Paid deposits that could not be credited (status needs_review, or refunded)", tok, admin, h.listReviews)
+	g.Post("/admin/deposits/:id/credit", ratelimit.Money, "Credit a deposit in needs_review to its (active) wallet", tok, admin,
+		h.reviewDeposit(schemas.ReviewCredit))
+	g.Post("/admin/deposits/:id/refund", ratelimit.Money, "Refund a deposit in needs_review to the processor", tok, admin,
+		h.reviewDeposit(schemas.ReviewRefund))
 }
 
 func (h *Handlers) healthCounts(ctx context.Context) (map[string]any, error) {

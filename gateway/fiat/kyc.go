@@ -57,6 +57,11 @@ func (h *Handlers) kycSubmit(c *fiber.Ctx) error {
 	p, _ := auth.User(c)
 	now := h.now().UTC().Truncate(time.Microsecond)
 	k.ID, k.UserID, k.Status, k.CreatedAt = schemas.NewID(), p.UserID, "pending", now
+	sealedNumber, err := h.cfg.Vault.SealText(k.DocumentNumber, "kyc:"+k.ID)
+	if err != nil {
+		return err
+	}
+	k.DocumentNumber = sealedNumber
 	action := "kyc.submit"
 	if h.cfg.KYCAutoApprove {
 		k.Status, k.DecidedAt, action = "approved", &now, "kyc.auto_approve"

@@ -155,8 +155,14 @@ func (h *Handlers) payout(c *fiber.Ctx) error {
 		return err
 	}
 	p, _ := auth.User(c)
+	payoutID := schemas.NewID()
+	sealedAcct, err := h.cfg.Vault.SealText(acct, "payout:"+payoutID)
+	if err != nil {
+		return err
+	}
 	return h.send(c, endpointPayouts, schemas.TypeFiatPayoutRequest, wid, schemas.FiatPayoutRequest{
-		PayoutID: schemas.NewID(), WalletID: wid, UserID: p.UserID, Amount: amount, BankAccount: acct,
+		PayoutID: payoutID, WalletID: wid, UserID: p.UserID, Amount: amount, BankAccount: sealedAcct,
+		BankAccountHint: Hint(acct),
 	})
 }
 
@@ -180,4 +186,13 @@ func (h *Handlers) decidePayout(approve bool) fiber.Handler {
 		}
 		return h.sendEnv(c, env)
 	}
+}
+
+// Hint shows the last four characters of an account number, masking the rest.
+func Hint(account string) string {
+	r := []rune(account)
+	if len(r) <= 4 {
+		return "****"
+	}
+	return "****" + string(r[len(r)-4:])
 }

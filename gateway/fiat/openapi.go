@@ -21,6 +21,8 @@ var publicRoutes = map[string]bool{
 	"POST " + Prefix + "/checkout/:sessionId/pay": true,
 	"POST " + Prefix + "/merchant/charge":         true,
 	"GET " + Prefix + "/requests/:token":          true,
+	"POST " + Prefix + pathChargeRefunds:          true,
+	"GET " + Prefix + pathChargeRefunds:           true,
 }
 
 // openAPIDoc describes the fiat slice.
@@ -29,6 +31,7 @@ var openAPIDoc = openapi.Doc{
 	Prefixes: []string{Prefix},
 	Public:   func(method, path string) bool { return publicRoutes[method+" "+path] },
 	Operation: func(r server.Route, op map[string]any) {
+		refundOperation(r, op)
 		if r.Method == http.MethodPost && r.Path == Prefix+"/merchant/charge" {
 			op["parameters"] = append(asList(op["parameters"]), map[string]any{"name": "X-API-Key", "in": "header",
 				"required": true, "schema": map[string]any{"type": "string"}})

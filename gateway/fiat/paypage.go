@@ -1,14 +1,12 @@
 package fiat
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"html/template"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/htmlpage"
 	store "github.com/fintech/platform/storage/fiat"
 )
 
@@ -155,28 +153,17 @@ func FormatMinor(v int64) string {
 }
 
 func (h *Handlers) renderPayPage(c *fiber.Ctx, status int, r store.PaymentRequest) error {
-	nonce := make([]byte, 16)
-	if _, err := rand.Read(nonce); err != nil {
-		return err
-	}
-	d := payPageData{Found: r.ID != "", Prefix: Prefix, Nonce: base64.StdEncoding.EncodeToString(nonce)}
+	d := payPageData{Found: r.ID != "", Prefix: Prefix}
 	if d.Found {
 		d.Open = r.Status == "open"
 		d.Token, d.Amount, d.Currency, d.Description, d.Status = r.Token, FormatMinor(r.Amount), r.Currency, r.Description, r.Status
 		d.ExpiresAt = r.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
 		d.RemainingViews = max(r.MaxViews-r.Views, 0)
 	}
-	var buf bytes.Buffer
-	if err := payPage.Execute(&buf, d); err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	// Only the page's own inline script and style run; fetches stay on
 	// this origin; no framing.
-	c.Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+d.Nonce+"'; style-src 'nonce-"+d.Nonce+
-		"'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	c.Set("Referrer-Policy", "no-referrer")
-	c.Set("X-Frame-Options", "DENY")
-	c.Set("X-Content-Type-Options", "nosniff")
-	return c.Status(status).Send(buf.Bytes())
+	return htmlpage.Render(c, status, payPage, htmlpage.Policy{Connect: true}, func(nonce string) any {
+		d.Nonce = nonce
+		return d
+	})
 }

@@ -72,11 +72,15 @@ func Reconcile(b store.Books) CurrencyReconcile {
 
 // ReconcileReport is the body of GET /admin/reconcile.
 type ReconcileReport struct {
-	OK          bool                `json:"ok"`
-	Source      string              `json:"source"`
-	Currencies  []CurrencyReconcile `json:"currencies"`
-	GeneratedAt time.Time           `json:"generatedAt"`
-	Alert       *AlertResult        `json:"alert,omitempty"`
+	OK         bool                `json:"ok"`
+	Source     string              `json:"source"`
+	Currencies []CurrencyReconcile `json:"currencies"`
+	// DepositReview counts paid deposits that were not credited (awaiting
+	// an admin, or refunded to the processor): money the processor took
+	// that no wallet holds.
+	DepositReview store.ReviewSummary `json:"depositReview"`
+	GeneratedAt   time.Time           `json:"generatedAt"`
+	Alert         *AlertResult        `json:"alert,omitempty"`
 }
 
 // AlertResult says whether the drift alert reached its target.
@@ -109,14 +113,17 @@ func (h *Handlers) reconcile(c *fiber.Ctx) error {
 		}
 		credited, err := h.cfg.Analytics.ProcessorCredited(ctx)
 		if err != nil {
-			return apierr.New(http.StatusServiceUnavailable, "analytics_unavailable", "ClickHouse did not answer").
-				With(map[string]any{"detail": err.Error()})
+			return apierr.New(http.StatusServiceUnavailable, "analytics_unavailable", "ClickHouse did not answer").Because(err)
 		}
 		for i := range books {
 			books[i].ProcessorCredited = credited[books[i].Currency]
 		}
 	}
-	rep := ReconcileReport{OK: true, Source: source, GeneratedAt: h.now().UTC()}
+	review, err := h.store.DepositReviewSummary(ctx)
+	if err != nil {
+		return err
+	}
+	rep := ReconcileReport{OK: true, Source: source, GeneratedAt: h.now().UTC(), DepositReview: review}
 	for _, b := range books {
 		line := Reconcile(b)
 		rep.OK = rep.OK && line.OK

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -22,6 +21,7 @@ import (
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 	store "github.com/fintech/platform/storage/gov"
 	"github.com/fintech/platform/storage/pipeline"
@@ -37,6 +37,13 @@ const (
 	CodeVotingClosed      = "voting_closed"
 	CodeAlreadyVoted      = "already_voted"
 	CodeProposalNotClosed = "proposal_not_closed"
+)
+
+// Reputation weights of spec: "Reputation events emitted by other modules".
+const (
+	weightAuthorPassed   = 5
+	weightAuthorRejected = 1 // rejected with quorum; nothing without
+	weightVoter          = 1
 )
 
 func errInvalidState(msg string) *apierr.Error {
@@ -60,7 +67,7 @@ func errNoProposal() *apierr.Error { return apierr.NotFound("no such proposal") 
 // Writer is what the handlers change in storage; each call commits its
 // outbox rows with the change.
 type Writer interface {
-	Create(ctx context.Context, p store.Proposal, events []pipeline.OutboxRow) error
+	Create(ctx context.Context, p store.Proposal, events []pipeline.OutboxRow, idem *pipeline.Processed) (*pipeline.Processed, error)
 	Open(ctx context.Context, id string, openAt, closeAt time.Time, events []pipeline.OutboxRow) (store.Proposal, error)
 	Vote(ctx context.Context, b store.Ballot, events []pipeline.OutboxRow) ([]store.Ballot, error)
 	Close(ctx context.Context, id, actor string, now time.Time,
@@ -154,14 +161,11 @@ func caller(c *fiber.Ctx) string {
 	return p.UserID
 }
 
-// idPattern is a ksuid: anything else names no proposal (404, never 422).
-var idPattern = regexp.MustCompile(`^[0-9A-Za-z]{27}$`)
-
 // proposal loads the proposal named by the :id path parameter; an unknown
 // or malformed id is 404 not_found.
 func (h *Handlers) proposal(c *fiber.Ctx) (store.Proposal, error) {
 	id := c.Params("id")
-	if !idPattern.MatchString(id) {
+	if !schemas.IsID(id) {
 		return store.Proposal{}, errNoProposal()
 	}
 	p, err := h.d.Reader.Get(c.UserContext(), id)

@@ -2,7 +2,6 @@ package gov
 
 import (
 	"net/http"
-	"sort"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -27,19 +26,20 @@ func OpenAPI(routes []server.Route) map[string]any {
 		Schemas:     componentSchemas,
 		Operation: func(r server.Route, op map[string]any) {
 			op["responses"] = responsesFor(r.Method, r.Path)
+			if r.Method+" "+r.Path == "POST "+Prefix+"/proposals" {
+				params, _ := op["parameters"].([]any)
+				op["parameters"] = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "required": false,
+					"description": "makes retries safe: the same key and body answer the original proposal",
+					"schema":      map[string]any{"type": "string", "maxLength": 255}})
+			}
 			if body, ok := requestBodies[r.Method+" "+r.Path]; ok {
-				op["requestBody"] = map[string]any{"required": true, "content": jsonContent(ref(body))}
+				op["requestBody"] = map[string]any{"required": true, "content": openapi.JSONContent(openapi.Ref(body))}
 			} else {
 				delete(op, "requestBody")
 			}
 		},
 	})
 }
-
-var (
-	ref         = openapi.Ref
-	jsonContent = openapi.JSONContent
-)
 
 var requestBodies = map[string]string{
 	"POST " + Prefix + "/proposals":           "CreateProposalRequest",
@@ -48,12 +48,8 @@ var requestBodies = map[string]string{
 
 // responsesFor documents the answers of one operation.
 func responsesFor(method, path string) map[string]any {
-	errResp := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(ref("Error"))}
-	}
-	ok := func(desc, schema string) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(ref(schema))}
-	}
+	errResp := openapi.ErrorAnswer
+	ok := openapi.Answer
 	out := map[string]any{}
 	id := Prefix + "/proposals/:id"
 	switch method + " " + path {
@@ -61,14 +57,15 @@ func responsesFor(method, path string) map[string]any {
 		out["200"] = ok("liveness and the open-proposal count", "Health")
 		out["503"] = errResp("database unreachable")
 	case "GET " + Prefix + "/openapi.json":
-		out["200"] = map[string]any{"description": "this document", "content": jsonContent(map[string]any{"type": "object"})}
+		out["200"] = map[string]any{"description": "this document", "content": openapi.JSONContent(map[string]any{"type": "object"})}
 	case "GET " + Prefix + "/stats":
 		out["200"] = ok("roll-up from the analytics copy", "Stats")
 	case "POST " + Prefix + "/proposals":
-		out["201"] = ok("the draft", "Proposal")
+		out["201"] = ok("the draft (or, replayed, the original one)", "Proposal")
+		out["409"] = errResp("idempotency_key_reused")
 		out["422"] = errResp("validation_failed")
 	case "GET " + Prefix + "/proposals":
-		out["200"] = map[string]any{"description": "proposals, newest first", "content": jsonContent(listOf("Proposal"))}
+		out["200"] = map[string]any{"description": "proposals, newest first", "content": openapi.JSONContent(openapi.ListOf("Proposal"))}
 		out["422"] = errResp("validation_failed: unknown status or bad cursor")
 	case "GET " + id:
 		out["200"] = ok("the proposal with its current tally", "Proposal")
@@ -79,7 +76,7 @@ func responsesFor(method, path string) map[string]any {
 		out["409"] = errResp("voting_closed or already_voted")
 		out["422"] = errResp("validation_failed: the ballot does not match the vote mode")
 	case "GET " + id + "/votes":
-		out["200"] = map[string]any{"description": "ballots in the order cast", "content": jsonContent(listOf("Ballot"))}
+		out["200"] = map[string]any{"description": "ballots in the order cast", "content": openapi.JSONContent(openapi.ListOf("Ballot"))}
 		out["404"] = errResp("not_found")
 		out["409"] = errResp("proposal_not_closed")
 	case "POST " + id + "/open", "POST " + id + "/close":
@@ -108,80 +105,59 @@ func responsesFor(method, path string) map[string]any {
 	return out
 }
 
-func listOf(name string) map[string]any {
-	return map[string]any{"type": "object", "required": []string{"items", "nextCursor"}, "properties": map[string]any{
-		"items":      map[string]any{"type": "array", "items": ref(name)},
-		"nextCursor": map[string]any{"type": "string", "nullable": true},
-	}}
-}
-
-func obj(required []string, props map[string]any) map[string]any {
-	m := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		sort.Strings(required)
-		m["required"] = required
-	}
-	return m
-}
-
 var (
-	str      = map[string]any{"type": "string"}
-	strs     = map[string]any{"type": "array", "items": str}
-	integer  = map[string]any{"type": "integer", "format": "int64"}
-	number   = map[string]any{"type": "number"}
-	boolean  = map[string]any{"type": "boolean"}
-	datetime = map[string]any{"type": "string", "format": "date-time"}
+	strs     = map[string]any{"type": "array", "items": openapi.Str}
 	nullTime = map[string]any{"type": "string", "format": "date-time", "nullable": true}
 	modes    = map[string]any{"type": "string", "enum": []string{"yes-no-abstain", "ranked-choice", "weighted"}}
 	statuses = map[string]any{"type": "string", "enum": []string{"draft", "open", "executed", "rejected"}}
 	tallyNow = map[string]any{"type": "object", "description": "a value per choice (ranked-choice: the final round, plus rounds)",
 		"additionalProperties": true}
-	tally = obj([]string{"ballots", "tallyNow", "quorum", "threshold", "quorumMet", "passing"}, map[string]any{
-		"ballots": integer, "tallyNow": tallyNow, "quorum": integer, "threshold": number,
+	tally = openapi.Obj([]string{"ballots", "tallyNow", "quorum", "threshold", "quorumMet", "passing"}, map[string]any{
+		"ballots": openapi.Int64, "tallyNow": tallyNow, "quorum": openapi.Int64, "threshold": openapi.Number,
 		"leader": map[string]any{"type": "string", "nullable": true}, "share": map[string]any{"type": "number", "nullable": true},
-		"quorumMet": boolean, "passing": boolean,
+		"quorumMet": openapi.Bool, "passing": openapi.Bool,
 	})
 )
 
 var componentSchemas = map[string]any{
-	"CreateProposalRequest": obj([]string{"title", "category", "voteMode"}, map[string]any{
-		"title": str, "summary": str, "body": str, "category": str, "voteMode": modes,
+	"CreateProposalRequest": openapi.Obj([]string{"title", "category", "voteMode"}, map[string]any{
+		"title": openapi.Str, "summary": openapi.Str, "body": openapi.Str, "category": openapi.Str, "voteMode": modes,
 		"quorum":                map[string]any{"type": "integer", "minimum": 1, "default": 1},
 		"threshold":             map[string]any{"type": "number", "exclusiveMinimum": true, "minimum": 0, "exclusiveMaximum": true, "maximum": 1, "default": 0.5},
-		"options":               map[string]any{"type": "array", "items": str, "minItems": 2, "maxItems": 20, "uniqueItems": true},
+		"options":               map[string]any{"type": "array", "items": openapi.Str, "minItems": 2, "maxItems": 20, "uniqueItems": true},
 		"votingDurationSeconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 31536000, "default": 604800},
 	}),
-	"Proposal": obj([]string{"id", "title", "category", "voteMode", "options", "quorum", "threshold", "status", "authorUserId", "createdAt"},
+	"Proposal": openapi.Obj([]string{"id", "title", "category", "voteMode", "options", "quorum", "threshold", "status", "authorUserId", "createdAt"},
 		map[string]any{
-			"id": str, "title": str, "summary": str, "body": str, "category": str, "voteMode": modes, "options": strs,
-			"quorum": integer, "threshold": number, "votingDurationSeconds": integer, "status": statuses,
-			"authorUserId": str, "votesOpenAt": nullTime, "votesCloseAt": nullTime, "closedAt": nullTime,
-			"createdAt": datetime, "tally": tally, "idempotent": boolean,
+			"id": openapi.Str, "title": openapi.Str, "summary": openapi.Str, "body": openapi.Str, "category": openapi.Str, "voteMode": modes, "options": strs,
+			"quorum": openapi.Int64, "threshold": openapi.Number, "votingDurationSeconds": openapi.Int64, "status": statuses,
+			"authorUserId": openapi.Str, "votesOpenAt": nullTime, "votesCloseAt": nullTime, "closedAt": nullTime,
+			"createdAt": openapi.DateTime, "tally": tally, "idempotent": openapi.Bool,
 		}),
-	"VoteRequest": obj(nil, map[string]any{
+	"VoteRequest": openapi.Obj(nil, map[string]any{
 		"choice":  map[string]any{"type": "string", "enum": []string{"yes", "no", "abstain"}},
-		"reason":  str,
-		"ranking": map[string]any{"type": "array", "items": str, "description": "ranked-choice: every option exactly once"},
-		"weights": map[string]any{"type": "object", "additionalProperties": number, "description": "weighted: positive weights of a non-empty subset of the options"},
+		"reason":  openapi.Str,
+		"ranking": map[string]any{"type": "array", "items": openapi.Str, "description": "ranked-choice: every option exactly once"},
+		"weights": map[string]any{"type": "object", "additionalProperties": openapi.Number, "description": "weighted: positive weights of a non-empty subset of the options"},
 	}),
-	"VoteResult": obj([]string{"voteId", "proposalId", "tallyNow", "ballots", "quorumMet", "passing"}, map[string]any{
-		"voteId": str, "proposalId": str, "tallyNow": tallyNow, "ballots": integer, "quorumMet": boolean, "passing": boolean,
+	"VoteResult": openapi.Obj([]string{"voteId", "proposalId", "tallyNow", "ballots", "quorumMet", "passing"}, map[string]any{
+		"voteId": openapi.Str, "proposalId": openapi.Str, "tallyNow": tallyNow, "ballots": openapi.Int64, "quorumMet": openapi.Bool, "passing": openapi.Bool,
 	}),
-	"Ballot": obj([]string{"voteId", "userId", "createdAt"}, map[string]any{
-		"voteId": str, "userId": str, "choice": str, "ranking": strs,
-		"weights": map[string]any{"type": "object", "additionalProperties": number}, "createdAt": datetime,
+	"Ballot": openapi.Obj([]string{"voteId", "userId", "createdAt"}, map[string]any{
+		"voteId": openapi.Str, "userId": openapi.Str, "choice": openapi.Str, "ranking": strs,
+		"weights": map[string]any{"type": "object", "additionalProperties": openapi.Number}, "createdAt": openapi.DateTime,
 	}),
-	"TallyResult": obj([]string{"proposalId", "status", "voteMode", "ballots", "tallyNow", "quorumMet", "passing"}, map[string]any{
-		"proposalId": str, "status": statuses, "voteMode": modes, "ballots": integer, "tallyNow": tallyNow,
+	"TallyResult": openapi.Obj([]string{"proposalId", "status", "voteMode", "ballots", "tallyNow", "quorumMet", "passing"}, map[string]any{
+		"proposalId": openapi.Str, "status": statuses, "voteMode": modes, "ballots": openapi.Int64, "tallyNow": tallyNow,
 		"leader": map[string]any{"type": "string", "nullable": true}, "share": map[string]any{"type": "number", "nullable": true},
-		"quorum": integer, "threshold": number, "quorumMet": boolean, "passing": boolean,
+		"quorum": openapi.Int64, "threshold": openapi.Number, "quorumMet": openapi.Bool, "passing": openapi.Bool,
 	}),
-	"Stats": obj([]string{"byStatus", "meanTurnout", "topCategories"}, map[string]any{
-		"byStatus": obj([]string{"draft", "open", "executed", "rejected"}, map[string]any{
-			"draft": integer, "open": integer, "executed": integer, "rejected": integer}),
-		"meanTurnout": number, "asOf": datetime, "source": str,
-		"topCategories": map[string]any{"type": "array", "items": obj([]string{"category", "count"}, map[string]any{
-			"category": str, "count": integer})},
+	"Stats": openapi.Obj([]string{"byStatus", "meanTurnout", "topCategories"}, map[string]any{
+		"byStatus": openapi.Obj([]string{"draft", "open", "executed", "rejected"}, map[string]any{
+			"draft": openapi.Int64, "open": openapi.Int64, "executed": openapi.Int64, "rejected": openapi.Int64}),
+		"meanTurnout": openapi.Number, "asOf": openapi.DateTime, "source": openapi.Str,
+		"topCategories": map[string]any{"type": "array", "items": openapi.Obj([]string{"category", "count"}, map[string]any{
+			"category": openapi.Str, "count": openapi.Int64})},
 	}),
-	"Health": obj([]string{"status", "openProposals"}, map[string]any{"status": str, "database": str, "openProposals": integer}),
+	"Health": openapi.Obj([]string{"status", "openProposals"}, map[string]any{"status": openapi.Str, "database": openapi.Str, "openProposals": openapi.Int64}),
 }

@@ -1,13 +1,16 @@
 package gov
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/gov"
 	"github.com/fintech/platform/storage/pipeline"
@@ -99,6 +102,9 @@ func validOptions(v *bind.Validator, in []string) []string {
 }
 
 // createProposal creates a draft owned by the caller: 201 with the proposal.
+// With an Idempotency-Key (scoped to the caller and this endpoint) a retry
+// with the same body answers the original proposal byte for byte with
+// Idempotent-Replayed: true; a different body is 409 idempotency_key_reused.
 func (h *Handlers) createProposal(c *fiber.Ctx) error {
 	var req createRequest
 	if err := bind.JSON(c, &req); err != nil {
@@ -118,8 +124,32 @@ func (h *Handlers) createProposal(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.d.Writer.Create(c.UserContext(), p, []pipeline.OutboxRow{row}); err != nil {
+	body, err := json.Marshal(view(p))
+	if err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(view(p))
+	var idem *pipeline.Processed
+	if key := c.Get("Idempotency-Key"); key != "" {
+		idem = &pipeline.Processed{
+			CommandID:   commands.IdempotentID(p.AuthorUserID, "POST "+Prefix+"/proposals", strings.Clone(key)),
+			CommandType: commandCreate, RequestHash: commands.RequestHash(c.Body()), Status: http.StatusCreated, Body: body,
+		}
+	}
+	prior, err := h.d.Writer.Create(c.UserContext(), p, []pipeline.OutboxRow{row}, idem)
+	if err != nil {
+		return err
+	}
+	if prior != nil {
+		if prior.RequestHash != idem.RequestHash {
+			return apierr.IdempotencyReused()
+		}
+		c.Set("Idempotent-Replayed", "true")
+		body = prior.Body
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	return c.Status(http.StatusCreated).Send(body)
 }
+
+// commandCreate names proposal creation among the recorded answers of
+// requests with an Idempotency-Key (processed_commands).
+const commandCreate = "gov.proposal.create"

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -69,6 +70,10 @@ type Deps struct {
 	Now      func() time.Time
 	// Routes lists the registered routes, for the OpenAPI slice.
 	Routes func() []server.Route
+	// VerifyCache is how long a chain verification answers later calls at
+	// the same chain head (LEDGER_VERIFY_CACHE); 0 walks the chain on every
+	// call.
+	VerifyCache time.Duration
 }
 
 // Handlers serve /api/ledger.
@@ -76,6 +81,17 @@ type Handlers struct {
 	d Deps
 	// verifying admits one chain walk at a time; others wait their turn.
 	verifying chan struct{}
+
+	mu       sync.Mutex
+	verified *cachedVerify
+}
+
+// cachedVerify is the last verification and the head it covered.
+type cachedVerify struct {
+	height int64
+	hash   string
+	at     time.Time
+	result store.VerifyResult
 }
 
 // NewHandlers checks the dependencies and builds the handlers.
@@ -280,19 +296,63 @@ func (h *Handlers) head(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
+// verify answers the chain verification. A public caller cannot make the
+// server walk the whole chain on every request: the result of the last walk
+// answers while the chain head (height and hash) is the one it covered and
+// it is younger than VerifyCache.
 func (h *Handlers) verify(c *fiber.Ctx) error {
 	ctx := c.UserContext()
+	if res, ok, err := h.cachedVerify(ctx); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return c.JSON(res)
+	}
 	select {
 	case h.verifying <- struct{}{}:
 		defer func() { <-h.verifying }()
 	case <-ctx.Done():
 		return apierr.Unavailable()
 	}
+	// Another caller may have walked the chain while this one waited.
+	if res, ok, err := h.cachedVerify(ctx); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return c.JSON(res)
+	}
+	started := h.d.Now()
 	res, err := h.d.Verifier.Verify(ctx)
 	if err != nil {
 		return err
 	}
+	if h.d.VerifyCache > 0 {
+		h.mu.Lock()
+		h.verified = &cachedVerify{height: res.Height, hash: res.HeadHash, at: started, result: res}
+		h.mu.Unlock()
+	}
 	return c.JSON(res)
+}
+
+// cachedVerify returns the cached result when it still covers the head.
+func (h *Handlers) cachedVerify(ctx context.Context) (store.VerifyResult, bool, error) {
+	if h.d.VerifyCache <= 0 {
+		return store.VerifyResult{}, false, nil
+	}
+	h.mu.Lock()
+	cached := h.verified
+	h.mu.Unlock()
+	if cached == nil || h.d.Now().Sub(cached.at) >= h.d.VerifyCache {
+		return store.VerifyResult{}, false, nil
+	}
+	head, _, _, err := h.d.Reads.Head(ctx)
+	if err != nil {
+		return store.VerifyResult{}, false, err
+	}
+	if head.Height != cached.height || head.Hash != cached.hash {
+		return store.VerifyResult{}, false, nil
+	}
+	return cached.result, true, nil
 }
 
 type statsResponse struct {

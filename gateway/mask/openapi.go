@@ -2,7 +2,6 @@ package mask
 
 import (
 	"net/http"
-	"sort"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -26,21 +25,10 @@ func OpenAPI(routes []server.Route, prefix string, public map[string]bool) map[s
 		Prefixes:    []string{prefix},
 		Public:      func(_, path string) bool { return public[path] },
 		Schemas:     componentSchemas,
-		Operation: func(r server.Route, op map[string]any) {
-			op["responses"] = responsesFor(r.Method, r.Path)
-			if body, ok := requestBodies[r.Method+" "+r.Path]; ok {
-				op["requestBody"] = map[string]any{"required": true, "content": jsonContent(ref(body))}
-			} else {
-				delete(op, "requestBody")
-			}
-		},
+		Bodies:      requestBodies,
+		Responses:   responsesFor,
 	})
 }
-
-var (
-	ref         = openapi.Ref
-	jsonContent = openapi.JSONContent
-)
 
 var requestBodies = map[string]string{
 	"POST " + Prefix + "/masks":   "CreateMaskRequest",
@@ -49,29 +37,27 @@ var requestBodies = map[string]string{
 
 // responsesFor documents the answers of one operation.
 func responsesFor(method, path string) map[string]any {
-	errResp := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": jsonContent(ref("Error"))}
-	}
+	errResp := openapi.ErrorAnswer
 	out := map[string]any{}
 	switch method + " " + path {
 	case "POST " + Prefix + "/masks":
-		out["201"] = map[string]any{"description": "the issued mask", "content": jsonContent(ref("Mask"))}
+		out["201"] = map[string]any{"description": "the issued mask", "content": openapi.JSONContent(openapi.Ref("Mask"))}
 		out["422"] = errResp("validation_failed")
 	case "GET " + Prefix + "/masks":
-		out["200"] = map[string]any{"description": "the caller's active masks", "content": jsonContent(listOf("Mask"))}
+		out["200"] = map[string]any{"description": "the caller's active masks", "content": openapi.JSONContent(openapi.ListOf("Mask"))}
 	case "POST " + Prefix + "/masks/:id/revoke":
-		out["200"] = map[string]any{"description": "the revoked mask", "content": jsonContent(ref("Mask"))}
+		out["200"] = map[string]any{"description": "the revoked mask", "content": openapi.JSONContent(openapi.Ref("Mask"))}
 		out["404"] = errResp("not_found: no such mask of the caller")
 	case "POST " + Prefix + "/charges":
-		out["201"] = map[string]any{"description": "authorized", "content": jsonContent(ref("Charge"))}
-		out["200"] = map[string]any{"description": "replay of an authorized (maskId, paymentRef): idempotent true", "content": jsonContent(ref("Charge"))}
-		out["402"] = map[string]any{"description": "charge_declined", "content": jsonContent(ref("ChargeDeclined"))}
+		out["201"] = map[string]any{"description": "authorized", "content": openapi.JSONContent(openapi.Ref("Charge"))}
+		out["200"] = map[string]any{"description": "replay of an authorized (maskId, paymentRef): idempotent true", "content": openapi.JSONContent(openapi.Ref("Charge"))}
+		out["402"] = map[string]any{"description": "charge_declined", "content": openapi.JSONContent(openapi.Ref("ChargeDeclined"))}
 		out["404"] = errResp("not_found: no such mask of the caller")
 		out["422"] = errResp("validation_failed")
 	case "GET " + Prefix + "/charges":
-		out["200"] = map[string]any{"description": "the caller's charges", "content": jsonContent(listOf("Charge"))}
+		out["200"] = map[string]any{"description": "the caller's charges", "content": openapi.JSONContent(openapi.ListOf("Charge"))}
 	case "GET " + Prefix + "/stats":
-		out["200"] = map[string]any{"description": "roll-up", "content": jsonContent(ref("Stats"))}
+		out["200"] = map[string]any{"description": "roll-up", "content": openapi.JSONContent(openapi.Ref("Stats"))}
 	default:
 		out["200"] = map[string]any{"description": "OK"}
 	}
@@ -81,68 +67,47 @@ func responsesFor(method, path string) map[string]any {
 	return out
 }
 
-func listOf(name string) map[string]any {
-	return map[string]any{"type": "object", "properties": map[string]any{
-		"items":      map[string]any{"type": "array", "items": ref(name)},
-		"nextCursor": map[string]any{"type": "string", "nullable": true},
-	}}
-}
-
-func obj(required []string, props map[string]any) map[string]any {
-	m := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		sort.Strings(required)
-		m["required"] = required
-	}
-	return m
-}
-
 var (
-	str      = map[string]any{"type": "string"}
-	integer  = map[string]any{"type": "integer", "format": "int64"}
-	number   = map[string]any{"type": "number"}
-	boolean  = map[string]any{"type": "boolean"}
-	datetime = map[string]any{"type": "string", "format": "date-time"}
-	kinds    = map[string]any{"type": "string", "enum": []string{"single-use", "recurring", "merchant-locked", "category-locked"}}
-	reasons  = map[string]any{"type": "string", "enum": []string{"limit_exceeded", "merchant_locked", "category_locked",
+	kinds   = map[string]any{"type": "string", "enum": []string{"single-use", "recurring", "merchant-locked", "category-locked"}}
+	reasons = map[string]any{"type": "string", "enum": []string{"limit_exceeded", "merchant_locked", "category_locked",
 		"mask_revoked", "mask_expired", "single_use_consumed", "risk_declined"}}
-	factor = obj([]string{"factor", "points"}, map[string]any{"factor": str, "points": integer})
-	charge = obj([]string{"id", "maskId", "paymentRef", "amountCents", "status", "riskScore", "riskFactors", "idempotent"},
+	factor = openapi.Obj([]string{"factor", "points"}, map[string]any{"factor": openapi.Str, "points": openapi.Int64})
+	charge = openapi.Obj([]string{"id", "maskId", "paymentRef", "amountCents", "status", "riskScore", "riskFactors", "idempotent"},
 		map[string]any{
-			"id": str, "maskId": str, "userId": str, "paymentRef": str, "amountCents": integer, "currency": str,
-			"merchant": str, "merchantCategory": str,
+			"id": openapi.Str, "maskId": openapi.Str, "userId": openapi.Str, "paymentRef": openapi.Str, "amountCents": openapi.Int64, "currency": openapi.Str,
+			"merchant": openapi.Str, "merchantCategory": openapi.Str,
 			"status":         map[string]any{"type": "string", "enum": []string{"authorized", "declined"}},
 			"declineReason":  reasons,
 			"riskScore":      map[string]any{"type": "integer", "minimum": 0, "maximum": 100},
 			"riskFactors":    map[string]any{"type": "array", "items": factor},
-			"remainingCents": integer, "createdAt": datetime, "idempotent": boolean,
+			"remainingCents": openapi.Int64, "createdAt": openapi.DateTime, "idempotent": openapi.Bool,
 		})
 )
 
 var componentSchemas = map[string]any{
-	"CreateMaskRequest": obj([]string{"kind", "spendLimitCents"}, map[string]any{
-		"label": str, "kind": kinds, "lockedToMerchant": str, "lockedToCategory": str,
-		"currency": str, "spendLimitCents": integer, "expiresAt": datetime,
+	"CreateMaskRequest": openapi.Obj([]string{"kind", "spendLimitCents"}, map[string]any{
+		"label": openapi.Str, "kind": kinds, "lockedToMerchant": openapi.Str, "lockedToCategory": openapi.Str,
+		"currency": openapi.Str, "spendLimitCents": openapi.Int64, "expiresAt": openapi.DateTime,
 	}),
-	"Mask": obj([]string{"id", "virtualPan", "remainingCents", "status"}, map[string]any{
-		"id": str, "userId": str, "label": str, "kind": kinds, "lockedToMerchant": str, "lockedToCategory": str,
-		"currency": str, "spendLimitCents": integer, "remainingCents": integer,
+	"Mask": openapi.Obj([]string{"id", "virtualPan", "remainingCents", "status"}, map[string]any{
+		"id": openapi.Str, "userId": openapi.Str, "label": openapi.Str, "kind": kinds, "lockedToMerchant": openapi.Str, "lockedToCategory": openapi.Str,
+		"currency": openapi.Str, "spendLimitCents": openapi.Int64, "remainingCents": openapi.Int64,
 		"virtualPan": map[string]any{"type": "string", "pattern": "^vmask-[0-9a-f]{32}$"},
 		"status":     map[string]any{"type": "string", "enum": []string{"active", "revoked", "expired"}},
-		"expiresAt":  datetime, "createdAt": datetime, "revokedAt": datetime,
+		"expiresAt":  openapi.DateTime, "createdAt": openapi.DateTime, "revokedAt": openapi.DateTime,
 	}),
-	"CreateChargeRequest": obj([]string{"maskId", "amountCents", "merchant", "paymentRef"}, map[string]any{
-		"maskId": str, "amountCents": integer, "merchant": str, "merchantCategory": str, "paymentRef": str, "merchantUserId": str,
+	"CreateChargeRequest": openapi.Obj([]string{"maskId", "amountCents", "merchant", "paymentRef"}, map[string]any{
+		"maskId": openapi.Str, "amountCents": openapi.Int64, "merchant": openapi.Str, "merchantCategory": openapi.Str, "paymentRef": openapi.Str, "merchantUserId": openapi.Str,
 	}),
 	"Charge": charge,
-	"ChargeDeclined": obj([]string{"error", "declineReason", "riskScore", "charge"}, map[string]any{
-		"error": str, "message": str, "declineReason": reasons, "riskScore": integer,
-		"riskFactors": map[string]any{"type": "array", "items": factor}, "idempotent": boolean, "charge": charge,
+	"ChargeDeclined": openapi.Obj([]string{"error", "declineReason", "riskScore", "charge"}, map[string]any{
+		"error": openapi.Str, "message": openapi.Str, "declineReason": reasons, "riskScore": openapi.Int64,
+		"riskFactors": map[string]any{"type": "array", "items": factor}, "idempotent": openapi.Bool, "charge": charge,
 	}),
-	"Stats": obj(nil, map[string]any{
-		"activeMasks": integer, "totalSpendCents": integer,
-		"spendByCurrency": map[string]any{"type": "object", "additionalProperties": integer},
-		"charges":         integer, "authorizedCharges": integer, "declinedCharges": integer,
-		"declineRate": number, "meanRiskScore": number,
+	"Stats": openapi.Obj(nil, map[string]any{
+		"activeMasks": openapi.Int64, "totalSpendCents": openapi.Int64,
+		"spendByCurrency": map[string]any{"type": "object", "additionalProperties": openapi.Int64},
+		"charges":         openapi.Int64, "authorizedCharges": openapi.Int64, "declinedCharges": openapi.Int64,
+		"declineRate": openapi.Number, "meanRiskScore": openapi.Number,
 	}),
 }

@@ -4,6 +4,7 @@ package openapi
 
 import (
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -23,8 +24,15 @@ type Doc struct {
 	// Public reports the routes that need no bearer token; nil means every
 	// route needs one.
 	Public func(method, path string) bool
-	// Operation, when set, adds module-specific detail (request and
-	// response schemas) to the generated operation of a route.
+	// Bodies names the request body schema of operations, by "METHOD path"
+	// (the path as registered, e.g. "POST /api/gov/proposals/:id/votes");
+	// a write without one is documented without a body.
+	Bodies map[string]string
+	// Responses documents the answers of an operation, by status; nil keeps
+	// the generic default answer.
+	Responses func(method, path string) map[string]any
+	// Operation, when set, adds further module-specific detail to the
+	// generated operation of a route, after Bodies and Responses.
 	Operation func(r server.Route, op map[string]any)
 	// Schemas are the document's components.schemas, merged with Error.
 	Schemas map[string]any
@@ -81,6 +89,16 @@ func Build(routes []server.Route, d Doc) map[string]any {
 			op["security"] = []any{}
 		} else {
 			op["security"] = []any{map[string]any{"bearerAuth": []string{}}}
+		}
+		if d.Responses != nil {
+			op["responses"] = d.Responses(r.Method, r.Path)
+		}
+		if d.Bodies != nil {
+			if body, ok := d.Bodies[r.Method+" "+r.Path]; ok {
+				op["requestBody"] = map[string]any{"required": true, "content": JSONContent(Ref(body))}
+			} else {
+				delete(op, "requestBody")
+			}
 		}
 		if d.Operation != nil {
 			d.Operation(r, op)
@@ -164,3 +182,39 @@ func OperationID(method, path string) string {
 	}
 	return b.String()
 }
+
+// Schema primitives shared by the module slices.
+var (
+	Str      = map[string]any{"type": "string"}
+	Int64    = map[string]any{"type": "integer", "format": "int64"}
+	Number   = map[string]any{"type": "number"}
+	Bool     = map[string]any{"type": "boolean"}
+	DateTime = map[string]any{"type": "string", "format": "date-time"}
+)
+
+// Obj is an object schema with its properties and required names.
+func Obj(required []string, props map[string]any) map[string]any {
+	m := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		sorted := append([]string(nil), required...)
+		sort.Strings(sorted)
+		m["required"] = sorted
+	}
+	return m
+}
+
+// ListOf is the `{ items, nextCursor }` page of a component schema.
+func ListOf(name string) map[string]any {
+	return map[string]any{"type": "object", "required": []string{"items", "nextCursor"}, "properties": map[string]any{
+		"items":      map[string]any{"type": "array", "items": Ref(name)},
+		"nextCursor": map[string]any{"type": "string", "nullable": true},
+	}}
+}
+
+// Answer is a response with a JSON body of the named component schema.
+func Answer(description, schema string) map[string]any {
+	return map[string]any{"description": description, "content": JSONContent(Ref(schema))}
+}
+
+// ErrorAnswer is an error response: the Error schema, its code described.
+func ErrorAnswer(description string) map[string]any { return Answer(description, "Error") }

@@ -44,6 +44,7 @@ type Limiter struct {
 	limits  Limits
 	now     func() time.Time
 	windows [numClasses]*window
+	keys    [numClasses]func(*fiber.Ctx) string
 }
 
 type window struct {
@@ -88,12 +89,23 @@ func (l *Limiter) Take(c Class, key string) (allowed bool, limit, remaining, res
 	return true, limit, limit - n, reset
 }
 
-// Handler returns middleware that charges class c to the client IP, sets the
-// RateLimit headers and answers 429 rate_limited with Retry-After when the
-// budget is spent.
+// KeyBy makes Handler charge class c to key(ctx) instead of the client IP
+// (for example a partner API key, falling back to the IP). Call it while
+// wiring, before the server takes requests.
+func (l *Limiter) KeyBy(c Class, key func(*fiber.Ctx) string) {
+	l.keys[c] = key
+}
+
+// Handler returns middleware that charges class c to the client IP (or to
+// the key function set by KeyBy), sets the RateLimit headers and answers 429
+// rate_limited with Retry-After when the budget is spent.
 func (l *Limiter) Handler(c Class) fiber.Handler {
 	return func(ctx *fiber.Ctx) error {
-		if err := l.Check(ctx, c, ctx.IP()); err != nil {
+		key := ctx.IP()
+		if keyOf := l.keys[c]; keyOf != nil {
+			key = keyOf(ctx)
+		}
+		if err := l.Check(ctx, c, key); err != nil {
 			return err
 		}
 		return ctx.Next()

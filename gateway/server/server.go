@@ -7,13 +7,16 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/ksuid"
 
@@ -61,7 +64,16 @@ func New(limiter *ratelimit.Limiter, reg prometheus.Registerer, log *slog.Logger
 		IdleTimeout:           120 * time.Second,
 	})
 	s.App.Use(s.observe)
+	s.App.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.logPanic}))
 	return s
+}
+
+// logPanic logs a handler's panic with its stack; the recover middleware
+// then turns it into an error, answered 500 internal with the request id.
+// One bad request never stops the process.
+func (s *Server) logPanic(c *fiber.Ctx, e any) {
+	s.log.ErrorContext(c.UserContext(), "handler panicked", "method", c.Method(), "path", c.Path(),
+		"requestId", RequestID(c.UserContext()), "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
 }
 
 // observe assigns the request id, puts it on the request context, and after
@@ -128,8 +140,12 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		default:
 			s.log.ErrorContext(c.UserContext(), "internal error", "method", c.Method(), "path", c.Path(),
 				"requestId", RequestID(c.UserContext()), "err", err)
-			ae = apierr.Internal()
+			ae = apierr.Internal().With(map[string]any{"requestId": RequestID(c.UserContext())})
 		}
+	}
+	if ae.Cause != nil {
+		s.log.WarnContext(c.UserContext(), "request failed on a dependency", "method", c.Method(), "path", c.Path(),
+			"requestId", RequestID(c.UserContext()), "code", ae.Code, "err", ae.Cause)
 	}
 	if len(c.Response().Header.Peek("RateLimit-Limit")) == 0 && s.limiter != nil {
 		// Answers refused before any route ran (an oversized body, say) are

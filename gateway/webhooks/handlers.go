@@ -53,6 +53,8 @@ type Config struct {
 	// Admin admits only fiat admins (verified e-mail on the allowlist): the
 	// delivery log, retries and the stream are theirs.
 	Admin fiber.Handler
+	// Vault seals signing secrets before they are stored.
+	Vault Vault
 	// AllowPrivate lifts the https and public-address rules on endpoint
 	// URLs (WEBHOOK_ALLOW_PRIVATE=1).
 	AllowPrivate bool
@@ -75,7 +77,7 @@ type Handlers struct {
 
 // NewHandlers checks the dependencies and builds the handlers.
 func NewHandlers(cfg Config) (*Handlers, error) {
-	if cfg.Store == nil || cfg.Stream == nil || cfg.Waker == nil || cfg.Tokens == nil || cfg.Admin == nil || cfg.Now == nil {
+	if cfg.Store == nil || cfg.Stream == nil || cfg.Waker == nil || cfg.Tokens == nil || cfg.Admin == nil || cfg.Vault == nil || cfg.Now == nil {
 		return nil, errors.New("webhook handlers: nil dependency")
 	}
 	if cfg.Resolver == nil {
@@ -101,4 +103,9 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/admin/events", "Server-sent events of every platform event (fiat admin)",
 		queryToken, user, admin, h.events)
 	g.Get("/admin/stream", "Browser page showing the admin event stream", h.page)
+}
+
+// Vault seals values kept at rest, bound to their owner.
+type Vault interface {
+	SealText(plaintext, aad string) (string, error)
 }

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bufio"
 	_ "embed"
+	"html/template"
 	"strconv"
 	"time"
 
@@ -10,10 +11,15 @@ import (
 
 	dispatch "github.com/fintech/platform/consumers/webhooks"
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/htmlpage"
 )
 
 //go:embed static/stream.html
-var streamPage []byte
+var streamHTML string
+
+// streamPage is the admin stream page; its inline style and script carry the
+// response's CSP nonce.
+var streamPage = template.Must(template.New("stream").Parse(streamHTML))
 
 // queryToken lets the stream take its bearer token from `?access_token=`
 // when no Authorization header is sent: EventSource cannot send headers.
@@ -113,9 +119,8 @@ func writeMessage(w *bufio.Writer, m dispatch.Message) error {
 // page serves the admin stream page. It holds no data: it asks for a token
 // (or an admin login) and reads the stream with fetch().
 func (h *Handlers) page(c *fiber.Ctx) error {
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set("X-Frame-Options", "DENY")
-	c.Set("Referrer-Policy", "no-referrer")
-	return c.Send(streamPage)
+	return htmlpage.Render(c, fiber.StatusOK, streamPage, htmlpage.Policy{Connect: true}, func(nonce string) any {
+		return struct{ Nonce string }{nonce}
+	})
 }

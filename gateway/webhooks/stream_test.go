@@ -20,6 +20,7 @@ import (
 	gwebhooks "github.com/fintech/platform/gateway/webhooks"
 	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres/pgtest"
+	"github.com/fintech/platform/storage/sealed"
 	store "github.com/fintech/platform/storage/webhooks"
 )
 
@@ -50,12 +51,16 @@ VALUES ('u-admin', 'boss@example.com', 'x', now()), ('u-user', 'someone@example.
 		t.Fatal(err)
 	}
 	allow := auth.ParseAllowlist("boss@example.com")
+	vault, err := sealed.NewKeyring("TEST_KEY", "data", "test-data-key-0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
 	guard, err := auth.NewGuard(identity.NewUsers(pool), auth.Admins{Fiat: allow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h, err := gwebhooks.NewHandlers(gwebhooks.Config{Store: store.NewStore(pool), Stream: hub, Waker: noWake{},
-		Tokens: tokens, Admin: guard.Require(allow), Heartbeat: 100 * time.Millisecond, Now: time.Now})
+		Tokens: tokens, Admin: guard.Require(allow), Vault: vault, Heartbeat: 100 * time.Millisecond, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,11 @@ func (h *Handlers) bindSubscription(c *fiber.Ctx) (store.Subscription, error) {
 		return store.Subscription{}, err
 	}
 	p, _ := auth.User(c)
-	return store.Subscription{ID: schemas.NewID(), UserID: p.UserID, URL: u, Secret: req.Secret,
+	secret, err := h.cfg.Vault.SealText(req.Secret, store.SecretAAD(p.UserID))
+	if err != nil {
+		return store.Subscription{}, err
+	}
+	return store.Subscription{ID: schemas.NewID(), UserID: p.UserID, URL: u, Secret: secret,
 		Events: events, CreatedAt: h.cfg.Now().UTC()}, nil
 }
 
@@ -109,7 +113,11 @@ func (h *Handlers) rotate(c *fiber.Ctx) error {
 		return err
 	}
 	p, _ := auth.User(c)
-	sub, err := h.cfg.Store.RotateSecret(c.UserContext(), p.UserID, req.ID, req.Secret, h.cfg.Now().UTC())
+	secret, err := h.cfg.Vault.SealText(req.Secret, store.SecretAAD(p.UserID))
+	if err != nil {
+		return err
+	}
+	sub, err := h.cfg.Store.RotateSecret(c.UserContext(), p.UserID, req.ID, secret, h.cfg.Now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return apierr.NotFound("no such webhook subscription; create one with POST /api/fiat/me/webhook")
 	}

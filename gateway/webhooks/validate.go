@@ -18,7 +18,7 @@ import (
 // as user.registered.
 var EventTypes = []string{
 	"transfer.completed", "transfer.failed", "request.paid", "request.expired", "deposit.completed",
-	"merchant.charge.success", "donation.received", "campaign.goal_reached", "mask.created",
+	"merchant.charge.success", "refund.created", "donation.received", "campaign.goal_reached", "mask.created",
 	"charge.authorized", "charge.declined", "score.updated", "rank.promoted", "proposal.passed",
 	"proposal.rejected", "ledger.entry_added", "ledger.chain_verified",
 }

@@ -185,18 +185,29 @@ func (s *Campaigns) Approve(ctx context.Context, id string, pin, feature bool, n
 
 const donorCountCol = `, (SELECT count(DISTINCT d.donor_user_id) FROM charity_donations d WHERE d.campaign_id = c.id)`
 
-// Get returns a campaign with its distinct-donor count, or
-// postgres.ErrNotFound.
+// Get returns a campaign without its donor count (a primary-key read, as
+// every donation needs), or postgres.ErrNotFound.
 func (s *Campaigns) Get(ctx context.Context, id string) (Campaign, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+campaignCols+donorCountCol+` FROM charity_campaigns c WHERE c.id = $1`, id)
+	rows, err := s.pool.Query(ctx, `SELECT `+campaignCols+` FROM charity_campaigns c WHERE c.id = $1`, id)
 	if err != nil {
 		return Campaign{}, fmt.Errorf("read campaign %s: %w", id, err)
 	}
-	c, err := pgx.CollectExactlyOneRow(rows, scanCampaignDonors)
+	c, err := pgx.CollectExactlyOneRow(rows, scanCampaign)
 	if err != nil {
 		return Campaign{}, fmt.Errorf("read campaign %s: %w", id, postgres.Translate(err))
 	}
 	return c, nil
+}
+
+// DonorCount counts a campaign's distinct donors, anonymous ones included.
+func (s *Campaigns) DonorCount(ctx context.Context, campaignID string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(DISTINCT donor_user_id) FROM charity_donations WHERE campaign_id = $1`,
+		campaignID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count donors of %s: %w", campaignID, err)
+	}
+	return n, nil
 }
 
 const recentDonorsSQL = `
@@ -272,6 +283,16 @@ WHERE status = 'active' AND (ends_at IS NULL OR ends_at > $1)`, now).Scan(&n)
 		return 0, fmt.Errorf("count active campaigns: %w", err)
 	}
 	return n, nil
+}
+
+// WalletOwner returns the owner and kind of a fiat wallet, or
+// postgres.ErrNotFound.
+func (s *Campaigns) WalletOwner(ctx context.Context, walletID string) (userID, kind string, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT user_id, kind FROM fiat_wallets WHERE id = $1`, walletID).Scan(&userID, &kind)
+	if err != nil {
+		return "", "", fmt.Errorf("read wallet %s: %w", walletID, postgres.Translate(err))
+	}
+	return userID, kind, nil
 }
 
 // Ping checks the database.

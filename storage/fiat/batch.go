@@ -225,23 +225,26 @@ func InsertDeposits(ctx context.Context, q postgres.Querier, ds []Deposit) error
 	return nil
 }
 
-const completeDepositsSQL = `
-UPDATE fiat_deposits d SET status = 'completed', event_id = v.event_id, transaction_id = v.tx_id,
+const saveDepositsSQL = `
+UPDATE fiat_deposits d SET status = v.status, event_id = v.event_id, transaction_id = v.tx_id,
     ledger_entry_id = v.ledger_id, completed_at = v.at
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS v(id, event_id, tx_id, ledger_id, at)
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[])
+    AS v(id, event_id, tx_id, ledger_id, at, status)
 WHERE d.id = v.id`
 
-// CompleteDeposits marks credited deposits completed.
+// CompleteDeposits writes the outcome of deposits the batch decided:
+// completed (credited), needs_review (paid but not creditable) or refunded.
 func CompleteDeposits(ctx context.Context, q postgres.Querier, ds []*Deposit) error {
 	if len(ds) == 0 {
 		return nil
 	}
 	n := len(ds)
-	ids, evs, txs, leds, ats := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	ids, evs, txs, leds, ats, sts := make([]string, n), make([]string, n), make([]string, n), make([]string, n),
+		make([]*time.Time, n), make([]string, n)
 	for i, d := range ds {
-		ids[i], evs[i], txs[i], leds[i], ats[i] = d.ID, d.EventID, d.TransactionID, d.LedgerEntryID, *d.CompletedAt
+		ids[i], evs[i], txs[i], leds[i], ats[i], sts[i] = d.ID, d.EventID, d.TransactionID, d.LedgerEntryID, d.CompletedAt, d.Status
 	}
-	if _, err := q.Exec(ctx, completeDepositsSQL, ids, evs, txs, leds, ats); err != nil {
+	if _, err := q.Exec(ctx, saveDepositsSQL, ids, evs, txs, leds, ats, sts); err != nil {
 		return fmt.Errorf("complete %d deposits: %w", n, err)
 	}
 	return nil

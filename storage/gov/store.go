@@ -86,22 +86,51 @@ INSERT INTO gov_proposals (id, title, summary, body, category, vote_mode, option
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 
 // Create inserts a draft and queues its events in the same transaction.
-func (s *Store) Create(ctx context.Context, p Proposal, events []pipeline.OutboxRow) error {
+// When idem is set (a request with an Idempotency-Key), the answer it
+// carries is recorded under its command id in that transaction too; a
+// command id recorded before creates nothing and returns the earlier
+// record, also when the two requests race.
+func (s *Store) Create(ctx context.Context, p Proposal, events []pipeline.OutboxRow, idem *pipeline.Processed) (*pipeline.Processed, error) {
 	opts, err := json.Marshal(nonNil(p.Options))
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var prior *pipeline.Processed
+	lookup := func(q postgres.Querier) error {
+		found, err := pipeline.LookupProcessed(ctx, q, []string{idem.CommandID})
+		if err != nil {
+			return err
+		}
+		if r, ok := found[idem.CommandID]; ok {
+			prior = &r
+		}
+		return nil
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if idem != nil {
+			if err := lookup(tx); err != nil || prior != nil {
+				return err
+			}
+		}
 		if _, err := tx.Exec(ctx, insertProposalSQL, p.ID, p.Title, p.Summary, p.Body, p.Category, p.VoteMode, opts,
 			p.Quorum, p.Threshold, p.VotingDurationSeconds, p.Status, p.AuthorUserID, p.CreatedAt); err != nil {
 			return err
 		}
+		if idem != nil {
+			if err := pipeline.InsertProcessed(ctx, tx, []pipeline.Processed{*idem}); err != nil {
+				return err
+			}
+		}
 		return pipeline.InsertOutbox(ctx, tx, events)
 	})
-	if err != nil {
-		return fmt.Errorf("create proposal %s: %w", p.ID, postgres.Translate(err))
+	if idem != nil && errors.Is(postgres.Translate(err), postgres.ErrConflict) {
+		// A concurrent request with the same key won the race.
+		err = lookup(s.pool)
 	}
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("create proposal %s: %w", p.ID, postgres.Translate(err))
+	}
+	return prior, nil
 }
 
 const selectProposalSQL = `
@@ -381,3 +410,22 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// MissingDecisionsSQL lists, in the columns of a ledger re-anchoring source
+// (consumers/ledger.SQLSource), every closed proposal without its
+// gov:decision entry, with the tally frozen at close as the entry's meta.
+const MissingDecisionsSQL = `
+SELECT '' AS entry_id,
+       'gov:decision' AS kind,
+       p.id AS source_id,
+       coalesce(p.closed_by, '') AS actor_user_id,
+       NULL::bigint AS amount_cents,
+       '' AS currency,
+       json_build_object('reanchored', true, 'proposalId', p.id, 'title', p.title, 'category', p.category,
+                         'voteMode', p.vote_mode, 'options', p.options, 'authorUserId', p.author_user_id,
+                         'status', p.status, 'tally', p.tally,
+                         'closedAt', to_char(p.closed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))::text AS meta
+FROM gov_proposals p
+WHERE p.status IN ('executed', 'rejected')
+  AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'gov:decision' AND e.source_id = p.id)
+ORDER BY p.closed_at, p.id`

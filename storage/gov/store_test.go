@@ -50,7 +50,7 @@ func TestProposalLifecycleAndOneBallotPerUser(t *testing.T) {
 	p := gov.Proposal{ID: schemas.NewID(), Title: "t", Category: "infra", VoteMode: schemas.VoteModeRanked,
 		Options: []string{"A", "B"}, Quorum: 1, Threshold: "0.5", VotingDurationSeconds: 60,
 		Status: schemas.ProposalDraft, AuthorUserID: "author", CreatedAt: now}
-	if err := st.Create(ctx, p, []pipeline.OutboxRow{row("proposal.created")}); err != nil {
+	if _, err := st.Create(ctx, p, []pipeline.OutboxRow{row("proposal.created")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.Get(ctx, p.ID)
@@ -142,7 +142,7 @@ func TestProposalLifecycleAndOneBallotPerUser(t *testing.T) {
 	// A failed decision rolls the close back.
 	p2 := p
 	p2.ID = schemas.NewID()
-	if err := st.Create(ctx, p2, nil); err != nil {
+	if _, err := st.Create(ctx, p2, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Open(ctx, p2.ID, now, closeAt, nil); err != nil {
@@ -161,12 +161,13 @@ func TestProposalLifecycleAndOneBallotPerUser(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].ID != p2.ID {
 		t.Fatalf("open list: %+v %v", list, err)
 	}
+	newer, older := max(p.ID, p2.ID), min(p.ID, p2.ID) // ids are time-ordered ksuids
 	list, err = st.List(ctx, gov.Filter{Category: "infra", AuthorUserID: "author"}, "", 1)
-	if err != nil || len(list) != 1 || list[0].ID != p2.ID {
+	if err != nil || len(list) != 1 || list[0].ID != newer {
 		t.Fatalf("first page: %+v %v", list, err)
 	}
 	list, err = st.List(ctx, gov.Filter{Category: "infra"}, list[0].ID, 10)
-	if err != nil || len(list) != 1 || list[0].ID != p.ID {
+	if err != nil || len(list) != 1 || list[0].ID != older {
 		t.Fatalf("second page: %+v %v", list, err)
 	}
 	if n, err := st.CountOpen(ctx); err != nil || n != 1 {
@@ -179,5 +180,46 @@ func TestProposalLifecycleAndOneBallotPerUser(t *testing.T) {
 	page, err = st.ListBallots(ctx, p.ID, page[0].ID, 10)
 	if err != nil || len(page) != 1 || page[0].ID <= all[0].ID {
 		t.Fatalf("ballot page 2: %+v %v", page, err)
+	}
+}
+
+// Requests with one Idempotency-Key create one proposal, also when they race.
+func TestCreateIdempotent(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.NewDB(t)
+	st := gov.NewStore(pool)
+	addUser(t, pool, "author")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created, replayed := 0, 0
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := gov.Proposal{ID: schemas.NewID(), Title: "t", Category: "c", VoteMode: schemas.VoteModeYesNoAbstain,
+				Quorum: 1, Threshold: "0.5", VotingDurationSeconds: 60, Status: schemas.ProposalDraft, AuthorUserID: "author",
+				CreatedAt: time.Now().UTC()}
+			idem := &pipeline.Processed{CommandID: "idem-1", CommandType: "gov.proposal.create", RequestHash: "h",
+				Status: 201, Body: []byte(`{"id":"` + p.ID + `"}`)}
+			prior, err := st.Create(ctx, p, []pipeline.OutboxRow{row("proposal.created")}, idem)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				t.Errorf("create: %v", err)
+			case prior == nil:
+				created++
+			case prior.RequestHash == "h" && prior.Status == 201:
+				replayed++
+			}
+		}()
+	}
+	wg.Wait()
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM gov_proposals`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if created != 1 || replayed != 5 || n != 1 || outboxCount(t, pool) != 1 {
+		t.Fatalf("created %d replayed %d rows %d outbox %d", created, replayed, n, outboxCount(t, pool))
 	}
 }

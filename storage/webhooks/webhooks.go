@@ -287,11 +287,15 @@ type Job struct {
 	DeliveryID     string
 	ClaimToken     string
 	SubscriptionID string
-	URL            string
-	Secret         string
-	Attempts       int
-	Status         string
-	Event          Event
+	// UserID owns the subscription; it binds the sealed secret to its owner.
+	UserID string
+	URL    string
+	// Secret is the subscription's signing secret as stored: sealed
+	// (storage/sealed) with the aad SecretAAD(UserID).
+	Secret   string
+	Attempts int
+	Status   string
+	Event    Event
 }
 
 // Claim is how ClaimDue picks work.
@@ -330,7 +334,7 @@ UPDATE webhook_deliveries d
 SET next_attempt_at = $5, claim_token = $6
 FROM due, webhook_subscriptions s, webhook_events e
 WHERE d.id = due.id AND s.id = d.subscription_id AND e.event_id = d.event_id
-RETURNING d.id, d.subscription_id, s.url, s.secret, d.attempts, d.status,
+RETURNING d.id, d.subscription_id, s.user_id, s.url, s.secret, d.attempts, d.status,
           e.event_id, e.type, e.module, e.data, e.occurred_at`
 
 // ClaimDue takes up to c.Limit due deliveries (oldest due first) for this
@@ -348,7 +352,7 @@ func (s *Store) ClaimDue(ctx context.Context, c Claim) ([]Job, error) {
 	var out []Job
 	for rows.Next() {
 		j := Job{ClaimToken: c.Token}
-		if err := rows.Scan(&j.DeliveryID, &j.SubscriptionID, &j.URL, &j.Secret, &j.Attempts, &j.Status,
+		if err := rows.Scan(&j.DeliveryID, &j.SubscriptionID, &j.UserID, &j.URL, &j.Secret, &j.Attempts, &j.Status,
 			&j.Event.ID, &j.Event.Type, &j.Event.Module, &j.Event.Data, &j.Event.OccurredAt); err != nil {
 			return nil, fmt.Errorf("scan claimed delivery: %w", err)
 		}
@@ -463,3 +467,6 @@ WHERE id = $1`, id, now)
 	}
 	return s.Get(ctx, id)
 }
+
+// SecretAAD binds a subscription's sealed signing secret to its owner.
+func SecretAAD(userID string) string { return "webhook-secret:" + userID }

@@ -93,7 +93,15 @@ func TestDeliveryLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An allow-listed address that is not verified gets no admin view.
 	cands, err := st.Candidates(ctx, []string{u}, []string{"admin@example.com"})
+	if err != nil || len(cands) != 1 || cands[0].Admin {
+		t.Fatalf("candidates with an unverified admin: %+v %v", cands, err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE users SET email_verified_at = now() WHERE id = $1`, adm); err != nil {
+		t.Fatal(err)
+	}
+	cands, err = st.Candidates(ctx, []string{u}, []string{"admin@example.com"})
 	if err != nil || len(cands) != 2 {
 		t.Fatalf("candidates: %+v %v", cands, err)
 	}

@@ -12,45 +12,6 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// Reputation weights of spec: "Reputation events emitted by other modules".
-const (
-	weightAuthorPassed   = 5
-	weightAuthorRejected = 1 // rejected with quorum; nothing without
-	weightVoter          = 1
-)
-
-// open moves a draft to open: votesOpenAt = now, votesCloseAt = now +
-// votingDurationSeconds; 409 invalid_state from any other status.
-func (h *Handlers) open(c *fiber.Ctx) error {
-	p, err := h.proposal(c)
-	if err != nil {
-		return err
-	}
-	if p.Status != schemas.ProposalDraft {
-		return errInvalidState("only a draft can be opened")
-	}
-	now := h.d.Now().UTC().Truncate(time.Second)
-	closeAt := now.Add(time.Duration(p.VotingDurationSeconds) * time.Second)
-	p.Status, p.VotesOpenAt, p.VotesCloseAt = schemas.ProposalOpen, &now, &closeAt
-	env, err := schemas.New(schemas.TypeProposalOpened, p.ID, caller(c), eventOf(p), now)
-	if err != nil {
-		return err
-	}
-	row, err := pipeline.EventRow(topics.EventsGov, env)
-	if err != nil {
-		return err
-	}
-	opened, err := h.d.Writer.Open(c.UserContext(), p.ID, now, closeAt, []pipeline.OutboxRow{row})
-	if err != nil {
-		return storeErr(err)
-	}
-	out, err := h.withTally(c, opened)
-	if err != nil {
-		return err
-	}
-	return c.JSON(out)
-}
-
 // close tallies an open proposal and records the decision: executed when
 // passing, else rejected; one gov:decision ledger entry with the full
 // tally, proposal.passed or proposal.rejected, and gov-author to the
@@ -139,24 +100,4 @@ func decide(p store.Proposal, ballots []store.Ballot, actor string, now time.Tim
 		}
 	}
 	return d, nil
-}
-
-// execute fires the side effects of a passed proposal. A passing close
-// executes at once, so on an executed proposal this answers 200 with
-// idempotent: true; any other status is 409 invalid_state.
-func (h *Handlers) execute(c *fiber.Ctx) error {
-	p, err := h.proposal(c)
-	if err != nil {
-		return err
-	}
-	if p.Status != schemas.ProposalExecuted {
-		return errInvalidState("only a passed (executed) proposal can be executed")
-	}
-	out, err := h.withTally(c, p)
-	if err != nil {
-		return err
-	}
-	yes := true
-	out.Idempotent = &yes
-	return c.JSON(out)
 }

@@ -1,0 +1,36 @@
+package main
+
+import (
+	cpipeline "github.com/fintech/platform/consumers/pipeline"
+	ctrade "github.com/fintech/platform/consumers/trade"
+	"github.com/fintech/platform/gateway/server"
+	gtrade "github.com/fintech/platform/gateway/trade"
+	strade "github.com/fintech/platform/storage/trade"
+	"github.com/fintech/platform/topics"
+)
+
+// tradeModule wires the test-net wallet: its routes under /api/trade and the
+// trade-applier group that applies every command of trade.commands.
+func (a *app) tradeModule() (module, error) {
+	return module{
+		routes: func(r server.Router) error {
+			h, err := gtrade.NewHandlers(strade.NewAccounts(a.pool), a.bus, a.pool, a.tokens.Require(), a.now, a.server.Routes)
+			if err != nil {
+				return err
+			}
+			h.Register(r)
+			return nil
+		},
+		groups: map[string]func() (runnable, error){
+			topics.GroupTrade: func() (runnable, error) {
+				h, err := ctrade.NewHandler(strade.NewStore(), a.now)
+				if err != nil {
+					return nil, err
+				}
+				return cpipeline.NewRunner(cpipeline.Config{
+					Group: topics.GroupTrade, Topics: []string{topics.TradeCommands}, Brokers: a.brokers, Workers: 3,
+				}, a.pool, h, a.metrics, a.log)
+			},
+		},
+	}, nil
+}

@@ -1,0 +1,269 @@
+// Package trade is the consumer of trade.commands: it applies test-net
+// top-ups and transfers. A command is keyed by the account it debits (the
+// top-up's account, the transfer's sender), so every debit of one account is
+// decided in order by one consumer and a balance never goes below zero. The
+// consumer of the sender's partition also credits the receiver, in the same
+// transaction: both rows are locked (in id order, with every other account
+// of the batch) before anything changes, so a credit to an account of
+// another partition is never lost and two consumers never deadlock.
+package trade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/trade"
+	"github.com/fintech/platform/topics"
+)
+
+// Store is what the handler needs from storage, inside the batch transaction.
+type Store interface {
+	LockAccounts(ctx context.Context, tx pgx.Tx, ids []string) (map[string]store.AccountRow, error)
+	Save(ctx context.Context, tx pgx.Tx, balances []store.Balance, ops []store.OperationRow) error
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Handler applies trade commands.
+type Handler struct {
+	store Store
+	now   func() time.Time
+}
+
+var _ pipeline.Handler = (*Handler)(nil)
+
+// NewHandler builds the handler; now stamps operations.
+func NewHandler(st Store, now func() time.Time) (*Handler, error) {
+	if st == nil || now == nil {
+		return nil, errors.New("trade handler: nil dependency")
+	}
+	return &Handler{store: st, now: now}, nil
+}
+
+type parsed struct {
+	topUp    *schemas.TradeTopUp
+	transfer *schemas.TradeTransfer
+	bad      error
+}
+
+func parse(env schemas.Envelope) parsed {
+	var p parsed
+	switch env.Type {
+	case schemas.TypeTradeTopUp:
+		d, err := schemas.DataAs[schemas.TradeTopUp](env)
+		p.topUp, p.bad = &d, err
+	case schemas.TypeTradeTransfer:
+		d, err := schemas.DataAs[schemas.TradeTransfer](env)
+		p.transfer, p.bad = &d, err
+	default:
+		p.bad = fmt.Errorf("trade.commands does not take %q", env.Type)
+	}
+	if p.bad == nil {
+		p.bad = p.validate()
+	}
+	if p.bad != nil {
+		p.topUp, p.transfer = nil, nil
+	}
+	return p
+}
+
+// validate re-checks what the gateway checked: a command is applied only
+// with a positive amount in range.
+func (p parsed) validate() error {
+	switch {
+	case p.topUp != nil && (p.topUp.Amount <= 0 || int64(p.topUp.Amount) > schemas.MaxTopUp):
+		return errors.New("top-up amount out of range")
+	case p.transfer != nil && (p.transfer.Amount <= 0 || int64(p.transfer.Amount) > schemas.MaxTNU):
+		return errors.New("transfer amount out of range")
+	case p.transfer != nil && p.transfer.From == p.transfer.To:
+		return errors.New("transfer to the same account")
+	}
+	return nil
+}
+
+// batch is the working set of one Apply call.
+type batch struct {
+	now      time.Time
+	accounts map[string]*store.AccountRow
+	dirty    map[string]bool
+	ops      []store.OperationRow
+}
+
+// Apply decides the commands in partition order inside tx. Every account the
+// batch names is locked once, in id order; balances are written once per
+// batch however many commands moved them.
+func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
+	ps := make([]parsed, len(cmds))
+	var ids []string
+	for i, c := range cmds {
+		ps[i] = parse(c.Env)
+		switch p := ps[i]; {
+		case p.topUp != nil:
+			ids = append(ids, p.topUp.AccountID)
+		case p.transfer != nil:
+			ids = append(ids, p.transfer.From, p.transfer.To)
+		}
+	}
+	rows, err := h.store.LockAccounts(ctx, tx, dedupe(ids))
+	if err != nil {
+		return nil, err
+	}
+	b := &batch{now: h.now().UTC().Truncate(time.Microsecond), accounts: map[string]*store.AccountRow{}, dirty: map[string]bool{}}
+	for id, r := range rows {
+		b.accounts[id] = &r
+	}
+
+	outcomes := make([]pipeline.Outcome, len(cmds))
+	for i, c := range cmds {
+		var err error
+		switch p := ps[i]; {
+		case p.bad != nil:
+			outcomes[i] = pipeline.Reject(http.StatusBadRequest, "invalid_command", p.bad.Error(), nil)
+		case p.topUp != nil:
+			outcomes[i], err = b.applyTopUp(c.Env, *p.topUp)
+		case p.transfer != nil:
+			outcomes[i], err = b.applyTransfer(c.Env, *p.transfer)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := h.store.Save(ctx, tx, b.balances(), b.ops); err != nil {
+		return nil, err
+	}
+	return outcomes, nil
+}
+
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func accountNotFound() pipeline.Outcome {
+	return pipeline.Reject(http.StatusNotFound, schemas.CodeAccountNotFound, "no such trade account", nil)
+}
+
+// owned returns the account when it exists and belongs to userID.
+func (b *batch) owned(id, userID string) *store.AccountRow {
+	a := b.accounts[id]
+	if a == nil || a.UserID != userID {
+		return nil
+	}
+	return a
+}
+
+func (b *batch) applyTopUp(cmd schemas.Envelope, d schemas.TradeTopUp) (pipeline.Outcome, error) {
+	acc := b.owned(d.AccountID, d.UserID)
+	if acc == nil {
+		return accountNotFound(), nil
+	}
+	amount := int64(d.Amount)
+	acc.Balance += amount
+	acc.UpdatedAt = b.now
+	b.dirty[acc.ID] = true
+	op := store.OperationRow{ID: schemas.NewID(), Kind: schemas.TradeKindTopUp, Amount: amount, To: acc.ID, CreatedAt: b.now}
+	b.ops = append(b.ops, op)
+
+	ev, err := b.event(cmd, schemas.TypeTradeTopUpCompleted, acc.ID, d.UserID, schemas.TradeEvent{
+		TradeOperation: op.View(), AmountUnits: amount, ToUserID: acc.UserID, ToBalance: schemas.TNU(acc.Balance),
+	})
+	if err != nil {
+		return pipeline.Outcome{}, err
+	}
+	entry, err := b.ledgerEntry(cmd, schemas.LedgerKindTradeTopUp, op, d.UserID)
+	if err != nil {
+		return pipeline.Outcome{}, err
+	}
+	out := pipeline.JSON(http.StatusOK, schemas.TradeTopUpResult{
+		ID: acc.ID, Balance: schemas.TNU(acc.Balance), Currency: acc.Currency, UpdatedAt: b.now, OperationID: op.ID,
+	})
+	out.Emit = []pipeline.Emission{{Topic: topics.EventsTrade, Env: ev}, {Topic: topics.LedgerAppend, Env: entry}}
+	return out, nil
+}
+
+func (b *batch) applyTransfer(cmd schemas.Envelope, d schemas.TradeTransfer) (pipeline.Outcome, error) {
+	from := b.owned(d.From, d.UserID)
+	to := b.accounts[d.To]
+	if from == nil || to == nil {
+		return accountNotFound(), nil
+	}
+	amount := int64(d.Amount)
+	if from.Balance < amount {
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance,
+			"the account holds less than the amount", map[string]any{"balance": schemas.TNU(from.Balance)}), nil
+	}
+	from.Balance -= amount
+	to.Balance += amount
+	from.UpdatedAt, to.UpdatedAt = b.now, b.now
+	b.dirty[from.ID], b.dirty[to.ID] = true, true
+	fromID := from.ID
+	op := store.OperationRow{ID: schemas.NewID(), Kind: schemas.TradeKindTransfer, Amount: amount, From: &fromID,
+		To: to.ID, CreatedAt: b.now}
+	b.ops = append(b.ops, op)
+
+	fromBal := schemas.TNU(from.Balance)
+	ev, err := b.event(cmd, schemas.TypeTradeTransferCompleted, from.ID, d.UserID, schemas.TradeEvent{
+		TradeOperation: op.View(), AmountUnits: amount, FromUserID: from.UserID, ToUserID: to.UserID,
+		FromBalance: &fromBal, ToBalance: schemas.TNU(to.Balance),
+	})
+	if err != nil {
+		return pipeline.Outcome{}, err
+	}
+	entry, err := b.ledgerEntry(cmd, schemas.LedgerKindTradeTransfer, op, d.UserID)
+	if err != nil {
+		return pipeline.Outcome{}, err
+	}
+	out := pipeline.JSON(http.StatusCreated, schemas.TradeTransferResult{
+		ID: op.ID, From: from.ID, To: to.ID, Amount: d.Amount, Currency: from.Currency, CreatedAt: b.now,
+	})
+	out.Emit = []pipeline.Emission{{Topic: topics.EventsTrade, Env: ev}, {Topic: topics.LedgerAppend, Env: entry}}
+	return out, nil
+}
+
+// ledgerEntry is the ledger record of an operation (fire-and-forget through
+// the outbox; deduplicated by the appender on kind and source id). The
+// amount is the exact decimal as a string: no float enters the hash chain.
+func (b *batch) ledgerEntry(cmd schemas.Envelope, kind string, op store.OperationRow, actor string) (schemas.Envelope, error) {
+	meta := map[string]any{"amount": schemas.FormatTNU(op.Amount), "currency": schemas.TradeCurrency, "to": op.To}
+	if op.From != nil {
+		meta["from"] = *op.From
+	}
+	return b.event(cmd, schemas.TypeLedgerAppend, "", actor, schemas.LedgerAppend{
+		Kind: kind, SourceID: op.ID, ActorUserID: actor, Meta: meta,
+	})
+}
+
+func (b *batch) event(cmd schemas.Envelope, typ, key, actor string, data any) (schemas.Envelope, error) {
+	env, err := schemas.New(typ, key, actor, data, b.now)
+	if err != nil {
+		return schemas.Envelope{}, err
+	}
+	env.CorrelationID = cmd.CorrelationID
+	return env, nil
+}
+
+// balances lists the changed accounts in id order.
+func (b *batch) balances() []store.Balance {
+	out := make([]store.Balance, 0, len(b.dirty))
+	for id := range b.dirty {
+		a := b.accounts[id]
+		out = append(out, store.Balance{AccountID: id, Balance: a.Balance, UpdatedAt: a.UpdatedAt})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].AccountID < out[j].AccountID })
+	return out
+}

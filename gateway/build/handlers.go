@@ -1,0 +1,286 @@
+// Package build serves the partner vacancy feed: the employer side under
+// /api/build (JWT: projects, vacancies, partner keys), the keyed partner JSON
+// API under /api/build/public/v1 (X-Build-Key, CORS for any origin, a rate
+// budget per key), the public vacancy pages under /build, the RSS feed, the
+// sitemap and the drop-in widget script.
+//
+// Vacancy text is untrusted everywhere it is shown: pages go through
+// html/template with JSON-LD from json.Marshal and a nonce CSP, feeds through
+// encoding/xml with HTML-escaped descriptions, and the widget builds DOM nodes
+// with textContent only.
+package build
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/cors"
+
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/platform"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/build"
+	"github.com/fintech/platform/storage/pipeline"
+)
+
+// Path prefixes of the module.
+const (
+	Prefix       = "/api/build"
+	PublicPrefix = Prefix + "/public"
+	APIPrefix    = PublicPrefix + "/v1"
+	PagePrefix   = "/build"
+	SitemapPath  = "/sitemap.xml"
+)
+
+// HeaderKey carries the partner key.
+const HeaderKey = "X-Build-Key"
+
+// Projects is what the handlers need for projects.
+type Projects interface {
+	CreateProject(ctx context.Context, p build.Project) error
+	Project(ctx context.Context, id string) (build.Project, error)
+	ListProjects(ctx context.Context, employerID string, limit, offset int) ([]build.Project, error)
+}
+
+// Vacancies is what the employer side needs for vacancies.
+type Vacancies interface {
+	CreateVacancy(ctx context.Context, v *build.Vacancy, limit int, event pipeline.OutboxRow) error
+	CloseVacancy(ctx context.Context, id, employerID string, now time.Time, event func(build.Vacancy) (pipeline.OutboxRow, error)) (build.Vacancy, bool, error)
+	ListOwned(ctx context.Context, employerID string, limit, offset int) ([]build.Vacancy, int, error)
+}
+
+// Feed is what the partner API, pages, RSS and sitemap read.
+type Feed interface {
+	ListOpen(ctx context.Context, f build.Filter, now time.Time, limit, offset int) ([]build.Vacancy, int, error)
+	OpenVacancy(ctx context.Context, id string, now time.Time) (build.Vacancy, error)
+	OpenOfProject(ctx context.Context, projectID string, now time.Time, limit int) ([]build.Vacancy, error)
+	OpenOfEmployer(ctx context.Context, employerID string, now time.Time, limit int) ([]build.Vacancy, error)
+	SitemapEntries(ctx context.Context, now time.Time, topEmployers int) ([]build.SitemapEntry, error)
+}
+
+// Keys is what the handlers need for partner keys.
+type Keys interface {
+	CreateKey(ctx context.Context, k build.Key, hash []byte) error
+	ListKeys(ctx context.Context, employerID string) ([]build.Key, error)
+	RevokeKey(ctx context.Context, id, employerID string, now time.Time) (build.Key, error)
+	KeyByHash(ctx context.Context, hash []byte) (build.Key, error)
+}
+
+// Limiter charges a request to a rate-limit budget (ratelimit.Limiter).
+type Limiter interface {
+	Check(c *fiber.Ctx, class ratelimit.Class, key string) error
+}
+
+var _ Limiter = (*ratelimit.Limiter)(nil)
+
+// Store is the whole repository the module uses.
+type Store interface {
+	Projects
+	Vacancies
+	Feed
+	Keys
+}
+
+var _ Store = (*build.Store)(nil)
+
+// Config tunes the module.
+type Config struct {
+	// PublicBaseURL is the absolute base of vacancy URLs, pages, RSS links
+	// and the sitemap (PUBLIC_BASE_URL, no trailing slash).
+	PublicBaseURL string
+	// PlanLimit is how many OPEN vacancies one employer may hold
+	// (BUILD_PLAN_VACANCY_LIMIT).
+	PlanLimit int
+	// SitemapMax is the most URLs in one sitemap; more make /sitemap.xml a
+	// sitemap index. Default 5000 (spec: Limits).
+	SitemapMax int
+	// TopEmployers is how many employers the sitemap names. Default 100.
+	TopEmployers int
+	// ProductPages are the site-relative product pages the sitemap names.
+	// Default: the vacancy index page.
+	ProductPages []string
+}
+
+func (c *Config) setDefaults() {
+	c.PublicBaseURL = strings.TrimRight(c.PublicBaseURL, "/")
+	if c.SitemapMax <= 0 {
+		c.SitemapMax = 5000
+	}
+	if c.TopEmployers <= 0 {
+		c.TopEmployers = 100
+	}
+	if c.ProductPages == nil {
+		c.ProductPages = []string{PagePrefix + "/vacancies"}
+	}
+}
+
+// Validate reports every problem of the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if !strings.HasPrefix(c.PublicBaseURL, "http://") && !strings.HasPrefix(c.PublicBaseURL, "https://") {
+		errs = append(errs, errors.New("build: PublicBaseURL must start with http:// or https://"))
+	}
+	if c.PlanLimit < 1 {
+		errs = append(errs, errors.New("build: PlanLimit must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// Handlers serve the build module.
+type Handlers struct {
+	store   Store
+	limiter Limiter
+	db      platform.Pinger
+	require fiber.Handler
+	now     func() time.Time
+	routes  func() []server.Route
+	cfg     Config
+}
+
+// NewHandlers builds the handlers. require authenticates employers (the JWT
+// middleware); limiter charges invalid partner keys to the client IP; routes
+// lists the server's routes for /openapi.json.
+func NewHandlers(store Store, limiter Limiter, db platform.Pinger, require fiber.Handler, now func() time.Time,
+	routes func() []server.Route, cfg Config) (*Handlers, error) {
+	if store == nil || limiter == nil || db == nil || require == nil || now == nil || routes == nil {
+		return nil, errors.New("build handlers: nil dependency")
+	}
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Handlers{store: store, limiter: limiter, db: db, require: require, now: now, routes: routes, cfg: cfg}, nil
+}
+
+// partnerCORS answers any origin on the partner JSON API, with a preflight
+// answer that allows the key header.
+var partnerCORS = cors.New(cors.Config{
+	AllowOrigins:  "*",
+	AllowMethods:  "GET,HEAD,OPTIONS",
+	AllowHeaders:  "X-Build-Key,Content-Type,Accept",
+	ExposeHeaders: "RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,RateLimit-Policy,RateLimit,Retry-After,X-Request-Id",
+	MaxAge:        600,
+})
+
+// Register mounts the routes.
+func (h *Handlers) Register(r server.Router) {
+	g := r.Group(Prefix)
+	g.Get("/health", "Liveness and database reachability", platform.Health(h.db, nil))
+	g.Get("/openapi.json", "OpenAPI 3.0 slice of the build module", h.openapi)
+	g.Post("/projects", ratelimit.Write, "Create a project of the caller (employer)", h.require, h.createProject)
+	g.Get("/projects", "The caller's projects, newest first", h.require, h.listProjects)
+	g.Post("/vacancies", ratelimit.Write, "Post an OPEN vacancy in one of the caller's projects", h.require, h.createVacancy)
+	g.Get("/vacancies", "The caller's vacancies in every status, newest first", h.require, h.listOwnVacancies)
+	g.Post("/vacancies/:id/close", ratelimit.Write, "Close one of the caller's vacancies", h.require, h.closeVacancy)
+	g.Post("/partner-keys", ratelimit.Write, "Mint a partner key; the plaintext is shown only in this answer", h.require, h.createKey)
+	g.Get("/partner-keys", "The caller's partner keys (never their plaintext)", h.require, h.listKeys)
+	g.Handle(http.MethodDelete, "/partner-keys/:id", ratelimit.Write, "Revoke one of the caller's partner keys", h.require, h.revokeKey)
+
+	api := r.Group(APIPrefix, partnerCORS)
+	api.Handle(http.MethodGet, "/vacancies", ratelimit.Partner, "Open vacancies, newest first; filters city and skill", h.requireKey, h.partnerList)
+	api.Handle(http.MethodGet, "/vacancies/:id", ratelimit.Partner, "One open vacancy", h.requireKey, h.partnerGet)
+	api.Handle(http.MethodGet, "/health", ratelimit.Partner, "Partner API health and version", h.requireKey, h.partnerHealth)
+
+	pub := r.Group(PublicPrefix)
+	pub.Get("/rss/vacancies.xml", "RSS 2.0 feed of open vacancies; filters city and skill", h.rss)
+	pub.Get("/widget.js", "The drop-in vacancy widget script", h.widget)
+
+	r.Get(SitemapPath, "XML sitemap (a sitemap index beyond 5000 URLs)", h.sitemap)
+	pages := r.Group(PagePrefix)
+	pages.Get("/vacancies", "HTML index of open vacancies", h.indexPage)
+	pages.Get("/vacancies/:id", "HTML page of one open vacancy with schema.org JobPosting", h.vacancyPage)
+	pages.Get("/projects/:id", "HTML page of a project and its open vacancies", h.projectPage)
+	pages.Get("/employers/:id", "HTML page of an employer's open vacancies", h.employerPage)
+}
+
+// caller returns the authenticated user id (require ran before).
+func caller(c *fiber.Ctx) string {
+	p, _ := auth.User(c)
+	return p.UserID
+}
+
+// text checks a string the module accepts: valid UTF-8, no NUL, at most max
+// characters; required ones must not be blank.
+func text(v *bind.Validator, field, s string, max int, required bool) {
+	switch {
+	case !utf8.ValidString(s) || strings.ContainsRune(s, 0):
+		v.Fail(field, "must be valid UTF-8 text without NUL bytes")
+	case required && strings.TrimSpace(s) == "":
+		v.Fail(field, "is required")
+	default:
+		v.MaxLen(field, s, max)
+	}
+}
+
+// idFormat is what a well-formed id looks like (ksuids and the like).
+var idFormat = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// pathID returns a copy of the :id path parameter, or "" (which names
+// nothing, so the caller answers 404) when it is not a well-formed id: odd
+// bytes never reach the database.
+func pathID(c *fiber.Ctx) string {
+	id := c.Params("id")
+	if !idFormat.MatchString(id) {
+		return ""
+	}
+	return strings.Clone(id)
+}
+
+// vacancyURL is the public page of a vacancy.
+func (h *Handlers) vacancyURL(id string) string {
+	return h.cfg.PublicBaseURL + PagePrefix + "/vacancies/" + id
+}
+
+// rfc3339 formats t in UTC to the second.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+type projectRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// vacancyJSON is the spec's vacancy (partner interface), plus the project's
+// id, the status and, for the employer, closedAt.
+type vacancyJSON struct {
+	ID             string     `json:"id"`
+	Title          string     `json:"title"`
+	Description    string     `json:"description"`
+	Salary         int64      `json:"salary"`
+	SalaryCurrency string     `json:"salaryCurrency"`
+	Skills         []string   `json:"skills"`
+	City           string     `json:"city"`
+	Project        projectRef `json:"project"`
+	URL            string     `json:"url"`
+	Status         string     `json:"status"`
+	CreatedAt      string     `json:"createdAt"`
+	ExpiresAt      string     `json:"expiresAt"`
+	ClosedAt       *string    `json:"closedAt,omitempty"`
+}
+
+func (h *Handlers) vacancyJSON(v build.Vacancy) vacancyJSON {
+	out := vacancyJSON{
+		ID: v.ID, Title: v.Title, Description: v.Description, Salary: v.Salary, SalaryCurrency: v.SalaryCurrency,
+		Skills: v.Skills, City: v.City, Project: projectRef{ID: v.ProjectID, Name: v.ProjectName},
+		URL: h.vacancyURL(v.ID), Status: v.Status, CreatedAt: rfc3339(v.CreatedAt), ExpiresAt: rfc3339(v.ExpiresAt),
+	}
+	if out.Skills == nil {
+		out.Skills = []string{}
+	}
+	if v.Status == schemas.VacancyOpen && !v.ExpiresAt.After(h.now()) {
+		out.Status = schemas.VacancyExpired
+	}
+	if v.ClosedAt != nil {
+		s := rfc3339(*v.ClosedAt)
+		out.ClosedAt = &s
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package build
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
+
+func TestNewKeyFormat(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for i := 0; i < 100; i++ {
+		k, err := newKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !keyFormat.MatchString(k) || len(k) != len(KeyPrefix)+43 || seen[k] {
+			t.Fatalf("key %q", k)
+		}
+		seen[k] = true
+	}
+	for _, bad := range []string{"", "qb_pk_", "qb_pk_short", "QB_PK_" + strings.Repeat("a", 22), "qb_pk_" + strings.Repeat("a", 21),
+		"qb_pk_" + strings.Repeat("a", 22) + "!", "qb_pk_" + strings.Repeat("a", 123), " qb_pk_" + strings.Repeat("a", 22)} {
+		if keyFormat.MatchString(bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestRateKey(t *testing.T) {
+	t.Parallel()
+	app := fiber.New()
+	key := "qb_pk_" + strings.Repeat("k", 30)
+	tests := []struct {
+		name, path, header string
+		byKey              bool
+	}{
+		{"partner api with key", APIPrefix + "/vacancies", key, true},
+		{"partner api without key", APIPrefix + "/vacancies", "", false},
+		{"partner api malformed key", APIPrefix + "/vacancies", "junk", false},
+		{"other partner-class route ignores the header", "/api/fiat/deposit/webhook", key, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rc fasthttp.RequestCtx
+			rc.Request.SetRequestURI(tt.path)
+			if tt.header != "" {
+				rc.Request.Header.Set(HeaderKey, tt.header)
+			}
+			c := app.AcquireCtx(&rc)
+			defer app.ReleaseCtx(c)
+			got := RateKey(c)
+			if strings.HasPrefix(got, "build-key:") != tt.byKey || strings.Contains(got, key) {
+				t.Fatalf("RateKey = %q", got)
+			}
+		})
+	}
+}
+
+func TestPartnerListParams(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, &fakeStore{}, Config{})
+	// Without a valid key every list answers 401 before parameters are read.
+	if status, _, h := get(t, srv, APIPrefix+"/vacancies?limit=abc", map[string]string{"Origin": "https://a.example"}); status != http.StatusUnauthorized ||
+		h["Access-Control-Allow-Origin"][0] != "*" {
+		t.Fatalf("no key: %d %v", status, h)
+	}
+	tests := []struct {
+		query         string
+		limit, offset int
+		ok            bool
+	}{
+		{"", 50, 0, true},
+		{"limit=1&offset=3", 1, 3, true},
+		{"limit=200", 200, 0, true},
+		{"limit=201", 200, 0, true},
+		{"limit=99999999999999999999999", 200, 0, true},
+		{"limit=0", 0, 0, false},
+		{"limit=-3", 0, 0, false},
+		{"limit=1e3", 0, 0, false},
+		{"offset=-1", 0, 0, false},
+		{"offset=1000001", 0, 0, false},
+		{"offset=1.0", 0, 0, false},
+	}
+	app := fiber.New()
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			var rc fasthttp.RequestCtx
+			rc.Request.SetRequestURI("/x?" + tt.query)
+			c := app.AcquireCtx(&rc)
+			defer app.ReleaseCtx(c)
+			limit, offset, err := pageParams(c)
+			if (err == nil) != tt.ok || (tt.ok && (limit != tt.limit || offset != tt.offset)) {
+				t.Fatalf("got %d %d %v", limit, offset, err)
+			}
+		})
+	}
+}
+
+func TestPreflight(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, &fakeStore{}, Config{})
+	req, _ := http.NewRequest(http.MethodOptions, APIPrefix+"/vacancies/abc", nil)
+	req.Header.Set("Origin", "https://partner.example")
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	req.Header.Set("Access-Control-Request-Headers", "X-Build-Key")
+	resp, err := srv.App.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "X-Build-Key") ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "GET") {
+		t.Fatalf("preflight %d %v", resp.StatusCode, resp.Header)
+	}
+}

@@ -1,0 +1,100 @@
+package build
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"regexp"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/build"
+	"github.com/fintech/platform/storage/postgres"
+)
+
+// KeyPrefix starts every partner key.
+const KeyPrefix = "qb_pk_"
+
+// keyFormat is a well-formed partner key (decisions.md): the prefix and at
+// least 22 characters of [A-Za-z0-9_-]; longer than 128 is never minted.
+var keyFormat = regexp.MustCompile(`^qb_pk_[A-Za-z0-9_-]{22,122}$`)
+
+// newKey draws a key with 256 random bits: the prefix and 43 base64url
+// characters.
+func newKey() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return KeyPrefix + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// hashKey is the stored form of a key: its SHA-256.
+func hashKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+type keyJSON struct {
+	ID        string  `json:"id"`
+	Key       string  `json:"key,omitempty"`
+	CreatedAt string  `json:"createdAt"`
+	RevokedAt *string `json:"revokedAt,omitempty"`
+}
+
+func keyView(k build.Key) keyJSON {
+	out := keyJSON{ID: k.ID, CreatedAt: rfc3339(k.CreatedAt)}
+	if k.RevokedAt != nil {
+		s := rfc3339(*k.RevokedAt)
+		out.RevokedAt = &s
+	}
+	return out
+}
+
+// createKey mints a partner key → 201 { id, key, createdAt }. The plaintext
+// appears only in this answer; the store keeps its SHA-256.
+func (h *Handlers) createKey(c *fiber.Ctx) error {
+	key, err := newKey()
+	if err != nil {
+		return err
+	}
+	k := build.Key{ID: schemas.NewID(), EmployerID: caller(c), CreatedAt: h.now().UTC()}
+	if err := h.store.CreateKey(c.UserContext(), k, hashKey(key)); err != nil {
+		return err
+	}
+	out := keyView(k)
+	out.Key = key
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Status(http.StatusCreated).JSON(out)
+}
+
+// listKeys answers the caller's keys without their plaintext.
+func (h *Handlers) listKeys(c *fiber.Ctx) error {
+	ks, err := h.store.ListKeys(c.UserContext(), caller(c))
+	if err != nil {
+		return err
+	}
+	items := make([]keyJSON, len(ks))
+	for i, k := range ks {
+		items[i] = keyView(k)
+	}
+	return c.JSON(fiber.Map{"items": items})
+}
+
+// revokeKey revokes one of the caller's keys → 200 { id, createdAt,
+// revokedAt }; the key answers 401 key_invalid from then on. Another
+// employer's or an unknown key → 404.
+func (h *Handlers) revokeKey(c *fiber.Ctx) error {
+	k, err := h.store.RevokeKey(c.UserContext(), pathID(c), caller(c), h.now().UTC())
+	if errors.Is(err, postgres.ErrNotFound) {
+		return apierr.NotFound("no such partner key of yours")
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(keyView(k))
+}

@@ -1,0 +1,94 @@
+package build
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/build"
+)
+
+// maxURL bounds the length of a URL the module accepts.
+const maxURL = 2000
+
+type createProjectRequest struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	City        string `json:"city"`
+	URL         string `json:"url"`
+}
+
+type projectJSON struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	City        string `json:"city"`
+	URL         string `json:"url"`
+	PageURL     string `json:"pageUrl"`
+	CreatedAt   string `json:"createdAt"`
+}
+
+func (h *Handlers) projectJSON(p build.Project) projectJSON {
+	return projectJSON{ID: p.ID, Name: p.Name, Description: p.Description, City: p.City, URL: p.URL,
+		PageURL: h.cfg.PublicBaseURL + PagePrefix + "/projects/" + p.ID, CreatedAt: rfc3339(p.CreatedAt)}
+}
+
+// httpURL reports whether s is an absolute http(s) URL with a host: the only
+// links the module stores or renders (never javascript: or data:).
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
+}
+
+func (req createProjectRequest) validate() (build.Project, error) {
+	var v bind.Validator
+	p := build.Project{Name: strings.TrimSpace(req.Name), Description: strings.TrimSpace(req.Description),
+		City: strings.TrimSpace(req.City), URL: strings.TrimSpace(req.URL)}
+	text(&v, "name", req.Name, bind.MaxTitle, true)
+	text(&v, "description", req.Description, bind.MaxBody, false)
+	text(&v, "city", req.City, bind.MaxTitle, false)
+	text(&v, "url", req.URL, maxURL, false)
+	if p.URL != "" {
+		v.Check(httpURL(p.URL), "url", "must be an absolute http or https URL")
+	}
+	return p, v.Err()
+}
+
+// createProject answers 201 with the new project.
+func (h *Handlers) createProject(c *fiber.Ctx) error {
+	var req createProjectRequest
+	if err := bind.JSON(c, &req); err != nil {
+		return err
+	}
+	p, err := req.validate()
+	if err != nil {
+		return err
+	}
+	p.ID, p.EmployerID, p.CreatedAt = schemas.NewID(), caller(c), h.now().UTC()
+	if err := h.store.CreateProject(c.UserContext(), p); err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(h.projectJSON(p))
+}
+
+// listProjects answers a page of the caller's projects, newest first, as
+// { items, limit, offset }.
+func (h *Handlers) listProjects(c *fiber.Ctx) error {
+	limit, offset, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	ps, err := h.store.ListProjects(c.UserContext(), caller(c), limit, offset)
+	if err != nil {
+		return err
+	}
+	items := make([]projectJSON, len(ps))
+	for i, p := range ps {
+		items[i] = h.projectJSON(p)
+	}
+	return c.JSON(fiber.Map{"items": items, "limit": limit, "offset": offset})
+}

@@ -1,0 +1,156 @@
+package build
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/build"
+	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/storage/postgres"
+	"github.com/fintech/platform/topics"
+)
+
+// Skill limits.
+const (
+	maxSkills   = 30
+	maxSkillLen = 100
+)
+
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// errPlanLimit is the spec's 403 for an employer out of open-vacancy slots.
+var errPlanLimit = apierr.New(http.StatusForbidden, "plan_vacancy_limit_reached",
+	"your plan's open vacancy slots are exhausted; close a vacancy first")
+
+func errProjectNotFound() *apierr.Error { return apierr.NotFound("no such project of yours") }
+
+func errVacancyNotFound() *apierr.Error { return apierr.NotFound("no such vacancy") }
+
+func errEmployerNotFound() *apierr.Error {
+	return apierr.NotFound("no such employer with open vacancies")
+}
+
+type createVacancyRequest struct {
+	ProjectID      string          `json:"projectId"`
+	Title          string          `json:"title"`
+	Description    string          `json:"description"`
+	Salary         bind.Amount     `json:"salary"`
+	SalaryCurrency string          `json:"salaryCurrency"`
+	Skills         json.RawMessage `json:"skills"`
+	City           string          `json:"city"`
+	ExpiresAt      string          `json:"expiresAt"`
+}
+
+// validate checks the request and returns the vacancy without ids. Skills
+// are trimmed and de-duplicated case-insensitively, keeping the first
+// spelling.
+func (req createVacancyRequest) validate(now time.Time) (build.Vacancy, error) {
+	var v bind.Validator
+	d := build.Vacancy{
+		ProjectID:      strings.TrimSpace(req.ProjectID),
+		Title:          strings.TrimSpace(req.Title),
+		Description:    strings.TrimSpace(req.Description),
+		SalaryCurrency: strings.ToUpper(strings.TrimSpace(req.SalaryCurrency)),
+		City:           strings.TrimSpace(req.City),
+		Skills:         []string{},
+	}
+	text(&v, "projectId", req.ProjectID, bind.MaxTitle, true)
+	text(&v, "title", req.Title, bind.MaxTitle, true)
+	text(&v, "description", req.Description, bind.MaxBody, true)
+	text(&v, "city", req.City, bind.MaxTitle, true)
+	d.Salary = v.Amount("salary", req.Salary)
+	if text(&v, "salaryCurrency", req.SalaryCurrency, 3, true); d.SalaryCurrency != "" {
+		v.Check(currencyCode.MatchString(d.SalaryCurrency), "salaryCurrency", "must be a 3-letter ISO 4217 code such as KZT")
+	}
+	if raw := strings.TrimSpace(string(req.Skills)); raw != "" && raw != "null" {
+		var skills []string
+		switch {
+		case json.Unmarshal(req.Skills, &skills) != nil:
+			v.Fail("skills", "must be an array of strings")
+		case len(skills) > maxSkills:
+			v.Fail("skills", "must have at most 30 entries")
+		default:
+			seen := map[string]bool{}
+			for _, s := range skills {
+				var sv bind.Validator
+				text(&sv, "skills", s, maxSkillLen, true)
+				if err := sv.Err(); err != nil {
+					v.Fail("skills", "each must be non-blank text of at most 100 characters")
+					break
+				}
+				s = strings.TrimSpace(s)
+				if k := strings.ToLower(s); !seen[k] {
+					seen[k] = true
+					d.Skills = append(d.Skills, s)
+				}
+			}
+		}
+	}
+	if text(&v, "expiresAt", req.ExpiresAt, 64, true); strings.TrimSpace(req.ExpiresAt) != "" {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(req.ExpiresAt))
+		switch {
+		case err != nil:
+			v.Fail("expiresAt", "must be an RFC 3339 timestamp such as 2030-01-02T15:04:05Z")
+		case !t.After(now):
+			v.Fail("expiresAt", "must be in the future")
+		default:
+			d.ExpiresAt = t.UTC()
+		}
+	}
+	return d, v.Err()
+}
+
+// vacancyEvent encodes the outbox row of a vacancy event.
+func (h *Handlers) vacancyEvent(typ string, v build.Vacancy, now time.Time) (pipeline.OutboxRow, error) {
+	env, err := schemas.New(typ, v.ID, v.EmployerID, schemas.VacancyEvent{
+		VacancyID: v.ID, ProjectID: v.ProjectID, EmployerID: v.EmployerID, Title: v.Title, City: v.City,
+		Salary: v.Salary, SalaryCurrency: v.SalaryCurrency, Skills: v.Skills, Status: v.Status,
+		ExpiresAt: v.ExpiresAt, URL: h.vacancyURL(v.ID),
+	}, now)
+	if err != nil {
+		return pipeline.OutboxRow{}, err
+	}
+	return pipeline.EventRow(topics.EventsBuild, env)
+}
+
+// createVacancy posts an OPEN vacancy and queues vacancy.opened in the same
+// transaction → 201 with the vacancy. An unknown project or another
+// employer's → 404; no open slot left → 403 plan_vacancy_limit_reached.
+func (h *Handlers) createVacancy(c *fiber.Ctx) error {
+	var req createVacancyRequest
+	if err := bind.JSON(c, &req); err != nil {
+		return err
+	}
+	now := h.now().UTC()
+	v, err := req.validate(now)
+	if err != nil {
+		return err
+	}
+	if !idFormat.MatchString(v.ProjectID) {
+		return errProjectNotFound()
+	}
+	v.ID, v.EmployerID, v.CreatedAt, v.Status = schemas.NewID(), caller(c), now, schemas.VacancyOpen
+	row, err := h.vacancyEvent(schemas.TypeVacancyOpened, v, now)
+	if err != nil {
+		return err
+	}
+	err = h.store.CreateVacancy(c.UserContext(), &v, h.cfg.PlanLimit, row)
+	switch {
+	case errors.Is(err, postgres.ErrNotFound):
+		return errProjectNotFound()
+	case errors.Is(err, build.ErrPlanLimit):
+		return errPlanLimit.With(map[string]any{"limit": h.cfg.PlanLimit})
+	case err != nil:
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(h.vacancyJSON(v))
+}

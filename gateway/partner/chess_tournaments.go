@@ -1,0 +1,75 @@
+package partner
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/partner"
+	"github.com/fintech/platform/storage/pipeline"
+)
+
+type tournamentRequest struct {
+	ID        string      `json:"id"`
+	StartsAt  string      `json:"startsAt"`
+	Format    string      `json:"format"`
+	PrizePool bind.Amount `json:"prizePool"`
+	Capacity  count       `json:"capacity"`
+	Entries   count       `json:"entries"`
+}
+
+// tournamentResponse is the stored tournament. Replayed is true when the
+// same tournament, unchanged, was published before.
+type tournamentResponse struct {
+	schemas.Tournament
+	Replayed bool `json:"replayed"`
+}
+
+// publishTournament publishes a tournament for /chess/upcoming (decisions.md:
+// the partner publishes them with the same signature). The first
+// publication of an id answers 201; a republication answers 200, and
+// updates the fields it changes (entries grow as players register) or, when
+// nothing changed, is a replay with replayed: true.
+func (h *Handlers) publishTournament(c *fiber.Ctx) error {
+	var req tournamentRequest
+	if err := h.receive(c, HeaderChess, h.secrets.Chess, &req); err != nil {
+		return err
+	}
+	var v bind.Validator
+	text(&v, "id", req.ID, maxID)
+	var starts time.Time
+	if v.Required("startsAt", req.StartsAt) {
+		t, err := time.Parse(time.RFC3339, req.StartsAt)
+		if err != nil {
+			v.Fail("startsAt", "must be an RFC 3339 timestamp such as 2025-06-01T12:00:00Z")
+		}
+		starts = t.UTC().Truncate(time.Second)
+	}
+	text(&v, "format", req.Format, maxFormat)
+	pool := v.Amount("prizePool", req.PrizePool)
+	capacity := req.Capacity.within(func(r string) { v.Fail("capacity", r) }, 1, maxSeats)
+	entries := req.Entries.within(func(r string) { v.Fail("entries", r) }, 0, maxSeats)
+	if req.Capacity.Set && req.Entries.Set && entries > capacity {
+		v.Fail("entries", "must not exceed capacity")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	now := h.now().UTC().Truncate(time.Second) // timestamps are shown as RFC 3339 seconds
+	row := store.TournamentRow{ID: req.ID, StartsAt: starts, Format: req.Format, PrizePool: pool,
+		Capacity: int(capacity), Entries: int(entries)}
+	got, outcome, err := h.rec.PublishTournament(c.UserContext(), row, now, func(t store.TournamentRow) (pipeline.OutboxRow, error) {
+		return event(schemas.TypeTournamentPublished, t.ID, t.View(), now)
+	})
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if outcome == store.Created {
+		status = http.StatusCreated
+	}
+	return c.Status(status).JSON(tournamentResponse{Tournament: got.View(), Replayed: outcome == store.Unchanged})
+}

@@ -1,0 +1,174 @@
+// Package sign serves Ed25519 signing under /api/sign. Each user gets an
+// Ed25519 key on first use; its private part is stored only sealed by the
+// Keyring (AEAD under SIGNING_MASTER_KEY). POST /sign signs the RFC 8785
+// canonical form of a JSON object and records the signing; GET /keys/:keyId
+// publishes public keys (also as RFC 8037 JWK) for offline verification;
+// POST /verify (no auth) checks a payload against a signature and answers
+// digests only, never a signature, so it is no signing oracle. Rotating a
+// key retires it but keeps it published: old signatures stay verifiable.
+package sign
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/platform"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/storage/sealed"
+	store "github.com/fintech/platform/storage/sign"
+)
+
+// Prefix is the path prefix of the module.
+const Prefix = "/api/sign"
+
+// Algo is the only signature algorithm.
+const Algo = "Ed25519"
+
+// Store is what the handlers need from storage.
+type Store interface {
+	ActiveKey(ctx context.Context, userID string) (store.KeyRow, error)
+	Key(ctx context.Context, id string) (store.KeyRow, error)
+	Keys(ctx context.Context, userID string) ([]store.KeyRow, error)
+	CreateFirstKey(ctx context.Context, k store.KeyRow) (store.KeyRow, error)
+	Rotate(ctx context.Context, k store.KeyRow) (string, error)
+	Reseal(ctx context.Context, id string, sealed, nonce []byte, masterKeyID string) error
+	RecordSignature(ctx context.Context, r store.SignatureRow) error
+	SignatureDigest(ctx context.Context, signature string) (string, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Handlers serve /api/sign.
+type Handlers struct {
+	store   Store
+	ring    *sealed.Keyring
+	db      platform.Pinger
+	require fiber.Handler
+	now     func() time.Time
+	newID   func() string
+	routes  func() []server.Route
+}
+
+// NewHandlers builds the handlers. require authenticates the caller (the
+// JWT middleware); newID draws key and record ids; routes lists the
+// server's routes for /openapi.json.
+func NewHandlers(st Store, ring *sealed.Keyring, db platform.Pinger, require fiber.Handler, now func() time.Time,
+	newID func() string, routes func() []server.Route) (*Handlers, error) {
+	if st == nil || ring == nil || db == nil || require == nil || now == nil || newID == nil || routes == nil {
+		return nil, errors.New("sign handlers: nil dependency")
+	}
+	return &Handlers{store: st, ring: ring, db: db, require: require, now: now, newID: newID, routes: routes}, nil
+}
+
+// publicPaths are the routes that need no bearer token.
+var publicPaths = map[string]bool{
+	Prefix + "/health": true, Prefix + "/openapi.json": true, Prefix + "/verify": true, Prefix + "/keys/:keyId": true,
+}
+
+// Register mounts the routes.
+func (h *Handlers) Register(r server.Router) {
+	g := r.Group(Prefix)
+	g.Get("/health", "Liveness and database reachability", platform.Health(h.db, nil))
+	g.Get("/openapi.json", "OpenAPI 3.0 slice of the signing module", h.openapi)
+	g.Post("/sign", ratelimit.Write, "Sign the canonical JSON (RFC 8785) of a payload object with the caller's Ed25519 key", h.require, h.sign)
+	g.Post("/verify", ratelimit.Write, "Verify a payload against a signature (digests only, never a signature)", h.verify)
+	g.Get("/keys", "The caller's signing keys, active and retired", h.require, h.listKeys)
+	g.Post("/keys/rotate", ratelimit.Write, "Retire the caller's key and issue a new one; old keys stay published", h.require, h.rotate)
+	g.Get("/keys/:keyId", "A public key, also as an RFC 8037 JWK", h.getKey)
+}
+
+// caller returns the authenticated user id (require ran before).
+func caller(c *fiber.Ctx) string {
+	p, _ := auth.User(c)
+	return p.UserID
+}
+
+var errKeyNotFound = apierr.NotFound("no such signing key")
+
+// keyIDPattern matches key ids (ksuids); anything else names no key.
+var keyIDPattern = regexp.MustCompile(`^[0-9A-Za-z]{1,64}$`)
+
+// FormatSignature encodes a signature as `<keyId>.<base64url sig>` (64
+// bytes, unpadded: 86 characters after the dot).
+func FormatSignature(keyID string, sig []byte) string {
+	return keyID + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// ParseSignature splits a signature string; ok is false when it is not a
+// key id and a 64-byte unpadded base64url signature.
+func ParseSignature(s string) (keyID string, sig []byte, ok bool) {
+	keyID, enc, found := strings.Cut(s, ".")
+	if !found || !keyIDPattern.MatchString(keyID) || len(enc) != 86 {
+		return "", nil, false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || len(sig) != ed25519.SignatureSize {
+		return "", nil, false
+	}
+	return keyID, sig, true
+}
+
+// aad binds a sealed seed to its key id and owner.
+func aad(keyID, userID string) []byte {
+	return []byte("platform/sign/v1\x00" + keyID + "\x00" + userID)
+}
+
+// newKey draws an Ed25519 key for userID and seals its seed.
+func (h *Handlers) newKey(userID string, now time.Time) (store.KeyRow, error) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		return store.KeyRow{}, err
+	}
+	seed := priv.Seed()
+	defer clear(seed)
+	id := h.newID()
+	sealed, nonce, master, err := h.ring.Seal(seed, aad(id, userID))
+	if err != nil {
+		return store.KeyRow{}, err
+	}
+	return store.KeyRow{ID: id, UserID: userID, PublicKey: pub, SealedSeed: sealed, Nonce: nonce,
+		MasterKeyID: master, Status: store.StatusActive, CreatedAt: now}, nil
+}
+
+// activeKey returns the user's active key, creating it on first use.
+func (h *Handlers) activeKey(ctx context.Context, userID string, now time.Time) (store.KeyRow, error) {
+	k, err := h.store.ActiveKey(ctx, userID)
+	if !store.IsNotFound(err) {
+		return k, err
+	}
+	nk, err := h.newKey(userID, now)
+	if err != nil {
+		return store.KeyRow{}, err
+	}
+	return h.store.CreateFirstKey(ctx, nk)
+}
+
+// privateKey opens a key's sealed seed. A seed sealed under a master key
+// that is no longer current is sealed again under the current one.
+func (h *Handlers) privateKey(ctx context.Context, k store.KeyRow) (ed25519.PrivateKey, error) {
+	seed, err := h.ring.Open(k.MasterKeyID, k.SealedSeed, k.Nonce, aad(k.ID, k.UserID))
+	if err != nil {
+		return nil, err
+	}
+	defer clear(seed)
+	if len(seed) != ed25519.SeedSize {
+		return nil, errors.New("open signing key: bad seed size")
+	}
+	if k.MasterKeyID != h.ring.CurrentID() {
+		if sealed, nonce, master, err := h.ring.Seal(seed, aad(k.ID, k.UserID)); err == nil {
+			// Best effort: the old master key still opens it until then.
+			_ = h.store.Reseal(ctx, k.ID, sealed, nonce, master)
+		}
+	}
+	return ed25519.NewKeyFromSeed(seed), nil
+}

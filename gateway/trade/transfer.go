@@ -1,0 +1,53 @@
+package trade
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
+)
+
+type transferRequest struct {
+	From   string      `json:"from"`
+	To     string      `json:"to"`
+	Amount amountField `json:"amount"`
+}
+
+// validate checks the request; ok is false when from or to cannot name an
+// account (answered 404, not 422).
+func (req transferRequest) validate() (d schemas.TradeTransfer, ok bool, err error) {
+	var v bind.Validator
+	d.From = text(&v, "from", req.From)
+	d.To = text(&v, "to", req.To)
+	if v.Err() == nil {
+		v.Required("from", d.From)
+		v.Required("to", d.To)
+		v.Check(d.From == "" || d.From != d.To, "to", "must be another account than from")
+	}
+	d.Amount = schemas.TNU(amount(&v, "amount", req.Amount, schemas.MaxTNU))
+	if err := v.Err(); err != nil {
+		return d, true, err
+	}
+	return d, idPattern.MatchString(d.From) && idPattern.MatchString(d.To), nil
+}
+
+// transfer moves an amount from the caller's account to another and answers
+// 201 with the transfer { id, from, to, amount }. The command is keyed by
+// from, so every debit of an account is decided in order; the consumer
+// credits to in the same transaction. 404 account_not_found when from is not
+// the caller's or to does not exist; 400 insufficient_balance.
+func (h *Handlers) transfer(c *fiber.Ctx) error {
+	var req transferRequest
+	if err := bind.JSON(c, &req); err != nil {
+		return err
+	}
+	d, ok, err := req.validate()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errAccountNotFound
+	}
+	d.UserID = caller(c).UserID
+	return h.send(c, endpointTransfer, schemas.TypeTradeTransfer, d.From, d)
+}

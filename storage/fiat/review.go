@@ -1,0 +1,46 @@
+package fiat
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// DepositsByStatus lists deposits in one status, newest first, for the
+// admins' review queue.
+func (s *Store) DepositsByStatus(ctx context.Context, status, before string, limit int) ([]Deposit, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+depositCols+` FROM fiat_deposits
+		WHERE status = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`, status, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list %s deposits: %w", status, err)
+	}
+	ds, err := pgx.CollectRows(rows, scanDeposit)
+	if err != nil {
+		return nil, fmt.Errorf("list %s deposits: %w", status, err)
+	}
+	return ds, nil
+}
+
+// ReviewSummary counts the paid deposits that were not credited: awaiting
+// review, and refunded to the processor.
+type ReviewSummary struct {
+	NeedsReview       int64 `json:"needsReview"`
+	NeedsReviewAmount int64 `json:"needsReviewAmount"`
+	Refunded          int64 `json:"refunded"`
+	RefundedAmount    int64 `json:"refundedAmount"`
+}
+
+// DepositReviewSummary sums the deposits in needs_review and refunded.
+func (s *Store) DepositReviewSummary(ctx context.Context) (ReviewSummary, error) {
+	var r ReviewSummary
+	err := s.pool.QueryRow(ctx, `
+SELECT count(*) FILTER (WHERE status = 'needs_review'), coalesce(sum(amount) FILTER (WHERE status = 'needs_review'), 0),
+       count(*) FILTER (WHERE status = 'refunded'), coalesce(sum(amount) FILTER (WHERE status = 'refunded'), 0)
+FROM fiat_deposits WHERE status IN ('needs_review', 'refunded')`).
+		Scan(&r.NeedsReview, &r.NeedsReviewAmount, &r.Refunded, &r.RefundedAmount)
+	if err != nil {
+		return ReviewSummary{}, fmt.Errorf("summarise deposit reviews: %w", err)
+	}
+	return r, nil
+}
