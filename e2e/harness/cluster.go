@@ -23,7 +23,7 @@ type Cluster struct {
 	KafkaBrokers string
 	// Env is the environment every process of the cluster shares (secrets
 	// included: JWT_SECRET, LEDGER_SALT, PROCESSOR_WEBHOOK_SECRET,
-	// SIGNING_MASTER_KEY).
+	// SIGNING_MASTER_KEY, DATA_ENCRYPTION_KEY).
 	Env map[string]string
 
 	t    TB
@@ -44,6 +44,7 @@ func NewCluster(t TB, kafkaBrokers string, extra map[string]string) *Cluster {
 		"LEDGER_SALT":              randomHex(t),
 		"PROCESSOR_WEBHOOK_SECRET": "whsec_" + randomHex(t),
 		"SIGNING_MASTER_KEY":       randomHex(t),
+		"DATA_ENCRYPTION_KEY":      randomHex(t),
 	}}
 	for k, v := range extra {
 		c.Env[k] = v
