@@ -182,7 +182,7 @@ func run(o options) int {
 		}
 	}
 
-	exit := 0
+	var failures []string
 	runs := map[int][]round{}
 	stopped := false
 	var ackFees int64
@@ -221,7 +221,7 @@ func run(o options) int {
 			res.sutCPU = procCPU(p.Pid()) - sut0
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "bench: drain:", err)
-				exit = 1
+				failures = append(failures, fmt.Sprintf("round %d, %d clients: not drained: %v", r, n, err))
 			}
 			fmt.Printf("  drained in %.2fs, lag now: %s\n", res.drainTime.Seconds(), formatLag(lag))
 			ackFees += res.fees
@@ -235,8 +235,14 @@ func run(o options) int {
 				printLogTail(p.Logs(), logMark, 15)
 			}
 			res.soakReport(o) // informational: the soak target is reported, not enforced
-			if !res.conserved || res.unexpected() > 0 || res.settledShare() < o.minSettled {
-				exit = 1
+			if !res.conserved {
+				failures = append(failures, fmt.Sprintf("round %d, %d clients: platform conservation violated", r, n))
+			}
+			if u := res.unexpected(); u > 0 {
+				failures = append(failures, fmt.Sprintf("round %d, %d clients: %d answers other than 200 or a retried 503", r, n, u))
+			}
+			if sh := res.settledShare(); sh < o.minSettled {
+				failures = append(failures, fmt.Sprintf("round %d, %d clients: %.2f%% of the transfers settled, under %.2f%%", r, n, 100*sh, 100*o.minSettled))
 			}
 			rd := round{platform: res, base: map[string]*results{}}
 			if len(o.baselines) > 0 {
@@ -253,15 +259,18 @@ func run(o options) int {
 				}
 				printRun("baseline "+kind, n, br)
 				if !br.conserved {
-					exit = 1
+					failures = append(failures, fmt.Sprintf("round %d, %d clients: baseline %s conservation violated", r, n, kind))
 				}
 				rd.base[kind] = br
 			}
 			runs[n] = append(runs[n], rd)
 		}
 	}
-	summarize(o, runs, broker)
-	return exit
+	summarize(o, runs, broker, failures)
+	if len(failures) > 0 {
+		return 1
+	}
+	return 0
 }
 
 // warmUp sends one transfer and waits for it to settle (the consumer group
@@ -389,7 +398,7 @@ func median(xs []float64) float64 {
 
 // summarize prints the per-run figures, the table and, last, the median
 // ratio line.
-func summarize(o options, runs map[int][]round, broker string) {
+func summarize(o options, runs map[int][]round, broker string, failures []string) {
 	fmt.Printf("\n== summary: %d round(s) per client count, platform clock includes the drain to lag 0\n", o.rounds)
 	fmt.Printf("broker: %s\n", broker)
 	fmt.Printf("%8s %12s %9s %9s %12s %12s %10s %10s\n", "clients", "platform/s", "p99 ms", "drain s", "T/s", "S/s", "plat/T", "plat/S")
@@ -419,6 +428,14 @@ func summarize(o options, runs map[int][]round, broker string) {
 				line += fmt.Sprintf(", %s %.1f/s (ratio %.2f)", k, rd.base[k].throughput(), rd.platform.throughput()/rd.base[k].throughput())
 			}
 			fmt.Println(line)
+		}
+	}
+	if len(failures) == 0 {
+		fmt.Printf("checks: every run conserved money, >= %.0f%% of the platform's transfers settled, no answer but 200 and retried 503s: OK\n", 100*o.minSettled)
+	} else {
+		fmt.Println("checks: FAILED")
+		for _, f := range failures {
+			fmt.Println("  " + f)
 		}
 	}
 	if len(o.baselines) == 0 {
