@@ -29,7 +29,8 @@ import (
 // go through both gateways (a retry goes through the other one); one fiat
 // consumer is SIGKILLed mid-load. The group rebalances onto the survivor
 // and nothing is lost or applied twice: every acknowledged transfer is in
-// the sender's history exactly once with its transaction id, no transfer is
+// the sender's and the recipient's history exactly once with its
+// transaction id, no transfer is
 // there twice, balances plus the fee wallet equal the deposits, and the
 // transfers settle.
 func TestScaleOutAcrossProcesses(t *testing.T) {
@@ -181,13 +182,16 @@ func TestScaleOutAcrossProcesses(t *testing.T) {
 	}
 
 	// Exactly once: every outgoing transfer in the histories, by key.
-	seen := map[string][]string{}
+	seen, received := map[string][]string{}, map[string][]string{}
 	var historyFees, balances int64
 	for i, u := range users {
 		for _, e := range scaleoutHistory(t, gws[i%2], u) {
 			if e.Kind == "transfer" && e.Direction == "out" {
 				seen[e.Memo] = append(seen[e.Memo], e.ID)
 				historyFees += e.FeeKzt
+			}
+			if e.Kind == "transfer" && e.Direction == "in" {
+				received[e.Memo] = append(received[e.Memo], e.ID)
 			}
 		}
 		balances += fiatBalance(t, gws[(i+1)%2], u, wallets[i])
@@ -198,9 +202,11 @@ func TestScaleOutAcrossProcesses(t *testing.T) {
 		}
 	}
 	for key, s := range ackedByKey {
-		ids := seen[key]
-		if len(ids) != 1 || ids[0] != s.txID {
-			t.Errorf("acknowledged transfer %s (tx %s) appears in history as %v", key, s.txID, ids)
+		if ids := seen[key]; len(ids) != 1 || ids[0] != s.txID {
+			t.Errorf("acknowledged transfer %s (tx %s) is in the sender's history as %v", key, s.txID, ids)
+		}
+		if ids := received[key]; len(ids) != 1 || ids[0] != s.txID {
+			t.Errorf("acknowledged transfer %s (tx %s) is in the recipient's history as %v", key, s.txID, ids)
 		}
 	}
 	if len(seen) != len(ackedByKey) {
