@@ -34,3 +34,35 @@ const CodeIdempotencyKeyReused = "idempotency_key_reused"
 func IdempotencyConflict() []byte {
 	return ErrorJSON(CodeIdempotencyKeyReused, "this Idempotency-Key was used with a different request body", nil)
 }
+
+// Error codes of the fiat module (spec: Errors; decisions.md, Fiat).
+const (
+	CodeWalletNotFound   = "wallet_not_found"
+	CodeWalletInactive   = "wallet_inactive"
+	CodeKYCRequired      = "kyc_required"
+	CodeDepositNotFound  = "deposit_not_found"
+	CodeAmountMismatch   = "amount_mismatch"
+	CodePayoutNotFound   = "payout_not_found"
+	CodeInvalidState     = "invalid_state"
+	CodeCurrencyMismatch = "currency_mismatch"
+)
+
+// Error codes of the commerce commands.
+const (
+	CodeRequestNotFound      = "request_not_found"
+	CodeRequestPaid          = "request_paid"
+	CodeRequestExpired       = "request_expired"
+	CodeCannotPayOwnRequest  = "cannot_pay_own_request"
+	CodeChargeNotAuthorized  = "charge_not_authorized"
+	CodeAuthorizationExceeds = "authorization_exceeded"
+)
+
+// Error codes of the refunds.
+const (
+	CodeChargeNotFound      = "charge_not_found"
+	CodeRefundExceedsCharge = "refund_exceeds_charge"
+	CodeRequestNotPaid      = "request_not_paid"
+)
+
+// CodeCampaignNotActive answers a donation to a campaign that has ended.
+const CodeCampaignNotActive = "campaign_not_active"

@@ -13,9 +13,6 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// CodeCampaignNotActive answers a donation to a campaign that has ended.
-const CodeCampaignNotActive = "campaign_not_active"
-
 // weightCharityDonor is the donor's reputation per donation (spec: Events).
 const weightCharityDonor = 4
 
@@ -59,14 +56,14 @@ func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 			map[string]any{"fields": map[string]string{"walletId": "must be a KZT wallet"}})
 	}
 	if d.EndsAt != nil && !b.now.Before(*d.EndsAt) {
-		return pipeline.Reject(http.StatusConflict, CodeCampaignNotActive, "the campaign has ended", nil)
+		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "the campaign has ended", nil)
 	}
 	lim := b.limitsOf(d.DonorUserID)
 	if !b.h.caps.CapCheck(lim.KYCApproved, d.AmountKzt, lim.MonthOut, true) {
 		return kycRejection()
 	}
 	if w.Balance < d.AmountKzt {
-		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the balance does not cover the amount",
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance, "the balance does not cover the amount",
 			map[string]any{"required": d.AmountKzt, "balance": w.Balance})
 	}
 	if !b.donations.active {

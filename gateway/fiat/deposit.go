@@ -14,7 +14,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stripe/stripe-go/v82/webhook"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
@@ -159,7 +158,7 @@ func (h *Handlers) processEvent(ctx context.Context, payload []byte, header stri
 	d, err := h.store.Deposit(ctx, depositID)
 	if err != nil {
 		if isNotFound(err) {
-			return eventOutcome{}, ev.ID, apierr.New(http.StatusNotFound, cfiat.CodeDepositNotFound, "no deposit "+depositID)
+			return eventOutcome{}, ev.ID, apierr.New(http.StatusNotFound, schemas.CodeDepositNotFound, "no deposit "+depositID)
 		}
 		return eventOutcome{}, ev.ID, err
 	}
@@ -213,7 +212,7 @@ func (h *Handlers) webhook(c *fiber.Ctx) error {
 	}
 	rep := out.reply
 	if rep.Status == http.StatusOK && rep.Replayed {
-		var cr cfiat.CreditResult
+		var cr schemas.FiatCreditResult
 		if json.Unmarshal(rep.Body, &cr) == nil {
 			cr.Idempotent = true
 			c.Set("Idempotent-Replayed", "true")
@@ -283,7 +282,7 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 	if rep.Status != http.StatusOK {
 		return commands.Respond(c, rep)
 	}
-	var cr cfiat.CreditResult
+	var cr schemas.FiatCreditResult
 	if err := json.Unmarshal(rep.Body, &cr); err != nil {
 		return fmt.Errorf("decode credit reply: %w", err)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
@@ -88,7 +87,7 @@ type Config struct {
 	Routes func() []server.Route
 	// Caps are the pre-KYC limits, shown on the dashboard (the consumer
 	// enforces them).
-	Caps cfiat.Caps
+	Caps schemas.FiatCaps
 	// ReconcileAlertURL receives a signed JSON POST when reconciliation
 	// finds drift (RECONCILE_ALERT_URL; empty: no alert).
 	ReconcileAlertURL string
@@ -233,7 +232,7 @@ func (h *Handlers) healthCounts(ctx context.Context) (map[string]any, error) {
 
 // Errors of the module.
 var (
-	errWalletNotFound = apierr.New(http.StatusNotFound, cfiat.CodeWalletNotFound, "no such wallet")
+	errWalletNotFound = apierr.New(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet")
 	errSignature      = apierr.New(http.StatusBadRequest, "signature_invalid", "the Stripe-Signature header does not verify")
 )
 

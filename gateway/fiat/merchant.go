@@ -15,7 +15,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
@@ -97,7 +96,7 @@ func keyDisplay(plain string) string { return plain[:len(KeyPrefix)+4] + "…" }
 var (
 	errKeyLimit      = apierr.New(http.StatusTooManyRequests, "key_limit_reached", "you already hold 3 active API keys; revoke one first")
 	errKeyNotFound   = apierr.New(http.StatusNotFound, "not_found", "no such API key")
-	errNotAuthorized = apierr.New(http.StatusForbidden, cfiat.CodeChargeNotAuthorized,
+	errNotAuthorized = apierr.New(http.StatusForbidden, schemas.CodeChargeNotAuthorized,
 		"the wallet owner has not authorized this merchant to charge the wallet (POST /api/fiat/merchant/authorizations)")
 )
 
@@ -337,7 +336,7 @@ func (h *Handlers) charge(c *fiber.Ctx) error {
 				"this paymentRef was used for a different charge")
 		}
 		c.Set("Idempotent-Replayed", "true")
-		return c.Status(http.StatusOK).JSON(cfiat.ChargeResultOf(prev, true))
+		return c.Status(http.StatusOK).JSON(store.ChargeResultOf(prev, true))
 	case !isNotFound(err):
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
@@ -44,8 +43,8 @@ const refundFeeNote = "A refund moves exactly `amount` from the payee's wallet b
 	"`insufficient_balance`. `Idempotency-Key` makes retries safe: a replay returns the original refund."
 
 var (
-	errChargeNotFound = apierr.New(http.StatusNotFound, cfiat.CodeChargeNotFound, "no such charge")
-	errRequestNotPaid = apierr.New(http.StatusConflict, cfiat.CodeRequestNotPaid, "only a paid payment request can be refunded")
+	errChargeNotFound = apierr.New(http.StatusNotFound, schemas.CodeChargeNotFound, "no such charge")
+	errRequestNotPaid = apierr.New(http.StatusConflict, schemas.CodeRequestNotPaid, "only a paid payment request can be refunded")
 )
 
 // registerRefunds mounts the refund routes.
@@ -195,7 +194,7 @@ func (h *Handlers) refundRequest(c *fiber.Ctx) error {
 	}
 	// Paid is final, so refusing an unpaid request here never refuses the
 	// replay of a refund that was made.
-	if r.Status != cfiat.RequestPaid || r.PayerWallet == "" {
+	if r.Status != schemas.RequestStatusPaid || r.PayerWallet == "" {
 		return errRequestNotPaid
 	}
 	p, _ := auth.User(c)
@@ -231,7 +230,7 @@ func (h *Handlers) listRequestRefunds(c *fiber.Ctx) error {
 		return err
 	}
 	paid := int64(0)
-	if r.Status == cfiat.RequestPaid {
+	if r.Status == schemas.RequestStatusPaid {
 		paid = r.Amount
 	}
 	return h.refundList(c, schemas.RefundSourceRequest, r.ID, paid, page)
@@ -260,9 +259,9 @@ func (h *Handlers) refundList(c *fiber.Ctx, source, sourceID string, paid int64,
 		cur := bind.Cursor(last.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + last.ID)
 		next = &cur
 	}
-	items := make([]cfiat.RefundResult, len(rp.Items))
+	items := make([]schemas.FiatRefundResult, len(rp.Items))
 	for i, r := range rp.Items {
-		items[i] = cfiat.RefundResultOf(r)
+		items[i] = store.RefundResultOf(r)
 	}
 	return c.JSON(fiber.Map{"items": items, "total": rp.Total, "nextCursor": next,
 		"refundedTotal": rp.Refunded, "refundable": paid - rp.Refunded})
