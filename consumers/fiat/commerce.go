@@ -78,7 +78,7 @@ func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
 	}
 	merch := b.wallets[m.MerchantWalletID]
 	if merch == nil || merch.UserID != m.MerchantUserID || merch.Currency != cust.Currency {
-		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the merchant wallet is missing", nil)
+		return pipeline.Reject(http.StatusServiceUnavailable, schemas.CodeUnavailable, "the merchant wallet is missing", nil)
 	}
 	if cust.Status != store.StatusActive {
 		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the customer wallet is "+cust.Status, nil)

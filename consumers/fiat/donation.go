@@ -45,14 +45,14 @@ type pendingDonation struct {
 // balance) record nothing.
 func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 	if err := d.Validate(); err != nil {
-		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "the donation could not be read", nil)
+		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "the donation could not be read", nil)
 	}
 	w, rej := b.ownWallet(d.WalletID, d.DonorUserID)
 	if rej != nil {
 		return *rej
 	}
 	if w.Currency != "KZT" {
-		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid",
+		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid",
 			map[string]any{"fields": map[string]string{"walletId": "must be a KZT wallet"}})
 	}
 	if d.EndsAt != nil && !b.now.Before(*d.EndsAt) {

@@ -232,7 +232,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		switch {
 		case d.bad != nil:
 			h.log.Warn("unreadable fiat command", "id", c.Env.ID, "type", c.Env.Type, "err", d.bad)
-			out[i] = pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "the command could not be read", nil)
+			out[i] = pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "the command could not be read", nil)
 		case d.transfer != nil:
 			out[i] = b.transfer(c.Env, d.transfer)
 		case d.depCreat != nil:
@@ -385,10 +385,10 @@ func (b *batch) transfer(env schemas.Envelope, t *schemas.FiatTransfer) pipeline
 	}
 	to := b.wallets[t.ToWalletID]
 	if to == nil || to.Kind != store.KindUser || to.UserID != t.ToUserID {
-		return failed(pipeline.Reject(http.StatusNotFound, "recipient_not_found", "the recipient has no wallet", nil), "recipient_not_found")
+		return failed(pipeline.Reject(http.StatusNotFound, schemas.CodeRecipientNotFound, "the recipient has no wallet", nil), schemas.CodeRecipientNotFound)
 	}
 	if to.ID == from.ID || to.UserID == from.UserID {
-		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid",
+		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid",
 			map[string]any{"fields": map[string]string{"toEmail": "must not be your own account"}})
 	}
 	if to.Currency != from.Currency {
@@ -520,7 +520,7 @@ func (b *batch) depositReview(r *schemas.FiatDepositReview) pipeline.Outcome {
 		return pipeline.Reject(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit", nil)
 	}
 	if d.Status != schemas.DepositNeedsReview {
-		return pipeline.Reject(http.StatusConflict, "invalid_state", "the deposit is "+d.Status+", not needs_review", nil)
+		return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState, "the deposit is "+d.Status+", not needs_review", nil)
 	}
 	w := b.wallets[d.WalletID]
 	if w == nil {
@@ -544,7 +544,7 @@ func (b *batch) depositReview(r *schemas.FiatDepositReview) pipeline.Outcome {
 			DepositID: d.ID, WalletID: w.ID, EventID: d.EventID, Amount: d.Amount, Currency: d.Currency, Reason: r.Reason})
 		return o
 	}
-	return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "unknown review action", nil)
+	return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "unknown review action", nil)
 }
 
 // debitOwn takes amount out of the user's own active wallet for a payment

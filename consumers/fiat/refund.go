@@ -80,7 +80,7 @@ func (b *batch) flushRefunds(ctx context.Context, tx pgx.Tx) error {
 // returns to where it came from). Rejections record nothing.
 func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 	if err := r.Validate(); err != nil {
-		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "the refund could not be read", nil)
+		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "the refund could not be read", nil)
 	}
 	var (
 		paid, refunded      int64
@@ -120,7 +120,7 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 	if from == nil || to == nil || fromID != r.FromWalletID || toID != r.CustomerWalletID || from.Currency != to.Currency {
 		// The gateway names the wallets of the payment; a mismatch is a
 		// stale or forged command, retried by the client.
-		return pipeline.Reject(http.StatusServiceUnavailable, "unavailable", "the wallets of the payment are unavailable", nil)
+		return pipeline.Reject(http.StatusServiceUnavailable, schemas.CodeUnavailable, "the wallets of the payment are unavailable", nil)
 	}
 	if from.Status != store.StatusActive {
 		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "your wallet is "+from.Status, nil)

@@ -101,7 +101,7 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 		if id == "" {
 			id = schemas.NewID()
 		} else if takenIDs[id] {
-			outcomes[i] = pipeline.Reject(http.StatusConflict, "entry_exists",
+			outcomes[i] = pipeline.Reject(http.StatusConflict, schemas.CodeEntryExists,
 				"an entry with this id exists for another source", nil)
 			continue
 		}
@@ -153,11 +153,11 @@ func decode(env schemas.Envelope) (*schemas.LedgerAppend, []byte, *pipeline.Outc
 		return nil, nil, &o
 	}
 	if env.Type != schemas.TypeLedgerAppend {
-		return reject(http.StatusBadRequest, "unsupported_command", fmt.Sprintf("%s is not a ledger command", env.Type), nil)
+		return reject(http.StatusBadRequest, schemas.CodeUnsupportedCommand, fmt.Sprintf("%s is not a ledger command", env.Type), nil)
 	}
 	req, err := schemas.DataAs[schemas.LedgerAppend](env)
 	if err != nil {
-		return reject(http.StatusBadRequest, "invalid_json", "the command data is not a ledger append", nil)
+		return reject(http.StatusBadRequest, schemas.CodeInvalidJSON, "the command data is not a ledger append", nil)
 	}
 	fields := map[string]string{}
 	check := func(ok bool, field, reason string) {
@@ -185,7 +185,7 @@ func decode(env schemas.Envelope) (*schemas.LedgerAppend, []byte, *pipeline.Outc
 		check(len(meta) <= schemas.LedgerMaxMeta, "meta", "must be at most 64 KiB")
 	}
 	if len(fields) > 0 {
-		return reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid", fields)
+		return reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid", fields)
 	}
 	return &req, meta, nil
 }

@@ -50,7 +50,7 @@ type Handler interface {
 func JSON(status int, v any) Outcome {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return Outcome{Status: 500, Body: schemas.ErrorJSON("internal", "could not encode the result", nil)}
+		return Outcome{Status: 500, Body: schemas.ErrorJSON(schemas.CodeInternal, "could not encode the result", nil)}
 	}
 	return Outcome{Status: status, Body: b}
 }

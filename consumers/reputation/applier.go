@@ -100,7 +100,7 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		}
 		ev := p.ev
 		if !exists[ev.UserID] {
-			outcomes[i] = pipeline.Reject(http.StatusNotFound, "user_not_found", "no user with this id", nil)
+			outcomes[i] = pipeline.Reject(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id", nil)
 			continue
 		}
 		key := reputation.SourceKey{UserID: ev.UserID, Kind: ev.Kind, SourceID: ev.SourceID}
@@ -194,11 +194,11 @@ func decode(env schemas.Envelope) (*cmd, *pipeline.Outcome) {
 		return nil, &o
 	}
 	if env.Type != schemas.TypeReputationEvent {
-		return reject(http.StatusBadRequest, "unsupported_command", fmt.Sprintf("%s is not a reputation command", env.Type), nil)
+		return reject(http.StatusBadRequest, schemas.CodeUnsupportedCommand, fmt.Sprintf("%s is not a reputation command", env.Type), nil)
 	}
 	ev, err := schemas.DataAs[schemas.ReputationEvent](env)
 	if err != nil {
-		return reject(http.StatusBadRequest, "invalid_json", "the command data is not a reputation event", nil)
+		return reject(http.StatusBadRequest, schemas.CodeInvalidJSON, "the command data is not a reputation event", nil)
 	}
 	fields := map[string]string{}
 	check := func(ok bool, field, reason string) {
@@ -223,7 +223,7 @@ func decode(env schemas.Envelope) (*cmd, *pipeline.Outcome) {
 		check(len(meta) <= schemas.ReputationMaxMeta, "meta", "must be at most 16 KiB")
 	}
 	if len(fields) > 0 {
-		return reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid", fields)
+		return reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid", fields)
 	}
 	return &cmd{ev: ev, meta: meta}, nil
 }

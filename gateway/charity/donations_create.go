@@ -14,7 +14,7 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-var errWalletNotFound = apierr.New(http.StatusNotFound, "wallet_not_found", "no such wallet")
+var errWalletNotFound = apierr.New(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet")
 
 // maxIdempotencyKey bounds the Idempotency-Key header.
 const maxIdempotencyKey = 255
@@ -58,7 +58,7 @@ func (h *Handlers) donate(c *fiber.Ctx) error {
 	}
 	now := h.d.Now().UTC()
 	if statusOf(camp, now) != schemas.CampaignActive {
-		return apierr.New(http.StatusConflict, CodeCampaignNotActive, "the campaign is "+statusOf(camp, now)+", not active")
+		return apierr.New(http.StatusConflict, schemas.CodeCampaignNotActive, "the campaign is "+statusOf(camp, now)+", not active")
 	}
 	user := caller(c)
 	// Only the caller's own user wallet is ever sent: the consumer locks the

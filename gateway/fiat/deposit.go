@@ -56,7 +56,7 @@ func (h *Handlers) deposit(c *fiber.Ctx) error {
 	depositID := schemas.NewID()
 	sess, err := h.checkout.Open(c.UserContext(), depositID, amount, w.Currency)
 	if err != nil {
-		return apierr.New(http.StatusBadGateway, "processor_unavailable", "the card processor did not open a checkout session").
+		return apierr.New(http.StatusBadGateway, schemas.CodeProcessorUnavailable, "the card processor did not open a checkout session").
 			Because(err)
 	}
 	return h.send(c, endpointDeposit, schemas.TypeFiatDepositCreate, wid, schemas.FiatDepositCreate{
@@ -135,20 +135,20 @@ func (h *Handlers) processEvent(ctx context.Context, payload []byte, header stri
 		if detail, ok := signatureDetail(err); ok {
 			return eventOutcome{}, "", errSignature.With(map[string]any{"detail": detail})
 		}
-		return eventOutcome{}, "", apierr.New(http.StatusBadRequest, "invalid_event", "the signed payload is not a processor event")
+		return eventOutcome{}, "", apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "the signed payload is not a processor event")
 	}
 	if ev.ID == "" {
-		return eventOutcome{}, "", apierr.New(http.StatusBadRequest, "invalid_event", "the event has no id")
+		return eventOutcome{}, "", apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "the event has no id")
 	}
 	if string(ev.Type) != EventPaymentSucceeded {
 		return eventOutcome{ignored: true}, ev.ID, nil
 	}
 	if ev.Data == nil || len(ev.Data.Raw) == 0 {
-		return eventOutcome{}, ev.ID, apierr.New(http.StatusBadRequest, "invalid_event", "the event has no data.object")
+		return eventOutcome{}, ev.ID, apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "the event has no data.object")
 	}
 	var pi paymentIntent
 	if err := json.Unmarshal(ev.Data.Raw, &pi); err != nil {
-		return eventOutcome{}, ev.ID, apierr.New(http.StatusBadRequest, "invalid_event", "data.object is not a payment intent")
+		return eventOutcome{}, ev.ID, apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "data.object is not a payment intent")
 	}
 	depositID := strings.TrimSpace(pi.Metadata["depositId"])
 	if depositID == "" {
@@ -266,10 +266,10 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 		Type string `json:"type"`
 	}
 	if json.Unmarshal(payload, &head) != nil {
-		return apierr.New(http.StatusBadRequest, "invalid_event", "raw_payload is not a JSON event")
+		return apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "raw_payload is not a JSON event")
 	}
 	if head.ID != req.EventID || head.Type != req.EventType {
-		return apierr.New(http.StatusBadRequest, "event_mismatch", "event_id or event_type differ from raw_payload")
+		return apierr.New(http.StatusBadRequest, schemas.CodeEventMismatch, "event_id or event_type differ from raw_payload")
 	}
 	out, evID, err := h.processEvent(c.UserContext(), payload, req.ProcessorSignature)
 	if err != nil {
@@ -331,7 +331,7 @@ func (h *Handlers) sessionDeposit(c *fiber.Ctx) (store.Deposit, error) {
 	d, err := h.store.DepositBySession(c.UserContext(), c.Params("sessionId"))
 	if err != nil {
 		if isNotFound(err) {
-			return d, apierr.New(http.StatusNotFound, "session_not_found", "no such checkout session")
+			return d, apierr.New(http.StatusNotFound, schemas.CodeSessionNotFound, "no such checkout session")
 		}
 		return d, err
 	}

@@ -233,7 +233,7 @@ func (h *Handlers) healthCounts(ctx context.Context) (map[string]any, error) {
 // Errors of the module.
 var (
 	errWalletNotFound = apierr.New(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet")
-	errSignature      = apierr.New(http.StatusBadRequest, "signature_invalid", "the Stripe-Signature header does not verify")
+	errSignature      = apierr.New(http.StatusBadRequest, schemas.CodeSignatureInvalid, "the Stripe-Signature header does not verify")
 )
 
 // maxIdempotencyKey bounds the Idempotency-Key header.

@@ -94,8 +94,8 @@ func ValidKeyFormat(s string) bool {
 func keyDisplay(plain string) string { return plain[:len(KeyPrefix)+4] + "…" }
 
 var (
-	errKeyLimit      = apierr.New(http.StatusTooManyRequests, "key_limit_reached", "you already hold 3 active API keys; revoke one first")
-	errKeyNotFound   = apierr.New(http.StatusNotFound, "not_found", "no such API key")
+	errKeyLimit      = apierr.New(http.StatusTooManyRequests, schemas.CodeKeyLimitReached, "you already hold 3 active API keys; revoke one first")
+	errKeyNotFound   = apierr.New(http.StatusNotFound, schemas.CodeNotFound, "no such API key")
 	errNotAuthorized = apierr.New(http.StatusForbidden, schemas.CodeChargeNotAuthorized,
 		"the wallet owner has not authorized this merchant to charge the wallet (POST /api/fiat/merchant/authorizations)")
 )
@@ -228,7 +228,7 @@ func (h *Handlers) createAuthorization(c *fiber.Ctx) error {
 		k, err := h.commerce.MerchantKey(ctx, keyID)
 		switch {
 		case isNotFound(err) || err == nil && k.Status != "active":
-			return apierr.New(http.StatusNotFound, "merchant_not_found", "no active merchant key has this id")
+			return apierr.New(http.StatusNotFound, schemas.CodeMerchantNotFound, "no active merchant key has this id")
 		case err != nil:
 			return err
 		case merchant != "" && merchant != k.UserID:

@@ -321,7 +321,7 @@ type rankResponse struct {
 
 func (h *Handlers) rank(c *fiber.Ctx) error {
 	id := c.Params("userId")
-	notFound := apierr.New(http.StatusNotFound, "user_not_found", "no user with this id")
+	notFound := apierr.New(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id")
 	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) || len(id) > 128 {
 		return notFound
 	}
