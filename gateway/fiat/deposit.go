@@ -174,8 +174,8 @@ func (h *Handlers) processEvent(ctx context.Context, payload []byte, header stri
 	if err != nil {
 		return eventOutcome{}, ev.ID, err
 	}
-	env.ID = commands.IdempotentID("processor", "deposit.event", ev.ID)
-	rep, err := h.bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: env})
+	rep, err := commands.Publish(ctx, h.bus, topics.FiatCommands, env,
+		commands.Idempotency{Caller: "processor", Endpoint: "deposit.event", Key: ev.ID})
 	if err != nil {
 		return eventOutcome{}, ev.ID, err
 	}

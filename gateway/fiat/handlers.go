@@ -236,38 +236,24 @@ var (
 	errSignature      = apierr.New(http.StatusBadRequest, schemas.CodeSignatureInvalid, "the Stripe-Signature header does not verify")
 )
 
-// maxIdempotencyKey bounds the Idempotency-Key header.
-const maxIdempotencyKey = 255
-
 // send builds the command envelope with an id derived from the caller's
 // Idempotency-Key (fresh without one) and the body hash, publishes it keyed
 // by key and writes the consumer's reply byte for byte.
 func (h *Handlers) send(c *fiber.Ctx, endpoint, typ, key string, data any) error {
 	p, _ := auth.User(c)
-	idem := c.Get("Idempotency-Key")
-	if len(idem) > maxIdempotencyKey {
-		return apierr.Validation(map[string]string{"Idempotency-Key": "must be at most 255 characters"})
+	if _, err := commands.KeyOf(c); err != nil {
+		return err
 	}
 	env, err := schemas.New(typ, key, p.UserID, data, h.now())
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(p.UserID, endpoint, idem)
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.bus.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.bus, topics.FiatCommands, env, commands.RequestIdempotency(c, p.UserID, endpoint))
 }
 
 // sendEnv publishes a command built by the caller and writes the reply.
 func (h *Handlers) sendEnv(c *fiber.Ctx, env schemas.Envelope) error {
-	rep, err := h.bus.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.bus, topics.FiatCommands, env, commands.Idempotency{})
 }
 
 // ownWallet loads a wallet of the caller; another user's is not found.

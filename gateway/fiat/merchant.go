@@ -372,9 +372,8 @@ func (h *Handlers) charge(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(k.UserID, endpointCharge, ref)
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: env})
+	rep, err := commands.Publish(ctx, h.bus, topics.FiatCommands, env, commands.Idempotency{
+		Caller: k.UserID, Endpoint: endpointCharge, Key: ref, RequestHash: commands.RequestHash(c.Body())})
 	if err != nil {
 		return err
 	}

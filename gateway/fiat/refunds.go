@@ -118,9 +118,9 @@ func (h *Handlers) refundCharge(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	idem := c.Get(server.HeaderIdempotencyKey)
-	if len(idem) > maxIdempotencyKey {
-		return apierr.Validation(map[string]string{"Idempotency-Key": "must be at most 255 characters"})
+	idem, err := commands.KeyOf(c)
+	if err != nil {
+		return err
 	}
 	ch, err := h.ownCharge(c, k.UserID)
 	if err != nil {
@@ -133,13 +133,9 @@ func (h *Handlers) refundCharge(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(k.UserID, "POST "+Prefix+"/merchant/charges/"+ch.ID+"/refunds", idem)
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.bus.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.bus, topics.FiatCommands, env, commands.Idempotency{
+		Caller: k.UserID, Endpoint: "POST " + Prefix + "/merchant/charges/" + ch.ID + "/refunds", Key: idem,
+		RequestHash: commands.RequestHash(c.Body())})
 }
 
 // ownCharge loads the charge of the path that belongs to the merchant.

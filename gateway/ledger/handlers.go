@@ -175,20 +175,14 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 			"kind "+req.Kind+" is emitted by a platform module and cannot be posted")
 	}
 	p, _ := auth.User(c)
-	id := commands.IdempotentID(p.UserID, "POST "+Prefix+"/entries", c.Get("Idempotency-Key"))
 	env, err := schemas.New(schemas.TypeLedgerAppend, "", p.UserID, schemas.LedgerAppend{
 		Kind: req.Kind, SourceID: req.SourceID, ActorUserID: p.UserID, AmountCents: amount,
 		Currency: req.Currency, Meta: req.Meta, Scope: p.UserID}, h.d.Now())
 	if err != nil {
 		return err
 	}
-	env.ID = id
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.d.Bus.Send(c.UserContext(), commands.Command{Topic: topics.LedgerAppend, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.d.Bus, topics.LedgerAppend, env,
+		commands.RequestIdempotency(c, p.UserID, "POST "+Prefix+"/entries"))
 }
 
 type listResponse struct {

@@ -211,13 +211,8 @@ func (h *Handlers) post(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(actor, "POST "+Prefix+"/events", c.Get("Idempotency-Key"))
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.d.Bus.Send(c.UserContext(), commands.Command{Topic: topics.ReputationCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.d.Bus, topics.ReputationCommands, env,
+		commands.RequestIdempotency(c, actor, "POST "+Prefix+"/events"))
 }
 
 type eventJSON struct {
