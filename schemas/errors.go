@@ -30,10 +30,9 @@ const (
 	// CodeSignatureInvalid is a webhook whose signature does not verify
 	// (processor deposits; decisions.md, Partner receivers).
 	CodeSignatureInvalid = "signature_invalid"
-	// CodeInvalidCommand and CodeUnsupportedCommand answer a command a
-	// consumer cannot read (the gateway never sends one).
-	CodeInvalidCommand     = "invalid_command"
-	CodeUnsupportedCommand = "unsupported_command"
+	// CodeInvalidCommand is the one answer to a command a consumer cannot
+	// read (the gateway never sends one).
+	CodeInvalidCommand = "invalid_command"
 
 	// AI endpoints (spec, Errors: module ai).
 	CodeAuditRequired      = "audit_required"

@@ -232,7 +232,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		switch {
 		case d.bad != nil:
 			h.log.Warn("unreadable fiat command", "id", c.Env.ID, "type", c.Env.Type, "err", d.bad)
-			out[i] = pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "the command could not be read", nil)
+			out[i] = pipeline.Unreadable(d.bad.Error())
 		case d.transfer != nil:
 			out[i] = b.transfer(c.Env, d.transfer)
 		case d.depCreat != nil:

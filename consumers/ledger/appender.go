@@ -153,11 +153,13 @@ func decode(env schemas.Envelope) (*schemas.LedgerAppend, []byte, *pipeline.Outc
 		return nil, nil, &o
 	}
 	if env.Type != schemas.TypeLedgerAppend {
-		return reject(http.StatusBadRequest, schemas.CodeUnsupportedCommand, fmt.Sprintf("%s is not a ledger command", env.Type), nil)
+		o := pipeline.Unreadable(fmt.Sprintf("%s is not a ledger command", env.Type))
+		return nil, nil, &o
 	}
 	req, err := schemas.DataAs[schemas.LedgerAppend](env)
 	if err != nil {
-		return reject(http.StatusBadRequest, schemas.CodeInvalidJSON, "the command data is not a ledger append", nil)
+		o := pipeline.Unreadable("the command data is not a ledger append")
+		return nil, nil, &o
 	}
 	fields := map[string]string{}
 	check := func(ok bool, field, reason string) {

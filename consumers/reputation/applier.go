@@ -194,11 +194,13 @@ func decode(env schemas.Envelope) (*cmd, *pipeline.Outcome) {
 		return nil, &o
 	}
 	if env.Type != schemas.TypeReputationEvent {
-		return reject(http.StatusBadRequest, schemas.CodeUnsupportedCommand, fmt.Sprintf("%s is not a reputation command", env.Type), nil)
+		o := pipeline.Unreadable(fmt.Sprintf("%s is not a reputation command", env.Type))
+		return nil, &o
 	}
 	ev, err := schemas.DataAs[schemas.ReputationEvent](env)
 	if err != nil {
-		return reject(http.StatusBadRequest, schemas.CodeInvalidJSON, "the command data is not a reputation event", nil)
+		o := pipeline.Unreadable("the command data is not a reputation event")
+		return nil, &o
 	}
 	fields := map[string]string{}
 	check := func(ok bool, field, reason string) {
