@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack browser run test bench down status fmt lint vet migrate compose-up clean
+.PHONY: all build stack browser run test bench down status fmt lint vet migrate compose-up clean sdk
 
 all: build
 
@@ -65,6 +65,16 @@ BENCH_ARGS ?=
 bench: stack build
 	$(GO) build -o bin/bench ./e2e/bench
 	bin/bench $(BENCH_ARGS)
+
+# The TypeScript SDK (sdk/typescript): regenerates src/generated from the
+# document the binary serves (a fresh platform on the local stack prints its
+# /api/openapi.json; `make stack` first). e2e TestSDK fails when the
+# committed files are stale.
+sdk: build
+	cd sdk/typescript && npm ci --prefer-offline --no-audit --no-fund
+	@doc=$$(mktemp --suffix=.json); trap 'rm -f $$doc' EXIT; \
+	$(GO) run ./e2e/openapidoc -o $$doc && \
+	(cd sdk/typescript && node scripts/generate.mjs $$doc src/generated)
 
 migrate: stack build
 	$(BIN) migrate
