@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack browser run test bench down status fmt lint vet migrate compose-up clean sdk
+.PHONY: all build stack browser run test bench down status fmt lint vet migrate compose-up clean sdk redoc
 
 all: build
 
@@ -75,6 +75,17 @@ sdk: build
 	@doc=$$(mktemp --suffix=.json); trap 'rm -f $$doc' EXIT; \
 	$(GO) run ./e2e/openapidoc -o $$doc && \
 	(cd sdk/typescript && node scripts/generate.mjs $$doc src/generated)
+
+# The Redoc bundle of the /docs page, vendored into the binary
+# (gateway/platform/assets). Keep REDOC_VERSION equal to platform.RedocVersion
+# (a unit test checks the bundle's version), and the style hashes in
+# gateway/platform/docs.go current (the /docs browser test names new ones).
+REDOC_VERSION ?= 2.5.4
+redoc:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	(cd $$tmp && npm pack --silent redoc@$(REDOC_VERSION) >/dev/null && tar xzf redoc-$(REDOC_VERSION).tgz) && \
+	cp $$tmp/package/bundles/redoc.standalone.js $$tmp/package/bundles/redoc.standalone.js.LICENSE.txt gateway/platform/assets/ && \
+	{ echo "Redoc (https://github.com/Redocly/redoc), npm package redoc@$(REDOC_VERSION), bundles/redoc.standalone.js."; echo; cat $$tmp/package/LICENSE; } > gateway/platform/assets/LICENSE.redoc
 
 migrate: stack build
 	$(BIN) migrate

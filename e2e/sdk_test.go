@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,8 +74,7 @@ func TestSDK(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(fresh, committed) {
-				t.Errorf("sdk/typescript/src/generated/%s is stale: run `make sdk` and commit it (fresh %d bytes, committed %d bytes; diff %s %s)",
-					f, len(fresh), len(committed), filepath.Join(out, f), filepath.Join(sdkDir, "src", "generated", f))
+				t.Errorf("sdk/typescript/src/generated/%s is stale: run `make sdk` and commit it; %s", f, firstDifference(fresh, committed))
 			}
 		}
 	})
@@ -89,4 +89,23 @@ func TestSDK(t *testing.T) {
 			}
 		}
 	})
+}
+
+// firstDifference describes the first line where the generated and the
+// committed file differ.
+func firstDifference(fresh, committed []byte) string {
+	a, b := strings.Split(string(fresh), "\n"), strings.Split(string(committed), "\n")
+	for i := 0; i < len(a) || i < len(b); i++ {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y || i >= len(a) || i >= len(b) {
+			return fmt.Sprintf("line %d: generated %q, committed %q", i+1, x, y)
+		}
+	}
+	return "same lines"
 }

@@ -64,6 +64,7 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/version", "Build and version information", h.version)
 	g.Get("/health", "Liveness and database reachability", Health(h.db, nil))
 	g.Get("/openapi.json", "Aggregate API index: modules and their OpenAPI slices", h.index)
+	registerDocs(r)
 	r.Group("/api/auth").Get("/health", "Liveness and database reachability", Health(h.db, nil))
 	prefixes := make([]string, len(fintechModules))
 	for i, m := range fintechModules {
