@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,6 +52,28 @@ func TestSDK(t *testing.T) {
 	// npm ci installs exactly package-lock.json (from the npm cache when it
 	// has the packages).
 	sdkRun(t, nil, "npm", "ci", "--prefer-offline", "--no-audit", "--no-fund")
+
+	t.Run("the index names the package", func(t *testing.T) {
+		raw, err := os.ReadFile(filepath.Join(sdkDir, "package.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pkg struct{ Name, Version string }
+		if err := json.Unmarshal(raw, &pkg); err != nil || pkg.Name == "" || pkg.Version == "" {
+			t.Fatalf("package.json without name and version (%v): %s", err, raw)
+		}
+		var idx struct {
+			Platform struct {
+				SDK struct {
+					NPM []string `json:"npm"`
+				} `json:"sdk"`
+			} `json:"platform"`
+		}
+		p.Get(t, "/api/platform/openapi.json", "").Decode(t, &idx)
+		if len(idx.Platform.SDK.NPM) != 1 || idx.Platform.SDK.NPM[0] != pkg.Name {
+			t.Errorf("platform.sdk.npm = %v, want [%s]", idx.Platform.SDK.NPM, pkg.Name)
+		}
+	})
 
 	t.Run("generated types are current", func(t *testing.T) {
 		doc := p.Get(t, "/api/openapi.json", "")
