@@ -46,10 +46,15 @@ func NewHandlers(build Build, db Pinger, now func() time.Time, routes func() []s
 	return &Handlers{build: build, db: db, now: now, routes: routes}
 }
 
+// SDKPackage is the npm package of the TypeScript SDK generated from
+// /api/openapi.json (sdk/typescript), named by the index as platform.sdk.npm.
+const SDKPackage = "@fintech-platform/sdk"
+
 // fintechModules are the modules of the combined /api/openapi.json, in the
-// spec's order; those this build does not serve have no paths.
+// spec's order; those this build does not serve have no paths. The auth
+// routes come first: an SDK client registers or logs in to get its token.
 var fintechModules = []struct{ name, prefix string }{
-	{"fiat", "/api/fiat"}, {"mask", "/api/mask"}, {"ledger", "/api/ledger"},
+	{"identity", "/api/auth"}, {"fiat", "/api/fiat"}, {"mask", "/api/mask"}, {"ledger", "/api/ledger"},
 	{"reputation", "/api/reputation"}, {"gov", "/api/gov"}, {"charity", "/api/charity"},
 }
 
@@ -59,6 +64,7 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/version", "Build and version information", h.version)
 	g.Get("/health", "Liveness and database reachability", Health(h.db, nil))
 	g.Get("/openapi.json", "Aggregate API index: modules and their OpenAPI slices", h.index)
+	registerDocs(r)
 	r.Group("/api/auth").Get("/health", "Liveness and database reachability", Health(h.db, nil))
 	prefixes := make([]string, len(fintechModules))
 	for i, m := range fintechModules {
@@ -97,7 +103,7 @@ func (h *Handlers) index(c *fiber.Ctx) error {
 	return c.JSON(map[string]any{
 		"openapi":  "3.0.3",
 		"info":     map[string]any{"title": "Fintech platform API index", "version": h.build.Version},
-		"platform": map[string]any{"version": h.build.Version, "sdk": map[string]any{"npm": []string{}}},
+		"platform": map[string]any{"version": h.build.Version, "sdk": map[string]any{"npm": []string{SDKPackage}}},
 		"modules":  mods,
 		"full":     "/api/openapi.json",
 	})
