@@ -168,6 +168,7 @@ func Start(t TB, opts Options) *Platform {
 		"CLICKHOUSE_ADDR":         back.ClickHouseAddr,
 		"KAFKA_BROKERS":           back.KafkaBrokers,
 		"LOG_LEVEL":               "warn",
+		"DB_MAX_CONNS":            "20", // several platforms share the test server's connections
 		"WEBHOOK_ALLOW_PRIVATE":   "1",
 		"RATE_LIMIT_READ":         "0",
 		"RATE_LIMIT_WRITE":        "0",
@@ -315,10 +316,10 @@ func (r Response) Decode(t testing.TB, v any) {
 
 // Request is an HTTP request to the platform.
 type Request struct {
-	Method  string
-	Path    string
-	Token   string
-	Body    any // marshalled to JSON unless []byte or string
+	Method string
+	Path   string
+	Token  string
+	Body   any // marshalled to JSON unless []byte or string
 	// Headers are set on the request; an empty value removes the header.
 	Headers map[string]string
 }
