@@ -3,7 +3,10 @@
 package openapi
 
 import (
+	"encoding/json"
 	"net/http"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -83,7 +86,7 @@ func Build(routes []server.Route, d Doc) map[string]any {
 			op["parameters"] = params
 		}
 		if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
-			op["requestBody"] = map[string]any{"content": JSONContent(map[string]any{"type": "object"})}
+			op["requestBody"] = map[string]any{"description": IgnoredFields, "content": JSONContent(map[string]any{"type": "object", "additionalProperties": true})}
 		}
 		if d.Public != nil && d.Public(r.Method, r.Path) {
 			op["security"] = []any{}
@@ -95,7 +98,7 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		}
 		if d.Bodies != nil {
 			if body, ok := d.Bodies[r.Method+" "+r.Path]; ok {
-				op["requestBody"] = map[string]any{"required": true, "content": JSONContent(Ref(body))}
+				op["requestBody"] = map[string]any{"required": true, "description": IgnoredFields, "content": JSONContent(Ref(body))}
 			} else {
 				delete(op, "requestBody")
 			}
@@ -103,6 +106,7 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		if d.Operation != nil {
 			d.Operation(r, op)
 		}
+		completeResponses(r, op)
 		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
@@ -118,19 +122,135 @@ func Build(routes []server.Route, d Doc) map[string]any {
 	if version == "" {
 		version = "1.0.0"
 	}
-	info := map[string]any{"title": d.Title, "version": version}
+	info := map[string]any{"title": d.Title, "version": version, "license": License}
+	description := IgnoredFields
 	if d.Description != "" {
-		info["description"] = d.Description
+		description = d.Description + "\n\n" + IgnoredFields
 	}
-	return map[string]any{
+	info["description"] = description
+	doc := map[string]any{
 		"openapi": "3.0.3",
 		"info":    info,
-		"servers": []any{map[string]any{"url": "/"}},
+		"servers": []any{map[string]any{"url": "/", "description": "the platform serving this document"}},
+		"tags":    tagsOf(paths),
 		"paths":   paths,
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
 			"schemas":         schemas,
 		},
+	}
+	PruneSchemas(doc)
+	return doc
+}
+
+// License is the info.license of every document: the API is proprietary
+// (SPDX's LicenseRef- convention for a license not on its list).
+var License = map[string]any{"name": "LicenseRef-Proprietary", "url": "https://spdx.org/licenses/"}
+
+// IgnoredFields is said in every document and on every request body: the
+// API reads the fields a body declares and ignores any other.
+const IgnoredFields = "Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true)."
+
+// tagsOf declares the tags the operations use.
+func tagsOf(paths map[string]any) []any {
+	seen := map[string]bool{}
+	for _, item := range paths {
+		for _, op := range item.(map[string]any) {
+			for _, t := range op.(map[string]any)["tags"].([]string) {
+				seen[t] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for t := range seen {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = map[string]any{"name": n, "description": "The " + n + " module"}
+	}
+	return out
+}
+
+// completeResponses adds the answers every operation can give whatever the
+// module declared: 401 when it needs a token, 400 for an unreadable or
+// oversized body, 429 from the rate limiter, 500 and 503. An operation whose
+// module declares no answers keeps a generic JSON 2XX and a generic 4XX.
+func completeResponses(r server.Route, op map[string]any) {
+	resp, _ := op["responses"].(map[string]any)
+	if resp == nil {
+		resp = map[string]any{}
+	}
+	if _, ok := resp["default"]; ok && len(resp) == 1 {
+		delete(resp, "default")
+		resp["2XX"] = map[string]any{"description": "the answer (its body is not described in detail yet)",
+			"content": JSONContent(map[string]any{})}
+		resp["4XX"] = ErrorAnswer("a client error (its codes are not enumerated yet)")
+	}
+	secured := false
+	if sec, ok := op["security"].([]any); ok && len(sec) > 0 {
+		secured = true
+	}
+	if _, ok := resp["401"]; !ok && secured {
+		resp["401"] = ErrorAnswer(CodeAuthRequired)
+	}
+	if _, ok := resp["400"]; !ok {
+		if r.Method == http.MethodGet {
+			resp["400"] = ErrorAnswer("invalid_cursor or payload_too_large")
+		} else {
+			resp["400"] = ErrorAnswer("invalid_json, content_type_required or payload_too_large")
+		}
+	}
+	if _, ok := resp["429"]; !ok {
+		resp["429"] = ErrorAnswer("rate_limited: retry after the Retry-After seconds")
+	}
+	if _, ok := resp["500"]; !ok {
+		resp["500"] = ErrorAnswer("internal: the answer carries the requestId")
+	}
+	if _, ok := resp["503"]; !ok {
+		resp["503"] = ErrorAnswer("unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key)")
+	}
+	op["responses"] = resp
+}
+
+// CodeAuthRequired is the error code of a request without a valid token.
+const CodeAuthRequired = "auth_required"
+
+// PruneSchemas removes the component schemas no operation reaches, so a
+// slice of a module that shares its schemas with another lists only its own.
+func PruneSchemas(doc map[string]any) {
+	comps, _ := doc["components"].(map[string]any)
+	schemas, _ := comps["schemas"].(map[string]any)
+	if schemas == nil {
+		return
+	}
+	used := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok {
+				name := strings.TrimPrefix(ref, "#/components/schemas/")
+				if !used[name] {
+					used[name] = true
+					walk(schemas[name])
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(doc["paths"])
+	for name := range schemas {
+		if !used[name] {
+			delete(schemas, name)
+		}
 	}
 }
 
@@ -174,10 +294,11 @@ func Path(p string) (string, []any) {
 func OperationID(method, path string) string {
 	var b strings.Builder
 	b.WriteString(strings.ToLower(method))
-	for _, s := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '.' || r == ':' || r == '-' }) {
-		if s == "api" {
-			continue
-		}
+	rest, api := strings.CutPrefix(path, "/api/")
+	if !api {
+		b.WriteString("Site") // pages and feeds outside /api
+	}
+	for _, s := range strings.FieldsFunc(rest, func(r rune) bool { return r == '/' || r == '.' || r == ':' || r == '-' || r == '_' }) {
 		b.WriteString(strings.ToUpper(s[:1]) + s[1:])
 	}
 	return b.String()
@@ -217,4 +338,144 @@ func Answer(description, schema string) map[string]any {
 }
 
 // ErrorAnswer is an error response: the Error schema, its code described.
-func ErrorAnswer(description string) map[string]any { return Answer(description, "Error") }
+// When the description starts with the codes ("not_found", "voting_closed
+// or already_voted: …", "a, b or c"), the schema enumerates them, so an
+// answer with another code does not conform.
+func ErrorAnswer(description string) map[string]any {
+	codes := ErrorCodes(description)
+	if len(codes) == 0 {
+		return Answer(description, "Error")
+	}
+	return map[string]any{"description": description, "content": JSONContent(map[string]any{"allOf": []any{
+		Ref("Error"),
+		map[string]any{"type": "object", "properties": map[string]any{"error": map[string]any{"type": "string", "enum": codes}}},
+	}})}
+}
+
+var codeRe = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)+$|^[a-z]+$`)
+
+// ErrorCodes returns the error codes an error description starts with: the
+// text before the first ':' as a list "a", "a or b", "a, b or c" of
+// snake_case words; nil when that text is prose.
+func ErrorCodes(description string) []string {
+	head, _, _ := strings.Cut(description, ":")
+	head = strings.ReplaceAll(head, " or ", ",")
+	var codes []string
+	for _, c := range strings.Split(head, ",") {
+		c = strings.TrimSpace(c)
+		if !codeRe.MatchString(c) || (!strings.Contains(c, "_") && !knownWord[c]) {
+			return nil
+		}
+		codes = append(codes, c)
+	}
+	return codes
+}
+
+// knownWord are the single-word error codes.
+var knownWord = map[string]bool{"internal": true, "unavailable": true, "forbidden": true}
+
+
+// Merge combines module slices into one document with info: the union of
+// their paths, tags and component schemas. A schema name two slices define
+// differently is renamed in the later slice to its module's name followed by
+// the schema's ("Stats" → "GovStats"), its references rewritten.
+func Merge(info map[string]any, slices []Slice) map[string]any {
+	paths := map[string]any{}
+	schemas := map[string]any{}
+	tags := map[string]any{}
+	for _, sl := range slices {
+		doc := sl.Doc
+		comps, _ := doc["components"].(map[string]any)
+		own, _ := comps["schemas"].(map[string]any)
+		renames := map[string]string{}
+		for name, schema := range own {
+			if prev, ok := schemas[name]; ok && !reflect.DeepEqual(canonical(prev), canonical(schema)) {
+				renames["#/components/schemas/"+name] = "#/components/schemas/" + strings.ToUpper(sl.Name[:1]) + sl.Name[1:] + name
+			}
+		}
+		if len(renames) > 0 {
+			doc = rewriteRefs(doc, renames).(map[string]any)
+			comps, _ = doc["components"].(map[string]any)
+			own, _ = comps["schemas"].(map[string]any)
+			for from, to := range renames {
+				name := strings.TrimPrefix(from, "#/components/schemas/")
+				own[strings.TrimPrefix(to, "#/components/schemas/")] = own[name]
+				delete(own, name)
+			}
+		}
+		for name, schema := range own {
+			schemas[name] = schema
+		}
+		p, _ := doc["paths"].(map[string]any)
+		for k, v := range p {
+			paths[k] = v
+		}
+		for _, t := range asAnyList(doc["tags"]) {
+			if m, ok := t.(map[string]any); ok {
+				tags[m["name"].(string)] = m
+			}
+		}
+	}
+	names := make([]string, 0, len(tags))
+	for n := range tags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	tagList := make([]any, len(names))
+	for i, n := range names {
+		tagList[i] = tags[n]
+	}
+	return map[string]any{
+		"openapi": "3.0.3",
+		"info":    info,
+		"servers": []any{map[string]any{"url": "/", "description": "the platform serving this document"}},
+		"tags":    tagList,
+		"paths":   paths,
+		"components": map[string]any{
+			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+			"schemas":         schemas,
+		},
+	}
+}
+
+// Slice is one module's document, by module name.
+type Slice struct {
+	Name string
+	Doc  map[string]any
+}
+
+func asAnyList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// canonical round-trips v through JSON so documents built in process and
+// decoded from JSON compare equal.
+func canonical(v any) any {
+	raw, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(raw, &out)
+	return out
+}
+
+func rewriteRefs(v any, renames map[string]string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "$ref" && renames[s] != "" {
+				out[k] = renames[s]
+				continue
+			}
+			out[k] = rewriteRefs(e, renames)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = rewriteRefs(e, renames)
+		}
+		return out
+	}
+	return v
+}

@@ -4,12 +4,15 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/server"
@@ -25,6 +28,18 @@ type Build struct {
 	// processor, no PROCESSOR_API_KEY) or "stripe".
 	Processor string
 	StartedAt time.Time
+	// SDKPackages names the npm packages of the client SDK that
+	// /api/platform/openapi.json lists under platform.sdk.npm (the one place
+	// they are set: cmd/platform's wiring).
+	SDKPackages []string
+}
+
+// npmPackages is never null in JSON.
+func npmPackages(p []string) []string {
+	if p == nil {
+		return []string{}
+	}
+	return p
 }
 
 // Pinger checks that a dependency answers.
@@ -60,16 +75,46 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/health", "Liveness and database reachability", Health(h.db, nil))
 	g.Get("/openapi.json", "Aggregate API index: modules and their OpenAPI slices", h.index)
 	r.Group("/api/auth").Get("/health", "Liveness and database reachability", Health(h.db, nil))
-	prefixes := make([]string, len(fintechModules))
-	for i, m := range fintechModules {
-		prefixes[i] = m.prefix
+	r.Group("/api").Get("/openapi.json", "The OpenAPI 3.0 document of the fintech modules", h.full)
+}
+
+// full answers /api/openapi.json: the slices the fintech modules serve, as
+// they serve them (read in process through the application's own handler),
+// merged, so the combined document says exactly what the slices say.
+func (h *Handlers) full(c *fiber.Ctx) error {
+	serve := c.App().Handler()
+	var slices []openapi.Slice
+	for _, m := range fintechModules {
+		var req fasthttp.Request
+		req.Header.SetMethod(http.MethodGet)
+		req.SetRequestURI(m.prefix + "/openapi.json")
+		var fctx fasthttp.RequestCtx
+		fctx.Init(&req, nil, nil)
+		serve(&fctx)
+		if fctx.Response.StatusCode() == http.StatusNotFound {
+			continue // this build does not serve the module
+		}
+		if fctx.Response.StatusCode() != http.StatusOK {
+			return fmt.Errorf("slice %s: status %d", m.prefix, fctx.Response.StatusCode())
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(fctx.Response.Body(), &doc); err != nil {
+			return fmt.Errorf("slice %s: %w", m.prefix, err)
+		}
+		slices = append(slices, openapi.Slice{Name: m.name, Doc: doc})
 	}
-	r.Group("/api").Get("/openapi.json", "The OpenAPI 3.0 document of the fintech modules", openapi.Handler(h.routes, openapi.Doc{
-		Title: "Fintech platform", Version: h.build.Version, Prefixes: prefixes,
-		Public: func(method, path string) bool {
-			return method == http.MethodGet && (strings.HasSuffix(path, "/health") || strings.HasSuffix(path, "/openapi.json"))
-		},
-	}))
+	return c.JSON(openapi.Merge(map[string]any{
+		"title": "Fintech platform", "version": h.build.Version, "license": openapi.License,
+		"description": "The fintech modules (" + strings.Join(names(), ", ") + ") in one document; each module also serves its own slice at <prefix>/openapi.json.\n\n" + openapi.IgnoredFields,
+	}, slices))
+}
+
+func names() []string {
+	out := make([]string, len(fintechModules))
+	for i, m := range fintechModules {
+		out[i] = m.name
+	}
+	return out
 }
 
 type moduleRef struct {
@@ -97,7 +142,7 @@ func (h *Handlers) index(c *fiber.Ctx) error {
 	return c.JSON(map[string]any{
 		"openapi":  "3.0.3",
 		"info":     map[string]any{"title": "Fintech platform API index", "version": h.build.Version},
-		"platform": map[string]any{"version": h.build.Version, "sdk": map[string]any{"npm": []string{}}},
+		"platform": map[string]any{"version": h.build.Version, "sdk": map[string]any{"npm": npmPackages(h.build.SDKPackages)}},
 		"modules":  mods,
 		"full":     "/api/openapi.json",
 	})
