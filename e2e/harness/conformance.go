@@ -137,8 +137,47 @@ func (p *Platform) fetch(path string) ([]byte, error) {
 }
 
 // strictResponses makes the object schemas the answers use reject fields
-// they do not declare.
+// they do not declare. Schemas that take part in an allOf stay open (each
+// member of an allOf sees the fields of the others).
 func strictResponses(doc *openapi3.T) {
+	composed := map[*openapi3.Schema]bool{}
+	visited := map[*openapi3.Schema]bool{}
+	var mark func(ref *openapi3.SchemaRef)
+	mark = func(ref *openapi3.SchemaRef) {
+		if ref == nil || ref.Value == nil || visited[ref.Value] {
+			return
+		}
+		s := ref.Value
+		visited[s] = true
+		for _, sub := range s.AllOf {
+			if sub != nil && sub.Value != nil {
+				composed[sub.Value] = true
+			}
+			mark(sub)
+		}
+		for _, p := range s.Properties {
+			mark(p)
+		}
+		mark(s.Items)
+		mark(s.AdditionalProperties.Schema)
+		for _, sub := range append(append(openapi3.SchemaRefs{}, s.OneOf...), s.AnyOf...) {
+			mark(sub)
+		}
+	}
+	for _, sref := range doc.Components.Schemas { // Components is never nil after loading
+		mark(sref)
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			for _, resp := range op.Responses.Map() {
+				if resp.Value != nil {
+					for _, mt := range resp.Value.Content {
+						mark(mt.Schema)
+					}
+				}
+			}
+		}
+	}
 	seen := map[*openapi3.Schema]bool{}
 	var walk func(ref *openapi3.SchemaRef, inAllOf bool)
 	walk = func(ref *openapi3.SchemaRef, inAllOf bool) {
@@ -147,7 +186,7 @@ func strictResponses(doc *openapi3.T) {
 		}
 		s := ref.Value
 		seen[s] = true
-		if ref.Ref == "#/components/schemas/Error" || inAllOf {
+		if ref.Ref == "#/components/schemas/Error" || inAllOf || composed[s] {
 			return
 		}
 		if len(s.Properties) > 0 && s.AdditionalProperties.Has == nil && s.AdditionalProperties.Schema == nil {

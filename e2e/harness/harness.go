@@ -316,10 +316,10 @@ func (r Response) Decode(t testing.TB, v any) {
 
 // Request is an HTTP request to the platform.
 type Request struct {
-	Method  string
-	Path    string
-	Token   string
-	Body    any // marshalled to JSON unless []byte or string
+	Method string
+	Path   string
+	Token  string
+	Body   any // marshalled to JSON unless []byte or string
 	// Headers are set on the request; an empty value removes the header.
 	Headers map[string]string
 }

@@ -32,12 +32,34 @@ var openAPIDoc = openapi.Doc{
 	Public:   func(method, path string) bool { return publicRoutes[method+" "+path] },
 	Operation: func(r server.Route, op map[string]any) {
 		refundOperation(r, op)
+		switch r.Method + " " + r.Path {
+		case "POST " + Prefix + "/admin/wallets/:id/freeze", "POST " + Prefix + "/admin/wallets/:id/unfreeze":
+			delete(op, "requestBody") // the body, if any, is not read
+		case "GET " + Prefix + "/requests/:token":
+			page := map[string]any{"schema": map[string]any{"type": "string"}}
+			orPage := func(a map[string]any) map[string]any {
+				a["content"].(map[string]any)["text/html"] = page
+				return a
+			}
+			op["responses"] = map[string]any{
+				"200": orPage(map[string]any{"description": "the request as JSON, or its pay page with Accept: text/html",
+					"content": openapi.JSONContent(map[string]any{"type": "object"})}),
+				"404": orPage(openapi.ErrorAnswer("not_found: no such payment request")),
+				"410": orPage(openapi.ErrorAnswer(cfiatRequestExpired + ": the payment request has expired")),
+			}
+		case "GET " + Prefix + "/transactions.csv":
+			op["responses"] = map[string]any{"200": map[string]any{"description": "the caller's transactions as CSV",
+				"content": map[string]any{"text/csv": map[string]any{"schema": map[string]any{"type": "string"}}}}}
+		}
 		if r.Method == http.MethodPost && r.Path == Prefix+"/merchant/charge" {
 			op["parameters"] = append(asList(op["parameters"]), map[string]any{"name": "X-API-Key", "in": "header",
 				"required": true, "schema": map[string]any{"type": "string"}})
 		}
 	},
 }
+
+// cfiatRequestExpired is the code of an expired payment request.
+var cfiatRequestExpired = errRequestGone.Code
 
 func asList(v any) []any {
 	l, _ := v.([]any)

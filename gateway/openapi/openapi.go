@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 )
@@ -106,7 +107,7 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		if d.Operation != nil {
 			d.Operation(r, op)
 		}
-		completeResponses(r, op)
+		completeResponses(r, op, paged(op, d.Schemas))
 		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
@@ -174,44 +175,122 @@ func tagsOf(paths map[string]any) []any {
 }
 
 // completeResponses adds the answers every operation can give whatever the
-// module declared: 401 when it needs a token, 400 for an unreadable or
-// oversized body, 429 from the rate limiter, 500 and 503. An operation whose
-// module declares no answers keeps a generic JSON 2XX and a generic 4XX.
-func completeResponses(r server.Route, op map[string]any) {
+// module declared, merging their codes into a declared answer of the same
+// status: 400 for an unreadable or oversized body, 401 when it needs a token,
+// 404 when it has path parameters, 422 (the server refuses text that is not
+// valid UTF-8 or holds NUL in any query parameter or body field), 429 from
+// the rate limiter, 500 and 503. An operation whose module declares no
+// answers keeps a generic JSON 2XX and a generic 4XX.
+func completeResponses(r server.Route, op map[string]any, paged bool) {
 	resp, _ := op["responses"].(map[string]any)
 	if resp == nil {
 		resp = map[string]any{}
 	}
+	op["responses"] = resp
+	ensure := func(status, description string, codes ...string) {
+		cur, ok := resp[status].(map[string]any)
+		if !ok {
+			resp[status] = ErrorAnswer(strings.Join(codes, ", ") + ": " + description)
+			return
+		}
+		errProp := errorProperty(cur)
+		enum, ok := errProp["enum"].([]string)
+		if !ok {
+			return // a declared answer with its own schema or open codes
+		}
+		for _, c := range codes {
+			if !containsString(enum, c) {
+				enum = append(enum, c)
+			}
+		}
+		errProp["enum"] = enum
+	}
 	if _, ok := resp["default"]; ok && len(resp) == 1 {
+		// The module describes none of this operation's answers yet.
 		delete(resp, "default")
 		resp["2XX"] = map[string]any{"description": "the answer (its body is not described in detail yet)",
 			"content": JSONContent(map[string]any{})}
 		resp["4XX"] = ErrorAnswer("a client error (its codes are not enumerated yet)")
-	}
-	secured := false
-	if sec, ok := op["security"].([]any); ok && len(sec) > 0 {
-		secured = true
-	}
-	if _, ok := resp["401"]; !ok && secured {
-		resp["401"] = ErrorAnswer(CodeAuthRequired)
-	}
-	if _, ok := resp["400"]; !ok {
-		if r.Method == http.MethodGet {
-			resp["400"] = ErrorAnswer("invalid_cursor or payload_too_large")
+	} else {
+		if paged {
+			ensure("400", "the cursor is not one this API issued, or the body is larger than 1 MiB", "invalid_cursor", "payload_too_large")
+			if !hasParam(op, "cursor") {
+				op["parameters"] = append(asAnyList(op["parameters"]), map[string]any{"name": "cursor", "in": "query", "required": false,
+					"description": "the nextCursor of the previous page", "schema": map[string]any{"type": "string"}})
+			}
+		} else if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete {
+			ensure("400", "the body is larger than 1 MiB", "payload_too_large")
 		} else {
-			resp["400"] = ErrorAnswer("invalid_json, content_type_required or payload_too_large")
+			ensure("400", "the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB",
+				"invalid_json", "content_type_required", "payload_too_large")
+		}
+		if sec, ok := op["security"].([]any); ok && len(sec) > 0 {
+			ensure("401", "no valid bearer token", CodeAuthRequired)
+		}
+		if strings.Contains(r.Path, "/:") {
+			ensure("404", "nothing at this path", "not_found")
+		}
+		ensure("422", "a field is missing or invalid (fields names each)", "validation_failed")
+		ensure("429", "retry after the Retry-After seconds", "rate_limited")
+	}
+	ensure("500", "the answer carries the requestId", "internal")
+	ensure("503", "a dependency did not answer; retry (writes with the same Idempotency-Key)", "unavailable")
+}
+
+// paged reports whether a read answers pages with a nextCursor (in its
+// schema or a component schema it references).
+func paged(op map[string]any, schemas map[string]any) bool {
+	resp, _ := op["responses"].(map[string]any)
+	ok, _ := resp["200"].(map[string]any)
+	if ok == nil {
+		return false
+	}
+	raw, _ := json.Marshal(ok)
+	if strings.Contains(string(raw), `"nextCursor"`) {
+		return true
+	}
+	for name, schema := range schemas {
+		if strings.Contains(string(raw), `"#/components/schemas/`+name+`"`) {
+			if inner, _ := json.Marshal(schema); strings.Contains(string(inner), `"nextCursor"`) {
+				return true
+			}
 		}
 	}
-	if _, ok := resp["429"]; !ok {
-		resp["429"] = ErrorAnswer("rate_limited: retry after the Retry-After seconds")
+	return false
+}
+
+func hasParam(op map[string]any, name string) bool {
+	for _, p := range asAnyList(op["parameters"]) {
+		if m, ok := p.(map[string]any); ok && m["name"] == name {
+			return true
+		}
 	}
-	if _, ok := resp["500"]; !ok {
-		resp["500"] = ErrorAnswer("internal: the answer carries the requestId")
+	return false
+}
+
+// errorProperty returns the schema of the error property of an answer
+// ErrorAnswer built with codes, or nil.
+func errorProperty(answer map[string]any) map[string]any {
+	content, _ := answer["content"].(map[string]any)
+	mt, _ := content["application/json"].(map[string]any)
+	schema, _ := mt["schema"].(map[string]any)
+	all, _ := schema["allOf"].([]any)
+	if len(all) != 2 {
+		return nil
 	}
-	if _, ok := resp["503"]; !ok {
-		resp["503"] = ErrorAnswer("unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key)")
+	second, _ := all[1].(map[string]any)
+	props, _ := second["properties"].(map[string]any)
+	errProp, _ := props["error"].(map[string]any)
+	return errProp
+}
+
+func containsString(l []string, s string) bool {
+	for _, e := range l {
+		if e == s {
+			return true
+		}
 	}
-	op["responses"] = resp
+	return false
 }
 
 // CodeAuthRequired is the error code of a request without a valid token.
@@ -311,7 +390,20 @@ var (
 	Number   = map[string]any{"type": "number"}
 	Bool     = map[string]any{"type": "boolean"}
 	DateTime = map[string]any{"type": "string", "format": "date-time"}
+	// KSUID is an id the platform minted: a 27-character base62 ksuid.
+	KSUID = map[string]any{"type": "string", "pattern": "^[0-9A-Za-z]{27}$", "minLength": 27, "maxLength": 27,
+		"description": "ksuid (27 base62 characters)"}
+	// Amount is a money amount a client sends: integer minor units, at
+	// least 1 and at most 10^15; strings, fractions and larger numbers are
+	// refused with 422 validation_failed.
+	Amount = map[string]any{"type": "integer", "format": "int64", "minimum": 1, "maximum": bind.MaxAmount,
+		"description": "integer minor units (1 to 10^15)"}
+	// MinorUnits is an amount the API answers with: integer minor units.
+	MinorUnits = map[string]any{"type": "integer", "format": "int64", "description": "integer minor units"}
 )
+
+// Text is a string of at most max characters.
+func Text(max int) map[string]any { return map[string]any{"type": "string", "maxLength": max} }
 
 // Obj is an object schema with its properties and required names.
 func Obj(required []string, props map[string]any) map[string]any {
@@ -373,7 +465,6 @@ func ErrorCodes(description string) []string {
 
 // knownWord are the single-word error codes.
 var knownWord = map[string]bool{"internal": true, "unavailable": true, "forbidden": true}
-
 
 // Merge combines module slices into one document with info: the union of
 // their paths, tags and component schemas. A schema name two slices define

@@ -127,6 +127,7 @@ func responsesFor(method, path string) map[string]any {
 		out["422"] = errResp("validation_failed")
 	} else if !public(method, path) {
 		out["401"] = errResp("auth_required")
+		out["403"] = errResp("email_unverified: records kept for an address are shown only to its verified owner")
 	}
 	return out
 }
