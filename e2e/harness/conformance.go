@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"os"
 	"strings"
@@ -41,6 +40,14 @@ import (
 //
 // Requests to paths no document describes (/api/auth, /api/platform, the
 // webhooks module) are not checked; ConformanceStats counts them.
+
+// The documents describe pages, feeds and scripts as strings of their media
+// type; kin-openapi decodes only JSON, CSV and plain text by itself.
+func init() {
+	for _, ct := range []string{"text/html", "application/xml", "application/rss+xml", "text/javascript", "application/javascript"} {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
+	}
+}
 
 // conformance is one platform's loaded documents.
 type conformance struct {
@@ -261,12 +268,6 @@ func (p *Platform) check(t testing.TB, req Request, sent []byte, resp Response) 
 			checkedRequests.Add(1)
 			if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
 				p.mismatch(t, "request", d.name, req, resp, err)
-			}
-		}
-		if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "application/json" {
-			opts.ExcludeResponseBody = true // pages, feeds, CSV: status and content type only
-			if resp.Status >= 400 {
-				opts.ExcludeResponseBody = false
 			}
 		}
 		checkedResponses.Add(1)

@@ -44,8 +44,8 @@ var openAPIDoc = openapi.Doc{
 			op["responses"] = map[string]any{
 				"200": orPage(map[string]any{"description": "the request as JSON, or its pay page with Accept: text/html",
 					"content": openapi.JSONContent(map[string]any{"type": "object"})}),
-				"404": orPage(openapi.ErrorAnswer("not_found: no such payment request")),
-				"410": orPage(openapi.ErrorAnswer(cfiatRequestExpired + ": the payment request has expired")),
+				"404": orPage(openapi.ErrorAnswer(errRequestNotFound.Code + ": no such payment request")),
+				"410": orPage(openapi.ErrorAnswer(errRequestGone.Code + ": the payment request has expired")),
 			}
 		case "GET " + Prefix + "/transactions.csv":
 			op["responses"] = map[string]any{"200": map[string]any{"description": "the caller's transactions as CSV",
@@ -57,9 +57,6 @@ var openAPIDoc = openapi.Doc{
 		}
 	},
 }
-
-// cfiatRequestExpired is the code of an expired payment request.
-var cfiatRequestExpired = errRequestGone.Code
 
 func asList(v any) []any {
 	l, _ := v.([]any)

@@ -140,8 +140,50 @@ func Build(routes []server.Route, d Doc) map[string]any {
 			"schemas":         schemas,
 		},
 	}
+	openRequestBodies(paths, schemas)
 	PruneSchemas(doc)
 	return doc
+}
+
+// openRequestBodies says on every request body, and in its object schema
+// (additionalProperties true), that undeclared fields are ignored.
+func openRequestBodies(paths map[string]any, schemas map[string]any) {
+	for _, item := range paths {
+		for _, o := range item.(map[string]any) {
+			body, _ := o.(map[string]any)["requestBody"].(map[string]any)
+			if body == nil {
+				continue
+			}
+			if _, ok := body["description"]; !ok {
+				body["description"] = IgnoredFields
+			}
+			content, _ := body["content"].(map[string]any)
+			mt, _ := content["application/json"].(map[string]any)
+			schema, _ := mt["schema"].(map[string]any)
+			if ref, ok := schema["$ref"].(string); ok {
+				name := strings.TrimPrefix(ref, "#/components/schemas/")
+				if s, ok := schemas[name].(map[string]any); ok {
+					schema = copyMap(s)
+					schemas[name] = schema
+				}
+			}
+			if schema != nil && schema["type"] == "object" {
+				if _, set := schema["additionalProperties"]; !set {
+					schema["additionalProperties"] = true
+				}
+			}
+		}
+	}
+}
+
+// copyMap is a shallow copy, so a module's package-level schema is not
+// changed by building a document.
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // License is the info.license of every document: the API is proprietary
@@ -238,25 +280,31 @@ func completeResponses(r server.Route, op map[string]any, paged bool) {
 }
 
 // paged reports whether a read answers pages with a nextCursor (in its
-// schema or a component schema it references).
+// schema or a component schema it references, at any depth).
 func paged(op map[string]any, schemas map[string]any) bool {
 	resp, _ := op["responses"].(map[string]any)
 	ok, _ := resp["200"].(map[string]any)
 	if ok == nil {
 		return false
 	}
-	raw, _ := json.Marshal(ok)
-	if strings.Contains(string(raw), `"nextCursor"`) {
-		return true
-	}
-	for name, schema := range schemas {
-		if strings.Contains(string(raw), `"#/components/schemas/`+name+`"`) {
-			if inner, _ := json.Marshal(schema); strings.Contains(string(inner), `"nextCursor"`) {
-				return true
+	seen := map[string]bool{}
+	var has func(v any) bool
+	has = func(v any) bool {
+		raw, _ := json.Marshal(v)
+		if strings.Contains(string(raw), `"nextCursor"`) {
+			return true
+		}
+		for name, schema := range schemas {
+			if !seen[name] && strings.Contains(string(raw), `"#/components/schemas/`+name+`"`) {
+				seen[name] = true
+				if has(schema) {
+					return true
+				}
 			}
 		}
+		return false
 	}
-	return false
+	return has(ok)
 }
 
 func hasParam(op map[string]any, name string) bool {
