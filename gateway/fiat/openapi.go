@@ -47,6 +47,17 @@ var openAPIDoc = openapi.Doc{
 				"404": orPage(openapi.ErrorAnswer(errRequestNotFound.Code + ": no such payment request")),
 				"410": orPage(openapi.ErrorAnswer(errRequestGone.Code + ": the payment request has expired")),
 			}
+		case "GET " + Prefix + "/checkout/:sessionId":
+			op["responses"] = map[string]any{"200": map[string]any{"description": "the local checkout page of the test processor",
+				"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}},
+				"404": openapi.ErrorAnswer("session_not_found: no such checkout session")}
+		case "GET " + Prefix + "/admin/stream":
+			op["responses"] = map[string]any{"200": map[string]any{"description": "the admin event stream page (it holds no data)",
+				"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}}}
+		case "GET " + Prefix + "/admin/events":
+			op["responses"] = map[string]any{"200": map[string]any{"description": "server-sent events of every platform event",
+				"content": map[string]any{"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}},
+				"403": openapi.ErrorAnswer("forbidden: fiat admins only")}
 		case "GET " + Prefix + "/transactions.csv":
 			op["responses"] = map[string]any{"200": map[string]any{"description": "the caller's transactions as CSV",
 				"content": map[string]any{"text/csv": map[string]any{"schema": map[string]any{"type": "string"}}}}}

@@ -409,8 +409,11 @@ func Path(p string) (string, []any) {
 		if strings.HasPrefix(s, ":") {
 			name := s[1:]
 			parts[i] = "{" + name + "}"
-			params = append(params, map[string]any{"name": name, "in": "path", "required": true,
-				"schema": map[string]any{"type": "string"}})
+			schema := map[string]any{"type": "string"}
+			if name == "id" {
+				schema = KSUID // every :id is an id the platform minted
+			}
+			params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": schema})
 		}
 	}
 	return strings.Join(parts, "/"), params

@@ -114,6 +114,7 @@ func responsesFor(method, path string) map[string]any {
 		out["200"] = ok("the caller's certification payouts, newest first", "CertPayoutList")
 	case "GET " + PrefixChess + "/upcoming":
 		out["200"] = ok("tournaments accepting entries, soonest first", "Upcoming")
+		out["400"] = errResp("invalid_cursor: the cursor is not one this API issued")
 	case "GET " + PrefixCert + "/stats":
 		out["200"] = ok("the caller's certification statistics", "PlanetStats")
 	case "GET " + PrefixEcosystem + "/earnings":
