@@ -60,14 +60,14 @@ func SortedPaths(doc map[string]any) []string {
 func TestErrorCodes(t *testing.T) {
 	t.Parallel()
 	cases := map[string][]string{
-		"not_found":                                   {"not_found"},
-		"voting_closed or already_voted":              {"voting_closed", "already_voted"},
+		"not_found":                                  {"not_found"},
+		"voting_closed or already_voted":             {"voting_closed", "already_voted"},
 		"invalid_json, content_type_required or x_y": {"invalid_json", "content_type_required", "x_y"},
-		"validation_failed: unknown status":           {"validation_failed"},
-		"internal: the answer carries the requestId":  {"internal"},
-		"database unreachable":                        nil,
-		"the caller's masks":                          nil,
-		"OK":                                          nil,
+		"validation_failed: unknown status":          {"validation_failed"},
+		"internal: the answer carries the requestId": {"internal"},
+		"database unreachable":                       nil,
+		"the caller's masks":                         nil,
+		"OK":                                         nil,
 	}
 	for in, want := range cases {
 		if got := ErrorCodes(in); !reflect.DeepEqual(got, want) {
