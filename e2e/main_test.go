@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 		req, resp, undocumented, failed := harness.ConformanceStats()
 		fmt.Printf("conformance: %d requests and %d responses validated against the served OpenAPI documents, %d calls to undocumented paths, %d mismatches\n",
 			req, resp, undocumented, failed)
+		fmt.Printf("conformance: calls to undocumented paths by prefix: %v\n", harness.UndocumentedPrefixes())
 		return code
 	}())
 }

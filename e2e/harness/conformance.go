@@ -68,11 +68,28 @@ var (
 	mismatches       atomic.Int64
 )
 
+var (
+	undocumentedMu sync.Mutex
+	undocumented   = map[string]int{}
+)
+
 // ConformanceStats reports how many requests and responses were validated
 // against the documents, how many calls no document describes, and how many
 // mismatches were found.
 func ConformanceStats() (requests, responses, undocumented, failed int64) {
 	return checkedRequests.Load(), checkedResponses.Load(), uncheckedCalls.Load(), mismatches.Load()
+}
+
+// UndocumentedPrefixes counts the calls no document describes by the first
+// two segments of their path (/api/auth, /api/platform, ...).
+func UndocumentedPrefixes() map[string]int {
+	undocumentedMu.Lock()
+	defer undocumentedMu.Unlock()
+	out := make(map[string]int, len(undocumented))
+	for k, v := range undocumented {
+		out[k] = v
+	}
+	return out
 }
 
 // load fetches and parses the documents once per platform.
@@ -281,6 +298,13 @@ func (p *Platform) check(t testing.TB, req Request, sent []byte, resp Response) 
 	}
 	if !described {
 		uncheckedCalls.Add(1)
+		parts := strings.SplitN(strings.SplitN(req.Path, "?", 2)[0], "/", 4)
+		if len(parts) > 3 {
+			parts = parts[:3]
+		}
+		undocumentedMu.Lock()
+		undocumented[strings.Join(parts, "/")]++
+		undocumentedMu.Unlock()
 	}
 }
 

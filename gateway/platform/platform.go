@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -53,6 +54,9 @@ type Handlers struct {
 	db     Pinger
 	now    func() time.Time
 	routes func() []server.Route
+
+	fullMu  sync.Mutex
+	fullDoc []byte // the merged /api/openapi.json, once built
 }
 
 // NewHandlers builds the handlers; routes lists the server's routes for the
@@ -80,9 +84,29 @@ func (h *Handlers) Register(r server.Router) {
 
 // full answers /api/openapi.json: the slices the fintech modules serve, as
 // they serve them (read in process through the application's own handler),
-// merged, so the combined document says exactly what the slices say.
+// merged, so the combined document says exactly what the slices say. The
+// routes are fixed once the server runs, so the first merge is kept (and the
+// internal reads are not charged to the rate limiter again).
 func (h *Handlers) full(c *fiber.Ctx) error {
-	serve := c.App().Handler()
+	h.fullMu.Lock()
+	defer h.fullMu.Unlock()
+	if h.fullDoc == nil {
+		doc, err := h.mergeSlices(c.App())
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		h.fullDoc = raw
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(h.fullDoc)
+}
+
+func (h *Handlers) mergeSlices(app *fiber.App) (map[string]any, error) {
+	serve := app.Handler()
 	var slices []openapi.Slice
 	for _, m := range fintechModules {
 		var req fasthttp.Request
@@ -95,18 +119,18 @@ func (h *Handlers) full(c *fiber.Ctx) error {
 			continue // this build does not serve the module
 		}
 		if fctx.Response.StatusCode() != http.StatusOK {
-			return fmt.Errorf("slice %s: status %d", m.prefix, fctx.Response.StatusCode())
+			return nil, fmt.Errorf("slice %s: status %d", m.prefix, fctx.Response.StatusCode())
 		}
 		var doc map[string]any
 		if err := json.Unmarshal(fctx.Response.Body(), &doc); err != nil {
-			return fmt.Errorf("slice %s: %w", m.prefix, err)
+			return nil, fmt.Errorf("slice %s: %w", m.prefix, err)
 		}
 		slices = append(slices, openapi.Slice{Name: m.name, Doc: doc})
 	}
-	return c.JSON(openapi.Merge(map[string]any{
+	return openapi.Merge(map[string]any{
 		"title": "Fintech platform", "version": h.build.Version, "license": openapi.License,
 		"description": "The fintech modules (" + strings.Join(names(), ", ") + ") in one document; each module also serves its own slice at <prefix>/openapi.json.\n\n" + openapi.IgnoredFields,
-	}, slices))
+	}, slices), nil
 }
 
 func names() []string {
