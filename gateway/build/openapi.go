@@ -118,6 +118,7 @@ func responsesFor(r server.Route) map[string]any {
 		out["404"] = errResp("not_found")
 	case "GET " + APIPrefix + "/health":
 		out["200"] = ok("partner API health", openapi.Obj([]string{"status", "apiVersion"}, map[string]any{"status": openapi.Str, "apiVersion": openapi.Str}))
+		out["503"] = errResp("unavailable: a dependency did not answer") // not the module /health answer
 	case "GET " + PublicPrefix + "/rss/vacancies.xml":
 		out["200"] = typed("RSS 2.0 feed", "application/rss+xml")
 	case "GET " + PublicPrefix + "/widget.js":

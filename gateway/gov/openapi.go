@@ -55,7 +55,7 @@ func responsesFor(method, path string) map[string]any {
 	switch method + " " + path {
 	case "GET " + Prefix + "/health":
 		out["200"] = ok("liveness and the open-proposal count", "Health")
-		out["503"] = errResp("database unreachable")
+		out["503"] = openapi.Degraded()
 	case "GET " + Prefix + "/openapi.json":
 		out["200"] = map[string]any{"description": "this document", "content": openapi.JSONContent(map[string]any{"type": "object"})}
 	case "GET " + Prefix + "/stats":

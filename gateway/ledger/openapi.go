@@ -33,7 +33,7 @@ func responsesFor(method, path string) map[string]any {
 	switch method + " " + path {
 	case "GET " + Prefix + "/health":
 		out["200"] = ok("liveness, the chain height and the last entry's time", "Health")
-		out["503"] = ok("degraded: the database does not answer", "Health")
+		out["503"] = openapi.Degraded()
 	case "GET " + Prefix + "/openapi.json":
 		out["200"] = map[string]any{"description": "this document", "content": openapi.JSONContent(map[string]any{"type": "object"})}
 	case "POST " + Prefix + "/entries":

@@ -275,6 +275,9 @@ func completeResponses(r server.Route, op map[string]any, paged bool) {
 		ensure("422", "a field is missing or invalid (fields names each)", "validation_failed")
 		ensure("429", "retry after the Retry-After seconds", "rate_limited")
 	}
+	if _, ok := resp["503"]; !ok && r.Method == http.MethodGet && strings.HasSuffix(r.Path, "/health") {
+		resp["503"] = Degraded()
+	}
 	ensure("500", "the answer carries the requestId", "internal")
 	ensure("503", "a dependency did not answer; retry (writes with the same Idempotency-Key)", "unavailable")
 }
@@ -452,6 +455,15 @@ var (
 	// MinorUnits is an amount the API answers with: integer minor units.
 	MinorUnits = map[string]any{"type": "integer", "format": "int64", "description": "integer minor units"}
 )
+
+// Degraded is the answer of a /health endpoint whose database does not
+// answer: 503 with { status: "degraded", database: "unreachable" }.
+func Degraded() map[string]any {
+	return map[string]any{"description": "the database does not answer", "content": JSONContent(Obj([]string{"status", "database"}, map[string]any{
+		"status":   map[string]any{"type": "string", "enum": []string{"degraded"}},
+		"database": map[string]any{"type": "string", "enum": []string{"unreachable"}},
+	}))}
+}
 
 // Text is a string of at most max characters.
 func Text(max int) map[string]any { return map[string]any{"type": "string", "maxLength": max} }
