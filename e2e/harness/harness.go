@@ -68,6 +68,7 @@ type Platform struct {
 	logBuf *lockedBuffer
 	exited chan struct{}
 	client *http.Client
+	conf   conformance
 }
 
 // Options tune a platform instance.
@@ -327,19 +328,23 @@ type Request struct {
 // Do sends req and returns the answer; transport errors fail the test.
 func (p *Platform) Do(t testing.TB, req Request) Response {
 	t.Helper()
-	var body io.Reader
+	var sent []byte
 	switch b := req.Body.(type) {
 	case nil:
 	case []byte:
-		body = bytes.NewReader(b)
+		sent = b
 	case string:
-		body = strings.NewReader(b)
+		sent = []byte(b)
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
 			t.Fatalf("encode request: %v", err)
 		}
-		body = bytes.NewReader(raw)
+		sent = raw
+	}
+	var body io.Reader
+	if req.Body != nil {
+		body = bytes.NewReader(sent)
 	}
 	hreq, err := http.NewRequest(req.Method, p.BaseURL+req.Path, body)
 	if err != nil {
@@ -367,7 +372,9 @@ func (p *Platform) Do(t testing.TB, req Request) Response {
 	if err != nil {
 		t.Fatalf("read %s %s: %v", req.Method, req.Path, err)
 	}
-	return Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	out := Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	p.check(t, req, sent, out)
+	return out
 }
 
 // Get is a GET with an optional token.

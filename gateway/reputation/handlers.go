@@ -103,10 +103,7 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/leaderboard", "Top users by score; query limit (<= 100), rank, since", h.leaderboard)
 	g.Get("/rank/:userId", "A user's public rank and score", h.rank)
 	g.Get("/stats", "Users per rank, mean and median score, events in 24h", h.stats)
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", openapi.Handler(h.d.Routes, openapi.Doc{
-		Title: "Reputation", Prefixes: []string{Prefix},
-		Public: func(method, path string) bool { return method == http.MethodGet && path != Prefix+"/me" },
-	}))
+	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", openapi.Handler(h.d.Routes, openAPIDoc))
 }
 
 func (h *Handlers) health(ctx context.Context) (map[string]any, error) {
