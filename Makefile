@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack browser run test bench down status fmt lint vet migrate compose-up clean sdk redoc
+.PHONY: all build stack browser tools run test bench down status fmt lint vet migrate compose-up clean sdk redoc
 
 all: build
 
@@ -43,7 +43,13 @@ run: stack build
 browser:
 	deploy/local/stack.sh browser
 
-test: stack browser build
+# Node tools the tests run: Redocly (lint of the API documents) and the
+# TypeScript SDK's dependencies (its e2e test compiles and runs it).
+tools:
+	cd e2e/tools && npm ci --prefer-offline --no-audit --no-fund
+	cd sdk/typescript && npm ci --prefer-offline --no-audit --no-fund
+
+test: stack browser tools build
 	@start=$$(date +%s); rc=0; \
 	echo "go vet ./..."; $(GO) vet ./... || rc=$$?; \
 	if [ $$rc -eq 0 ]; then \

@@ -17,5 +17,6 @@ export const moneyWrites: ReadonlySet<string> = new Set([
   "POST /api/fiat/requests/{token}/refunds",
   "POST /api/fiat/transfer",
   "POST /api/fiat/withdraw",
+  "POST /api/gov/proposals",
   "POST /api/mask/charges",
 ]);

@@ -52,6 +52,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OpenAPI 3.0 slice of the identity routes */
+        get: operations["getAuthOpenapiJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/register": {
         parameters: {
             query?: never;
@@ -695,7 +712,10 @@ export interface paths {
         /** Refunds of a merchant charge (X-API-Key) */
         get: operations["getFiatMerchantChargesIdRefunds"];
         put?: never;
-        /** Refund a merchant charge, partially or fully (X-API-Key) */
+        /**
+         * Refund a merchant charge, partially or fully (X-API-Key)
+         * @description A refund moves exactly `amount` from the payee's wallet back to the wallet that paid: no fee is charged on a refund, and the fee of the original payment is not returned. The body is `{ amount?, reason? }`; without `amount` the whole remaining amount is refunded. The refunds of a payment never exceed what was paid: beyond what remains refundable → 409 `refund_exceeds_charge` (whatever the balance); within it, a wallet that does not hold the amount → 400 `insufficient_balance`. `Idempotency-Key` makes retries safe: a replay returns the original refund.
+         */
         post: operations["postFiatMerchantChargesIdRefunds"];
         delete?: never;
         options?: never;
@@ -867,7 +887,10 @@ export interface paths {
         /** Refunds of an own payment request */
         get: operations["getFiatRequestsTokenRefunds"];
         put?: never;
-        /** Refund a paid payment request, partially or fully (its creator) */
+        /**
+         * Refund a paid payment request, partially or fully (its creator)
+         * @description A refund moves exactly `amount` from the payee's wallet back to the wallet that paid: no fee is charged on a refund, and the fee of the original payment is not returned. The body is `{ amount?, reason? }`; without `amount` the whole remaining amount is refunded. The refunds of a payment never exceed what was paid: beyond what remains refundable → 409 `refund_exceeds_charge` (whatever the balance); within it, a wallet that does not hold the amount → 400 `insufficient_balance`. `Idempotency-Key` makes retries safe: a replay returns the original refund.
+         */
         post: operations["postFiatRequestsTokenRefunds"];
         delete?: never;
         options?: never;
@@ -1514,12 +1537,734 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AppendRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountCents?: number;
+            currency?: string;
+            kind: string;
+            /** @description at most 64 KiB of JSON */
+            meta?: {
+                [key: string]: unknown;
+            };
+            sourceId: string;
+        } & {
+            [key: string]: unknown;
+        };
+        ApproveRequest: {
+            feature?: boolean;
+            pin?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        Ballot: {
+            choice?: string;
+            /** Format: date-time */
+            createdAt: string;
+            ranking?: string[];
+            /** @description ksuid (27 base62 characters) */
+            userId: string;
+            /** @description ksuid (27 base62 characters) */
+            voteId: string;
+            weights?: {
+                [key: string]: number;
+            };
+        };
+        Campaign: {
+            /** Format: date-time */
+            approvedAt?: string | null;
+            category: string;
+            /** Format: date-time */
+            createdAt: string;
+            description: string;
+            /** Format: date-time */
+            endsAt?: string | null;
+            featured: boolean;
+            /** Format: int64 */
+            goalKzt: number;
+            /** Format: date-time */
+            goalReachedAt?: string | null;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            media: string[];
+            pinned: boolean;
+            progress: {
+                /** Format: int64 */
+                donorCount: number;
+                /** Format: int64 */
+                goalKzt: number;
+                /** Format: int64 */
+                percent: number;
+                /** Format: int64 */
+                raisedKzt: number;
+            };
+            recentDonors?: {
+                /** Format: int64 */
+                amountKzt: number;
+                /** Format: date-time */
+                donatedAt: string;
+                name: string;
+            }[];
+            /** @enum {string} */
+            status: "pending" | "active" | "ended";
+            title: string;
+        };
+        CampaignList: {
+            items: components["schemas"]["Campaign"][];
+            nextCursor: string | null;
+            /** Format: int64 */
+            total: number;
+        };
+        Charge: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amountCents: number;
+            /** Format: date-time */
+            createdAt?: string;
+            currency?: string;
+            /** @enum {string} */
+            declineReason?: "limit_exceeded" | "merchant_locked" | "category_locked" | "mask_revoked" | "mask_expired" | "single_use_consumed" | "risk_declined";
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            idempotent: boolean;
+            /** @description ksuid (27 base62 characters) */
+            maskId: string;
+            merchant?: string;
+            merchantCategory?: string;
+            paymentRef: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            remainingCents?: number;
+            riskFactors: {
+                factor: string;
+                /** Format: int64 */
+                points: number;
+            }[];
+            riskScore: number;
+            /** @enum {string} */
+            status: "authorized" | "declined";
+            /** @description ksuid (27 base62 characters) */
+            userId?: string;
+        };
+        ChargeDeclined: {
+            charge: {
+                /**
+                 * Format: int64
+                 * @description integer minor units
+                 */
+                amountCents: number;
+                /** Format: date-time */
+                createdAt?: string;
+                currency?: string;
+                /** @enum {string} */
+                declineReason?: "limit_exceeded" | "merchant_locked" | "category_locked" | "mask_revoked" | "mask_expired" | "single_use_consumed" | "risk_declined";
+                /** @description ksuid (27 base62 characters) */
+                id: string;
+                idempotent: boolean;
+                /** @description ksuid (27 base62 characters) */
+                maskId: string;
+                merchant?: string;
+                merchantCategory?: string;
+                paymentRef: string;
+                /**
+                 * Format: int64
+                 * @description integer minor units
+                 */
+                remainingCents?: number;
+                riskFactors: {
+                    factor: string;
+                    /** Format: int64 */
+                    points: number;
+                }[];
+                riskScore: number;
+                /** @enum {string} */
+                status: "authorized" | "declined";
+                /** @description ksuid (27 base62 characters) */
+                userId?: string;
+            };
+            /** @enum {string} */
+            declineReason: "limit_exceeded" | "merchant_locked" | "category_locked" | "mask_revoked" | "mask_expired" | "single_use_consumed" | "risk_declined";
+            error: string;
+            idempotent?: boolean;
+            message?: string;
+            riskFactors?: {
+                factor: string;
+                /** Format: int64 */
+                points: number;
+            }[];
+            /** Format: int64 */
+            riskScore: number;
+        };
+        CharityStats: {
+            /** Format: int64 */
+            donorCount: number;
+            topCategories: {
+                category: string;
+                /** Format: int64 */
+                raisedKzt: number;
+            }[];
+            /** Format: int64 */
+            totalRaisedKzt: number;
+        };
+        CreateCampaignRequest: {
+            category: string;
+            description: string;
+            /** Format: date-time */
+            endsAt?: string;
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            goalKzt: number;
+            media?: string[];
+            title: string;
+        } & {
+            [key: string]: unknown;
+        };
+        CreateChargeRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountCents: number;
+            maskId: string;
+            merchant: string;
+            merchantCategory?: string;
+            merchantUserId?: string;
+            paymentRef: string;
+        } & {
+            [key: string]: unknown;
+        };
+        CreateMaskRequest: {
+            currency?: string;
+            /** Format: date-time */
+            expiresAt?: string;
+            /** @enum {string} */
+            kind: "single-use" | "recurring" | "merchant-locked" | "category-locked";
+            label?: string;
+            lockedToCategory?: string;
+            lockedToMerchant?: string;
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            spendLimitCents: number;
+        } & {
+            [key: string]: unknown;
+        };
+        CreateProposalRequest: {
+            body?: string;
+            category: string;
+            options?: string[];
+            /** @default 1 */
+            quorum: number;
+            summary?: string;
+            /** @default 0.5 */
+            threshold: number;
+            title: string;
+            /** @enum {string} */
+            voteMode: "yes-no-abstain" | "ranked-choice" | "weighted";
+            /** @default 604800 */
+            votingDurationSeconds: number;
+        } & {
+            [key: string]: unknown;
+        };
+        CreateWalletRequest: {
+            /** @description KZT or USD (any case) */
+            currency: string;
+        } & {
+            [key: string]: unknown;
+        };
+        Donation: {
+            /** Format: int64 */
+            amountKzt?: number;
+            anonymous?: boolean;
+            /** @description ksuid (27 base62 characters) */
+            campaignId?: string;
+            /** Format: int64 */
+            campaignTotalKzt: number;
+            /** Format: date-time */
+            createdAt?: string;
+            /** @description ksuid (27 base62 characters) */
+            donationId: string;
+            ledgerEntryId: string;
+            /** Format: uri */
+            thankYouUrl: string;
+            transactionId: string;
+            /** @description ksuid (27 base62 characters) */
+            walletId?: string;
+        };
+        DonationRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+            anonymous?: boolean;
+            message?: string;
+            /** @description ksuid (27 base62 characters) */
+            walletId: string;
+        } & {
+            [key: string]: unknown;
+        };
+        Entry: {
+            actorUserId: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amountCents: number | null;
+            currency: string | null;
+            hash: string;
+            /** Format: int64 */
+            height: number;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            kind: string;
+            meta: {
+                [key: string]: unknown;
+            } | null;
+            prevHash: string;
+            sourceId: string;
+            /** Format: date-time */
+            timestamp: string;
+        };
+        EntryWithChain: {
+            actorUserId: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amountCents: number | null;
+            chain: {
+                linked: boolean;
+                nextHash: string | null;
+                nextId: string | null;
+                previousHash: string;
+                previousId: string | null;
+            };
+            currency: string | null;
+            hash: string;
+            /** Format: int64 */
+            height: number;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            kind: string;
+            meta: {
+                [key: string]: unknown;
+            } | null;
+            prevHash: string;
+            sourceId: string;
+            /** Format: date-time */
+            timestamp: string;
+        };
         Error: {
             error: string;
             fields?: {
                 [key: string]: string;
             };
             message: string;
+        };
+        EventRequest: {
+            kind: string;
+            /** @description at most 16 KiB of JSON */
+            meta?: {
+                [key: string]: unknown;
+            };
+            sourceId?: string;
+            sourceModule: string;
+            /** @description ksuid (27 base62 characters) */
+            userId: string;
+            weight: number;
+        } & {
+            [key: string]: unknown;
+        };
+        EventResult: {
+            /** @description ksuid (27 base62 characters) */
+            eventId: string;
+            idempotent?: boolean;
+            /** @enum {string} */
+            newRank: "seedling" | "sprout" | "steady" | "strong" | "titan";
+            /** Format: int64 */
+            newScore: number;
+            /** @enum {string} */
+            previousRank: "seedling" | "sprout" | "steady" | "strong" | "titan";
+            /** Format: int64 */
+            previousScore: number;
+            promoted: boolean;
+            /** @description ksuid (27 base62 characters) */
+            userId: string;
+            weight: number;
+        };
+        GovHealth: {
+            database?: string;
+            /** Format: int64 */
+            openProposals: number;
+            status: string;
+        };
+        GovStats: {
+            /** Format: date-time */
+            asOf?: string;
+            byStatus: {
+                /** Format: int64 */
+                draft: number;
+                /** Format: int64 */
+                executed: number;
+                /** Format: int64 */
+                open: number;
+                /** Format: int64 */
+                rejected: number;
+            };
+            meanTurnout: number;
+            source?: string;
+            topCategories: {
+                category: string;
+                /** Format: int64 */
+                count: number;
+            }[];
+        };
+        Head: {
+            hash: string;
+            /** Format: int64 */
+            height: number;
+            id: string | null;
+            timestamp: string | null;
+        };
+        Health: {
+            database: string;
+            status: string;
+        };
+        Leaderboard: {
+            items: {
+                /**
+                 * Format: int64
+                 * @description sum of weights since `since`, when given
+                 */
+                gained?: number;
+                /** Format: int64 */
+                position: number;
+                /** @enum {string} */
+                rank: "seedling" | "sprout" | "steady" | "strong" | "titan";
+                /** Format: int64 */
+                score: number;
+                /** @description ksuid (27 base62 characters) */
+                userId: string;
+            }[];
+            /** Format: int64 */
+            limit: number;
+            rank: string | null;
+            since: string | null;
+            source: string;
+        };
+        LedgerHealth: {
+            database?: string;
+            /** Format: int64 */
+            height?: number;
+            lastEntryAt?: string | null;
+            status: string;
+        };
+        LedgerStats: {
+            /** Format: date-time */
+            asOf: string;
+            byKind: {
+                [key: string]: {
+                    /** Format: int64 */
+                    "24h": number;
+                    /** Format: int64 */
+                    "30d": number;
+                    /** Format: int64 */
+                    "7d": number;
+                };
+            };
+            source: string;
+            totals: {
+                /** Format: int64 */
+                "24h": number;
+                /** Format: int64 */
+                "30d": number;
+                /** Format: int64 */
+                "7d": number;
+            };
+        };
+        LoginRequest: {
+            email: string;
+            password: string;
+        } & {
+            [key: string]: unknown;
+        };
+        Mask: {
+            /** Format: date-time */
+            createdAt?: string;
+            currency?: string;
+            /** Format: date-time */
+            expiresAt?: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @enum {string} */
+            kind?: "single-use" | "recurring" | "merchant-locked" | "category-locked";
+            label?: string;
+            lockedToCategory?: string;
+            lockedToMerchant?: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            remainingCents: number;
+            /** Format: date-time */
+            revokedAt?: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            spendLimitCents?: number;
+            /** @enum {string} */
+            status: "active" | "revoked" | "expired";
+            /** @description ksuid (27 base62 characters) */
+            userId?: string;
+            virtualPan: string;
+        };
+        Me: {
+            email: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            role: "user" | "admin";
+        };
+        Proposal: {
+            /** @description ksuid (27 base62 characters) */
+            authorUserId: string;
+            body?: string;
+            category: string;
+            /** Format: date-time */
+            closedAt?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            idempotent?: boolean;
+            options: string[];
+            /** Format: int64 */
+            quorum: number;
+            /** @enum {string} */
+            status: "draft" | "open" | "executed" | "rejected";
+            summary?: string;
+            tally?: {
+                /** Format: int64 */
+                ballots: number;
+                leader?: string | null;
+                passing: boolean;
+                /** Format: int64 */
+                quorum: number;
+                quorumMet: boolean;
+                share?: number | null;
+                /** @description a value per choice (ranked-choice: the final round, plus rounds) */
+                tallyNow: {
+                    [key: string]: unknown;
+                };
+                threshold: number;
+            };
+            threshold: number;
+            title: string;
+            /** @enum {string} */
+            voteMode: "yes-no-abstain" | "ranked-choice" | "weighted";
+            /** Format: date-time */
+            votesCloseAt?: string | null;
+            /** Format: date-time */
+            votesOpenAt?: string | null;
+            /** Format: int64 */
+            votingDurationSeconds?: number;
+        };
+        PublicWallet: {
+            /** @enum {string} */
+            currency: "KZT" | "USD";
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            ownerName: string;
+            /** @enum {string} */
+            status: "active" | "frozen";
+        };
+        Rank: {
+            /** @enum {string} */
+            rank: "seedling" | "sprout" | "steady" | "strong" | "titan";
+            /** Format: int64 */
+            score: number;
+            /** @description ksuid (27 base62 characters) */
+            userId: string;
+        };
+        RegisterRequest: {
+            /** Format: email */
+            email: string;
+            name?: string;
+            password: string;
+        } & {
+            [key: string]: unknown;
+        };
+        ReputationHealth: {
+            database?: string;
+            /** Format: int64 */
+            rankedUsers?: number;
+            status: string;
+        };
+        ReputationMe: {
+            events: {
+                /** Format: date-time */
+                createdAt: string;
+                /** @description ksuid (27 base62 characters) */
+                id: string;
+                kind: string;
+                meta: {
+                    [key: string]: unknown;
+                } | null;
+                /** @enum {string} */
+                rankAfter: "seedling" | "sprout" | "steady" | "strong" | "titan";
+                /** Format: int64 */
+                scoreAfter: number;
+                sourceId: string | null;
+                sourceModule: string;
+                weight: number;
+            }[];
+            /** @enum {string} */
+            rank: "seedling" | "sprout" | "steady" | "strong" | "titan";
+            /** Format: int64 */
+            score: number;
+            /** @description ksuid (27 base62 characters) */
+            userId: string;
+        };
+        ReputationStats: {
+            /** Format: date-time */
+            asOf: string;
+            countPerRank: {
+                [key: string]: number;
+            };
+            /** Format: int64 */
+            eventsLast24h: number;
+            meanScore: number;
+            medianScore: number;
+            /** Format: int64 */
+            rankedUsers: number;
+            source: string;
+        };
+        Stats: {
+            /** Format: int64 */
+            activeMasks?: number;
+            /** Format: int64 */
+            authorizedCharges?: number;
+            /** Format: int64 */
+            charges?: number;
+            declineRate?: number;
+            /** Format: int64 */
+            declinedCharges?: number;
+            meanRiskScore?: number;
+            spendByCurrency?: {
+                [key: string]: number;
+            };
+            /** Format: int64 */
+            totalSpendCents?: number;
+        };
+        TallyResult: {
+            /** Format: int64 */
+            ballots: number;
+            leader?: string | null;
+            passing: boolean;
+            /** @description ksuid (27 base62 characters) */
+            proposalId: string;
+            /** Format: int64 */
+            quorum?: number;
+            quorumMet: boolean;
+            share?: number | null;
+            /** @enum {string} */
+            status: "draft" | "open" | "executed" | "rejected";
+            /** @description a value per choice (ranked-choice: the final round, plus rounds) */
+            tallyNow: {
+                [key: string]: unknown;
+            };
+            threshold?: number;
+            /** @enum {string} */
+            voteMode: "yes-no-abstain" | "ranked-choice" | "weighted";
+        };
+        Token: {
+            token: string;
+            user: {
+                email: string;
+                /** @description ksuid (27 base62 characters) */
+                id: string;
+            };
+        };
+        VerificationSent: {
+            email: string;
+            /** Format: date-time */
+            expiresAt: string;
+            sent: boolean;
+        };
+        Verified: {
+            email: string;
+            verified: boolean;
+        };
+        VerifyResult: {
+            /** Format: int64 */
+            brokenAt?: number | null;
+            expectedHash?: string;
+            expectedPrevHash?: string | null;
+            foundHash?: string;
+            foundPrevHash?: string | null;
+            headHash: string;
+            /** Format: int64 */
+            height: number;
+            /** Format: int64 */
+            msToVerify: number;
+            reason?: string;
+            valid: boolean;
+            verified: boolean;
+            verifiedAt: string;
+        };
+        VoteRequest: {
+            /** @enum {string} */
+            choice?: "yes" | "no" | "abstain";
+            /** @description ranked-choice: every option exactly once */
+            ranking?: string[];
+            reason?: string;
+            /** @description weighted: positive weights of a non-empty subset of the options */
+            weights?: {
+                [key: string]: number;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        VoteResult: {
+            /** Format: int64 */
+            ballots: number;
+            passing: boolean;
+            /** @description ksuid (27 base62 characters) */
+            proposalId: string;
+            quorumMet: boolean;
+            /** @description a value per choice (ranked-choice: the final round, plus rounds) */
+            tallyNow: {
+                [key: string]: unknown;
+            };
+            /** @description ksuid (27 base62 characters) */
+            voteId: string;
+        };
+        Wallet: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            balance: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            currency: "KZT" | "USD";
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @enum {string} */
+            status: "active" | "frozen";
         };
     };
     responses: never;
@@ -1539,13 +2284,75 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description liveness and database reachability */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description the database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database: "unreachable";
+                        /** @enum {string} */
+                        status: "degraded";
+                    };
                 };
             };
         };
@@ -1557,19 +2364,92 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["LoginRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description a token */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description invalid_credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_credentials";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1583,13 +2463,165 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the caller's profile and role */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getAuthOpenapiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description this document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, unknown>;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1601,19 +2633,92 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["RegisterRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the new account and its token */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description email_taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "email_taken";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1627,13 +2732,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the address is verified */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Verified"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description verification_invalid: the link is unknown, used or expired */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "verification_invalid";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1645,39 +2822,182 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, unknown>;
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description a one-time link was mailed to the caller's address */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VerificationSent"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description mail_unavailable */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "mail_unavailable";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
     };
     getCharityCampaigns: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description approved campaigns, pinned first */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CampaignList"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1689,19 +3009,92 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["CreateCampaignRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the pending campaign */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1717,13 +3110,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the campaign */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description not_found: unknown, or pending and not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1737,19 +3202,128 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["ApproveRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the active campaign */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: not a charity admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: not pending */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1765,19 +3339,113 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["DonationRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the settled donation */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Donation"];
+                };
+            };
+            /** @description insufficient_balance, wallet_inactive */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_balance" | "wallet_inactive" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found (campaign), wallet_not_found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description campaign_not_active, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "campaign_not_active" | "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1791,13 +3459,73 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description the database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database: "unreachable";
+                        /** @enum {string} */
+                        status: "degraded";
+                    };
                 };
             };
         };
@@ -1811,13 +3539,71 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1831,13 +3617,73 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description aggregates */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CharityStats"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1851,8 +3697,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1871,8 +3750,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1893,14 +3805,50 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1921,14 +3869,50 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1947,13 +3931,97 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description server-sent events of every platform event */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: fiat admins only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -1967,14 +4035,50 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1993,14 +4097,50 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2019,14 +4159,50 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2045,14 +4221,50 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2071,8 +4283,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2091,13 +4336,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the admin event stream page (it holds no data) */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -2111,14 +4428,43 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, unknown>;
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2137,14 +4483,43 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, unknown>;
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2163,8 +4538,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2183,14 +4591,50 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2211,13 +4655,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the local checkout page of the test processor */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description session_not_found: no such checkout session */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "session_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -2231,14 +4747,50 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2257,14 +4809,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2283,14 +4871,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2307,14 +4931,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2333,8 +4993,43 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description the database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database: "unreachable";
+                        /** @enum {string} */
+                        status: "degraded";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2351,14 +5046,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2377,8 +5108,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2397,8 +5161,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2415,14 +5212,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2439,14 +5272,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2465,8 +5334,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2483,14 +5385,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2511,8 +5449,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2525,20 +5496,57 @@ export interface operations {
     postFiatMerchantCharge: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 "Idempotency-Key"?: string;
+                "X-API-Key": string;
             };
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2551,7 +5559,9 @@ export interface operations {
     getFiatMerchantChargesIdRefunds: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                "X-API-Key": string;
+            };
             path: {
                 id: string;
             };
@@ -2559,8 +5569,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2573,22 +5616,66 @@ export interface operations {
     postFiatMerchantChargesIdRefunds: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 "Idempotency-Key"?: string;
+                "X-API-Key": string;
             };
             path: {
                 id: string;
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    /**
+                     * Format: int64
+                     * @description minor units; default: the whole remaining amount
+                     */
+                    amount?: number;
+                    reason?: string;
+                } & {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2607,8 +5694,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2625,14 +5745,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2653,8 +5809,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2673,8 +5862,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2693,14 +5915,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2717,14 +5975,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2741,14 +6035,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2765,14 +6095,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2793,13 +6159,100 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the request as JSON, or its pay page with Accept: text/html */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": Record<string, unknown>;
+                    "text/html": string;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description request_not_found: no such payment request */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_not_found" | "not_found";
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description request_expired: the payment request has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_expired";
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -2815,14 +6268,50 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2843,8 +6332,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2865,14 +6387,57 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    /**
+                     * Format: int64
+                     * @description minor units; default: the whole remaining amount
+                     */
+                    amount?: number;
+                    reason?: string;
+                } & {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2891,8 +6456,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2911,13 +6509,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the caller's transactions as CSV */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "text/csv": string;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -2931,14 +6601,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2957,13 +6663,87 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the caller's wallets */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        items: components["schemas"]["Wallet"][];
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -2975,19 +6755,104 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["CreateWalletRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the new wallet */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Wallet"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description wallet_exists: the caller has a wallet in this currency */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_exists";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3003,13 +6868,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description what a payer needs to recognise a receive link: no e-mail, user id or balance */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["PublicWallet"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description wallet_not_found: no such wallet */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3021,14 +6958,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3047,14 +7020,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+            /** @description the answer (its body is not described in detail yet) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description a client error (its codes are not enumerated yet) */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3073,13 +7082,75 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description liveness and the open-proposal count */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GovHealth"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description the database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database: "unreachable";
+                        /** @enum {string} */
+                        status: "degraded";
+                    };
                 };
             };
         };
@@ -3093,33 +7164,159 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description this document */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": Record<string, unknown>;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
     };
     getGovProposals: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description proposals, newest first */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        items: components["schemas"]["Proposal"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: unknown status or bad cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3127,23 +7324,111 @@ export interface operations {
     postGovProposals: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description makes retries safe: the same key and body answer the original proposal */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["CreateProposalRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the draft (or, replayed, the original one) */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid_json or content_type_required */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3159,13 +7444,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the proposal with its current tally */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3179,19 +7536,123 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, unknown>;
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the proposal after the transition, with its tally */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid_json or content_type_required */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: not a governance admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3205,19 +7666,123 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, unknown>;
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the executed proposal, idempotent: true */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid_json or content_type_required */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: not a governance admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: the proposal did not pass */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3231,19 +7796,123 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, unknown>;
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the proposal after the transition, with its tally */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid_json or content_type_required */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: not a governance admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3257,26 +7926,109 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, unknown>;
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the recount */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["TallyResult"];
+                };
+            };
+            /** @description invalid_json or content_type_required */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
     };
     getGovProposalsIdVotes: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 id: string;
@@ -3285,13 +8037,100 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description ballots in the order cast */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        items: components["schemas"]["Ballot"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description proposal_not_closed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "proposal_not_closed";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3305,19 +8144,116 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["VoteRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the ballot and the tally after it */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VoteResult"];
+                };
+            };
+            /** @description invalid_json or content_type_required */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description voting_closed or already_voted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "voting_closed" | "already_voted";
+                    };
+                };
+            };
+            /** @description validation_failed: the ballot does not match the vote mode */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3331,13 +8267,73 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description roll-up from the analytics copy */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GovStats"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3351,13 +8347,73 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the chain head */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Head"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3371,33 +8427,159 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the result of walking the chain */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["VerifyResult"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
     };
     getLedgerEntries: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description entries in chain order */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        items: components["schemas"]["Entry"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3409,19 +8591,125 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["AppendRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description replay: the entry this (kind, sourceId) already has */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Entry"];
+                };
+            };
+            /** @description the appended entry */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entry"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the kind is emitted by a platform module */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description entry_exists or idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "entry_exists" | "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3437,13 +8725,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the entry with its chain context */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["EntryWithChain"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description not_found: nothing at this path */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3457,13 +8817,75 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description liveness, the chain height and the last entry's time */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["LedgerHealth"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description the database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database: "unreachable";
+                        /** @enum {string} */
+                        status: "degraded";
+                    };
                 };
             };
         };
@@ -3477,13 +8899,73 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description this document */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": Record<string, unknown>;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3497,33 +8979,183 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description rolling entry counts from the analytics copy */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["LedgerStats"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
     };
     getMaskCharges: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the caller's charges */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        items: components["schemas"]["Charge"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: maskId names no mask of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3537,19 +9169,122 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["CreateChargeRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description replay of an authorized (maskId, paymentRef): idempotent true */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description authorized */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description charge_declined */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChargeDeclined"];
+                };
+            };
+            /** @description not_found: no such mask of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3563,33 +9298,171 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description the database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database: "unreachable";
+                        /** @enum {string} */
+                        status: "degraded";
+                    };
                 };
             };
         };
     };
     getMaskMasks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the caller's active masks */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        items: components["schemas"]["Mask"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3601,19 +9474,104 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["CreateMaskRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the issued mask */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Mask"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused: the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3627,19 +9585,99 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, unknown>;
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the revoked mask */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Mask"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such mask of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3653,13 +9691,71 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3673,13 +9769,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description roll-up */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Stats"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3687,23 +9855,144 @@ export interface operations {
     postReputationEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description the platform's reputation service key, instead of an admin bearer token */
+                "X-Reputation-Service-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["EventRequest"];
             };
         };
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description replay of (userId, kind, sourceId): idempotent true */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["EventResult"];
+                };
+            };
+            /** @description the event applied: the score and rank before and after */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventResult"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required or key_invalid: neither a valid service key nor an admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: the token is not a reputation admin's */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description user_not_found: no user with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "user_not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3717,13 +10006,75 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description liveness and the ranked-user count */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ReputationHealth"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description the database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database: "unreachable";
+                        /** @enum {string} */
+                        status: "degraded";
+                    };
                 };
             };
         };
@@ -3737,13 +10088,73 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description top users by score, from the analytics copy */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Leaderboard"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3757,13 +10168,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the caller's score, rank and last 50 events */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ReputationMe"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3777,13 +10260,73 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description this document */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": Record<string, unknown>;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3799,13 +10342,85 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description the user's public score and rank */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Rank"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description user_not_found: no user with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "user_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
@@ -3819,13 +10434,73 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON body; errors are { error, message } */
-            default: {
+            /** @description users per rank, mean and median score, events in 24h */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ReputationStats"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
                 };
             };
         };
