@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack browser run test bench bench-soak down status fmt lint vet migrate compose-up clean
+.PHONY: all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc
 
 all: build
 
@@ -43,7 +43,13 @@ run: stack build
 browser:
 	deploy/local/stack.sh browser
 
-test: stack browser build
+# Node tools the tests run: Redocly (lint of the API documents) and the
+# TypeScript SDK's dependencies (its e2e test compiles and runs it).
+tools:
+	cd e2e/tools && npm ci --prefer-offline --no-audit --no-fund
+	cd sdk/typescript && npm ci --prefer-offline --no-audit --no-fund
+
+test: stack browser tools build
 	@start=$$(date +%s); rc=0; \
 	echo "go vet ./..."; $(GO) vet ./... || rc=$$?; \
 	if [ $$rc -eq 0 ]; then \
@@ -72,6 +78,27 @@ bench: stack build
 bench-soak: stack build
 	$(GO) build -o bin/bench ./e2e/bench
 	bin/bench -duration 10m -rounds 1 -baselines none -soak $(BENCH_ARGS)
+
+# The TypeScript SDK (sdk/typescript): regenerates src/generated from the
+# document the binary serves (a fresh platform on the local stack prints its
+# /api/openapi.json; `make stack` first). e2e TestSDK fails when the
+# committed files are stale.
+sdk: build
+	cd sdk/typescript && npm ci --prefer-offline --no-audit --no-fund
+	@doc=$$(mktemp --suffix=.json); trap 'rm -f $$doc' EXIT; \
+	$(GO) run ./e2e/openapidoc -o $$doc && \
+	(cd sdk/typescript && node scripts/generate.mjs $$doc src/generated)
+
+# The Redoc bundle of the /docs page, vendored into the binary
+# (gateway/platform/assets). Keep REDOC_VERSION equal to platform.RedocVersion
+# (a unit test checks the bundle's version), and the style hashes in
+# gateway/platform/docs.go current (the /docs browser test names new ones).
+REDOC_VERSION ?= 2.5.4
+redoc:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	(cd $$tmp && npm pack --silent redoc@$(REDOC_VERSION) >/dev/null && tar xzf redoc-$(REDOC_VERSION).tgz) && \
+	cp $$tmp/package/bundles/redoc.standalone.js $$tmp/package/bundles/redoc.standalone.js.LICENSE.txt gateway/platform/assets/ && \
+	{ echo "Redoc (https://github.com/Redocly/redoc), npm package redoc@$(REDOC_VERSION), bundles/redoc.standalone.js."; echo; cat $$tmp/package/LICENSE; } > gateway/platform/assets/LICENSE.redoc
 
 migrate: stack build
 	$(BIN) migrate

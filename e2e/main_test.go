@@ -2,6 +2,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -26,7 +27,12 @@ func TestMain(m *testing.M) {
 				c()
 			}
 		}()
-		return m.Run()
+		code := m.Run()
+		req, resp, undocumented, failed := harness.ConformanceStats()
+		fmt.Printf("conformance: %d requests and %d responses validated against the served OpenAPI documents, %d calls to undocumented paths, %d mismatches\n",
+			req, resp, undocumented, failed)
+		fmt.Printf("conformance: calls to undocumented paths by prefix: %v\n", harness.UndocumentedPrefixes())
+		return code
 	}())
 }
 

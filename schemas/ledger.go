@@ -94,3 +94,12 @@ type LedgerChainVerified struct {
 	MsToVerify int64  `json:"msToVerify"`
 	VerifiedAt string `json:"verifiedAt"`
 }
+
+// Field limits of an appended entry.
+const (
+	LedgerMaxKind     = 64
+	LedgerMaxSourceID = 256
+	LedgerMaxActor    = 128
+	LedgerMaxCurrency = 8
+	LedgerMaxMeta     = 64 << 10
+)

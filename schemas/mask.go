@@ -68,9 +68,6 @@ const (
 	DeclineRiskDeclined      = "risk_declined"
 )
 
-// CodeChargeDeclined is the error code of a 402 declined charge.
-const CodeChargeDeclined = "charge_declined"
-
 // MaskIssue is the data of a TypeMaskIssue command.
 type MaskIssue struct {
 	MaskID           string    `json:"maskId"`

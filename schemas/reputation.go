@@ -77,3 +77,38 @@ const (
 func Ranks() []string {
 	return []string{RankSeedling, RankSprout, RankSteady, RankStrong, RankTitan}
 }
+
+// Limits of a reputation event (decisions.md: weight within ±1000).
+const (
+	ReputationMaxWeight   = 1000
+	ReputationMaxKind     = 64
+	ReputationMaxModule   = 64
+	ReputationMaxSourceID = 256
+	ReputationMaxMeta     = 16 << 10
+)
+
+// RankOf returns the rank of a score.
+func RankOf(score int64) string {
+	switch {
+	case score >= 1000:
+		return RankTitan
+	case score >= 200:
+		return RankStrong
+	case score >= 50:
+		return RankSteady
+	case score >= 10:
+		return RankSprout
+	default:
+		return RankSeedling
+	}
+}
+
+// RankLevel orders ranks (seedling 0 … titan 4); -1 for an unknown name.
+func RankLevel(rank string) int {
+	for i, r := range Ranks() {
+		if r == rank {
+			return i
+		}
+	}
+	return -1
+}

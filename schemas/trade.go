@@ -49,12 +49,6 @@ const (
 	TradeKindTransfer = "transfer"
 )
 
-// Error codes of the trade module.
-const (
-	CodeAccountNotFound     = "account_not_found"
-	CodeInsufficientBalance = "insufficient_balance"
-)
-
 // TNUScale is the number of units of 10^-7 TNU in one TNU: amounts are
 // stored and computed as exact int64 counts of 10^-7.
 const TNUScale = 10_000_000

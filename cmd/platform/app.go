@@ -236,10 +236,31 @@ func (a *app) close() {
 	}
 }
 
-// groupNames lists the consumer groups `platform consume` accepts.
+// groupNames lists the consumer groups `platform consume` accepts: the
+// groups of the registered modules. A wiring only builds closures until a
+// part is started, so the modules of a bare app (the default configuration,
+// no Postgres, no Kafka) name them without connecting anything.
 func groupNames() string {
-	names := []string{topics.GroupFiat, topics.GroupMask, topics.GroupReputation, topics.GroupLedger,
-		topics.GroupSink, topics.GroupWebhooks, topics.GroupTrade}
+	cfg, err := LoadConfig(func(string) string { return "" })
+	if err != nil {
+		return "(the modules could not be listed: " + err.Error() + ")"
+	}
+	a := &app{cfg: cfg, log: slog.New(slog.DiscardHandler), now: time.Now, reg: prometheus.NewRegistry()}
+	mods, err := a.modules()
+	if err != nil {
+		return "(the modules could not be listed: " + err.Error() + ")"
+	}
+	return strings.Join(moduleGroups(mods), ", ")
+}
+
+// moduleGroups returns the sorted names of the consumer groups of mods.
+func moduleGroups(mods []module) []string {
+	var names []string
+	for _, m := range mods {
+		for name := range m.groups {
+			names = append(names, name)
+		}
+	}
 	sort.Strings(names)
-	return strings.Join(names, ", ")
+	return names
 }

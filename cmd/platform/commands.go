@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,7 +111,7 @@ func cmdConsume(ctx context.Context, cfg Config, args []string) error {
 			return runAll(ctx, parts)
 		}
 	}
-	return usageError{fmt.Sprintf("consume: unknown group %q; groups: %s", rest[0], groupNames())}
+	return usageError{fmt.Sprintf("consume: unknown group %q; groups: %s", rest[0], strings.Join(moduleGroups(mods), ", "))}
 }
 
 // cmdRelay runs the outbox relay only.

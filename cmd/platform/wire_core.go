@@ -20,6 +20,7 @@ func (a *app) platformModule() (module, error) {
 		platform.NewHandlers(platform.Build{
 			Service: "platform", Version: apiVersion, Release: release,
 			Environment: a.cfg.Environment, Processor: a.cfg.processorMode(), StartedAt: a.now().UTC(),
+			SDKPackages: []string{platform.SDKPackage},
 		}, a.pool, a.now, a.server.Routes).Register(r)
 		return nil
 	}}, nil

@@ -7,6 +7,7 @@ import (
 	cpipeline "github.com/fintech/platform/consumers/pipeline"
 	gfiat "github.com/fintech/platform/gateway/fiat"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 	sfiat "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/topics"
@@ -21,7 +22,7 @@ const requestExpiryInterval = time.Second
 // expirer. RECONCILE_ALERT_URL and RECONCILE_ALERT_SECRET (read here) set
 // the target and signing key of the reconciliation drift alert.
 func (a *app) fiatModule() (module, error) {
-	caps := cfiat.Caps{PerTransfer: a.cfg.Caps.PerTransfer, DailyDeposit: a.cfg.Caps.DailyDeposit, Monthly: a.cfg.Caps.Monthly}
+	caps := schemas.FiatCaps{PerTransfer: a.cfg.Caps.PerTransfer, DailyDeposit: a.cfg.Caps.DailyDeposit, Monthly: a.cfg.Caps.Monthly}
 	return module{
 		routes: func(r server.Router) error {
 			var analytics gfiat.ProcessorLedger

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,57 +12,6 @@ import (
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/topics"
 )
-
-// Error codes of the commerce commands.
-const (
-	CodeRequestNotFound      = "request_not_found"
-	CodeRequestPaid          = "request_paid"
-	CodeRequestExpired       = "request_expired"
-	CodeCannotPayOwnRequest  = "cannot_pay_own_request"
-	CodeChargeNotAuthorized  = "charge_not_authorized"
-	CodeAuthorizationExceeds = "authorization_exceeded"
-)
-
-// ChargeResult is the body of a merchant charge: 201 when it settles, 200
-// with Idempotent true when a replay of (merchant, paymentRef) returns it.
-type ChargeResult struct {
-	ID               string    `json:"id"`
-	ChargeID         string    `json:"chargeId"`
-	TransactionID    string    `json:"transactionId"`
-	Status           string    `json:"status"`
-	WalletID         string    `json:"walletId"`
-	MerchantWalletID string    `json:"merchantWalletId"`
-	Amount           int64     `json:"amount"`
-	Fee              int64     `json:"fee"`
-	NetAmount        int64     `json:"netAmount"`
-	Currency         string    `json:"currency"`
-	PaymentRef       string    `json:"paymentRef"`
-	Description      string    `json:"description"`
-	CreatedAt        time.Time `json:"createdAt"`
-	Idempotent       bool      `json:"idempotent"`
-}
-
-// ChargeResultOf is the body of a settled charge.
-func ChargeResultOf(c store.Charge, idempotent bool) ChargeResult {
-	return ChargeResult{ID: c.ID, ChargeID: c.ID, TransactionID: c.TransactionID, Status: "succeeded",
-		WalletID: c.CustomerWallet, MerchantWalletID: c.MerchantWallet, Amount: c.Amount, Fee: c.Fee,
-		NetAmount: c.Amount - c.Fee, Currency: c.Currency, PaymentRef: c.PaymentRef, Description: c.Description,
-		CreatedAt: c.CreatedAt.UTC(), Idempotent: idempotent}
-}
-
-// RequestPayResult is the 200 body of a paid request.
-type RequestPayResult struct {
-	RequestID     string    `json:"requestId"`
-	Token         string    `json:"token"`
-	Status        string    `json:"status"`
-	TransactionID string    `json:"transactionId"`
-	Amount        int64     `json:"amount"`
-	FeeKzt        int64     `json:"feeKzt"`
-	Currency      string    `json:"currency"`
-	PayerWalletID string    `json:"payerWalletId"`
-	PayerBalance  int64     `json:"payerBalance"`
-	PaidAt        time.Time `json:"paidAt"`
-}
 
 // commerce is the batch state of the merchant and payment-request commands.
 type commerce struct {
@@ -117,31 +65,31 @@ func (b *batch) flushCommerce(ctx context.Context, tx pgx.Tx) error {
 // and the merchant receives it minus the 0.1 % fee.
 func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
 	if c := b.charges[store.ChargeKey{MerchantUserID: m.MerchantUserID, PaymentRef: m.PaymentRef}]; c != nil {
-		return pipeline.JSON(http.StatusOK, ChargeResultOf(*c, true))
+		return pipeline.JSON(http.StatusOK, store.ChargeResultOf(*c, true))
 	}
 	cust := b.wallets[m.CustomerWalletID]
 	if cust == nil || cust.Kind != store.KindUser || cust.UserID != m.CustomerUserID {
-		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
 	}
 	a := b.auths[m.AuthorizationID]
 	if a == nil || a.Status != "active" || a.WalletID != cust.ID || a.MerchantUserID != m.MerchantUserID {
-		return pipeline.Reject(http.StatusForbidden, CodeChargeNotAuthorized,
+		return pipeline.Reject(http.StatusForbidden, schemas.CodeChargeNotAuthorized,
 			"the wallet owner has not authorized this merchant to charge the wallet", nil)
 	}
 	merch := b.wallets[m.MerchantWalletID]
 	if merch == nil || merch.UserID != m.MerchantUserID || merch.Currency != cust.Currency {
 		// Not a passing state (wallets are never removed): answered as final,
 		// never as a 503 that would be stored as the key's answer.
-		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "the merchant has no wallet in this currency", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "the merchant has no wallet in this currency", nil)
 	}
 	if cust.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the customer wallet is "+cust.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the customer wallet is "+cust.Status, nil)
 	}
 	if merch.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the merchant wallet is "+merch.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the merchant wallet is "+merch.Status, nil)
 	}
 	if m.Amount > a.Remaining {
-		return pipeline.Reject(http.StatusForbidden, CodeAuthorizationExceeds,
+		return pipeline.Reject(http.StatusForbidden, schemas.CodeAuthorizationExceeds,
 			"the charge exceeds what the wallet owner authorized", map[string]any{"remaining": a.Remaining})
 	}
 	lim := b.limitsOf(cust.UserID)
@@ -149,10 +97,10 @@ func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
 		return kycRejection()
 	}
 	if cust.Balance < m.Amount {
-		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the customer balance does not cover the amount",
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance, "the customer balance does not cover the amount",
 			map[string]any{"required": m.Amount})
 	}
-	fee := ChargeFee(m.Amount)
+	fee := schemas.ChargeFee(m.Amount)
 	b.move(cust, -m.Amount)
 	b.move(merch, m.Amount-fee)
 	b.creditFee(cust.Currency, fee)
@@ -178,7 +126,7 @@ func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
 		Subject: txID, Amount: m.Amount, Currency: cust.Currency,
 		Detail: fmt.Sprintf("%s -> %s fee %d ref %s key %s", cust.ID, merch.ID, fee, m.PaymentRef, m.MerchantKeyID), CreatedAt: b.now})
 
-	o := pipeline.JSON(http.StatusCreated, ChargeResultOf(c, false))
+	o := pipeline.JSON(http.StatusCreated, store.ChargeResultOf(c, false))
 	b.emit(&o, topics.EventsFiat, schemas.TypeMerchantCharged, cust.ID, m.MerchantUserID, schemas.MerchantCharged{
 		ChargeID: c.ID, TransactionID: txID, MerchantUserID: m.MerchantUserID, MerchantWalletID: merch.ID,
 		CustomerWalletID: cust.ID, Amount: m.Amount, Fee: fee, Currency: cust.Currency, PaymentRef: m.PaymentRef,
@@ -194,44 +142,44 @@ func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
 func (b *batch) requestPay(p *schemas.FiatRequestPay) pipeline.Outcome {
 	r := b.requests[p.RequestID]
 	if r == nil {
-		return pipeline.Reject(http.StatusNotFound, CodeRequestNotFound, "no such payment request", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeRequestNotFound, "no such payment request", nil)
 	}
 	payer, rej := b.ownWallet(p.PayerWalletID, p.PayerUserID)
 	if rej != nil {
 		return *rej
 	}
 	switch r.Status {
-	case RequestPaid:
-		return pipeline.Reject(http.StatusBadRequest, CodeRequestPaid, "the payment request is already paid", nil)
-	case RequestExpired:
-		return pipeline.Reject(http.StatusBadRequest, CodeRequestExpired, "the payment request has expired", nil)
+	case schemas.RequestStatusPaid:
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeRequestPaid, "the payment request is already paid", nil)
+	case schemas.RequestStatusExpired:
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeRequestExpired, "the payment request has expired", nil)
 	}
-	if reason := ExpiryReason(r.Views, r.MaxViews, r.ExpiresAt, b.now); reason != "" {
-		o := pipeline.Reject(http.StatusBadRequest, CodeRequestExpired, "the payment request has expired", nil)
+	if reason := schemas.RequestExpiryReason(r.Views, r.MaxViews, r.ExpiresAt, b.now); reason != "" {
+		o := pipeline.Reject(http.StatusBadRequest, schemas.CodeRequestExpired, "the payment request has expired", nil)
 		b.expireRequest(&o, r, reason)
 		return o
 	}
 	if payer.ID == r.WalletID {
-		return pipeline.Reject(http.StatusBadRequest, CodeCannotPayOwnRequest, "the payer wallet is the receiving wallet", nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeCannotPayOwnRequest, "the payer wallet is the receiving wallet", nil)
 	}
 	to := b.wallets[r.WalletID]
 	if to == nil {
-		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "the receiving wallet does not exist", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "the receiving wallet does not exist", nil)
 	}
 	if payer.Currency != r.Currency {
-		return pipeline.Reject(http.StatusUnprocessableEntity, CodeCurrencyMismatch,
+		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeCurrencyMismatch,
 			"the request is in "+r.Currency+"; pay it from a "+r.Currency+" wallet", nil)
 	}
 	if to.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the receiving wallet is "+to.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the receiving wallet is "+to.Status, nil)
 	}
-	fee := Fee(r.Amount)
+	fee := schemas.TransferFee(r.Amount)
 	lim := b.limitsOf(payer.UserID)
 	if !b.h.caps.CapCheck(lim.KYCApproved, r.Amount, lim.MonthOut, true) {
 		return kycRejection()
 	}
 	if payer.Balance < r.Amount+fee {
-		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance,
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance,
 			"the balance does not cover the amount plus the 0.1% fee",
 			map[string]any{"required": r.Amount + fee, "feeKzt": fee, "balance": payer.Balance})
 	}
@@ -243,7 +191,7 @@ func (b *batch) requestPay(p *schemas.FiatRequestPay) pipeline.Outcome {
 
 	txID := schemas.NewID()
 	at := b.now
-	r.Status, r.PaidAt, r.PayerWallet, r.PayerUser, r.TransactionID = RequestPaid, &at, payer.ID, payer.UserID, txID
+	r.Status, r.PaidAt, r.PayerWallet, r.PayerUser, r.TransactionID = schemas.RequestStatusPaid, &at, payer.ID, payer.UserID, txID
 	b.reqDirty[r.ID] = true
 	memo := r.Description
 	if memo == "" {
@@ -255,7 +203,7 @@ func (b *batch) requestPay(p *schemas.FiatRequestPay) pipeline.Outcome {
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: payer.UserID, Action: "request.pay", Subject: txID,
 		Amount: r.Amount, Currency: r.Currency, Detail: fmt.Sprintf("request %s %s -> %s fee %d", r.ID, payer.ID, to.ID, fee),
 		CreatedAt: b.now})
-	o := pipeline.JSON(http.StatusOK, RequestPayResult{RequestID: r.ID, Token: r.Token, Status: RequestPaid,
+	o := pipeline.JSON(http.StatusOK, schemas.FiatRequestPayResult{RequestID: r.ID, Token: r.Token, Status: schemas.RequestStatusPaid,
 		TransactionID: txID, Amount: r.Amount, FeeKzt: fee, Currency: r.Currency, PayerWalletID: payer.ID,
 		PayerBalance: payer.Balance, PaidAt: b.now})
 	b.emit(&o, topics.EventsFiat, schemas.TypeRequestPaid, to.ID, to.UserID, schemas.RequestPaid{
@@ -273,13 +221,7 @@ func (b *batch) requestPay(p *schemas.FiatRequestPay) pipeline.Outcome {
 // request.expired with the outcome.
 func (b *batch) expireRequest(o *pipeline.Outcome, r *store.PaymentRequest, reason string) {
 	at := b.now
-	r.Status, r.ExpiredAt, r.ExpiredReason = RequestExpired, &at, reason
+	r.Status, r.ExpiredAt, r.ExpiredReason = schemas.RequestStatusExpired, &at, reason
 	b.reqDirty[r.ID] = true
-	b.emit(o, topics.EventsFiat, schemas.TypeRequestExpired, r.WalletID, r.UserID, RequestExpiredEvent(*r))
-}
-
-// RequestExpiredEvent is the request.expired data of an expired request.
-func RequestExpiredEvent(r store.PaymentRequest) schemas.RequestExpired {
-	return schemas.RequestExpired{RequestID: r.ID, Token: r.Token, WalletID: r.WalletID, Amount: r.Amount,
-		Currency: r.Currency, Reason: r.ExpiredReason, Views: r.Views, MaxViews: r.MaxViews, ExpiresAt: r.ExpiresAt.UTC()}
+	b.emit(o, topics.EventsFiat, schemas.TypeRequestExpired, r.WalletID, r.UserID, store.RequestExpiredEvent(*r))
 }

@@ -98,9 +98,9 @@ func TestApplyCommerceBatch(t *testing.T) {
 		status int
 		code   string
 	}{
-		{201, ""}, {200, ""}, {403, cfiat.CodeAuthorizationExceeds}, {201, ""},
-		{400, cfiat.CodeCannotPayOwnRequest}, {200, ""}, {400, cfiat.CodeRequestPaid}, {400, cfiat.CodeRequestExpired},
-		{404, cfiat.CodeRequestNotFound},
+		{201, ""}, {200, ""}, {403, schemas.CodeAuthorizationExceeds}, {201, ""},
+		{400, schemas.CodeCannotPayOwnRequest}, {200, ""}, {400, schemas.CodeRequestPaid}, {400, schemas.CodeRequestExpired},
+		{404, schemas.CodeRequestNotFound},
 	}
 	for i, w := range want {
 		var body struct {
@@ -111,7 +111,7 @@ func TestApplyCommerceBatch(t *testing.T) {
 			t.Errorf("command %d: %d %s, want %d %s", i, outs[i].Status, outs[i].Body, w.status, w.code)
 		}
 	}
-	var first, replay cfiat.ChargeResult
+	var first, replay schemas.FiatChargeResult
 	_ = json.Unmarshal(outs[0].Body, &first)
 	_ = json.Unmarshal(outs[1].Body, &replay)
 	if !replay.Idempotent || replay.ChargeID != first.ChargeID || first.Fee != 4 || first.NetAmount != 3_996 {

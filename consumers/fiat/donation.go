@@ -13,9 +13,6 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// CodeCampaignNotActive answers a donation to a campaign that has ended.
-const CodeCampaignNotActive = "campaign_not_active"
-
 // weightCharityDonor is the donor's reputation per donation (spec: Events).
 const weightCharityDonor = 4
 
@@ -48,25 +45,25 @@ type pendingDonation struct {
 // balance) record nothing.
 func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 	if err := d.Validate(); err != nil {
-		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "the donation could not be read", nil)
+		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "the donation could not be read", nil)
 	}
 	w, rej := b.ownWallet(d.WalletID, d.DonorUserID)
 	if rej != nil {
 		return *rej
 	}
 	if w.Currency != "KZT" {
-		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid",
+		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid",
 			map[string]any{"fields": map[string]string{"walletId": "must be a KZT wallet"}})
 	}
 	if d.EndsAt != nil && !b.now.Before(*d.EndsAt) {
-		return pipeline.Reject(http.StatusConflict, CodeCampaignNotActive, "the campaign has ended", nil)
+		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "the campaign has ended", nil)
 	}
 	lim := b.limitsOf(d.DonorUserID)
 	if !b.h.caps.CapCheck(lim.KYCApproved, d.AmountKzt, lim.MonthOut, true) {
 		return kycRejection()
 	}
 	if w.Balance < d.AmountKzt {
-		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the balance does not cover the amount",
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance, "the balance does not cover the amount",
 			map[string]any{"required": d.AmountKzt, "balance": w.Balance})
 	}
 	if !b.donations.active {

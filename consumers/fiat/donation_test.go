@@ -119,10 +119,10 @@ func TestApplyDonations(t *testing.T) {
 		total  int64
 		goal   bool
 	}{
-		{201, "", 6_000, false}, {201, "", 10_000, true}, {400, cfiat.CodeInsufficientBalance, 0, false},
-		{404, cfiat.CodeWalletNotFound, 0, false}, {400, cfiat.CodeWalletInactive, 0, false},
-		{422, "validation_failed", 0, false}, {409, cfiat.CodeCampaignNotActive, 0, false}, {201, "", 11_000, false},
-		{403, cfiat.CodeKYCRequired, 0, false},
+		{201, "", 6_000, false}, {201, "", 10_000, true}, {400, schemas.CodeInsufficientBalance, 0, false},
+		{404, schemas.CodeWalletNotFound, 0, false}, {400, schemas.CodeWalletInactive, 0, false},
+		{422, "validation_failed", 0, false}, {409, schemas.CodeCampaignNotActive, 0, false}, {201, "", 11_000, false},
+		{403, schemas.CodeKYCRequired, 0, false},
 	}
 	for i, w := range want {
 		var body struct {

@@ -67,7 +67,7 @@ func (e *Expirer) Once(ctx context.Context) (int, error) {
 	for {
 		now := e.now().UTC().Truncate(time.Microsecond)
 		n, err := e.store.ExpireDue(ctx, now, expireBatch, func(r store.PaymentRequest) (spipeline.OutboxRow, error) {
-			env, err := schemas.New(schemas.TypeRequestExpired, r.WalletID, r.UserID, RequestExpiredEvent(r), now)
+			env, err := schemas.New(schemas.TypeRequestExpired, r.WalletID, r.UserID, store.RequestExpiredEvent(r), now)
 			if err != nil {
 				return spipeline.OutboxRow{}, err
 			}

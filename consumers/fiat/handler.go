@@ -23,19 +23,6 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// Error codes of the fiat module (spec: Errors; decisions.md, Fiat).
-const (
-	CodeWalletNotFound      = "wallet_not_found"
-	CodeWalletInactive      = "wallet_inactive"
-	CodeInsufficientBalance = "insufficient_balance"
-	CodeKYCRequired         = "kyc_required"
-	CodeDepositNotFound     = "deposit_not_found"
-	CodeAmountMismatch      = "amount_mismatch"
-	CodePayoutNotFound      = "payout_not_found"
-	CodeInvalidState        = "invalid_state"
-	CodeCurrencyMismatch    = "currency_mismatch"
-)
-
 // Reputation weights of the spec's table.
 const (
 	weightWalletActive  = 1
@@ -45,7 +32,7 @@ const (
 
 // Handler applies fiat commands.
 type Handler struct {
-	caps Caps
+	caps schemas.FiatCaps
 	now  func() time.Time
 	log  *slog.Logger
 }
@@ -53,7 +40,7 @@ type Handler struct {
 var _ pipeline.Handler = (*Handler)(nil)
 
 // NewHandler builds the handler.
-func NewHandler(caps Caps, now func() time.Time, log *slog.Logger) (*Handler, error) {
+func NewHandler(caps schemas.FiatCaps, now func() time.Time, log *slog.Logger) (*Handler, error) {
 	if now == nil || log == nil {
 		return nil, errors.New("fiat handler: nil dependency")
 	}
@@ -63,56 +50,6 @@ func NewHandler(caps Caps, now func() time.Time, log *slog.Logger) (*Handler, er
 	return &Handler{caps: caps, now: now, log: log.With("component", "fiat-applier")}, nil
 }
 
-// TransferResult is the 200 body of a transfer.
-type TransferResult struct {
-	TransactionID  string    `json:"transactionId"`
-	FeeKzt         int64     `json:"feeKzt"`
-	FromBalanceKzt int64     `json:"fromBalanceKzt"`
-	ToBalanceKzt   int64     `json:"toBalanceKzt"`
-	CreatedAt      time.Time `json:"createdAt"`
-}
-
-// DepositResult is the 201 body of a new deposit session.
-type DepositResult struct {
-	DepositID string `json:"depositId"`
-	SessionID string `json:"sessionId"`
-	URL       string `json:"url"`
-	Status    string `json:"status"`
-	WalletID  string `json:"walletId"`
-	Amount    int64  `json:"amount"`
-	Currency  string `json:"currency"`
-}
-
-// CreditResult is the 200 body of a processed deposit webhook.
-type CreditResult struct {
-	Received      bool   `json:"received"`
-	Idempotent    bool   `json:"idempotent"`
-	DepositID     string `json:"depositId"`
-	TransactionID string `json:"transactionId"`
-	LedgerEntryID string `json:"ledgerEntryId"`
-	Status        string `json:"status"`
-}
-
-// WithdrawResult is the 201 body of a withdrawal.
-type WithdrawResult struct {
-	WithdrawalID  string    `json:"withdrawalId"`
-	TransactionID string    `json:"transactionId"`
-	Balance       int64     `json:"balance"`
-	Status        string    `json:"status"`
-	CreatedAt     time.Time `json:"createdAt"`
-}
-
-// PayoutResult is the body of a payout request or decision.
-type PayoutResult struct {
-	ID        string    `json:"id"`
-	Status    string    `json:"status"`
-	WalletID  string    `json:"walletId"`
-	Amount    int64     `json:"amount"`
-	Currency  string    `json:"currency"`
-	Balance   int64     `json:"balance"`
-	CreatedAt time.Time `json:"createdAt"`
-}
-
 // batch is the in-memory state of one batch.
 type batch struct {
 	h       *Handler
@@ -120,7 +57,7 @@ type batch struct {
 	month   string
 	wallets map[string]*store.Wallet
 	dirty   map[string]bool
-	// fees are the fee credits of the batch by fee wallet id. Fee wallets
+	// fees are the fee credits of the batch by fee wallet id. schemas.TransferFee wallets
 	// are only ever credited, so they are not locked with the others: one
 	// additive update at the end of the batch holds their row lock only
 	// until the commit, and concurrent appliers do not queue behind it.
@@ -265,7 +202,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		}
 	}
 
-	b := &batch{h: h, now: now, month: MonthKey(now), dirty: map[string]bool{}, limDirty: map[string]bool{}, fees: map[string]int64{}}
+	b := &batch{h: h, now: now, month: schemas.MonthKey(now), dirty: map[string]bool{}, limDirty: map[string]bool{}, fees: map[string]int64{}}
 	var err error
 	if b.wallets, err = store.LockWallets(ctx, tx, walletIDs.list()); err != nil {
 		return nil, err
@@ -279,7 +216,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 	if b.payouts, err = store.LockPayouts(ctx, tx, payoutIDs.list()); err != nil {
 		return nil, err
 	}
-	if b.depToday, err = store.DepositedSince(ctx, tx, depUsers.list(), DayStart(now)); err != nil {
+	if b.depToday, err = store.DepositedSince(ctx, tx, depUsers.list(), schemas.DayStart(now)); err != nil {
 		return nil, err
 	}
 	if err := b.loadCommerce(ctx, tx, requestIDs.list(), authIDs.list(), chargeKeys); err != nil {
@@ -295,7 +232,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		switch {
 		case d.bad != nil:
 			h.log.Warn("unreadable fiat command", "id", c.Env.ID, "type", c.Env.Type, "err", d.bad)
-			out[i] = pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "the command could not be read", nil)
+			out[i] = pipeline.Unreadable(d.bad.Error())
 		case d.transfer != nil:
 			out[i] = b.transfer(c.Env, d.transfer)
 		case d.depCreat != nil:
@@ -374,11 +311,11 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 func (b *batch) ownWallet(id, userID string) (*store.Wallet, *pipeline.Outcome) {
 	w := b.wallets[id]
 	if w == nil || w.Kind != store.KindUser || w.UserID != userID {
-		o := pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+		o := pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
 		return nil, &o
 	}
 	if w.Status != store.StatusActive {
-		o := pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the wallet is "+w.Status, nil)
+		o := pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the wallet is "+w.Status, nil)
 		return nil, &o
 	}
 	return w, nil
@@ -409,7 +346,7 @@ func (b *batch) creditFee(currency string, fee int64) {
 }
 
 func kycRejection() pipeline.Outcome {
-	return pipeline.Reject(http.StatusForbidden, CodeKYCRequired,
+	return pipeline.Reject(http.StatusForbidden, schemas.CodeKYCRequired,
 		"this exceeds the limits for accounts without KYC; submit KYC at /api/fiat/kyc/submit", nil)
 }
 
@@ -448,27 +385,27 @@ func (b *batch) transfer(env schemas.Envelope, t *schemas.FiatTransfer) pipeline
 	}
 	to := b.wallets[t.ToWalletID]
 	if to == nil || to.Kind != store.KindUser || to.UserID != t.ToUserID {
-		return failed(pipeline.Reject(http.StatusNotFound, "recipient_not_found", "the recipient has no wallet", nil), "recipient_not_found")
+		return failed(pipeline.Reject(http.StatusNotFound, schemas.CodeRecipientNotFound, "the recipient has no wallet", nil), schemas.CodeRecipientNotFound)
 	}
 	if to.ID == from.ID || to.UserID == from.UserID {
-		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid",
+		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid",
 			map[string]any{"fields": map[string]string{"toEmail": "must not be your own account"}})
 	}
 	if to.Currency != from.Currency {
-		return failed(pipeline.Reject(http.StatusUnprocessableEntity, CodeCurrencyMismatch, "the wallets hold different currencies", nil), CodeCurrencyMismatch)
+		return failed(pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeCurrencyMismatch, "the wallets hold different currencies", nil), schemas.CodeCurrencyMismatch)
 	}
 	if to.Status != store.StatusActive {
-		return failed(pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the recipient wallet is "+to.Status, nil), CodeWalletInactive)
+		return failed(pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the recipient wallet is "+to.Status, nil), schemas.CodeWalletInactive)
 	}
-	fee := Fee(t.Amount)
+	fee := schemas.TransferFee(t.Amount)
 	lim := b.limitsOf(t.FromUserID)
 	if !b.h.caps.CapCheck(lim.KYCApproved, t.Amount, lim.MonthOut, true) {
-		return failed(kycRejection(), CodeKYCRequired)
+		return failed(kycRejection(), schemas.CodeKYCRequired)
 	}
 	if from.Balance < t.Amount+fee {
-		return failed(pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance,
+		return failed(pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance,
 			"the balance does not cover the amount plus the 0.1% fee",
-			map[string]any{"required": t.Amount + fee, "feeKzt": fee, "balance": from.Balance}), CodeInsufficientBalance)
+			map[string]any{"required": t.Amount + fee, "feeKzt": fee, "balance": from.Balance}), schemas.CodeInsufficientBalance)
 	}
 	b.move(from, -(t.Amount + fee))
 	b.move(to, t.Amount)
@@ -483,7 +420,7 @@ func (b *batch) transfer(env schemas.Envelope, t *schemas.FiatTransfer) pipeline
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: from.UserID, Action: "transfer", Subject: txID,
 		Amount: t.Amount, Currency: from.Currency, Detail: fmt.Sprintf("%s -> %s fee %d", from.ID, to.ID, fee), CreatedAt: b.now})
 
-	o := pipeline.JSON(http.StatusOK, TransferResult{TransactionID: txID, FeeKzt: fee,
+	o := pipeline.JSON(http.StatusOK, schemas.FiatTransferResult{TransactionID: txID, FeeKzt: fee,
 		FromBalanceKzt: from.Balance, ToBalanceKzt: to.Balance, CreatedAt: b.now})
 	b.emit(&o, topics.EventsFiat, schemas.TypeTransferCompleted, from.ID, from.UserID, schemas.TransferCompleted{
 		TxID: txID, FromWallet: from.ID, ToWallet: to.ID, AmountKzt: t.Amount, FeeKzt: fee, Description: t.Memo,
@@ -503,34 +440,34 @@ func (b *batch) depositCreate(d *schemas.FiatDepositCreate) pipeline.Outcome {
 	}
 	lim := b.limitsOf(d.UserID)
 	if !b.h.caps.DepositAllowed(lim.KYCApproved, d.Amount, b.depToday[d.UserID]) {
-		return pipeline.Reject(http.StatusForbidden, CodeKYCRequired,
+		return pipeline.Reject(http.StatusForbidden, schemas.CodeKYCRequired,
 			"this exceeds the daily deposit limit for accounts without KYC; submit KYC at /api/fiat/kyc/submit", nil)
 	}
 	b.depToday[d.UserID] += d.Amount
 	b.newDeposits = append(b.newDeposits, store.Deposit{ID: d.DepositID, UserID: d.UserID, WalletID: w.ID,
 		Amount: d.Amount, Currency: w.Currency, SessionID: d.SessionID, URL: d.URL, Status: "pending", CreatedAt: b.now})
-	return pipeline.JSON(http.StatusCreated, DepositResult{DepositID: d.DepositID, SessionID: d.SessionID, URL: d.URL,
+	return pipeline.JSON(http.StatusCreated, schemas.FiatDepositResult{DepositID: d.DepositID, SessionID: d.SessionID, URL: d.URL,
 		Status: "pending", WalletID: w.ID, Amount: d.Amount, Currency: w.Currency})
 }
 
 func (b *batch) depositCredit(c *schemas.FiatDepositCredit) pipeline.Outcome {
 	d := b.deposits[c.DepositID]
 	if d == nil || d.WalletID != c.WalletID {
-		return pipeline.Reject(http.StatusNotFound, CodeDepositNotFound, "no such deposit", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit", nil)
 	}
 	if d.Status != "pending" {
 		// Exactly once per deposit: another event already credited it, or
 		// it awaits (or had) an admin's review.
-		return pipeline.JSON(http.StatusOK, CreditResult{Received: true, Idempotent: true, DepositID: d.ID,
+		return pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, Idempotent: true, DepositID: d.ID,
 			TransactionID: d.TransactionID, LedgerEntryID: d.LedgerEntryID, Status: d.Status})
 	}
 	if c.Amount != d.Amount || c.Currency != d.Currency {
-		return pipeline.Reject(http.StatusBadRequest, CodeAmountMismatch,
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeAmountMismatch,
 			"the paid amount or currency does not match the deposit", map[string]any{"expected": d.Amount, "currency": d.Currency})
 	}
 	w := b.wallets[d.WalletID]
 	if w == nil {
-		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
 	}
 	d.EventID = c.EventID
 	if w.Status != store.StatusActive {
@@ -542,7 +479,7 @@ func (b *batch) depositCredit(c *schemas.FiatDepositCredit) pipeline.Outcome {
 		b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "processor", Action: "deposit.needs_review",
 			Subject: d.ID, Amount: d.Amount, Currency: d.Currency,
 			Detail: "paid deposit " + d.ID + " event " + c.EventID + ": wallet " + w.Status, CreatedAt: b.now})
-		o := pipeline.JSON(http.StatusOK, CreditResult{Received: true, DepositID: d.ID, Status: d.Status})
+		o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, Status: d.Status})
 		b.emit(&o, topics.EventsFiat, schemas.TypeDepositNeedsReview, w.ID, w.UserID, schemas.DepositReviewEvent{
 			DepositID: d.ID, WalletID: w.ID, EventID: c.EventID, Amount: d.Amount, Currency: d.Currency,
 			Reason: "wallet " + w.Status})
@@ -563,7 +500,7 @@ func (b *batch) creditDeposit(d *store.Deposit, w *store.Wallet, actor string) p
 		Amount: d.Amount, Currency: w.Currency, Memo: "card top-up", RefID: d.ID, CreatedAt: b.now})
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: actor, Action: "deposit", Subject: txID,
 		Amount: d.Amount, Currency: w.Currency, Detail: "deposit " + d.ID + " event " + d.EventID, CreatedAt: b.now})
-	o := pipeline.JSON(http.StatusOK, CreditResult{Received: true, DepositID: d.ID, TransactionID: txID,
+	o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, TransactionID: txID,
 		LedgerEntryID: ledgerID, Status: d.Status})
 	b.emit(&o, topics.EventsFiat, schemas.TypeDepositCompleted, w.ID, w.UserID, schemas.DepositCompleted{
 		DepositID: d.ID, WalletID: w.ID, TransactionID: txID, Amount: d.Amount, Currency: w.Currency})
@@ -580,19 +517,19 @@ func (b *batch) creditDeposit(d *store.Deposit, w *store.Wallet, actor string) p
 func (b *batch) depositReview(r *schemas.FiatDepositReview) pipeline.Outcome {
 	d := b.deposits[r.DepositID]
 	if d == nil || d.WalletID != r.WalletID {
-		return pipeline.Reject(http.StatusNotFound, CodeDepositNotFound, "no such deposit", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit", nil)
 	}
 	if d.Status != schemas.DepositNeedsReview {
-		return pipeline.Reject(http.StatusConflict, "invalid_state", "the deposit is "+d.Status+", not needs_review", nil)
+		return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState, "the deposit is "+d.Status+", not needs_review", nil)
 	}
 	w := b.wallets[d.WalletID]
 	if w == nil {
-		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
 	}
 	switch r.Action {
 	case schemas.ReviewCredit:
 		if w.Status != store.StatusActive {
-			return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the wallet is "+w.Status+"; unfreeze it first", nil)
+			return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the wallet is "+w.Status+"; unfreeze it first", nil)
 		}
 		return b.creditDeposit(d, w, "admin:"+r.AdminUserID)
 	case schemas.ReviewRefund:
@@ -602,12 +539,12 @@ func (b *batch) depositReview(r *schemas.FiatDepositReview) pipeline.Outcome {
 		b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "admin:" + r.AdminUserID,
 			Action: "deposit.refund", Subject: d.ID, Amount: d.Amount, Currency: d.Currency,
 			Detail: "refunded to the processor: " + r.Reason, CreatedAt: b.now})
-		o := pipeline.JSON(http.StatusOK, CreditResult{Received: true, DepositID: d.ID, Status: d.Status})
+		o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, Status: d.Status})
 		b.emit(&o, topics.EventsFiat, schemas.TypeDepositRefunded, w.ID, w.UserID, schemas.DepositReviewEvent{
 			DepositID: d.ID, WalletID: w.ID, EventID: d.EventID, Amount: d.Amount, Currency: d.Currency, Reason: r.Reason})
 		return o
 	}
-	return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "unknown review action", nil)
+	return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "unknown review action", nil)
 }
 
 // debitOwn takes amount out of the user's own active wallet for a payment
@@ -624,7 +561,7 @@ func (b *batch) debitOwn(walletID, userID string, amount int64) (*store.Wallet, 
 		return nil, &o
 	}
 	if w.Balance < amount {
-		o := pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "the balance does not cover the amount",
+		o := pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance, "the balance does not cover the amount",
 			map[string]any{"required": amount, "balance": w.Balance})
 		return nil, &o
 	}
@@ -644,7 +581,7 @@ func (b *batch) withdraw(wd *schemas.FiatWithdraw) pipeline.Outcome {
 		Amount: wd.Amount, Currency: w.Currency, Memo: wd.Destination, RefID: wdID, CreatedAt: b.now})
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "withdrawal", Subject: txID,
 		Amount: wd.Amount, Currency: w.Currency, Detail: "to " + wd.Destination, CreatedAt: b.now})
-	o := pipeline.JSON(http.StatusCreated, WithdrawResult{WithdrawalID: wdID, TransactionID: txID, Balance: w.Balance,
+	o := pipeline.JSON(http.StatusCreated, schemas.FiatWithdrawResult{WithdrawalID: wdID, TransactionID: txID, Balance: w.Balance,
 		Status: "completed", CreatedAt: b.now})
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindWithdrawal, SourceID: txID, ActorUserID: w.UserID,
 		AmountCents: ptr(wd.Amount), Currency: w.Currency, Meta: map[string]any{"wallet": w.ID, "withdrawalId": wdID}})
@@ -664,21 +601,21 @@ func (b *batch) payoutRequest(p *schemas.FiatPayoutRequest) pipeline.Outcome {
 		Currency: w.Currency, BankAccount: p.BankAccount, Status: "pending_review", TransactionID: txID, CreatedAt: b.now})
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "payout.hold", Subject: p.PayoutID,
 		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccountHint, CreatedAt: b.now})
-	return pipeline.JSON(http.StatusCreated, PayoutResult{ID: p.PayoutID, Status: "pending_review", WalletID: w.ID,
+	return pipeline.JSON(http.StatusCreated, schemas.FiatPayoutResult{ID: p.PayoutID, Status: "pending_review", WalletID: w.ID,
 		Amount: p.Amount, Currency: w.Currency, Balance: w.Balance, CreatedAt: b.now})
 }
 
 func (b *batch) payoutDecide(d *schemas.FiatPayoutDecide) pipeline.Outcome {
 	p := b.payouts[d.PayoutID]
 	if p == nil || p.WalletID != d.WalletID {
-		return pipeline.Reject(http.StatusNotFound, CodePayoutNotFound, "no such payout", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodePayoutNotFound, "no such payout", nil)
 	}
 	if p.Status != "pending_review" {
-		return pipeline.Reject(http.StatusConflict, CodeInvalidState, "the payout is "+p.Status, nil)
+		return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState, "the payout is "+p.Status, nil)
 	}
 	w := b.wallets[p.WalletID]
 	if w == nil {
-		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "no such wallet", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
 	}
 	at := b.now
 	p.DecidedAt = &at
@@ -696,6 +633,6 @@ func (b *batch) payoutDecide(d *schemas.FiatPayoutDecide) pipeline.Outcome {
 	b.decided = append(b.decided, p)
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: d.AdminID, Action: action, Subject: p.ID,
 		Amount: p.Amount, Currency: p.Currency, Detail: "wallet " + w.ID, CreatedAt: b.now})
-	return pipeline.JSON(http.StatusOK, PayoutResult{ID: p.ID, Status: p.Status, WalletID: w.ID, Amount: p.Amount,
+	return pipeline.JSON(http.StatusOK, schemas.FiatPayoutResult{ID: p.ID, Status: p.Status, WalletID: w.ID, Amount: p.Amount,
 		Currency: p.Currency, Balance: w.Balance, CreatedAt: p.CreatedAt})
 }

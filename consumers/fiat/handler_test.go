@@ -29,7 +29,7 @@ import (
 
 var (
 	quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-	caps  = cfiat.Caps{PerTransfer: 10_000_000, DailyDeposit: 50_000_000, Monthly: 100_000_000}
+	caps  = schemas.FiatCaps{PerTransfer: 10_000_000, DailyDeposit: 50_000_000, Monthly: 100_000_000}
 )
 
 // fund creates a KZT wallet for user with balance (test setup writes the
@@ -105,8 +105,8 @@ func TestApplyBatch(t *testing.T) {
 		status int
 		code   string
 	}{
-		{200, ""}, {200, ""}, {400, cfiat.CodeInsufficientBalance}, {400, cfiat.CodeWalletInactive},
-		{404, cfiat.CodeWalletNotFound}, {200, ""}, {400, cfiat.CodeInsufficientBalance}, {400, cfiat.CodeInsufficientBalance},
+		{200, ""}, {200, ""}, {400, schemas.CodeInsufficientBalance}, {400, schemas.CodeWalletInactive},
+		{404, schemas.CodeWalletNotFound}, {200, ""}, {400, schemas.CodeInsufficientBalance}, {400, schemas.CodeInsufficientBalance},
 	}
 	for i, w := range want {
 		var body struct {
@@ -117,7 +117,7 @@ func TestApplyBatch(t *testing.T) {
 			t.Errorf("command %d: %d %s, want %d %s", i, outs[i].Status, outs[i].Body, w.status, w.code)
 		}
 	}
-	var first cfiat.TransferResult
+	var first schemas.FiatTransferResult
 	if err := json.Unmarshal(outs[0].Body, &first); err != nil || first.FeeKzt != 5 || first.FromBalanceKzt != 4_995 || first.ToBalanceKzt != 5_000 {
 		t.Fatalf("first result = %s", outs[0].Body)
 	}
@@ -345,7 +345,7 @@ func TestApplyCaps(t *testing.T) {
 	ctx := context.Background()
 	a := fund(t, pool, "ca", 10_000)
 	b := fund(t, pool, "cb", 0)
-	small := cfiat.Caps{PerTransfer: 100, DailyDeposit: 300, Monthly: 150}
+	small := schemas.FiatCaps{PerTransfer: 100, DailyDeposit: 300, Monthly: 150}
 	h, err := cfiat.NewHandler(small, time.Now, quiet)
 	if err != nil {
 		t.Fatal(err)

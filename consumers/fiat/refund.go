@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,47 +12,6 @@ import (
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/topics"
 )
-
-// Error codes of the refunds.
-const (
-	CodeChargeNotFound      = "charge_not_found"
-	CodeRefundExceedsCharge = "refund_exceeds_charge"
-	CodeRequestNotPaid      = "request_not_paid"
-	// RefundSucceeded is the status of a settled refund.
-	RefundSucceeded = "succeeded"
-)
-
-// RefundResult is the body of a refund: 201 when it settles, and the body
-// of each item of the refund lists. RefundedTotal and Refundable (what of
-// the charge or request remains refundable) are the snapshot right after
-// the refund and appear only in its creation answer.
-type RefundResult struct {
-	ID            string    `json:"id"`
-	ChargeID      string    `json:"chargeId,omitempty"`
-	RequestToken  string    `json:"requestToken,omitempty"`
-	Amount        int64     `json:"amount"`
-	Currency      string    `json:"currency"`
-	Status        string    `json:"status"`
-	Reason        string    `json:"reason"`
-	TransactionID string    `json:"transactionId"`
-	FromWalletID  string    `json:"fromWalletId"`
-	WalletID      string    `json:"walletId"`
-	RefundedTotal *int64    `json:"refundedTotal,omitempty"`
-	Refundable    *int64    `json:"refundable,omitempty"`
-	CreatedAt     time.Time `json:"createdAt"`
-}
-
-// RefundResultOf is the body of a stored refund.
-func RefundResultOf(r store.Refund) RefundResult {
-	out := RefundResult{ID: r.ID, Amount: r.Amount, Currency: r.Currency, Status: r.Status, Reason: r.Reason,
-		TransactionID: r.TransactionID, FromWalletID: r.FromWallet, WalletID: r.ToWallet, CreatedAt: r.CreatedAt.UTC()}
-	if r.Source == schemas.RefundSourceCharge {
-		out.ChargeID = r.SourceID
-	} else {
-		out.RequestToken = r.RequestToken
-	}
-	return out
-}
 
 // refunds is the batch state of the refund commands: the locked charges and
 // the refunded totals of the charges and requests, changed in memory as
@@ -122,7 +80,7 @@ func (b *batch) flushRefunds(ctx context.Context, tx pgx.Tx) error {
 // returns to where it came from). Rejections record nothing.
 func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 	if err := r.Validate(); err != nil {
-		return pipeline.Reject(http.StatusUnprocessableEntity, "validation_failed", "the refund could not be read", nil)
+		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "the refund could not be read", nil)
 	}
 	var (
 		paid, refunded      int64
@@ -134,17 +92,17 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 	case schemas.RefundSourceCharge:
 		c := b.refunds.rfCharges[r.ChargeID]
 		if c == nil || c.MerchantUserID != r.RefunderUserID {
-			return pipeline.Reject(http.StatusNotFound, CodeChargeNotFound, "no such charge", nil)
+			return pipeline.Reject(http.StatusNotFound, schemas.CodeChargeNotFound, "no such charge", nil)
 		}
 		paid, refunded, fromID, toID, label = c.Amount, c.Refunded, c.MerchantWallet, c.CustomerWallet, "charge "+c.ID
 		record = func(v int64) { c.Refunded = v; b.refunds.rfChDirty[c.ID] = true }
 	default:
 		q := b.requests[r.RequestID]
 		if q == nil || q.UserID != r.RefunderUserID {
-			return pipeline.Reject(http.StatusNotFound, CodeRequestNotFound, "no such payment request", nil)
+			return pipeline.Reject(http.StatusNotFound, schemas.CodeRequestNotFound, "no such payment request", nil)
 		}
-		if q.Status != RequestPaid {
-			return pipeline.Reject(http.StatusConflict, CodeRequestNotPaid, "the payment request is "+q.Status+"; only a paid request can be refunded", nil)
+		if q.Status != schemas.RequestStatusPaid {
+			return pipeline.Reject(http.StatusConflict, schemas.CodeRequestNotPaid, "the payment request is "+q.Status+"; only a paid request can be refunded", nil)
 		}
 		paid, refunded, fromID, toID, label, token = q.Amount, b.refunds.rfRequests[q.ID], q.WalletID, q.PayerWallet, "request "+q.ID, q.Token
 		record = func(v int64) { b.refunds.rfRequests[q.ID] = v; b.refunds.rfReqDirty[q.ID] = true }
@@ -155,7 +113,7 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 		amount = remaining
 	}
 	if amount <= 0 || amount > remaining {
-		return pipeline.Reject(http.StatusConflict, CodeRefundExceedsCharge,
+		return pipeline.Reject(http.StatusConflict, schemas.CodeRefundExceedsCharge,
 			"the refund exceeds what remains refundable", map[string]any{"refundable": remaining, "refunded": refunded})
 	}
 	from, to := b.wallets[fromID], b.wallets[toID]
@@ -163,16 +121,16 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 		// The gateway names the wallets of the payment; a mismatch is a
 		// forged command and a permanent one: a final 404, never a 503
 		// that would be stored as the key's answer.
-		return pipeline.Reject(http.StatusNotFound, CodeWalletNotFound, "the wallets of the payment are not the ones named", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "the wallets of the payment are not the ones named", nil)
 	}
 	if from.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "your wallet is "+from.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "your wallet is "+from.Status, nil)
 	}
 	if to.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, CodeWalletInactive, "the paying wallet is "+to.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the paying wallet is "+to.Status, nil)
 	}
 	if from.Balance < amount {
-		return pipeline.Reject(http.StatusBadRequest, CodeInsufficientBalance, "your wallet balance does not cover the refund",
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance, "your wallet balance does not cover the refund",
 			map[string]any{"required": amount, "balance": from.Balance})
 	}
 	b.move(from, -amount)
@@ -187,7 +145,7 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 	}
 	row := store.Refund{ID: r.RefundID, Source: r.Source, SourceID: r.ChargeID + r.RequestID, RequestToken: token,
 		RefunderUserID: r.RefunderUserID, FromWallet: from.ID, ToWallet: to.ID, ToUser: to.UserID, Amount: amount,
-		Currency: from.Currency, Reason: r.Reason, Status: RefundSucceeded, TransactionID: txID, CreatedAt: b.now}
+		Currency: from.Currency, Reason: r.Reason, Status: schemas.RefundStatusSucceeded, TransactionID: txID, CreatedAt: b.now}
 	b.refunds.rfRows = append(b.refunds.rfRows, row)
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "refund", Status: "completed", FromWallet: from.ID, ToWallet: to.ID,
 		FromUser: from.UserID, ToUser: to.UserID, Amount: amount, Currency: from.Currency, Memo: memo, RefID: r.RefundID,
@@ -197,7 +155,7 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 		Detail:    fmt.Sprintf("refund %s of %s: %s -> %s, refunded %d of %d", r.RefundID, label, from.ID, to.ID, refunded, paid),
 		CreatedAt: b.now})
 
-	res := RefundResultOf(row)
+	res := store.RefundResultOf(row)
 	left := paid - refunded
 	res.RefundedTotal, res.Refundable = &refunded, &left
 	o := pipeline.JSON(http.StatusCreated, res)

@@ -101,10 +101,10 @@ func TestApplyRefunds(t *testing.T) {
 		status int
 		code   string
 	}{
-		{201, ""}, {404, cfiat.CodeChargeNotFound}, {409, cfiat.CodeRefundExceedsCharge}, {201, ""},
-		{400, cfiat.CodeInsufficientBalance}, {201, ""}, {409, cfiat.CodeRefundExceedsCharge},
-		{409, cfiat.CodeRequestNotPaid}, {404, cfiat.CodeRequestNotFound}, {201, ""},
-		{409, cfiat.CodeRefundExceedsCharge}, {404, cfiat.CodeRequestNotFound},
+		{201, ""}, {404, schemas.CodeChargeNotFound}, {409, schemas.CodeRefundExceedsCharge}, {201, ""},
+		{400, schemas.CodeInsufficientBalance}, {201, ""}, {409, schemas.CodeRefundExceedsCharge},
+		{409, schemas.CodeRequestNotPaid}, {404, schemas.CodeRequestNotFound}, {201, ""},
+		{409, schemas.CodeRefundExceedsCharge}, {404, schemas.CodeRequestNotFound},
 	}
 	for i, w := range want {
 		if outs[i].Status != w.status || errCode(outs[i]) != w.code {
@@ -131,13 +131,13 @@ func TestApplyRefunds(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs = applyBatch(t, f.pool, f.h, []pipeline.Command{f.chargeRefund(t, "merch", 0), f.chargeRefund(t, "merch", 0)})
-	var last cfiat.RefundResult
+	var last schemas.FiatRefundResult
 	if err := json.Unmarshal(outs[0].Body, &last); err != nil || outs[0].Status != 201 || last.Amount != 10 ||
 		last.ChargeID != f.chargeID || *last.RefundedTotal != 10_000 || *last.Refundable != 0 ||
 		last.Status != "succeeded" || last.WalletID != f.cust || last.FromWalletID != f.merch {
 		t.Fatalf("refund of the rest: %s %v", outs[0].Body, err)
 	}
-	if outs[1].Status != http.StatusConflict || errCode(outs[1]) != cfiat.CodeRefundExceedsCharge {
+	if outs[1].Status != http.StatusConflict || errCode(outs[1]) != schemas.CodeRefundExceedsCharge {
 		t.Fatalf("refund of a fully refunded charge: %d %s", outs[1].Status, outs[1].Body)
 	}
 	// The customer and the payer have their payments back; the fees of the

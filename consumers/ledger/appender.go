@@ -20,15 +20,6 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// Field limits of an appended entry.
-const (
-	MaxKind     = 64
-	MaxSourceID = 256
-	MaxActor    = 128
-	MaxCurrency = 8
-	MaxMeta     = 64 << 10
-)
-
 // Appender is the pipeline.Handler of the ledger-appender group.
 type Appender struct {
 	salt string
@@ -110,7 +101,7 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 		if id == "" {
 			id = schemas.NewID()
 		} else if takenIDs[id] {
-			outcomes[i] = pipeline.Reject(http.StatusConflict, "entry_exists",
+			outcomes[i] = pipeline.Reject(http.StatusConflict, schemas.CodeEntryExists,
 				"an entry with this id exists for another source", nil)
 			continue
 		}
@@ -162,11 +153,13 @@ func decode(env schemas.Envelope) (*schemas.LedgerAppend, []byte, *pipeline.Outc
 		return nil, nil, &o
 	}
 	if env.Type != schemas.TypeLedgerAppend {
-		return reject(http.StatusBadRequest, "unsupported_command", fmt.Sprintf("%s is not a ledger command", env.Type), nil)
+		o := pipeline.Unreadable(fmt.Sprintf("%s is not a ledger command", env.Type))
+		return nil, nil, &o
 	}
 	req, err := schemas.DataAs[schemas.LedgerAppend](env)
 	if err != nil {
-		return reject(http.StatusBadRequest, "invalid_json", "the command data is not a ledger append", nil)
+		o := pipeline.Unreadable("the command data is not a ledger append")
+		return nil, nil, &o
 	}
 	fields := map[string]string{}
 	check := func(ok bool, field, reason string) {
@@ -177,12 +170,12 @@ func decode(env schemas.Envelope) (*schemas.LedgerAppend, []byte, *pipeline.Outc
 		}
 	}
 	check(req.Kind != "", "kind", "is required")
-	check(utf8.RuneCountInString(req.Kind) <= MaxKind, "kind", fmt.Sprintf("must be at most %d characters", MaxKind))
+	check(utf8.RuneCountInString(req.Kind) <= schemas.LedgerMaxKind, "kind", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxKind))
 	check(req.SourceID != "", "sourceId", "is required")
-	check(utf8.RuneCountInString(req.SourceID) <= MaxSourceID, "sourceId", fmt.Sprintf("must be at most %d characters", MaxSourceID))
-	check(len(req.ActorUserID) <= MaxActor, "actorUserId", fmt.Sprintf("must be at most %d characters", MaxActor))
-	check(len(req.Currency) <= MaxCurrency, "currency", fmt.Sprintf("must be at most %d characters", MaxCurrency))
-	check(len(req.EntryID) <= MaxActor, "entryId", fmt.Sprintf("must be at most %d characters", MaxActor))
+	check(utf8.RuneCountInString(req.SourceID) <= schemas.LedgerMaxSourceID, "sourceId", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxSourceID))
+	check(len(req.ActorUserID) <= schemas.LedgerMaxActor, "actorUserId", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxActor))
+	check(len(req.Currency) <= schemas.LedgerMaxCurrency, "currency", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxCurrency))
+	check(len(req.EntryID) <= schemas.LedgerMaxActor, "entryId", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxActor))
 	for field, v := range map[string]string{"kind": req.Kind, "sourceId": req.SourceID, "actorUserId": req.ActorUserID,
 		"currency": req.Currency, "entryId": req.EntryID} {
 		check(!strings.ContainsRune(v, 0), field, "must not contain NUL characters")
@@ -191,10 +184,10 @@ func decode(env schemas.Envelope) (*schemas.LedgerAppend, []byte, *pipeline.Outc
 	if req.Meta != nil {
 		meta, err = ledger.Canonical(req.Meta)
 		check(err == nil, "meta", "must be a JSON object")
-		check(len(meta) <= MaxMeta, "meta", "must be at most 64 KiB")
+		check(len(meta) <= schemas.LedgerMaxMeta, "meta", "must be at most 64 KiB")
 	}
 	if len(fields) > 0 {
-		return reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid", fields)
+		return reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid", fields)
 	}
 	return &req, meta, nil
 }

@@ -126,7 +126,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		var err error
 		switch p := ps[i]; {
 		case p.bad != nil:
-			outcomes[i] = pipeline.Reject(http.StatusBadRequest, "invalid_command", p.bad.Error(), nil)
+			outcomes[i] = pipeline.Unreadable(p.bad.Error())
 		case p.issue != nil:
 			outcomes[i], err = b.issue(c.Env, *p.issue)
 		case p.revoke != nil:
@@ -227,7 +227,7 @@ func dedupe(ids []string) []string {
 
 func (b *batch) issue(cmd schemas.Envelope, d schemas.MaskIssue) (pipeline.Outcome, error) {
 	if _, exists := b.masks[d.MaskID]; exists {
-		return pipeline.Reject(http.StatusConflict, "mask_exists", "a mask with this id exists", nil), nil
+		return pipeline.Reject(http.StatusConflict, schemas.CodeMaskExists, "a mask with this id exists", nil), nil
 	}
 	pan, err := b.h.pan()
 	if err != nil {
@@ -251,7 +251,7 @@ func (b *batch) issue(cmd schemas.Envelope, d schemas.MaskIssue) (pipeline.Outco
 }
 
 func notFound() pipeline.Outcome {
-	return pipeline.Reject(http.StatusNotFound, "not_found", "mask not found", nil)
+	return pipeline.Reject(http.StatusNotFound, schemas.CodeNotFound, "mask not found", nil)
 }
 
 // owned returns the mask when it exists and belongs to userID.

@@ -9,6 +9,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 
 	"github.com/jackc/pgx/v5"
 
@@ -50,9 +51,18 @@ type Handler interface {
 func JSON(status int, v any) Outcome {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return Outcome{Status: 500, Body: schemas.ErrorJSON("internal", "could not encode the result", nil)}
+		return Outcome{Status: 500, Body: schemas.ErrorJSON(schemas.CodeInternal, "could not encode the result", nil)}
 	}
 	return Outcome{Status: status, Body: b}
+}
+
+// Unreadable is the one answer to a command a consumer cannot read (an
+// unknown type for its topic, data that does not decode, or data that fails
+// the command's Validate): 400 invalid_command with what was wrong. The
+// gateway validates every command before it publishes it, so no client
+// request meets it; a record from elsewhere does.
+func Unreadable(detail string) Outcome {
+	return Reject(http.StatusBadRequest, schemas.CodeInvalidCommand, "the command could not be read: "+detail, nil)
 }
 
 // Reject is a business rejection outcome with the spec's error shape.

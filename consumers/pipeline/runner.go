@@ -228,7 +228,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record) err
 			r.metrics.Applied.WithLabelValues(r.cfg.Group, "refused").Inc()
 			if env.ReplyTo != "" {
 				rep, err := replyRecord(env, schemas.Reply{CommandID: env.ID, Status: 422,
-					Body: schemas.ErrorJSON("validation_failed", "the command carries NUL characters or invalid UTF-8",
+					Body: schemas.ErrorJSON(schemas.CodeValidationFailed, "the command carries NUL characters or invalid UTF-8",
 						map[string]any{"fields": map[string]string{field: "must be valid UTF-8 text without NUL characters"}})})
 				if err != nil {
 					return err
@@ -429,7 +429,7 @@ func failedReply(c Command) []*kgo.Record {
 		return nil
 	}
 	rec, err := replyRecord(c.Env, schemas.Reply{CommandID: c.Env.ID, Status: 500,
-		Body: schemas.ErrorJSON("internal", "the command could not be applied; it was parked for an operator", nil)})
+		Body: schemas.ErrorJSON(schemas.CodeInternal, "the command could not be applied; it was parked for an operator", nil)})
 	if err != nil {
 		return nil
 	}

@@ -21,41 +21,6 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// Limits of a reputation event (decisions.md: weight within ±1000).
-const (
-	MaxWeight   = 1000
-	MaxKind     = 64
-	MaxModule   = 64
-	MaxSourceID = 256
-	MaxMeta     = 16 << 10
-)
-
-// RankOf returns the rank of a score.
-func RankOf(score int64) string {
-	switch {
-	case score >= 1000:
-		return schemas.RankTitan
-	case score >= 200:
-		return schemas.RankStrong
-	case score >= 50:
-		return schemas.RankSteady
-	case score >= 10:
-		return schemas.RankSprout
-	default:
-		return schemas.RankSeedling
-	}
-}
-
-// RankLevel orders ranks (seedling 0 … titan 4); -1 for an unknown name.
-func RankLevel(rank string) int {
-	for i, r := range schemas.Ranks() {
-		if r == rank {
-			return i
-		}
-	}
-	return -1
-}
-
 // Result is the answer to an applied event.
 type Result struct {
 	EventID       string `json:"eventId"`
@@ -135,7 +100,7 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		}
 		ev := p.ev
 		if !exists[ev.UserID] {
-			outcomes[i] = pipeline.Reject(http.StatusNotFound, "user_not_found", "no user with this id", nil)
+			outcomes[i] = pipeline.Reject(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id", nil)
 			continue
 		}
 		key := reputation.SourceKey{UserID: ev.UserID, Kind: ev.Kind, SourceID: ev.SourceID}
@@ -149,11 +114,11 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		}
 		sc, ok := scores[ev.UserID]
 		if !ok {
-			sc = reputation.Score{UserID: ev.UserID, Rank: RankOf(0)}
+			sc = reputation.Score{UserID: ev.UserID, Rank: schemas.RankOf(0)}
 		}
 		before, beforeRank := sc.Score, sc.Rank
 		sc.Score += ev.Weight
-		sc.Rank = RankOf(sc.Score)
+		sc.Rank = schemas.RankOf(sc.Score)
 		sc.EventCount++
 		sc.UpdatedAt = now
 		scores[ev.UserID] = sc
@@ -195,7 +160,7 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 func resultOf(e reputation.Event) Result {
 	return Result{EventID: e.ID, UserID: e.UserID, Weight: e.Weight, PreviousScore: e.ScoreAfter - e.Weight,
 		NewScore: e.ScoreAfter, PreviousRank: e.RankBefore, NewRank: e.RankAfter,
-		Promoted: RankLevel(e.RankAfter) > RankLevel(e.RankBefore)}
+		Promoted: schemas.RankLevel(e.RankAfter) > schemas.RankLevel(e.RankBefore)}
 }
 
 func emissions(e reputation.Event, before int64, promoted bool, now time.Time) ([]pipeline.Emission, error) {
@@ -229,11 +194,13 @@ func decode(env schemas.Envelope) (*cmd, *pipeline.Outcome) {
 		return nil, &o
 	}
 	if env.Type != schemas.TypeReputationEvent {
-		return reject(http.StatusBadRequest, "unsupported_command", fmt.Sprintf("%s is not a reputation command", env.Type), nil)
+		o := pipeline.Unreadable(fmt.Sprintf("%s is not a reputation command", env.Type))
+		return nil, &o
 	}
 	ev, err := schemas.DataAs[schemas.ReputationEvent](env)
 	if err != nil {
-		return reject(http.StatusBadRequest, "invalid_json", "the command data is not a reputation event", nil)
+		o := pipeline.Unreadable("the command data is not a reputation event")
+		return nil, &o
 	}
 	fields := map[string]string{}
 	check := func(ok bool, field, reason string) {
@@ -244,21 +211,21 @@ func decode(env schemas.Envelope) (*cmd, *pipeline.Outcome) {
 	check(ev.UserID != "", "userId", "is required")
 	check(len(ev.UserID) <= 128, "userId", "must be at most 128 characters")
 	check(ev.Kind != "", "kind", "is required")
-	check(utf8.RuneCountInString(ev.Kind) <= MaxKind, "kind", fmt.Sprintf("must be at most %d characters", MaxKind))
-	check(utf8.RuneCountInString(ev.SourceModule) <= MaxModule, "sourceModule", fmt.Sprintf("must be at most %d characters", MaxModule))
-	check(utf8.RuneCountInString(ev.SourceID) <= MaxSourceID, "sourceId", fmt.Sprintf("must be at most %d characters", MaxSourceID))
+	check(utf8.RuneCountInString(ev.Kind) <= schemas.ReputationMaxKind, "kind", fmt.Sprintf("must be at most %d characters", schemas.ReputationMaxKind))
+	check(utf8.RuneCountInString(ev.SourceModule) <= schemas.ReputationMaxModule, "sourceModule", fmt.Sprintf("must be at most %d characters", schemas.ReputationMaxModule))
+	check(utf8.RuneCountInString(ev.SourceID) <= schemas.ReputationMaxSourceID, "sourceId", fmt.Sprintf("must be at most %d characters", schemas.ReputationMaxSourceID))
 	for field, v := range map[string]string{"userId": ev.UserID, "kind": ev.Kind, "sourceModule": ev.SourceModule, "sourceId": ev.SourceID} {
 		check(!strings.ContainsRune(v, 0), field, "must not contain NUL characters")
 	}
-	check(ev.Weight >= -MaxWeight && ev.Weight <= MaxWeight, "weight", "must be between -1000 and 1000")
+	check(ev.Weight >= -schemas.ReputationMaxWeight && ev.Weight <= schemas.ReputationMaxWeight, "weight", "must be between -1000 and 1000")
 	var meta []byte
 	if ev.Meta != nil {
 		meta, err = json.Marshal(ev.Meta)
 		check(err == nil, "meta", "must be a JSON object")
-		check(len(meta) <= MaxMeta, "meta", "must be at most 16 KiB")
+		check(len(meta) <= schemas.ReputationMaxMeta, "meta", "must be at most 16 KiB")
 	}
 	if len(fields) > 0 {
-		return reject(http.StatusUnprocessableEntity, "validation_failed", "some fields are missing or invalid", fields)
+		return reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid", fields)
 	}
 	return &cmd{ev: ev, meta: meta}, nil
 }

@@ -126,7 +126,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		var err error
 		switch p := ps[i]; {
 		case p.bad != nil:
-			outcomes[i] = pipeline.Reject(http.StatusBadRequest, "invalid_command", p.bad.Error(), nil)
+			outcomes[i] = pipeline.Unreadable(p.bad.Error())
 		case p.topUp != nil:
 			outcomes[i], err = b.applyTopUp(c.Env, *p.topUp)
 		case p.transfer != nil:

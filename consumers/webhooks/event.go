@@ -1,8 +1,8 @@
 // Package webhooks delivers the platform's events to subscribed HTTPS
 // endpoints and to the admin event stream. The Dispatcher consumes the
 // events.* topics and only records durable delivery rows; the Scheduler
-// works through due rows on a bounded worker pool, signing each attempt; the
-// Hub keeps a ring of recent events for the server-sent-event stream.
+// works through due rows on a bounded worker pool, signing each attempt;
+// StreamFormat renders the events of the admin stream (topics.Hub).
 package webhooks
 
 import (
@@ -16,6 +16,7 @@ import (
 
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/webhooks"
+	"github.com/fintech/platform/topics"
 )
 
 // Event is an event read from an events.* topic, with the envelope fields
@@ -170,4 +171,26 @@ func Payload(ev store.Event, sentAt time.Time) []byte {
 			"sentAt": sentAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"), "data": nil})
 	}
 	return b
+}
+
+// StreamFormat reads event records for the admin event stream (topics.Hub):
+// a message's body is the delivery payload of its event.
+type StreamFormat struct{}
+
+var _ topics.EventFormat = StreamFormat{}
+
+// Head returns the id and type of an event record.
+func (StreamFormat) Head(rec *kgo.Record) (id, typ string, err error) {
+	ev, err := ParseRecord(rec)
+	return ev.ID, ev.Type, err
+}
+
+// Payload renders the delivery payload of an event record received at;
+// an unreadable record renders as {}.
+func (StreamFormat) Payload(rec *kgo.Record, at time.Time) []byte {
+	ev, err := ParseRecord(rec)
+	if err != nil {
+		return []byte("{}")
+	}
+	return Payload(ev.Event, at)
 }

@@ -12,52 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/webhooks"
-)
-
-// BlockedAddr reports whether a delivery may not go to ip: private,
-// loopback, link-local, unspecified, multicast, carrier-grade NAT and
-// reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE=1, also when
-// they hide inside an IPv6 address that reaches them (IPv4-mapped, NAT64,
-// 6to4); Teredo tunnels are refused outright.
-func BlockedAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if ip.Is6() {
-		b := ip.As16()
-		switch {
-		case nat64.Contains(ip) || nat64Local.Contains(ip):
-			return BlockedAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-		case sixToFour.Contains(ip):
-			return BlockedAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
-		case teredo.Contains(ip):
-			return true
-		}
-	}
-	if ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return true
-	}
-	for _, p := range reserved {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
-}
-
-var (
-	nat64      = netip.MustParsePrefix("64:ff9b::/96")
-	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
-	sixToFour  = netip.MustParsePrefix("2002::/16")
-	teredo     = netip.MustParsePrefix("2001::/32")
-	// reserved are IPv4 ranges that are neither public nor covered by the
-	// net/netip predicates: "this network", carrier-grade NAT, IETF
-	// protocol assignments, benchmarking and the reserved class E space.
-	reserved = []netip.Prefix{
-		netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"),
-		netip.MustParsePrefix("192.0.0.0/24"), netip.MustParsePrefix("198.18.0.0/15"),
-		netip.MustParsePrefix("240.0.0.0/4"),
-	}
 )
 
 // errBlocked is a connection refused by the address policy.
@@ -88,7 +44,7 @@ func NewSender(timeout time.Duration, allowPrivate bool, vault Opener, now func(
 	if !allowPrivate {
 		dialer.Control = func(_, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
-			if err != nil || BlockedAddr(ap.Addr()) {
+			if err != nil || schemas.BlockedAddr(ap.Addr()) {
 				return errBlocked
 			}
 			return nil

@@ -175,7 +175,7 @@ pg_write_conf() {
 listen_addresses = '127.0.0.1'
 port = $PG_PORT
 unix_socket_directories = '$sockdir'
-max_connections = 200
+max_connections = 400
 shared_buffers = 512MB
 work_mem = 16MB
 maintenance_work_mem = 128MB

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/ledger"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 )
@@ -181,7 +181,7 @@ func runBaseline(db *baselineDB, kind string, clients int, o options) (*results,
 					b++
 				}
 				amount := o.minAmount + rng.Int64N(o.maxAmount-o.minAmount+1)
-				fee := cfiat.Fee(amount) // the platform's 0.1% fee, rounded up
+				fee := schemas.TransferFee(amount) // the platform's 0.1% fee, rounded up
 				t0 := time.Now()
 				var committed bool
 				var err error

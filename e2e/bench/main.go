@@ -128,6 +128,8 @@ func run(o options) int {
 		"FIAT_CAP_PER_TRANSFER":    "1000000000000000",
 		"FIAT_CAP_DAILY_DEPOSIT":   "1000000000000000",
 		"FIAT_CAP_MONTHLY":         "1000000000000000",
+		// The platform's own pool size, not the harness's test setting.
+		"DB_MAX_CONNS": "",
 	}
 	if o.kafka != "embedded" {
 		env["KAFKA_BROKERS"] = o.kafka

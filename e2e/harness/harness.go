@@ -73,6 +73,7 @@ type Platform struct {
 	logBuf *lockedBuffer
 	exited chan struct{}
 	client *http.Client
+	conf   conformance
 }
 
 // Options tune a platform instance.
@@ -197,6 +198,7 @@ func baseEnv(back Backing, dbURL, dataDir, addr, baseURL, metricsAddr string) ma
 		"CLICKHOUSE_ADDR":         back.ClickHouseAddr,
 		"KAFKA_BROKERS":           back.KafkaBrokers,
 		"LOG_LEVEL":               "warn",
+		"DB_MAX_CONNS":            "20", // several platforms share the test server's connections
 		"WEBHOOK_ALLOW_PRIVATE":   "1",
 		"RATE_LIMIT_READ":         "0",
 		"RATE_LIMIT_WRITE":        "0",
@@ -346,10 +348,10 @@ func (r Response) Decode(t testing.TB, v any) {
 
 // Request is an HTTP request to the platform.
 type Request struct {
-	Method  string
-	Path    string
-	Token   string
-	Body    any // marshalled to JSON unless []byte or string
+	Method string
+	Path   string
+	Token  string
+	Body   any // marshalled to JSON unless []byte or string
 	// Headers are set on the request; an empty value removes the header.
 	Headers map[string]string
 }
@@ -357,19 +359,23 @@ type Request struct {
 // Do sends req and returns the answer; transport errors fail the test.
 func (p *Platform) Do(t testing.TB, req Request) Response {
 	t.Helper()
-	var body io.Reader
+	var sent []byte
 	switch b := req.Body.(type) {
 	case nil:
 	case []byte:
-		body = bytes.NewReader(b)
+		sent = b
 	case string:
-		body = strings.NewReader(b)
+		sent = []byte(b)
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
 			t.Fatalf("encode request: %v", err)
 		}
-		body = bytes.NewReader(raw)
+		sent = raw
+	}
+	var body io.Reader
+	if req.Body != nil {
+		body = bytes.NewReader(sent)
 	}
 	hreq, err := http.NewRequest(req.Method, p.BaseURL+req.Path, body)
 	if err != nil {
@@ -397,7 +403,9 @@ func (p *Platform) Do(t testing.TB, req Request) Response {
 	if err != nil {
 		t.Fatalf("read %s %s: %v", req.Method, req.Path, err)
 	}
-	return Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	out := Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	p.check(t, req, sent, out)
+	return out
 }
 
 // Get is a GET with an optional token.

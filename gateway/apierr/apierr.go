@@ -4,28 +4,29 @@
 package apierr
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/fintech/platform/schemas"
 )
 
-// Error codes of the spec and decisions.md shared by every module. Module
-// specific codes live with their module but use New.
+// Error codes shared by every module: the catalog is schemas/errors.go
+// (module codes are used from there directly).
 const (
-	CodeInvalidJSON         = "invalid_json"
-	CodeInvalidCursor       = "invalid_cursor"
-	CodeContentTypeRequired = "content_type_required"
-	CodeValidationFailed    = "validation_failed"
-	CodePayloadTooLarge     = "payload_too_large"
-	CodeNotFound            = "not_found"
-	CodeForbidden           = "forbidden"
-	CodeAuthRequired        = "auth_required"
-	CodeKeyInvalid          = "key_invalid"
-	CodeRateLimited         = "rate_limited"
-	CodeUnavailable         = "unavailable"
-	CodeInternal            = "internal"
-	CodeMethodNotAllowed    = "method_not_allowed"
-	CodeIdempotencyReused   = "idempotency_key_reused"
+	CodeInvalidJSON         = schemas.CodeInvalidJSON
+	CodeInvalidCursor       = schemas.CodeInvalidCursor
+	CodeContentTypeRequired = schemas.CodeContentTypeRequired
+	CodeValidationFailed    = schemas.CodeValidationFailed
+	CodePayloadTooLarge     = schemas.CodePayloadTooLarge
+	CodeNotFound            = schemas.CodeNotFound
+	CodeForbidden           = schemas.CodeForbidden
+	CodeAuthRequired        = schemas.CodeAuthRequired
+	CodeKeyInvalid          = schemas.CodeKeyInvalid
+	CodeRateLimited         = schemas.CodeRateLimited
+	CodeUnavailable         = schemas.CodeUnavailable
+	CodeInternal            = schemas.CodeInternal
+	CodeMethodNotAllowed    = schemas.CodeMethodNotAllowed
+	CodeIdempotencyReused   = schemas.CodeIdempotencyKeyReused
 )
 
 // Error is an API error: an HTTP status, a code, a message, and for
@@ -53,19 +54,18 @@ func (e *Error) Because(cause error) *Error {
 	return &c
 }
 
-// Body encodes the error shape `{ error, message, fields?, ...extra }`.
+// Body encodes the error shape `{ error, message, fields?, ...extra }` with
+// the API's one error encoder, schemas.ErrorJSON.
 func (e *Error) Body() []byte {
-	m := make(map[string]any, len(e.Extra)+3)
-	for k, v := range e.Extra {
-		m[k] = v
-	}
-	m["error"] = e.Code
-	m["message"] = e.Message
+	extra := e.Extra
 	if len(e.Fields) > 0 {
-		m["fields"] = e.Fields
+		extra = make(map[string]any, len(e.Extra)+1)
+		for k, v := range e.Extra {
+			extra[k] = v
+		}
+		extra["fields"] = e.Fields
 	}
-	b, _ := json.Marshal(m)
-	return b
+	return schemas.ErrorJSON(e.Code, e.Message, extra)
 }
 
 // New builds an error.
@@ -148,9 +148,9 @@ func IdempotencyReused() *Error {
 
 // Codes of the AI endpoints (spec, Errors: module ai).
 const (
-	CodeAuditRequired      = "audit_required"
-	CodeSpendLimitExceeded = "spend_limit_exceeded"
-	CodeTemplateNotFound   = "template_not_found"
+	CodeAuditRequired      = schemas.CodeAuditRequired
+	CodeSpendLimitExceeded = schemas.CodeSpendLimitExceeded
+	CodeTemplateNotFound   = schemas.CodeTemplateNotFound
 )
 
 // AuditRequired is 401 audit_required: an AI endpoint called without a valid

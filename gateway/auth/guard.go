@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -101,7 +102,7 @@ func (g *Guard) RequireVerified(t *Tokens) fiber.Handler {
 			return fmt.Errorf("verified-email check: %w", err)
 		}
 		if !a.Verified {
-			return apierr.New(http.StatusForbidden, CodeEmailUnverified,
+			return apierr.New(http.StatusForbidden, schemas.CodeEmailUnverified,
 				"verify your e-mail address first (POST /api/auth/verify-email): records kept for an address are shown only to its verified owner")
 		}
 		p.Email = a.Email
@@ -109,7 +110,3 @@ func (g *Guard) RequireVerified(t *Tokens) fiber.Handler {
 		return c.Next()
 	}
 }
-
-// CodeEmailUnverified answers a caller whose e-mail is not verified on a
-// route that needs it.
-const CodeEmailUnverified = "email_unverified"

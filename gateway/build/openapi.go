@@ -74,7 +74,7 @@ var queryParams = map[string][]any{
 	"GET " + Prefix + "/vacancies":               {limitParam, offsetParam},
 	"GET " + PublicPrefix + "/rss/vacancies.xml": {cityParam, skillParam},
 	"GET " + SitemapPath:                         {query("page", "page of a sitemap index", map[string]any{"type": "integer", "minimum": 1})},
-	"GET " + Prefix + "/projects":                {limitParam},
+	"GET " + Prefix + "/projects":                {limitParam, offsetParam},
 }
 
 func responsesFor(r server.Route) map[string]any {
@@ -91,7 +91,8 @@ func responsesFor(r server.Route) map[string]any {
 		out["201"] = ok("the project", openapi.Ref("Project"))
 		out["422"] = errResp("validation_failed")
 	case "GET " + Prefix + "/projects":
-		out["200"] = ok("the caller's projects", itemsOf("Project"))
+		out["200"] = ok("the caller's projects", openapi.Obj([]string{"items", "limit", "offset"}, map[string]any{
+			"items": map[string]any{"type": "array", "items": openapi.Ref("Project")}, "limit": openapi.Int64, "offset": openapi.Int64}))
 	case "POST " + Prefix + "/vacancies":
 		out["201"] = ok("the OPEN vacancy", openapi.Ref("Vacancy"))
 		out["403"] = errResp("plan_vacancy_limit_reached")
@@ -117,12 +118,14 @@ func responsesFor(r server.Route) map[string]any {
 		out["404"] = errResp("not_found")
 	case "GET " + APIPrefix + "/health":
 		out["200"] = ok("partner API health", openapi.Obj([]string{"status", "apiVersion"}, map[string]any{"status": openapi.Str, "apiVersion": openapi.Str}))
+		out["503"] = errResp("unavailable: a dependency did not answer") // not the module /health answer
 	case "GET " + PublicPrefix + "/rss/vacancies.xml":
 		out["200"] = typed("RSS 2.0 feed", "application/rss+xml")
 	case "GET " + PublicPrefix + "/widget.js":
 		out["200"] = typed("the widget script", "text/javascript")
 	case "GET " + SitemapPath:
 		out["200"] = typed("urlset, or a sitemapindex beyond 5000 URLs", "application/xml")
+		out["404"] = errResp("not_found: no such sitemap page")
 	case "GET " + PagePrefix + "/vacancies", "GET " + PagePrefix + "/vacancies/:id", "GET " + PagePrefix + "/projects/:id", "GET " + PagePrefix + "/employers/:id":
 		out["200"] = typed("HTML page", "text/html")
 	default:

@@ -28,7 +28,7 @@ const (
 var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
 
 // errPlanLimit is the spec's 403 for an employer out of open-vacancy slots.
-var errPlanLimit = apierr.New(http.StatusForbidden, "plan_vacancy_limit_reached",
+var errPlanLimit = apierr.New(http.StatusForbidden, schemas.CodePlanVacancyLimitReached,
 	"your plan's open vacancy slots are exhausted; close a vacancy first")
 
 func errProjectNotFound() *apierr.Error { return apierr.NotFound("no such project of yours") }

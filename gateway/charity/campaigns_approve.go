@@ -61,7 +61,7 @@ func (h *Handlers) approveCampaign(c *fiber.Ctx) error {
 	case isNotFound(err):
 		return errCampaignNotFound
 	case errors.Is(err, store.ErrInvalidState):
-		return apierr.New(http.StatusConflict, CodeInvalidState, "only a pending campaign can be approved")
+		return apierr.New(http.StatusConflict, schemas.CodeInvalidState, "only a pending campaign can be approved")
 	case err != nil:
 		return err
 	}

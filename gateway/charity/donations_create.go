@@ -14,10 +14,7 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-var errWalletNotFound = apierr.New(http.StatusNotFound, "wallet_not_found", "no such wallet")
-
-// maxIdempotencyKey bounds the Idempotency-Key header.
-const maxIdempotencyKey = 255
+var errWalletNotFound = apierr.New(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet")
 
 type donateRequest struct {
 	WalletID  string      `json:"walletId"`
@@ -46,7 +43,7 @@ func (h *Handlers) donate(c *fiber.Ctx) error {
 	message := strings.TrimSpace(req.Message)
 	text(&v, "message", message, bind.MaxMemo, false)
 	idem := c.Get("Idempotency-Key")
-	if len(idem) > maxIdempotencyKey {
+	if len(idem) > commands.MaxIdempotencyKey {
 		v.Fail("Idempotency-Key", "must be at most 255 characters")
 	}
 	if err := v.Err(); err != nil {
@@ -58,7 +55,7 @@ func (h *Handlers) donate(c *fiber.Ctx) error {
 	}
 	now := h.d.Now().UTC()
 	if statusOf(camp, now) != schemas.CampaignActive {
-		return apierr.New(http.StatusConflict, CodeCampaignNotActive, "the campaign is "+statusOf(camp, now)+", not active")
+		return apierr.New(http.StatusConflict, schemas.CodeCampaignNotActive, "the campaign is "+statusOf(camp, now)+", not active")
 	}
 	user := caller(c)
 	// Only the caller's own user wallet is ever sent: the consumer locks the
@@ -82,11 +79,6 @@ func (h *Handlers) donate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(user, "POST "+Prefix+"/campaigns/"+camp.ID+"/donations", strings.Clone(idem))
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.d.Sender.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.d.Sender, topics.FiatCommands, env,
+		commands.RequestIdempotency(c, user, "POST "+Prefix+"/campaigns/"+camp.ID+"/donations"))
 }

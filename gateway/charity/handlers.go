@@ -30,12 +30,6 @@ import (
 // Prefix is the path prefix of the module.
 const Prefix = "/api/charity"
 
-// Error codes of the charity module.
-const (
-	CodeCampaignNotActive = "campaign_not_active"
-	CodeInvalidState      = "invalid_state"
-)
-
 // Sender publishes a command and waits for its reply.
 type Sender interface {
 	Send(ctx context.Context, cmd commands.Command) (schemas.Reply, error)

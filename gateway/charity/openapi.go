@@ -92,15 +92,15 @@ var (
 
 var componentSchemas = map[string]any{
 	"CreateCampaignRequest": openapi.Obj([]string{"title", "description", "category", "goalKzt"}, map[string]any{
-		"title": openapi.Str, "description": openapi.Str, "category": openapi.Str, "goalKzt": openapi.Int64, "media": urls, "endsAt": openapi.DateTime,
+		"title": openapi.Str, "description": openapi.Str, "category": openapi.Str, "goalKzt": openapi.Amount, "media": urls, "endsAt": openapi.DateTime,
 	}),
 	"ApproveRequest": openapi.Obj(nil, map[string]any{"pin": openapi.Bool, "feature": openapi.Bool}),
 	"DonationRequest": openapi.Obj([]string{"walletId", "amountKzt"}, map[string]any{
-		"walletId": openapi.Str, "amountKzt": openapi.Int64, "anonymous": openapi.Bool, "message": openapi.Str,
+		"walletId": openapi.KSUID, "amountKzt": openapi.Amount, "anonymous": openapi.Bool, "message": openapi.Str,
 	}),
 	"Campaign": openapi.Obj([]string{"id", "title", "description", "category", "goalKzt", "media", "status", "pinned", "featured",
 		"createdAt", "progress"}, map[string]any{
-		"id": openapi.Str, "title": openapi.Str, "description": openapi.Str, "category": openapi.Str, "goalKzt": openapi.Int64, "media": urls,
+		"id": openapi.KSUID, "title": openapi.Str, "description": openapi.Str, "category": openapi.Str, "goalKzt": openapi.Int64, "media": urls,
 		"endsAt": nullTime, "status": map[string]any{"type": "string", "enum": []string{"pending", "active", "ended"}},
 		"pinned": openapi.Bool, "featured": openapi.Bool, "createdAt": openapi.DateTime, "approvedAt": nullTime, "goalReachedAt": nullTime,
 		"progress": openapi.Obj([]string{"raisedKzt", "goalKzt", "percent", "donorCount"}, map[string]any{
@@ -115,7 +115,7 @@ var componentSchemas = map[string]any{
 	}),
 	"Donation": openapi.Obj([]string{"donationId", "ledgerEntryId", "transactionId", "campaignTotalKzt", "thankYouUrl"},
 		map[string]any{
-			"donationId": openapi.Str, "ledgerEntryId": openapi.Str, "transactionId": openapi.Str, "campaignId": openapi.Str, "walletId": openapi.Str,
+			"donationId": openapi.KSUID, "ledgerEntryId": openapi.Str, "transactionId": openapi.Str, "campaignId": openapi.KSUID, "walletId": openapi.KSUID,
 			"amountKzt": openapi.Int64, "anonymous": openapi.Bool, "campaignTotalKzt": openapi.Int64,
 			"thankYouUrl": map[string]any{"type": "string", "format": "uri"}, "createdAt": openapi.DateTime,
 		}),

@@ -14,7 +14,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stripe/stripe-go/v82/webhook"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
@@ -57,7 +56,7 @@ func (h *Handlers) deposit(c *fiber.Ctx) error {
 	depositID := schemas.NewID()
 	sess, err := h.checkout.Open(c.UserContext(), depositID, amount, w.Currency)
 	if err != nil {
-		return apierr.New(http.StatusBadGateway, "processor_unavailable", "the card processor did not open a checkout session").
+		return apierr.New(http.StatusBadGateway, schemas.CodeProcessorUnavailable, "the card processor did not open a checkout session").
 			Because(err)
 	}
 	return h.send(c, endpointDeposit, schemas.TypeFiatDepositCreate, wid, schemas.FiatDepositCreate{
@@ -136,20 +135,20 @@ func (h *Handlers) processEvent(ctx context.Context, payload []byte, header stri
 		if detail, ok := signatureDetail(err); ok {
 			return eventOutcome{}, "", errSignature.With(map[string]any{"detail": detail})
 		}
-		return eventOutcome{}, "", apierr.New(http.StatusBadRequest, "invalid_event", "the signed payload is not a processor event")
+		return eventOutcome{}, "", apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "the signed payload is not a processor event")
 	}
 	if ev.ID == "" {
-		return eventOutcome{}, "", apierr.New(http.StatusBadRequest, "invalid_event", "the event has no id")
+		return eventOutcome{}, "", apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "the event has no id")
 	}
 	if string(ev.Type) != EventPaymentSucceeded {
 		return eventOutcome{ignored: true}, ev.ID, nil
 	}
 	if ev.Data == nil || len(ev.Data.Raw) == 0 {
-		return eventOutcome{}, ev.ID, apierr.New(http.StatusBadRequest, "invalid_event", "the event has no data.object")
+		return eventOutcome{}, ev.ID, apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "the event has no data.object")
 	}
 	var pi paymentIntent
 	if err := json.Unmarshal(ev.Data.Raw, &pi); err != nil {
-		return eventOutcome{}, ev.ID, apierr.New(http.StatusBadRequest, "invalid_event", "data.object is not a payment intent")
+		return eventOutcome{}, ev.ID, apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "data.object is not a payment intent")
 	}
 	depositID := strings.TrimSpace(pi.Metadata["depositId"])
 	if depositID == "" {
@@ -159,7 +158,7 @@ func (h *Handlers) processEvent(ctx context.Context, payload []byte, header stri
 	d, err := h.store.Deposit(ctx, depositID)
 	if err != nil {
 		if isNotFound(err) {
-			return eventOutcome{}, ev.ID, apierr.New(http.StatusNotFound, cfiat.CodeDepositNotFound, "no deposit "+depositID)
+			return eventOutcome{}, ev.ID, apierr.New(http.StatusNotFound, schemas.CodeDepositNotFound, "no deposit "+depositID)
 		}
 		return eventOutcome{}, ev.ID, err
 	}
@@ -175,8 +174,8 @@ func (h *Handlers) processEvent(ctx context.Context, payload []byte, header stri
 	if err != nil {
 		return eventOutcome{}, ev.ID, err
 	}
-	env.ID = commands.IdempotentID("processor", "deposit.event", ev.ID)
-	rep, err := h.bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: env})
+	rep, err := commands.Publish(ctx, h.bus, topics.FiatCommands, env,
+		commands.Idempotency{Caller: "processor", Endpoint: "deposit.event", Key: ev.ID})
 	if err != nil {
 		return eventOutcome{}, ev.ID, err
 	}
@@ -213,7 +212,7 @@ func (h *Handlers) webhook(c *fiber.Ctx) error {
 	}
 	rep := out.reply
 	if rep.Status == http.StatusOK && rep.Replayed {
-		var cr cfiat.CreditResult
+		var cr schemas.FiatCreditResult
 		if json.Unmarshal(rep.Body, &cr) == nil {
 			cr.Idempotent = true
 			c.Set("Idempotent-Replayed", "true")
@@ -267,10 +266,10 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 		Type string `json:"type"`
 	}
 	if json.Unmarshal(payload, &head) != nil {
-		return apierr.New(http.StatusBadRequest, "invalid_event", "raw_payload is not a JSON event")
+		return apierr.New(http.StatusBadRequest, schemas.CodeInvalidEvent, "raw_payload is not a JSON event")
 	}
 	if head.ID != req.EventID || head.Type != req.EventType {
-		return apierr.New(http.StatusBadRequest, "event_mismatch", "event_id or event_type differ from raw_payload")
+		return apierr.New(http.StatusBadRequest, schemas.CodeEventMismatch, "event_id or event_type differ from raw_payload")
 	}
 	out, evID, err := h.processEvent(c.UserContext(), payload, req.ProcessorSignature)
 	if err != nil {
@@ -283,7 +282,7 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 	if rep.Status != http.StatusOK {
 		return commands.Respond(c, rep)
 	}
-	var cr cfiat.CreditResult
+	var cr schemas.FiatCreditResult
 	if err := json.Unmarshal(rep.Body, &cr); err != nil {
 		return fmt.Errorf("decode credit reply: %w", err)
 	}
@@ -332,7 +331,7 @@ func (h *Handlers) sessionDeposit(c *fiber.Ctx) (store.Deposit, error) {
 	d, err := h.store.DepositBySession(c.UserContext(), c.Params("sessionId"))
 	if err != nil {
 		if isNotFound(err) {
-			return d, apierr.New(http.StatusNotFound, "session_not_found", "no such checkout session")
+			return d, apierr.New(http.StatusNotFound, schemas.CodeSessionNotFound, "no such checkout session")
 		}
 		return d, err
 	}

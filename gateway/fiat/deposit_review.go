@@ -52,7 +52,7 @@ func (h *Handlers) reviewDeposit(action string) fiber.Handler {
 		d, err := h.store.Deposit(c.UserContext(), clean(c.Params("id")))
 		if err != nil {
 			if isNotFound(err) {
-				return apierr.New(http.StatusNotFound, "deposit_not_found", "no such deposit")
+				return apierr.New(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit")
 			}
 			return err
 		}

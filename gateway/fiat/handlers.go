@@ -14,7 +14,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
@@ -88,7 +87,7 @@ type Config struct {
 	Routes func() []server.Route
 	// Caps are the pre-KYC limits, shown on the dashboard (the consumer
 	// enforces them).
-	Caps cfiat.Caps
+	Caps schemas.FiatCaps
 	// ReconcileAlertURL receives a signed JSON POST when reconciliation
 	// finds drift (RECONCILE_ALERT_URL; empty: no alert).
 	ReconcileAlertURL string
@@ -233,42 +232,28 @@ func (h *Handlers) healthCounts(ctx context.Context) (map[string]any, error) {
 
 // Errors of the module.
 var (
-	errWalletNotFound = apierr.New(http.StatusNotFound, cfiat.CodeWalletNotFound, "no such wallet")
-	errSignature      = apierr.New(http.StatusBadRequest, "signature_invalid", "the Stripe-Signature header does not verify")
+	errWalletNotFound = apierr.New(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet")
+	errSignature      = apierr.New(http.StatusBadRequest, schemas.CodeSignatureInvalid, "the Stripe-Signature header does not verify")
 )
-
-// maxIdempotencyKey bounds the Idempotency-Key header.
-const maxIdempotencyKey = 255
 
 // send builds the command envelope with an id derived from the caller's
 // Idempotency-Key (fresh without one) and the body hash, publishes it keyed
 // by key and writes the consumer's reply byte for byte.
 func (h *Handlers) send(c *fiber.Ctx, endpoint, typ, key string, data any) error {
 	p, _ := auth.User(c)
-	idem := c.Get("Idempotency-Key")
-	if len(idem) > maxIdempotencyKey {
-		return apierr.Validation(map[string]string{"Idempotency-Key": "must be at most 255 characters"})
+	if _, err := commands.KeyOf(c); err != nil {
+		return err
 	}
 	env, err := schemas.New(typ, key, p.UserID, data, h.now())
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(p.UserID, endpoint, idem)
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.bus.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.bus, topics.FiatCommands, env, commands.RequestIdempotency(c, p.UserID, endpoint))
 }
 
 // sendEnv publishes a command built by the caller and writes the reply.
 func (h *Handlers) sendEnv(c *fiber.Ctx, env schemas.Envelope) error {
-	rep, err := h.bus.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.bus, topics.FiatCommands, env, commands.Idempotency{})
 }
 
 // ownWallet loads a wallet of the caller; another user's is not found.

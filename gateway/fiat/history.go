@@ -9,9 +9,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 )
 
@@ -118,7 +118,7 @@ func (h *Handlers) transactionsCSV(c *fiber.Ctx) error {
 func (h *Handlers) dashboard(c *fiber.Ctx) error {
 	p, _ := auth.User(c)
 	now := h.now()
-	d, err := h.store.DashboardOf(c.UserContext(), p.UserID, cfiat.MonthKey(now))
+	d, err := h.store.DashboardOf(c.UserContext(), p.UserID, schemas.MonthKey(now))
 	if err != nil {
 		return err
 	}

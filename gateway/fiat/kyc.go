@@ -87,9 +87,9 @@ func (h *Handlers) decideKYC(approve bool) fiber.Handler {
 			Actor: p.UserID, Action: action, Detail: "by " + p.Email, CreatedAt: now})
 		switch {
 		case isNotFound(err):
-			return apierr.New(http.StatusNotFound, "kyc_not_found", "no such KYC submission")
+			return apierr.New(http.StatusNotFound, schemas.CodeKYCNotFound, "no such KYC submission")
 		case errors.Is(err, store.ErrInvalidState):
-			return apierr.New(http.StatusConflict, "invalid_state", "the submission was already decided")
+			return apierr.New(http.StatusConflict, schemas.CodeInvalidState, "the submission was already decided")
 		case err != nil:
 			return err
 		}

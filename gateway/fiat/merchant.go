@@ -15,7 +15,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
@@ -95,9 +94,9 @@ func ValidKeyFormat(s string) bool {
 func keyDisplay(plain string) string { return plain[:len(KeyPrefix)+4] + "…" }
 
 var (
-	errKeyLimit      = apierr.New(http.StatusTooManyRequests, "key_limit_reached", "you already hold 3 active API keys; revoke one first")
-	errKeyNotFound   = apierr.New(http.StatusNotFound, "not_found", "no such API key")
-	errNotAuthorized = apierr.New(http.StatusForbidden, cfiat.CodeChargeNotAuthorized,
+	errKeyLimit      = apierr.New(http.StatusTooManyRequests, schemas.CodeKeyLimitReached, "you already hold 3 active API keys; revoke one first")
+	errKeyNotFound   = apierr.New(http.StatusNotFound, schemas.CodeNotFound, "no such API key")
+	errNotAuthorized = apierr.New(http.StatusForbidden, schemas.CodeChargeNotAuthorized,
 		"the wallet owner has not authorized this merchant to charge the wallet (POST /api/fiat/merchant/authorizations)")
 )
 
@@ -229,7 +228,7 @@ func (h *Handlers) createAuthorization(c *fiber.Ctx) error {
 		k, err := h.commerce.MerchantKey(ctx, keyID)
 		switch {
 		case isNotFound(err) || err == nil && k.Status != "active":
-			return apierr.New(http.StatusNotFound, "merchant_not_found", "no active merchant key has this id")
+			return apierr.New(http.StatusNotFound, schemas.CodeMerchantNotFound, "no active merchant key has this id")
 		case err != nil:
 			return err
 		case merchant != "" && merchant != k.UserID:
@@ -337,7 +336,7 @@ func (h *Handlers) charge(c *fiber.Ctx) error {
 				"this paymentRef was used for a different charge")
 		}
 		c.Set("Idempotent-Replayed", "true")
-		return c.Status(http.StatusOK).JSON(cfiat.ChargeResultOf(prev, true))
+		return c.Status(http.StatusOK).JSON(store.ChargeResultOf(prev, true))
 	case !isNotFound(err):
 		return err
 	}
@@ -373,9 +372,8 @@ func (h *Handlers) charge(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(k.UserID, endpointCharge, ref)
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: env})
+	rep, err := commands.Publish(ctx, h.bus, topics.FiatCommands, env, commands.Idempotency{
+		Caller: k.UserID, Endpoint: endpointCharge, Key: ref, RequestHash: commands.RequestHash(c.Body())})
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (h *Handlers) transfer(c *fiber.Ctx) error {
 		return errWalletNotFound
 	}
 	if t.ToUserID == "" {
-		return apierr.New(http.StatusNotFound, "recipient_not_found", "no user has this e-mail")
+		return apierr.New(http.StatusNotFound, schemas.CodeRecipientNotFound, "no user has this e-mail")
 	}
 	if t.ToUserID == p.UserID {
 		return apierr.Validation(map[string]string{"toEmail": "must not be your own e-mail"})
@@ -174,7 +174,7 @@ func (h *Handlers) decidePayout(approve bool) fiber.Handler {
 		po, err := h.store.Payout(c.UserContext(), id)
 		if err != nil {
 			if isNotFound(err) {
-				return apierr.New(http.StatusNotFound, "payout_not_found", "no such payout")
+				return apierr.New(http.StatusNotFound, schemas.CodePayoutNotFound, "no such payout")
 			}
 			return err
 		}

@@ -109,11 +109,11 @@ func (h *Handlers) reconcile(c *fiber.Ctx) error {
 	}
 	if source == SourceClickHouse {
 		if h.cfg.Analytics == nil {
-			return apierr.New(http.StatusServiceUnavailable, "analytics_unavailable", "ClickHouse is not configured")
+			return apierr.New(http.StatusServiceUnavailable, schemas.CodeAnalyticsUnavailable, "ClickHouse is not configured")
 		}
 		credited, err := h.cfg.Analytics.ProcessorCredited(ctx)
 		if err != nil {
-			return apierr.New(http.StatusServiceUnavailable, "analytics_unavailable", "ClickHouse did not answer").Because(err)
+			return apierr.New(http.StatusServiceUnavailable, schemas.CodeAnalyticsUnavailable, "ClickHouse did not answer").Because(err)
 		}
 		for i := range books {
 			books[i].ProcessorCredited = credited[books[i].Currency]

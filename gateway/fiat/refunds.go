@@ -10,7 +10,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
@@ -44,8 +43,8 @@ const refundFeeNote = "A refund moves exactly `amount` from the payee's wallet b
 	"`insufficient_balance`. `Idempotency-Key` makes retries safe: a replay returns the original refund."
 
 var (
-	errChargeNotFound = apierr.New(http.StatusNotFound, cfiat.CodeChargeNotFound, "no such charge")
-	errRequestNotPaid = apierr.New(http.StatusConflict, cfiat.CodeRequestNotPaid, "only a paid payment request can be refunded")
+	errChargeNotFound = apierr.New(http.StatusNotFound, schemas.CodeChargeNotFound, "no such charge")
+	errRequestNotPaid = apierr.New(http.StatusConflict, schemas.CodeRequestNotPaid, "only a paid payment request can be refunded")
 )
 
 // registerRefunds mounts the refund routes.
@@ -119,9 +118,9 @@ func (h *Handlers) refundCharge(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	idem := c.Get(server.HeaderIdempotencyKey)
-	if len(idem) > maxIdempotencyKey {
-		return apierr.Validation(map[string]string{"Idempotency-Key": "must be at most 255 characters"})
+	idem, err := commands.KeyOf(c)
+	if err != nil {
+		return err
 	}
 	ch, err := h.ownCharge(c, k.UserID)
 	if err != nil {
@@ -134,13 +133,9 @@ func (h *Handlers) refundCharge(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(k.UserID, "POST "+Prefix+"/merchant/charges/"+ch.ID+"/refunds", idem)
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.bus.Send(c.UserContext(), commands.Command{Topic: topics.FiatCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.bus, topics.FiatCommands, env, commands.Idempotency{
+		Caller: k.UserID, Endpoint: "POST " + Prefix + "/merchant/charges/" + ch.ID + "/refunds", Key: idem,
+		RequestHash: commands.RequestHash(c.Body())})
 }
 
 // ownCharge loads the charge of the path that belongs to the merchant.
@@ -195,7 +190,7 @@ func (h *Handlers) refundRequest(c *fiber.Ctx) error {
 	}
 	// Paid is final, so refusing an unpaid request here never refuses the
 	// replay of a refund that was made.
-	if r.Status != cfiat.RequestPaid || r.PayerWallet == "" {
+	if r.Status != schemas.RequestStatusPaid || r.PayerWallet == "" {
 		return errRequestNotPaid
 	}
 	p, _ := auth.User(c)
@@ -231,7 +226,7 @@ func (h *Handlers) listRequestRefunds(c *fiber.Ctx) error {
 		return err
 	}
 	paid := int64(0)
-	if r.Status == cfiat.RequestPaid {
+	if r.Status == schemas.RequestStatusPaid {
 		paid = r.Amount
 	}
 	return h.refundList(c, schemas.RefundSourceRequest, r.ID, paid, page)
@@ -260,9 +255,9 @@ func (h *Handlers) refundList(c *fiber.Ctx, source, sourceID string, paid int64,
 		cur := bind.Cursor(last.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + last.ID)
 		next = &cur
 	}
-	items := make([]cfiat.RefundResult, len(rp.Items))
+	items := make([]schemas.FiatRefundResult, len(rp.Items))
 	for i, r := range rp.Items {
-		items[i] = cfiat.RefundResultOf(r)
+		items[i] = store.RefundResultOf(r)
 	}
 	return c.JSON(fiber.Map{"items": items, "total": rp.Total, "nextCursor": next,
 		"refundedTotal": rp.Refunded, "refundable": paid - rp.Refunded})

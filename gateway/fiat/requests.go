@@ -11,7 +11,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
@@ -33,8 +32,8 @@ const (
 )
 
 var (
-	errRequestNotFound = apierr.New(http.StatusNotFound, cfiat.CodeRequestNotFound, "no such payment request")
-	errRequestGone     = apierr.New(http.StatusGone, cfiat.CodeRequestExpired, "the payment request has expired")
+	errRequestNotFound = apierr.New(http.StatusNotFound, schemas.CodeRequestNotFound, "no such payment request")
+	errRequestGone     = apierr.New(http.StatusGone, schemas.CodeRequestExpired, "the payment request has expired")
 )
 
 // NewRequestToken returns a shareable token: "pr_" and 32 hex digits.
@@ -123,7 +122,7 @@ func (h *Handlers) createRequest(c *fiber.Ctx) error {
 		return err
 	}
 	if w.Status != store.StatusActive {
-		return apierr.New(http.StatusBadRequest, cfiat.CodeWalletInactive, "the wallet is "+w.Status)
+		return apierr.New(http.StatusBadRequest, schemas.CodeWalletInactive, "the wallet is "+w.Status)
 	}
 	token, err := NewRequestToken(rand.Reader)
 	if err != nil {
@@ -132,7 +131,7 @@ func (h *Handlers) createRequest(c *fiber.Ctx) error {
 	p, _ := auth.User(c)
 	now := h.now().UTC().Truncate(time.Microsecond)
 	r := store.PaymentRequest{ID: schemas.NewID(), Token: token, UserID: p.UserID, WalletID: w.ID, Amount: amount,
-		Currency: w.Currency, Description: desc, Status: cfiat.RequestOpen, MaxViews: int(views),
+		Currency: w.Currency, Description: desc, Status: schemas.RequestStatusOpen, MaxViews: int(views),
 		ExpiresAt: now.Add(time.Duration(ttl) * time.Second), CreatedAt: now}
 	if err := h.commerce.CreateRequest(c.UserContext(), r); err != nil {
 		return err
@@ -144,7 +143,7 @@ func (h *Handlers) createRequest(c *fiber.Ctx) error {
 func wantsHTML(c *fiber.Ctx) bool { return strings.Contains(c.Get(fiber.HeaderAccept), "text/html") }
 
 // viewRequest serves the public request: one view per read (see
-// cfiat.View), expiring it by views or time with request.expired queued in
+// schemas.RequestView), expiring it by views or time with request.expired queued in
 // the same transaction.
 func (h *Handlers) viewRequest(c *fiber.Ctx) error {
 	token := clean(c.Params("token"))
@@ -155,14 +154,14 @@ func (h *Handlers) viewRequest(c *fiber.Ctx) error {
 	now := h.now().UTC().Truncate(time.Microsecond)
 	var gone bool
 	r, err := h.commerce.ViewRequest(c.UserContext(), token, func(r *store.PaymentRequest) ([]spipeline.OutboxRow, error) {
-		res := cfiat.View(r.Status, r.Views, r.MaxViews, r.ExpiresAt, now)
+		res := schemas.RequestView(r.Status, r.Views, r.MaxViews, r.ExpiresAt, now)
 		r.Views, r.Status, gone = res.Views, res.Status, res.Gone
 		if res.Expired == "" {
 			return nil, nil
 		}
 		at := now
 		r.ExpiredAt, r.ExpiredReason = &at, res.Expired
-		env, err := schemas.New(schemas.TypeRequestExpired, r.WalletID, r.UserID, cfiat.RequestExpiredEvent(*r), now)
+		env, err := schemas.New(schemas.TypeRequestExpired, r.WalletID, r.UserID, store.RequestExpiredEvent(*r), now)
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +246,7 @@ func (h *Handlers) openRequests(c *fiber.Ctx, userID string) ([]requestJSON, err
 	now := h.now()
 	out := make([]requestJSON, 0, len(rs))
 	for _, r := range rs {
-		if cfiat.ExpiryReason(r.Views, r.MaxViews, r.ExpiresAt, now) != "" {
+		if schemas.RequestExpiryReason(r.Views, r.MaxViews, r.ExpiresAt, now) != "" {
 			continue // due; the expirer is about to mark it
 		}
 		out = append(out, h.toRequestJSON(r))

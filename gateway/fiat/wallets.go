@@ -55,7 +55,7 @@ func (h *Handlers) createWallet(c *fiber.Ctx) error {
 		Kind: store.KindUser, CreatedAt: h.now().UTC().Truncate(time.Microsecond)}
 	if err := h.store.CreateWallet(c.UserContext(), w); err != nil {
 		if errors.Is(err, postgres.ErrConflict) {
-			return apierr.New(http.StatusConflict, "wallet_exists", "you already have a "+cur+" wallet")
+			return apierr.New(http.StatusConflict, schemas.CodeWalletExists, "you already have a "+cur+" wallet")
 		}
 		return err
 	}
@@ -111,7 +111,7 @@ func (h *Handlers) setStatus(status string) fiber.Handler {
 		case isNotFound(err):
 			return errWalletNotFound
 		case errors.Is(err, store.ErrInvalidState):
-			return apierr.New(http.StatusConflict, "invalid_state", "a deleted wallet cannot change state")
+			return apierr.New(http.StatusConflict, schemas.CodeInvalidState, "a deleted wallet cannot change state")
 		case err != nil:
 			return err
 		}

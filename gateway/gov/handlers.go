@@ -31,14 +31,6 @@ import (
 // Prefix is the path prefix of the module.
 const Prefix = "/api/gov"
 
-// Error codes of the governance module (decisions.md, "Governance").
-const (
-	CodeInvalidState      = "invalid_state"
-	CodeVotingClosed      = "voting_closed"
-	CodeAlreadyVoted      = "already_voted"
-	CodeProposalNotClosed = "proposal_not_closed"
-)
-
 // Reputation weights of spec: "Reputation events emitted by other modules".
 const (
 	weightAuthorPassed   = 5
@@ -47,19 +39,19 @@ const (
 )
 
 func errInvalidState(msg string) *apierr.Error {
-	return apierr.New(http.StatusConflict, CodeInvalidState, msg)
+	return apierr.New(http.StatusConflict, schemas.CodeInvalidState, msg)
 }
 
 func errVotingClosed() *apierr.Error {
-	return apierr.New(http.StatusConflict, CodeVotingClosed, "the proposal is not open for voting")
+	return apierr.New(http.StatusConflict, schemas.CodeVotingClosed, "the proposal is not open for voting")
 }
 
 func errAlreadyVoted() *apierr.Error {
-	return apierr.New(http.StatusConflict, CodeAlreadyVoted, "you have already voted on this proposal")
+	return apierr.New(http.StatusConflict, schemas.CodeAlreadyVoted, "you have already voted on this proposal")
 }
 
 func errNotClosed() *apierr.Error {
-	return apierr.New(http.StatusConflict, CodeProposalNotClosed, "ballots are published once the proposal is closed")
+	return apierr.New(http.StatusConflict, schemas.CodeProposalNotClosed, "ballots are published once the proposal is closed")
 }
 
 func errNoProposal() *apierr.Error { return apierr.NotFound("no such proposal") }

@@ -55,7 +55,7 @@ func responsesFor(method, path string) map[string]any {
 	switch method + " " + path {
 	case "GET " + Prefix + "/health":
 		out["200"] = ok("liveness and the open-proposal count", "Health")
-		out["503"] = errResp("database unreachable")
+		out["503"] = openapi.Degraded()
 	case "GET " + Prefix + "/openapi.json":
 		out["200"] = map[string]any{"description": "this document", "content": openapi.JSONContent(map[string]any{"type": "object"})}
 	case "GET " + Prefix + "/stats":
@@ -129,9 +129,9 @@ var componentSchemas = map[string]any{
 	}),
 	"Proposal": openapi.Obj([]string{"id", "title", "category", "voteMode", "options", "quorum", "threshold", "status", "authorUserId", "createdAt"},
 		map[string]any{
-			"id": openapi.Str, "title": openapi.Str, "summary": openapi.Str, "body": openapi.Str, "category": openapi.Str, "voteMode": modes, "options": strs,
+			"id": openapi.KSUID, "title": openapi.Str, "summary": openapi.Str, "body": openapi.Str, "category": openapi.Str, "voteMode": modes, "options": strs,
 			"quorum": openapi.Int64, "threshold": openapi.Number, "votingDurationSeconds": openapi.Int64, "status": statuses,
-			"authorUserId": openapi.Str, "votesOpenAt": nullTime, "votesCloseAt": nullTime, "closedAt": nullTime,
+			"authorUserId": openapi.KSUID, "votesOpenAt": nullTime, "votesCloseAt": nullTime, "closedAt": nullTime,
 			"createdAt": openapi.DateTime, "tally": tally, "idempotent": openapi.Bool,
 		}),
 	"VoteRequest": openapi.Obj(nil, map[string]any{
@@ -141,14 +141,14 @@ var componentSchemas = map[string]any{
 		"weights": map[string]any{"type": "object", "additionalProperties": openapi.Number, "description": "weighted: positive weights of a non-empty subset of the options"},
 	}),
 	"VoteResult": openapi.Obj([]string{"voteId", "proposalId", "tallyNow", "ballots", "quorumMet", "passing"}, map[string]any{
-		"voteId": openapi.Str, "proposalId": openapi.Str, "tallyNow": tallyNow, "ballots": openapi.Int64, "quorumMet": openapi.Bool, "passing": openapi.Bool,
+		"voteId": openapi.KSUID, "proposalId": openapi.KSUID, "tallyNow": tallyNow, "ballots": openapi.Int64, "quorumMet": openapi.Bool, "passing": openapi.Bool,
 	}),
 	"Ballot": openapi.Obj([]string{"voteId", "userId", "createdAt"}, map[string]any{
-		"voteId": openapi.Str, "userId": openapi.Str, "choice": openapi.Str, "ranking": strs,
+		"voteId": openapi.KSUID, "userId": openapi.KSUID, "choice": openapi.Str, "ranking": strs,
 		"weights": map[string]any{"type": "object", "additionalProperties": openapi.Number}, "createdAt": openapi.DateTime,
 	}),
 	"TallyResult": openapi.Obj([]string{"proposalId", "status", "voteMode", "ballots", "tallyNow", "quorumMet", "passing"}, map[string]any{
-		"proposalId": openapi.Str, "status": statuses, "voteMode": modes, "ballots": openapi.Int64, "tallyNow": tallyNow,
+		"proposalId": openapi.KSUID, "status": statuses, "voteMode": modes, "ballots": openapi.Int64, "tallyNow": tallyNow,
 		"leader": map[string]any{"type": "string", "nullable": true}, "share": map[string]any{"type": "number", "nullable": true},
 		"quorum": openapi.Int64, "threshold": openapi.Number, "quorumMet": openapi.Bool, "passing": openapi.Bool,
 	}),

@@ -129,11 +129,9 @@ func (h *Handlers) createProposal(c *fiber.Ctx) error {
 		return err
 	}
 	var idem *pipeline.Processed
-	if key := c.Get("Idempotency-Key"); key != "" {
-		idem = &pipeline.Processed{
-			CommandID:   commands.IdempotentID(p.AuthorUserID, "POST "+Prefix+"/proposals", strings.Clone(key)),
-			CommandType: commandCreate, RequestHash: commands.RequestHash(c.Body()), Status: http.StatusCreated, Body: body,
-		}
+	if req := commands.RequestIdempotency(c, p.AuthorUserID, "POST "+Prefix+"/proposals"); req.Key != "" {
+		idem = &pipeline.Processed{CommandID: req.CommandID(), CommandType: commandCreate,
+			RequestHash: req.RequestHash, Status: http.StatusCreated, Body: body}
 	}
 	prior, err := h.d.Writer.Create(c.UserContext(), p, []pipeline.OutboxRow{row}, idem)
 	if err != nil {

@@ -24,17 +24,40 @@ type Policy struct {
 	FormSelf bool
 	// ImgSelf allows images from this origin.
 	ImgSelf bool
+	// ImgData allows data: images (the inline icons of a vendored renderer).
+	ImgData bool
+	// WorkerBlob allows workers built from blob: URLs (the search worker of
+	// the API reference page).
+	WorkerBlob bool
+	// StyleHashes allow inline <style> elements by the base64 SHA-256 of
+	// their text: the fixed styles a vendored script inserts without the
+	// nonce.
+	StyleHashes []string
 }
 
 // CSP is the Content-Security-Policy header value for nonce.
 func (p Policy) CSP(nonce string) string {
-	parts := []string{"default-src 'none'", "script-src 'nonce-" + nonce + "'", "style-src 'nonce-" + nonce + "'",
+	style := "style-src 'nonce-" + nonce + "'"
+	for _, h := range p.StyleHashes {
+		style += " 'sha256-" + h + "'"
+	}
+	parts := []string{"default-src 'none'", "script-src 'nonce-" + nonce + "'", style,
 		"base-uri 'none'", "frame-ancestors 'none'"}
 	if p.Connect {
 		parts = append(parts, "connect-src 'self'")
 	}
+	var img []string
 	if p.ImgSelf {
-		parts = append(parts, "img-src 'self'")
+		img = append(img, "'self'")
+	}
+	if p.ImgData {
+		img = append(img, "data:")
+	}
+	if len(img) > 0 {
+		parts = append(parts, "img-src "+strings.Join(img, " "))
+	}
+	if p.WorkerBlob {
+		parts = append(parts, "worker-src blob:")
 	}
 	if p.FormSelf {
 		parts = append(parts, "form-action 'self'")

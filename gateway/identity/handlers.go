@@ -142,7 +142,7 @@ func (h *Handlers) register(c *fiber.Ctx) error {
 	}
 	if err := h.users.Create(c.UserContext(), u, row); err != nil {
 		if errors.Is(err, postgres.ErrConflict) {
-			return apierr.New(http.StatusConflict, "email_taken", "an account with this e-mail exists")
+			return apierr.New(http.StatusConflict, schemas.CodeEmailTaken, "an account with this e-mail exists")
 		}
 		return err
 	}
@@ -161,7 +161,7 @@ func (h *Handlers) login(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	invalid := apierr.New(http.StatusUnauthorized, "invalid_credentials", "wrong e-mail or password")
+	invalid := apierr.New(http.StatusUnauthorized, schemas.CodeInvalidCredentials, "wrong e-mail or password")
 	u, err := h.users.ByEmail(c.UserContext(), strings.TrimSpace(req.Email))
 	if errors.Is(err, postgres.ErrNotFound) {
 		_, _ = argon2id.ComparePasswordAndHash(req.Password, h.dummyHash)

@@ -15,6 +15,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/mail"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
 )
 
@@ -55,7 +56,7 @@ func (h *Handlers) sendVerification(c *fiber.Ctx) error {
 			"\n\nThe link works once and expires in 24 hours. If you did not ask for it, ignore this message.\n",
 	})
 	if err != nil {
-		return apierr.New(http.StatusBadGateway, "mail_unavailable", "the verification e-mail could not be sent; try again later")
+		return apierr.New(http.StatusBadGateway, schemas.CodeMailUnavailable, "the verification e-mail could not be sent; try again later")
 	}
 	return c.JSON(fiber.Map{"sent": true, "email": u.Email, "expiresAt": expires.Format(time.RFC3339)})
 }
@@ -68,7 +69,7 @@ func (h *Handlers) confirmVerification(c *fiber.Ctx) error {
 	}
 	email, err := h.users.ConfirmVerification(c.UserContext(), hashToken(token), h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
-		return apierr.New(http.StatusNotFound, "verification_invalid", "this link is unknown, used or expired")
+		return apierr.New(http.StatusNotFound, schemas.CodeVerificationInvalid, "this link is unknown, used or expired")
 	}
 	if err != nil {
 		return err

@@ -16,7 +16,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/fintech/platform/consumers/ledger"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
@@ -148,11 +147,11 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 	}
 	var v bind.Validator
 	if v.Required("kind", req.Kind) {
-		v.MaxLen("kind", req.Kind, ledger.MaxKind)
+		v.MaxLen("kind", req.Kind, schemas.LedgerMaxKind)
 		noNUL(&v, "kind", req.Kind)
 	}
 	if v.Required("sourceId", req.SourceID) {
-		v.MaxLen("sourceId", req.SourceID, ledger.MaxSourceID)
+		v.MaxLen("sourceId", req.SourceID, schemas.LedgerMaxSourceID)
 		noNUL(&v, "sourceId", req.SourceID)
 	}
 	var amount *int64
@@ -164,7 +163,7 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 		v.Check(currencyRE.MatchString(req.Currency), "currency", "must be an upper-case currency code such as KZT or USD")
 	}
 	if req.Meta != nil {
-		if b, err := store.Canonical(req.Meta); err != nil || len(b) > ledger.MaxMeta {
+		if b, err := store.Canonical(req.Meta); err != nil || len(b) > schemas.LedgerMaxMeta {
 			v.Fail("meta", "must be a JSON object of at most 64 KiB")
 		}
 	}
@@ -176,20 +175,14 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 			"kind "+req.Kind+" is emitted by a platform module and cannot be posted")
 	}
 	p, _ := auth.User(c)
-	id := commands.IdempotentID(p.UserID, "POST "+Prefix+"/entries", c.Get("Idempotency-Key"))
 	env, err := schemas.New(schemas.TypeLedgerAppend, "", p.UserID, schemas.LedgerAppend{
 		Kind: req.Kind, SourceID: req.SourceID, ActorUserID: p.UserID, AmountCents: amount,
 		Currency: req.Currency, Meta: req.Meta, Scope: p.UserID}, h.d.Now())
 	if err != nil {
 		return err
 	}
-	env.ID = id
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.d.Bus.Send(c.UserContext(), commands.Command{Topic: topics.LedgerAppend, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.d.Bus, topics.LedgerAppend, env,
+		commands.RequestIdempotency(c, p.UserID, "POST "+Prefix+"/entries"))
 }
 
 type listResponse struct {

@@ -50,7 +50,13 @@ func (req createChargeRequest) validate() (schemas.MaskCharge, error) {
 // mask, paymentRef), so that a replay, concurrent or later, is recognised
 // by the pipeline and answered with the first outcome.
 func ChargeCommandID(userID, maskID, paymentRef string) string {
-	return commands.IdempotentID(userID, schemas.TypeMaskCharge, maskID+"\x00"+paymentRef)
+	return chargeIdempotency(userID, maskID, paymentRef).CommandID()
+}
+
+// chargeIdempotency names a charge by its (owner, mask, paymentRef); the
+// reference is the key, so no request hash guards it.
+func chargeIdempotency(userID, maskID, paymentRef string) commands.Idempotency {
+	return commands.Idempotency{Caller: userID, Endpoint: schemas.TypeMaskCharge, Key: maskID + "\x00" + paymentRef}
 }
 
 // createCharge publishes the charge to mask.commands keyed by the mask id,
@@ -72,8 +78,8 @@ func (h *Handlers) createCharge(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	env.ID = ChargeCommandID(d.UserID, d.MaskID, d.PaymentRef)
-	rep, err := h.sender.Send(c.UserContext(), commands.Command{Topic: topics.MaskCommands, Env: env})
+	rep, err := commands.Publish(c.UserContext(), h.sender, topics.MaskCommands, env,
+		chargeIdempotency(d.UserID, d.MaskID, d.PaymentRef))
 	if err != nil {
 		return err
 	}

@@ -98,13 +98,5 @@ func (h *Handlers) createMask(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if key := c.Get("Idempotency-Key"); key != "" {
-		env.ID = commands.IdempotentID(user, "POST "+Prefix+"/masks", strings.Clone(key))
-		env.RequestHash = commands.RequestHash(c.Body())
-	}
-	rep, err := h.sender.Send(c.UserContext(), commands.Command{Topic: topics.MaskCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.sender, topics.MaskCommands, env, commands.RequestIdempotency(c, user, "POST "+Prefix+"/masks"))
 }

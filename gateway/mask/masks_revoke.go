@@ -31,9 +31,5 @@ func (h *Handlers) revokeMask(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rep, err := h.sender.Send(c.UserContext(), commands.Command{Topic: topics.MaskCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.sender, topics.MaskCommands, env, commands.Idempotency{})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/server"
 )
@@ -42,6 +43,7 @@ func responsesFor(method, path string) map[string]any {
 	switch method + " " + path {
 	case "POST " + Prefix + "/masks":
 		out["201"] = map[string]any{"description": "the issued mask", "content": openapi.JSONContent(openapi.Ref("Mask"))}
+		out["409"] = errResp("idempotency_key_reused: the Idempotency-Key came with another body")
 		out["422"] = errResp("validation_failed")
 	case "GET " + Prefix + "/masks":
 		out["200"] = map[string]any{"description": "the caller's active masks", "content": openapi.JSONContent(openapi.ListOf("Mask"))}
@@ -56,6 +58,7 @@ func responsesFor(method, path string) map[string]any {
 		out["422"] = errResp("validation_failed")
 	case "GET " + Prefix + "/charges":
 		out["200"] = map[string]any{"description": "the caller's charges", "content": openapi.JSONContent(openapi.ListOf("Charge"))}
+		out["404"] = errResp("not_found: maskId names no mask of the caller")
 	case "GET " + Prefix + "/stats":
 		out["200"] = map[string]any{"description": "roll-up", "content": openapi.JSONContent(openapi.Ref("Stats"))}
 	default:
@@ -74,30 +77,31 @@ var (
 	factor = openapi.Obj([]string{"factor", "points"}, map[string]any{"factor": openapi.Str, "points": openapi.Int64})
 	charge = openapi.Obj([]string{"id", "maskId", "paymentRef", "amountCents", "status", "riskScore", "riskFactors", "idempotent"},
 		map[string]any{
-			"id": openapi.Str, "maskId": openapi.Str, "userId": openapi.Str, "paymentRef": openapi.Str, "amountCents": openapi.Int64, "currency": openapi.Str,
+			"id": openapi.KSUID, "maskId": openapi.KSUID, "userId": openapi.KSUID, "paymentRef": openapi.Str, "amountCents": openapi.MinorUnits, "currency": openapi.Str,
 			"merchant": openapi.Str, "merchantCategory": openapi.Str,
 			"status":         map[string]any{"type": "string", "enum": []string{"authorized", "declined"}},
 			"declineReason":  reasons,
 			"riskScore":      map[string]any{"type": "integer", "minimum": 0, "maximum": 100},
 			"riskFactors":    map[string]any{"type": "array", "items": factor},
-			"remainingCents": openapi.Int64, "createdAt": openapi.DateTime, "idempotent": openapi.Bool,
+			"remainingCents": openapi.MinorUnits, "createdAt": openapi.DateTime, "idempotent": openapi.Bool,
 		})
 )
 
 var componentSchemas = map[string]any{
 	"CreateMaskRequest": openapi.Obj([]string{"kind", "spendLimitCents"}, map[string]any{
-		"label": openapi.Str, "kind": kinds, "lockedToMerchant": openapi.Str, "lockedToCategory": openapi.Str,
-		"currency": openapi.Str, "spendLimitCents": openapi.Int64, "expiresAt": openapi.DateTime,
+		"label": openapi.Text(bind.MaxTitle), "kind": kinds, "lockedToMerchant": openapi.Text(bind.MaxTitle), "lockedToCategory": openapi.Text(bind.MaxTitle),
+		"currency": openapi.Str, "spendLimitCents": openapi.Amount, "expiresAt": openapi.DateTime,
 	}),
 	"Mask": openapi.Obj([]string{"id", "virtualPan", "remainingCents", "status"}, map[string]any{
-		"id": openapi.Str, "userId": openapi.Str, "label": openapi.Str, "kind": kinds, "lockedToMerchant": openapi.Str, "lockedToCategory": openapi.Str,
-		"currency": openapi.Str, "spendLimitCents": openapi.Int64, "remainingCents": openapi.Int64,
+		"id": openapi.KSUID, "userId": openapi.KSUID, "label": openapi.Str, "kind": kinds, "lockedToMerchant": openapi.Str, "lockedToCategory": openapi.Str,
+		"currency": openapi.Str, "spendLimitCents": openapi.MinorUnits, "remainingCents": openapi.MinorUnits,
 		"virtualPan": map[string]any{"type": "string", "pattern": "^vmask-[0-9a-f]{32}$"},
 		"status":     map[string]any{"type": "string", "enum": []string{"active", "revoked", "expired"}},
 		"expiresAt":  openapi.DateTime, "createdAt": openapi.DateTime, "revokedAt": openapi.DateTime,
 	}),
 	"CreateChargeRequest": openapi.Obj([]string{"maskId", "amountCents", "merchant", "paymentRef"}, map[string]any{
-		"maskId": openapi.Str, "amountCents": openapi.Int64, "merchant": openapi.Str, "merchantCategory": openapi.Str, "paymentRef": openapi.Str, "merchantUserId": openapi.Str,
+		"maskId": openapi.Text(maxRef), "amountCents": openapi.Amount, "merchant": openapi.Text(bind.MaxTitle), "merchantCategory": openapi.Text(bind.MaxTitle),
+		"paymentRef": openapi.Text(maxRef), "merchantUserId": openapi.Text(maxRef),
 	}),
 	"Charge": charge,
 	"ChargeDeclined": openapi.Obj([]string{"error", "declineReason", "riskScore", "charge"}, map[string]any{

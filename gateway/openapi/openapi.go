@@ -3,12 +3,16 @@
 package openapi
 
 import (
+	"encoding/json"
 	"net/http"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 )
@@ -83,7 +87,7 @@ func Build(routes []server.Route, d Doc) map[string]any {
 			op["parameters"] = params
 		}
 		if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
-			op["requestBody"] = map[string]any{"content": JSONContent(map[string]any{"type": "object"})}
+			op["requestBody"] = map[string]any{"description": IgnoredFields, "content": JSONContent(map[string]any{"type": "object", "additionalProperties": true})}
 		}
 		if d.Public != nil && d.Public(r.Method, r.Path) {
 			op["security"] = []any{}
@@ -95,7 +99,7 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		}
 		if d.Bodies != nil {
 			if body, ok := d.Bodies[r.Method+" "+r.Path]; ok {
-				op["requestBody"] = map[string]any{"required": true, "content": JSONContent(Ref(body))}
+				op["requestBody"] = map[string]any{"required": true, "description": IgnoredFields, "content": JSONContent(Ref(body))}
 			} else {
 				delete(op, "requestBody")
 			}
@@ -103,6 +107,7 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		if d.Operation != nil {
 			d.Operation(r, op)
 		}
+		completeResponses(r, op, paged(op, d.Schemas))
 		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
@@ -118,19 +123,264 @@ func Build(routes []server.Route, d Doc) map[string]any {
 	if version == "" {
 		version = "1.0.0"
 	}
-	info := map[string]any{"title": d.Title, "version": version}
+	info := map[string]any{"title": d.Title, "version": version, "license": License}
+	description := IgnoredFields
 	if d.Description != "" {
-		info["description"] = d.Description
+		description = d.Description + "\n\n" + IgnoredFields
 	}
-	return map[string]any{
+	info["description"] = description
+	doc := map[string]any{
 		"openapi": "3.0.3",
 		"info":    info,
-		"servers": []any{map[string]any{"url": "/"}},
+		"servers": []any{map[string]any{"url": "/", "description": "the platform serving this document"}},
+		"tags":    tagsOf(paths),
 		"paths":   paths,
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
 			"schemas":         schemas,
 		},
+	}
+	openRequestBodies(paths, schemas)
+	PruneSchemas(doc)
+	return doc
+}
+
+// openRequestBodies says on every request body, and in its object schema
+// (additionalProperties true), that undeclared fields are ignored.
+func openRequestBodies(paths map[string]any, schemas map[string]any) {
+	for _, item := range paths {
+		for _, o := range item.(map[string]any) {
+			body, _ := o.(map[string]any)["requestBody"].(map[string]any)
+			if body == nil {
+				continue
+			}
+			if _, ok := body["description"]; !ok {
+				body["description"] = IgnoredFields
+			}
+			content, _ := body["content"].(map[string]any)
+			mt, _ := content["application/json"].(map[string]any)
+			schema, _ := mt["schema"].(map[string]any)
+			if ref, ok := schema["$ref"].(string); ok {
+				name := strings.TrimPrefix(ref, "#/components/schemas/")
+				if s, ok := schemas[name].(map[string]any); ok {
+					schema = copyMap(s)
+					schemas[name] = schema
+				}
+			}
+			if schema != nil && schema["type"] == "object" {
+				if _, set := schema["additionalProperties"]; !set {
+					schema["additionalProperties"] = true
+				}
+			}
+		}
+	}
+}
+
+// copyMap is a shallow copy, so a module's package-level schema is not
+// changed by building a document.
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// License is the info.license of every document: the API is proprietary
+// (SPDX's LicenseRef- convention for a license not on its list).
+var License = map[string]any{"name": "LicenseRef-Proprietary", "url": "https://spdx.org/licenses/"}
+
+// IgnoredFields is said in every document and on every request body: the
+// API reads the fields a body declares and ignores any other.
+const IgnoredFields = "Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true)."
+
+// tagsOf declares the tags the operations use.
+func tagsOf(paths map[string]any) []any {
+	seen := map[string]bool{}
+	for _, item := range paths {
+		for _, op := range item.(map[string]any) {
+			for _, t := range op.(map[string]any)["tags"].([]string) {
+				seen[t] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for t := range seen {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = map[string]any{"name": n, "description": "The " + n + " module"}
+	}
+	return out
+}
+
+// completeResponses adds the answers every operation can give whatever the
+// module declared, merging their codes into a declared answer of the same
+// status: 400 for an unreadable or oversized body, 401 when it needs a token,
+// 404 when it has path parameters, 422 (the server refuses text that is not
+// valid UTF-8 or holds NUL in any query parameter or body field), 429 from
+// the rate limiter, 500 and 503. An operation whose module declares no
+// answers keeps a generic JSON 2XX and a generic 4XX.
+func completeResponses(r server.Route, op map[string]any, paged bool) {
+	resp, _ := op["responses"].(map[string]any)
+	if resp == nil {
+		resp = map[string]any{}
+	}
+	op["responses"] = resp
+	ensure := func(status, description string, codes ...string) {
+		cur, ok := resp[status].(map[string]any)
+		if !ok {
+			resp[status] = ErrorAnswer(strings.Join(codes, ", ") + ": " + description)
+			return
+		}
+		errProp := errorProperty(cur)
+		enum, ok := errProp["enum"].([]string)
+		if !ok {
+			return // a declared answer with its own schema or open codes
+		}
+		for _, c := range codes {
+			if !containsString(enum, c) {
+				enum = append(enum, c)
+			}
+		}
+		errProp["enum"] = enum
+	}
+	if _, ok := resp["default"]; ok && len(resp) == 1 {
+		// The module describes none of this operation's answers yet.
+		delete(resp, "default")
+		resp["2XX"] = map[string]any{"description": "the answer (its body is not described in detail yet)",
+			"content": JSONContent(map[string]any{})}
+		resp["4XX"] = ErrorAnswer("a client error (its codes are not enumerated yet)")
+	} else {
+		if paged {
+			ensure("400", "the cursor is not one this API issued, or the body is larger than 1 MiB", "invalid_cursor", "payload_too_large")
+			if !hasParam(op, "cursor") {
+				op["parameters"] = append(asAnyList(op["parameters"]), map[string]any{"name": "cursor", "in": "query", "required": false,
+					"description": "the nextCursor of the previous page", "schema": map[string]any{"type": "string"}})
+			}
+		} else if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete {
+			ensure("400", "the body is larger than 1 MiB", "payload_too_large")
+		} else {
+			ensure("400", "the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB",
+				"invalid_json", "content_type_required", "payload_too_large")
+		}
+		if sec, ok := op["security"].([]any); ok && len(sec) > 0 {
+			ensure("401", "no valid bearer token", CodeAuthRequired)
+		}
+		if strings.Contains(r.Path, "/:") {
+			ensure("404", "nothing at this path", "not_found")
+		}
+		ensure("422", "a field is missing or invalid (fields names each)", "validation_failed")
+		ensure("429", "retry after the Retry-After seconds", "rate_limited")
+	}
+	if _, ok := resp["503"]; !ok && r.Method == http.MethodGet && strings.HasSuffix(r.Path, "/health") {
+		resp["503"] = Degraded()
+	}
+	ensure("500", "the answer carries the requestId", "internal")
+	ensure("503", "a dependency did not answer; retry (writes with the same Idempotency-Key)", "unavailable")
+}
+
+// paged reports whether a read answers pages with a nextCursor (in its
+// schema or a component schema it references, at any depth).
+func paged(op map[string]any, schemas map[string]any) bool {
+	resp, _ := op["responses"].(map[string]any)
+	ok, _ := resp["200"].(map[string]any)
+	if ok == nil {
+		return false
+	}
+	seen := map[string]bool{}
+	var has func(v any) bool
+	has = func(v any) bool {
+		raw, _ := json.Marshal(v)
+		if strings.Contains(string(raw), `"nextCursor"`) {
+			return true
+		}
+		for name, schema := range schemas {
+			if !seen[name] && strings.Contains(string(raw), `"#/components/schemas/`+name+`"`) {
+				seen[name] = true
+				if has(schema) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return has(ok)
+}
+
+func hasParam(op map[string]any, name string) bool {
+	for _, p := range asAnyList(op["parameters"]) {
+		if m, ok := p.(map[string]any); ok && m["name"] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// errorProperty returns the schema of the error property of an answer
+// ErrorAnswer built with codes, or nil.
+func errorProperty(answer map[string]any) map[string]any {
+	content, _ := answer["content"].(map[string]any)
+	mt, _ := content["application/json"].(map[string]any)
+	schema, _ := mt["schema"].(map[string]any)
+	all, _ := schema["allOf"].([]any)
+	if len(all) != 2 {
+		return nil
+	}
+	second, _ := all[1].(map[string]any)
+	props, _ := second["properties"].(map[string]any)
+	errProp, _ := props["error"].(map[string]any)
+	return errProp
+}
+
+func containsString(l []string, s string) bool {
+	for _, e := range l {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// CodeAuthRequired is the error code of a request without a valid token.
+const CodeAuthRequired = "auth_required"
+
+// PruneSchemas removes the component schemas no operation reaches, so a
+// slice of a module that shares its schemas with another lists only its own.
+func PruneSchemas(doc map[string]any) {
+	comps, _ := doc["components"].(map[string]any)
+	schemas, _ := comps["schemas"].(map[string]any)
+	if schemas == nil {
+		return
+	}
+	used := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok {
+				name := strings.TrimPrefix(ref, "#/components/schemas/")
+				if !used[name] {
+					used[name] = true
+					walk(schemas[name])
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(doc["paths"])
+	for name := range schemas {
+		if !used[name] {
+			delete(schemas, name)
+		}
 	}
 }
 
@@ -162,8 +412,11 @@ func Path(p string) (string, []any) {
 		if strings.HasPrefix(s, ":") {
 			name := s[1:]
 			parts[i] = "{" + name + "}"
-			params = append(params, map[string]any{"name": name, "in": "path", "required": true,
-				"schema": map[string]any{"type": "string"}})
+			schema := map[string]any{"type": "string"}
+			if name == "id" {
+				schema = KSUID // every :id is an id the platform minted
+			}
+			params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": schema})
 		}
 	}
 	return strings.Join(parts, "/"), params
@@ -174,10 +427,11 @@ func Path(p string) (string, []any) {
 func OperationID(method, path string) string {
 	var b strings.Builder
 	b.WriteString(strings.ToLower(method))
-	for _, s := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '.' || r == ':' || r == '-' }) {
-		if s == "api" {
-			continue
-		}
+	rest, api := strings.CutPrefix(path, "/api/")
+	if !api {
+		b.WriteString("Site") // pages and feeds outside /api
+	}
+	for _, s := range strings.FieldsFunc(rest, func(r rune) bool { return r == '/' || r == '.' || r == ':' || r == '-' || r == '_' }) {
 		b.WriteString(strings.ToUpper(s[:1]) + s[1:])
 	}
 	return b.String()
@@ -190,7 +444,29 @@ var (
 	Number   = map[string]any{"type": "number"}
 	Bool     = map[string]any{"type": "boolean"}
 	DateTime = map[string]any{"type": "string", "format": "date-time"}
+	// KSUID is an id the platform minted: a 27-character base62 ksuid.
+	KSUID = map[string]any{"type": "string", "pattern": "^[0-9A-Za-z]{27}$", "minLength": 27, "maxLength": 27,
+		"description": "ksuid (27 base62 characters)"}
+	// Amount is a money amount a client sends: integer minor units, at
+	// least 1 and at most 10^15; strings, fractions and larger numbers are
+	// refused with 422 validation_failed.
+	Amount = map[string]any{"type": "integer", "format": "int64", "minimum": 1, "maximum": bind.MaxAmount,
+		"description": "integer minor units (1 to 10^15)"}
+	// MinorUnits is an amount the API answers with: integer minor units.
+	MinorUnits = map[string]any{"type": "integer", "format": "int64", "description": "integer minor units"}
 )
+
+// Degraded is the answer of a /health endpoint whose database does not
+// answer: 503 with { status: "degraded", database: "unreachable" }.
+func Degraded() map[string]any {
+	return map[string]any{"description": "the database does not answer", "content": JSONContent(Obj([]string{"status", "database"}, map[string]any{
+		"status":   map[string]any{"type": "string", "enum": []string{"degraded"}},
+		"database": map[string]any{"type": "string", "enum": []string{"unreachable"}},
+	}))}
+}
+
+// Text is a string of at most max characters.
+func Text(max int) map[string]any { return map[string]any{"type": "string", "maxLength": max} }
 
 // Obj is an object schema with its properties and required names.
 func Obj(required []string, props map[string]any) map[string]any {
@@ -217,4 +493,143 @@ func Answer(description, schema string) map[string]any {
 }
 
 // ErrorAnswer is an error response: the Error schema, its code described.
-func ErrorAnswer(description string) map[string]any { return Answer(description, "Error") }
+// When the description starts with the codes ("not_found", "voting_closed
+// or already_voted: …", "a, b or c"), the schema enumerates them, so an
+// answer with another code does not conform.
+func ErrorAnswer(description string) map[string]any {
+	codes := ErrorCodes(description)
+	if len(codes) == 0 {
+		return Answer(description, "Error")
+	}
+	return map[string]any{"description": description, "content": JSONContent(map[string]any{"allOf": []any{
+		Ref("Error"),
+		map[string]any{"type": "object", "properties": map[string]any{"error": map[string]any{"type": "string", "enum": codes}}},
+	}})}
+}
+
+var codeRe = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)+$|^[a-z]+$`)
+
+// ErrorCodes returns the error codes an error description starts with: the
+// text before the first ':' as a list "a", "a or b", "a, b or c" of
+// snake_case words; nil when that text is prose.
+func ErrorCodes(description string) []string {
+	head, _, _ := strings.Cut(description, ":")
+	head = strings.ReplaceAll(head, " or ", ",")
+	var codes []string
+	for _, c := range strings.Split(head, ",") {
+		c = strings.TrimSpace(c)
+		if !codeRe.MatchString(c) || (!strings.Contains(c, "_") && !knownWord[c]) {
+			return nil
+		}
+		codes = append(codes, c)
+	}
+	return codes
+}
+
+// knownWord are the single-word error codes.
+var knownWord = map[string]bool{"internal": true, "unavailable": true, "forbidden": true}
+
+// Merge combines module slices into one document with info: the union of
+// their paths, tags and component schemas. A schema name two slices define
+// differently is renamed in the later slice to its module's name followed by
+// the schema's ("Stats" → "GovStats"), its references rewritten.
+func Merge(info map[string]any, slices []Slice) map[string]any {
+	paths := map[string]any{}
+	schemas := map[string]any{}
+	tags := map[string]any{}
+	for _, sl := range slices {
+		doc := sl.Doc
+		comps, _ := doc["components"].(map[string]any)
+		own, _ := comps["schemas"].(map[string]any)
+		renames := map[string]string{}
+		for name, schema := range own {
+			if prev, ok := schemas[name]; ok && !reflect.DeepEqual(canonical(prev), canonical(schema)) {
+				renames["#/components/schemas/"+name] = "#/components/schemas/" + strings.ToUpper(sl.Name[:1]) + sl.Name[1:] + name
+			}
+		}
+		if len(renames) > 0 {
+			doc = rewriteRefs(doc, renames).(map[string]any)
+			comps, _ = doc["components"].(map[string]any)
+			own, _ = comps["schemas"].(map[string]any)
+			for from, to := range renames {
+				name := strings.TrimPrefix(from, "#/components/schemas/")
+				own[strings.TrimPrefix(to, "#/components/schemas/")] = own[name]
+				delete(own, name)
+			}
+		}
+		for name, schema := range own {
+			schemas[name] = schema
+		}
+		p, _ := doc["paths"].(map[string]any)
+		for k, v := range p {
+			paths[k] = v
+		}
+		for _, t := range asAnyList(doc["tags"]) {
+			if m, ok := t.(map[string]any); ok {
+				tags[m["name"].(string)] = m
+			}
+		}
+	}
+	names := make([]string, 0, len(tags))
+	for n := range tags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	tagList := make([]any, len(names))
+	for i, n := range names {
+		tagList[i] = tags[n]
+	}
+	return map[string]any{
+		"openapi": "3.0.3",
+		"info":    info,
+		"servers": []any{map[string]any{"url": "/", "description": "the platform serving this document"}},
+		"tags":    tagList,
+		"paths":   paths,
+		"components": map[string]any{
+			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+			"schemas":         schemas,
+		},
+	}
+}
+
+// Slice is one module's document, by module name.
+type Slice struct {
+	Name string
+	Doc  map[string]any
+}
+
+func asAnyList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// canonical round-trips v through JSON so documents built in process and
+// decoded from JSON compare equal.
+func canonical(v any) any {
+	raw, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(raw, &out)
+	return out
+}
+
+func rewriteRefs(v any, renames map[string]string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "$ref" && renames[s] != "" {
+				out[k] = renames[s]
+				continue
+			}
+			out[k] = rewriteRefs(e, renames)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = rewriteRefs(e, renames)
+		}
+		return out
+	}
+	return v
+}

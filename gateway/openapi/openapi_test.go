@@ -1,9 +1,11 @@
 package openapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/fintech/platform/gateway/ratelimit"
@@ -53,4 +55,96 @@ func SortedPaths(doc map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func TestErrorCodes(t *testing.T) {
+	t.Parallel()
+	cases := map[string][]string{
+		"not_found":                                  {"not_found"},
+		"voting_closed or already_voted":             {"voting_closed", "already_voted"},
+		"invalid_json, content_type_required or x_y": {"invalid_json", "content_type_required", "x_y"},
+		"validation_failed: unknown status":          {"validation_failed"},
+		"internal: the answer carries the requestId": {"internal"},
+		"database unreachable":                       nil,
+		"the caller's masks":                         nil,
+		"OK":                                         nil,
+	}
+	for in, want := range cases {
+		if got := ErrorCodes(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("ErrorCodes(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestBuildCompletesAnswersAndPrunes(t *testing.T) {
+	t.Parallel()
+	routes := []server.Route{
+		{Method: http.MethodPost, Path: "/api/x/things/:id/close", Class: ratelimit.Write},
+		{Method: http.MethodGet, Path: "/api/x/things", Class: ratelimit.Read},
+		{Method: http.MethodGet, Path: "/x/pages/:id", Class: ratelimit.Read},
+	}
+	doc := Build(routes, Doc{Title: "X", Prefixes: []string{"/api/x", "/x"},
+		Bodies:  map[string]string{"POST /api/x/things/:id/close": "CloseRequest"},
+		Schemas: map[string]any{"CloseRequest": Obj(nil, map[string]any{"memo": Str}), "Unused": Obj(nil, nil), "Page": ListOf("Thing"), "Thing": Obj(nil, nil)},
+		Responses: func(method, path string) map[string]any {
+			if method == http.MethodGet && path == "/api/x/things" {
+				return map[string]any{"200": Answer("page", "Page")}
+			}
+			return map[string]any{"200": Answer("ok", "Thing"), "404": ErrorAnswer("thing_missing")}
+		}})
+	paths := doc["paths"].(map[string]any)
+	closeOp := paths["/api/x/things/{id}/close"].(map[string]any)["post"].(map[string]any)
+	resp := closeOp["responses"].(map[string]any)
+	for _, status := range []string{"200", "400", "401", "404", "422", "429", "500", "503"} {
+		if resp[status] == nil {
+			t.Errorf("close lacks %s: %v", status, resp)
+		}
+	}
+	if got := errorProperty(resp["404"].(map[string]any))["enum"]; !reflect.DeepEqual(got, []string{"thing_missing", "not_found"}) {
+		t.Errorf("404 codes = %v", got)
+	}
+	list := paths["/api/x/things"].(map[string]any)["get"].(map[string]any)
+	if got := errorProperty(list["responses"].(map[string]any)["400"].(map[string]any))["enum"]; !reflect.DeepEqual(got, []string{"invalid_cursor", "payload_too_large"}) {
+		t.Errorf("paged read 400 codes = %v", got)
+	}
+	if !hasParam(list, "cursor") {
+		t.Errorf("paged read has no cursor parameter: %v", list["parameters"])
+	}
+	page := paths["/x/pages/{id}"].(map[string]any)["get"].(map[string]any)
+	if page["operationId"] != "getSiteXPagesId" || closeOp["operationId"] != "postXThingsIdClose" {
+		t.Errorf("operationIds %v %v", page["operationId"], closeOp["operationId"])
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	if _, ok := schemas["Unused"]; ok {
+		t.Error("unused schema kept")
+	}
+	if schemas["CloseRequest"].(map[string]any)["additionalProperties"] != true {
+		t.Errorf("request schema not open: %v", schemas["CloseRequest"])
+	}
+	if doc["info"].(map[string]any)["license"] == nil || len(doc["tags"].([]any)) != 1 {
+		t.Errorf("info/tags: %v %v", doc["info"], doc["tags"])
+	}
+}
+
+func TestMergeRenamesConflictingSchemas(t *testing.T) {
+	t.Parallel()
+	slice := func(path string, stats map[string]any) map[string]any {
+		return canonical(map[string]any{
+			"paths":      map[string]any{path: map[string]any{"get": map[string]any{"responses": map[string]any{"200": Answer("s", "Stats")}}}},
+			"tags":       []any{map[string]any{"name": path}},
+			"components": map[string]any{"schemas": map[string]any{"Stats": stats, "Error": errorSchema}},
+		}).(map[string]any)
+	}
+	doc := Merge(map[string]any{"title": "all"}, []Slice{
+		{Name: "mask", Doc: slice("/a", Obj(nil, map[string]any{"a": Str}))},
+		{Name: "gov", Doc: slice("/b", Obj(nil, map[string]any{"b": Str}))},
+	})
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	if schemas["Stats"] == nil || schemas["GovStats"] == nil || schemas["Error"] == nil || len(schemas) != 3 {
+		t.Fatalf("schemas = %v", schemas)
+	}
+	raw, _ := json.Marshal(doc["paths"].(map[string]any)["/b"])
+	if !strings.Contains(string(raw), "#/components/schemas/GovStats") {
+		t.Fatalf("/b does not reference GovStats: %s", raw)
+	}
 }

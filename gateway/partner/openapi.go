@@ -114,6 +114,7 @@ func responsesFor(method, path string) map[string]any {
 		out["200"] = ok("the caller's certification payouts, newest first", "CertPayoutList")
 	case "GET " + PrefixChess + "/upcoming":
 		out["200"] = ok("tournaments accepting entries, soonest first", "Upcoming")
+		out["400"] = errResp("invalid_cursor: the cursor is not one this API issued")
 	case "GET " + PrefixCert + "/stats":
 		out["200"] = ok("the caller's certification statistics", "PlanetStats")
 	case "GET " + PrefixEcosystem + "/earnings":
@@ -127,6 +128,7 @@ func responsesFor(method, path string) map[string]any {
 		out["422"] = errResp("validation_failed")
 	} else if !public(method, path) {
 		out["401"] = errResp("auth_required")
+		out["403"] = errResp("email_unverified: records kept for an address are shown only to its verified owner")
 	}
 	return out
 }

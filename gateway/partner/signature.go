@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/schemas"
 )
 
 // Headers of the inbound partner webhooks (spec: Authentication, item 9).
@@ -25,16 +26,12 @@ const (
 // either side (spec: Limits, webhook timestamp tolerance).
 const MaxSkew = 300 * time.Second
 
-// CodeSignatureInvalid is the error code of a refused partner delivery
-// (decisions.md, Partner receivers).
-const CodeSignatureInvalid = "signature_invalid"
-
 func errBadSignature() *apierr.Error {
-	return apierr.New(http.StatusUnauthorized, CodeSignatureInvalid, "bad signature")
+	return apierr.New(http.StatusUnauthorized, schemas.CodeSignatureInvalid, "bad signature")
 }
 
 func errTimestampSkew() *apierr.Error {
-	return apierr.New(http.StatusUnauthorized, CodeSignatureInvalid, "timestamp skew")
+	return apierr.New(http.StatusUnauthorized, schemas.CodeSignatureInvalid, "timestamp skew")
 }
 
 // Secrets configure how the receivers authenticate a delivery.

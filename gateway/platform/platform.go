@@ -4,13 +4,18 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
+	"github.com/fintech/platform/gateway/identity"
 	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/server"
 )
@@ -25,6 +30,22 @@ type Build struct {
 	// processor, no PROCESSOR_API_KEY) or "stripe".
 	Processor string
 	StartedAt time.Time
+	// SDKPackages names the npm packages of the client SDK that
+	// /api/platform/openapi.json lists under platform.sdk.npm (the one place
+	// they are set: cmd/platform's wiring).
+	SDKPackages []string
+}
+
+// SDKPackage is the npm package of the TypeScript SDK generated from
+// /api/openapi.json (sdk/typescript).
+const SDKPackage = "@fintech-platform/sdk"
+
+// npmPackages is never null in JSON.
+func npmPackages(p []string) []string {
+	if p == nil {
+		return []string{}
+	}
+	return p
 }
 
 // Pinger checks that a dependency answers.
@@ -38,6 +59,9 @@ type Handlers struct {
 	db     Pinger
 	now    func() time.Time
 	routes func() []server.Route
+
+	fullMu  sync.Mutex
+	fullDoc []byte // the merged /api/openapi.json, once built
 }
 
 // NewHandlers builds the handlers; routes lists the server's routes for the
@@ -47,9 +71,10 @@ func NewHandlers(build Build, db Pinger, now func() time.Time, routes func() []s
 }
 
 // fintechModules are the modules of the combined /api/openapi.json, in the
-// spec's order; those this build does not serve have no paths.
+// spec's order, after the identity routes (a client SDK registers or logs in
+// to get its token); those this build does not serve have no paths.
 var fintechModules = []struct{ name, prefix string }{
-	{"fiat", "/api/fiat"}, {"mask", "/api/mask"}, {"ledger", "/api/ledger"},
+	{"auth", "/api/auth"}, {"fiat", "/api/fiat"}, {"mask", "/api/mask"}, {"ledger", "/api/ledger"},
 	{"reputation", "/api/reputation"}, {"gov", "/api/gov"}, {"charity", "/api/charity"},
 }
 
@@ -59,17 +84,70 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/version", "Build and version information", h.version)
 	g.Get("/health", "Liveness and database reachability", Health(h.db, nil))
 	g.Get("/openapi.json", "Aggregate API index: modules and their OpenAPI slices", h.index)
-	r.Group("/api/auth").Get("/health", "Liveness and database reachability", Health(h.db, nil))
-	prefixes := make([]string, len(fintechModules))
-	for i, m := range fintechModules {
-		prefixes[i] = m.prefix
+	registerDocs(r)
+	auth := r.Group(identity.Prefix)
+	auth.Get("/health", "Liveness and database reachability", Health(h.db, nil))
+	auth.Get("/openapi.json", "OpenAPI 3.0 slice of the identity routes", openapi.Handler(h.routes, identity.OpenAPIDoc))
+	r.Group("/api").Get("/openapi.json", "The OpenAPI 3.0 document of the fintech modules", h.full)
+}
+
+// full answers /api/openapi.json: the slices the fintech modules serve, as
+// they serve them (read in process through the application's own handler),
+// merged, so the combined document says exactly what the slices say. The
+// routes are fixed once the server runs, so the first merge is kept (and the
+// internal reads are not charged to the rate limiter again).
+func (h *Handlers) full(c *fiber.Ctx) error {
+	h.fullMu.Lock()
+	defer h.fullMu.Unlock()
+	if h.fullDoc == nil {
+		doc, err := h.mergeSlices(c.App())
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		h.fullDoc = raw
 	}
-	r.Group("/api").Get("/openapi.json", "The OpenAPI 3.0 document of the fintech modules", openapi.Handler(h.routes, openapi.Doc{
-		Title: "Fintech platform", Version: h.build.Version, Prefixes: prefixes,
-		Public: func(method, path string) bool {
-			return method == http.MethodGet && (strings.HasSuffix(path, "/health") || strings.HasSuffix(path, "/openapi.json"))
-		},
-	}))
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(h.fullDoc)
+}
+
+func (h *Handlers) mergeSlices(app *fiber.App) (map[string]any, error) {
+	serve := app.Handler()
+	var slices []openapi.Slice
+	for _, m := range fintechModules {
+		var req fasthttp.Request
+		req.Header.SetMethod(http.MethodGet)
+		req.SetRequestURI(m.prefix + "/openapi.json")
+		var fctx fasthttp.RequestCtx
+		fctx.Init(&req, nil, nil)
+		serve(&fctx)
+		if fctx.Response.StatusCode() == http.StatusNotFound {
+			continue // this build does not serve the module
+		}
+		if fctx.Response.StatusCode() != http.StatusOK {
+			return nil, fmt.Errorf("slice %s: status %d", m.prefix, fctx.Response.StatusCode())
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(fctx.Response.Body(), &doc); err != nil {
+			return nil, fmt.Errorf("slice %s: %w", m.prefix, err)
+		}
+		slices = append(slices, openapi.Slice{Name: m.name, Doc: doc})
+	}
+	return openapi.Merge(map[string]any{
+		"title": "Fintech platform", "version": h.build.Version, "license": openapi.License,
+		"description": "The fintech modules (" + strings.Join(names(), ", ") + ") in one document; each module also serves its own slice at <prefix>/openapi.json.\n\n" + openapi.IgnoredFields,
+	}, slices), nil
+}
+
+func names() []string {
+	out := make([]string, len(fintechModules))
+	for i, m := range fintechModules {
+		out[i] = m.name
+	}
+	return out
 }
 
 type moduleRef struct {
@@ -97,7 +175,7 @@ func (h *Handlers) index(c *fiber.Ctx) error {
 	return c.JSON(map[string]any{
 		"openapi":  "3.0.3",
 		"info":     map[string]any{"title": "Fintech platform API index", "version": h.build.Version},
-		"platform": map[string]any{"version": h.build.Version, "sdk": map[string]any{"npm": []string{}}},
+		"platform": map[string]any{"version": h.build.Version, "sdk": map[string]any{"npm": npmPackages(h.build.SDKPackages)}},
 		"modules":  mods,
 		"full":     "/api/openapi.json",
 	})

@@ -17,7 +17,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	consumer "github.com/fintech/platform/consumers/reputation"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
@@ -104,10 +103,7 @@ func (h *Handlers) Register(r server.Router) {
 	g.Get("/leaderboard", "Top users by score; query limit (<= 100), rank, since", h.leaderboard)
 	g.Get("/rank/:userId", "A user's public rank and score", h.rank)
 	g.Get("/stats", "Users per rank, mean and median score, events in 24h", h.stats)
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", openapi.Handler(h.d.Routes, openapi.Doc{
-		Title: "Reputation", Prefixes: []string{Prefix},
-		Public: func(method, path string) bool { return method == http.MethodGet && path != Prefix+"/me" },
-	}))
+	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", openapi.Handler(h.d.Routes, openAPIDoc))
 }
 
 func (h *Handlers) health(ctx context.Context) (map[string]any, error) {
@@ -178,12 +174,12 @@ func (h *Handlers) post(c *fiber.Ctx) error {
 		validText(&v, "userId", req.UserID, 128)
 	}
 	if v.Required("kind", req.Kind) {
-		validText(&v, "kind", req.Kind, consumer.MaxKind)
+		validText(&v, "kind", req.Kind, schemas.ReputationMaxKind)
 	}
 	if v.Required("sourceModule", req.SourceModule) {
-		validText(&v, "sourceModule", req.SourceModule, consumer.MaxModule)
+		validText(&v, "sourceModule", req.SourceModule, schemas.ReputationMaxModule)
 	}
-	validText(&v, "sourceId", req.SourceID, consumer.MaxSourceID)
+	validText(&v, "sourceId", req.SourceID, schemas.ReputationMaxSourceID)
 	var weight int64
 	if req.Weight == nil {
 		v.Fail("weight", "is required")
@@ -192,13 +188,13 @@ func (h *Handlers) post(c *fiber.Ctx) error {
 		switch {
 		case err != nil:
 			v.Fail("weight", "must be an integer")
-		case n < -consumer.MaxWeight || n > consumer.MaxWeight:
+		case n < -schemas.ReputationMaxWeight || n > schemas.ReputationMaxWeight:
 			v.Fail("weight", "must be between -1000 and 1000")
 		}
 		weight = n
 	}
 	if req.Meta != nil {
-		if b, err := json.Marshal(req.Meta); err != nil || len(b) > consumer.MaxMeta {
+		if b, err := json.Marshal(req.Meta); err != nil || len(b) > schemas.ReputationMaxMeta {
 			v.Fail("meta", "must be a JSON object of at most 16 KiB")
 		}
 	}
@@ -212,13 +208,8 @@ func (h *Handlers) post(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(actor, "POST "+Prefix+"/events", c.Get("Idempotency-Key"))
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.d.Bus.Send(c.UserContext(), commands.Command{Topic: topics.ReputationCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.d.Bus, topics.ReputationCommands, env,
+		commands.RequestIdempotency(c, actor, "POST "+Prefix+"/events"))
 }
 
 type eventJSON struct {
@@ -248,7 +239,7 @@ func (h *Handlers) me(c *fiber.Ctx) error {
 		return err
 	}
 	if !found {
-		sc.Rank = consumer.RankOf(0)
+		sc.Rank = schemas.RankOf(0)
 	}
 	es, err := h.d.Reads.Recent(ctx, p.UserID, 50)
 	if err != nil {
@@ -322,7 +313,7 @@ type rankResponse struct {
 
 func (h *Handlers) rank(c *fiber.Ctx) error {
 	id := c.Params("userId")
-	notFound := apierr.New(http.StatusNotFound, "user_not_found", "no user with this id")
+	notFound := apierr.New(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id")
 	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) || len(id) > 128 {
 		return notFound
 	}
@@ -339,7 +330,7 @@ func (h *Handlers) rank(c *fiber.Ctx) error {
 		if !ok {
 			return notFound
 		}
-		sc.Rank = consumer.RankOf(0)
+		sc.Rank = schemas.RankOf(0)
 	}
 	return c.JSON(rankResponse{UserID: id, Score: sc.Score, Rank: sc.Rank})
 }

@@ -50,7 +50,10 @@ func responsesFor(method, path string) map[string]any {
 		out["404"] = errResp("not_found")
 	case "GET " + Prefix + "/keys":
 		out["200"] = map[string]any{"description": "the caller's keys", "content": content(map[string]any{
-			"type": "object", "properties": map[string]any{"items": map[string]any{"type": "array", "items": openapi.Ref("Key")}}})}
+			"type": "object", "required": []string{"items", "total", "nextCursor"}, "properties": map[string]any{
+				"items":      map[string]any{"type": "array", "items": openapi.Ref("Key")},
+				"total":      openapi.Int64,
+				"nextCursor": map[string]any{"type": "string", "nullable": true}}})}
 	case "POST " + Prefix + "/keys/rotate":
 		out["201"] = ok("the new active key", "Key")
 	default:

@@ -87,16 +87,18 @@ func listOf(name string) map[string]any {
 var (
 	amountSchema = map[string]any{"type": "number", "exclusiveMinimum": true, "minimum": 0, "multipleOf": 0.0000001,
 		"description": "TNU, at most 7 decimal places"}
+	balanceSchema = map[string]any{"type": "number", "minimum": 0, "multipleOf": 0.0000001,
+		"description": "TNU, at most 7 decimal places"}
 )
 
 var componentSchemas = map[string]any{
 	"Account": openapi.Obj([]string{"id", "balance", "currency", "createdAt"}, map[string]any{
-		"id": openapi.Str, "balance": amountSchema, "currency": map[string]any{"type": "string", "enum": []string{"TNU"}}, "createdAt": openapi.DateTime,
+		"id": openapi.Str, "balance": balanceSchema, "currency": map[string]any{"type": "string", "enum": []string{"TNU"}}, "createdAt": openapi.DateTime,
 	}),
 	"Lookup":       openapi.Obj([]string{"id", "owner"}, map[string]any{"id": openapi.Str, "owner": openapi.Str}),
 	"TopUpRequest": openapi.Obj([]string{"accountId", "amount"}, map[string]any{"accountId": openapi.Str, "amount": amountSchema}),
 	"TopUpResult": openapi.Obj([]string{"id", "balance", "updatedAt"}, map[string]any{
-		"id": openapi.Str, "balance": amountSchema, "currency": openapi.Str, "updatedAt": openapi.DateTime, "operationId": openapi.Str,
+		"id": openapi.Str, "balance": balanceSchema, "currency": openapi.Str, "updatedAt": openapi.DateTime, "operationId": openapi.Str,
 	}),
 	"TransferRequest": openapi.Obj([]string{"from", "to", "amount"}, map[string]any{"from": openapi.Str, "to": openapi.Str, "amount": amountSchema}),
 	"Transfer": openapi.Obj([]string{"id", "from", "to", "amount"}, map[string]any{

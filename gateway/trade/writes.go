@@ -1,11 +1,8 @@
 package trade
 
 import (
-	"strings"
-
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/topics"
@@ -17,9 +14,6 @@ const (
 	endpointTransfer = "POST " + Prefix + "/transfer"
 )
 
-// maxIdempotencyKey bounds the Idempotency-Key header.
-const maxIdempotencyKey = 255
-
 // send publishes a command keyed by the account it debits and writes the
 // consumer's reply byte for byte. Its id derives from (caller, endpoint,
 // Idempotency-Key): the same key with the same body answers the original
@@ -29,11 +23,11 @@ const maxIdempotencyKey = 255
 // a 503 is safe; a fresh id is drawn only if none is there.
 func (h *Handlers) send(c *fiber.Ctx, endpoint, typ, key string, data any) error {
 	user := caller(c).UserID
-	idem := strings.Clone(c.Get("Idempotency-Key"))
-	switch {
-	case len(idem) > maxIdempotencyKey:
-		return apierr.Validation(map[string]string{"Idempotency-Key": "must be at most 255 characters"})
-	case idem == "":
+	idem, err := commands.KeyOf(c)
+	if err != nil {
+		return err
+	}
+	if idem == "" {
 		idem = schemas.NewID()
 		c.Set("Idempotency-Key", idem)
 	}
@@ -41,11 +35,6 @@ func (h *Handlers) send(c *fiber.Ctx, endpoint, typ, key string, data any) error
 	if err != nil {
 		return err
 	}
-	env.ID = commands.IdempotentID(user, endpoint, idem)
-	env.RequestHash = commands.RequestHash(c.Body())
-	rep, err := h.sender.Send(c.UserContext(), commands.Command{Topic: topics.TradeCommands, Env: env})
-	if err != nil {
-		return err
-	}
-	return commands.Respond(c, rep)
+	return commands.Exchange(c, h.sender, topics.TradeCommands, env, commands.Idempotency{
+		Caller: user, Endpoint: endpoint, Key: idem, RequestHash: commands.RequestHash(c.Body())})
 }

@@ -9,11 +9,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	dispatch "github.com/fintech/platform/consumers/webhooks"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	store "github.com/fintech/platform/storage/webhooks"
+	"github.com/fintech/platform/topics"
 )
 
 // Store is what the handlers need from the webhook repository.
@@ -27,7 +27,7 @@ type Store interface {
 
 // Stream is the admin event stream source.
 type Stream interface {
-	Subscribe(lastID string, recent int) ([]dispatch.Message, *dispatch.Listener)
+	Subscribe(lastID string, recent int) ([]topics.Message, *topics.Listener)
 }
 
 // Waker is told that a delivery was queued for now.
@@ -40,8 +40,7 @@ type Resolver interface {
 
 var (
 	_ Store  = (*store.Store)(nil)
-	_ Stream = (*dispatch.Hub)(nil)
-	_ Waker  = (*dispatch.Scheduler)(nil)
+	_ Stream = (*topics.Hub)(nil)
 )
 
 // Config holds the handlers' dependencies and settings.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	dispatch "github.com/fintech/platform/consumers/webhooks"
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/htmlpage"
+	"github.com/fintech/platform/topics"
 )
 
 //go:embed static/stream.html
@@ -103,7 +103,7 @@ func (h *Handlers) events(c *fiber.Ctx) error {
 
 // writeMessage writes one event and flushes it. The payload is compact JSON
 // on one line.
-func writeMessage(w *bufio.Writer, m dispatch.Message) error {
+func writeMessage(w *bufio.Writer, m topics.Message) error {
 	if _, err := w.WriteString("id: " + m.ID + "\nevent: " + m.Type + "\ndata: "); err != nil {
 		return err
 	}

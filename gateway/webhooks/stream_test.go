@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	dispatch "github.com/fintech/platform/consumers/webhooks"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -22,11 +21,12 @@ import (
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/storage/sealed"
 	store "github.com/fintech/platform/storage/webhooks"
+	"github.com/fintech/platform/topics"
 )
 
 type streamFixture struct {
 	base   string
-	hub    *dispatch.Hub
+	hub    *topics.Hub
 	admin  string // token of a fiat admin
 	user   string // token of anyone else
 	client *http.Client
@@ -40,7 +40,7 @@ func newStreamFixture(t *testing.T) streamFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, err := dispatch.NewHub(dispatch.HubConfig{}, nil, log, time.Now)
+	hub, err := topics.NewHub(topics.HubConfig{}, nil, nil, log, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +115,8 @@ func frame(t *testing.T, r *bufio.Reader) string {
 	}
 }
 
-func msg(id string) dispatch.Message {
-	return dispatch.Message{ID: id, Type: "transfer.completed", Payload: []byte(`{"data":{},"id":"` + id + `","module":"fiat","sentAt":"2026-01-01T00:00:00.000Z","type":"transfer.completed"}`)}
+func msg(id string) topics.Message {
+	return topics.Message{ID: id, Type: "transfer.completed", Payload: []byte(`{"data":{},"id":"` + id + `","module":"fiat","sentAt":"2026-01-01T00:00:00.000Z","type":"transfer.completed"}`)}
 }
 
 func TestStreamFramesResumeAndHeartbeat(t *testing.T) {

@@ -83,7 +83,7 @@ func (h *Handlers) addSubscription(c *fiber.Ctx) error {
 	}
 	saved, err := h.cfg.Store.Add(c.UserContext(), sub, MaxSubscriptions)
 	if errors.Is(err, store.ErrLimit) {
-		return apierr.New(http.StatusConflict, "webhook_limit_reached",
+		return apierr.New(http.StatusConflict, schemas.CodeWebhookLimitReached,
 			"a user may hold at most 10 webhook subscriptions")
 	}
 	if err != nil {

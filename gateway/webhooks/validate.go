@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	dispatch "github.com/fintech/platform/consumers/webhooks"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
 )
 
 // EventTypes are the event types of the spec's Events table: the values an
@@ -76,7 +76,7 @@ func checkURL(ctx context.Context, v *bind.Validator, res Resolver, raw string, 
 		}
 	}
 	for _, a := range addrs {
-		if dispatch.BlockedAddr(a) {
+		if schemas.BlockedAddr(a) {
 			v.Fail("url", "must not resolve to a private, loopback or link-local address")
 			break
 		}

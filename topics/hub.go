@@ -1,4 +1,4 @@
-package webhooks
+package topics
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/fintech/platform/topics"
 )
 
 // Message is one admin stream message: the event id, its type and the
@@ -35,23 +33,30 @@ func (m Message) Body() []byte {
 }
 
 type lazyPayload struct {
-	once sync.Once
-	rec  *kgo.Record
-	at   time.Time
-	b    []byte
+	once   sync.Once
+	rec    *kgo.Record
+	at     time.Time
+	format EventFormat
+	b      []byte
 }
 
 func (l *lazyPayload) get() []byte {
 	l.once.Do(func() {
-		ev, err := ParseRecord(l.rec)
-		if err != nil {
-			l.b = []byte("{}")
-		} else {
-			l.b = Payload(ev.Event, l.at)
-		}
+		l.b = l.format.Payload(l.rec, l.at)
 		l.rec = nil
 	})
 	return l.b
+}
+
+// EventFormat reads the event records a Hub fans out. The hub only moves
+// bytes; what an event's id, type and payload are is the reader's contract
+// (consumers/webhooks renders the webhook delivery payload).
+type EventFormat interface {
+	// Head returns the id and type of an event record whose headers lack
+	// them.
+	Head(rec *kgo.Record) (id, typ string, err error)
+	// Payload renders the message body of an event record received at.
+	Payload(rec *kgo.Record, at time.Time) []byte
 }
 
 // HubConfig tunes a Hub.
@@ -90,6 +95,7 @@ func (c *HubConfig) setDefaults() {
 // memory, and hands each new one to every listener.
 type Hub struct {
 	cfg    HubConfig
+	format EventFormat
 	client *kgo.Client
 	log    *slog.Logger
 	now    func() time.Time
@@ -107,17 +113,18 @@ type Listener struct {
 	hub *Hub
 }
 
-// NewHub builds a hub; brokers may be nil for a hub fed only by Publish
-// (tests).
-func NewHub(cfg HubConfig, brokers []string, log *slog.Logger, now func() time.Time) (*Hub, error) {
+// NewHub builds a hub reading the events.* topics with format; brokers may
+// be nil (and format with them) for a hub fed only by Publish (tests).
+func NewHub(cfg HubConfig, brokers []string, format EventFormat, log *slog.Logger, now func() time.Time) (*Hub, error) {
 	cfg.setDefaults()
-	if log == nil || now == nil {
+	if log == nil || now == nil || (len(brokers) > 0 && format == nil) {
 		return nil, errors.New("webhook hub: nil dependency")
 	}
-	h := &Hub{cfg: cfg, log: log.With("component", "admin-stream"), now: now, listeners: map[*Listener]struct{}{}}
+	h := &Hub{cfg: cfg, format: format, log: log.With("component", "admin-stream"), now: now,
+		listeners: map[*Listener]struct{}{}}
 	if len(brokers) > 0 {
-		client, err := topics.NewClient(brokers,
-			kgo.ConsumeTopics(topics.EventTopics()...),
+		client, err := NewClient(brokers,
+			kgo.ConsumeTopics(EventTopics()...),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd().Relative(-cfg.Backfill)),
 			kgo.FetchMaxWait(100*time.Millisecond),
 		)
@@ -148,15 +155,14 @@ func (h *Hub) Run(ctx context.Context) error {
 			}
 		})
 		fetches.EachRecord(func(r *kgo.Record) {
-			id, typ := topics.Header(r, "id"), topics.Header(r, "type")
+			id, typ := Header(r, "id"), Header(r, "type")
 			if id == "" || typ == "" {
-				ev, err := ParseRecord(r)
-				if err != nil {
+				var err error
+				if id, typ, err = h.format.Head(r); err != nil {
 					return
 				}
-				id, typ = ev.ID, ev.Type
 			}
-			h.Publish(Message{ID: id, Type: typ, render: &lazyPayload{rec: r, at: h.now()}})
+			h.Publish(Message{ID: id, Type: typ, render: &lazyPayload{rec: r, at: h.now(), format: h.format}})
 		})
 	}
 }

@@ -1,10 +1,10 @@
-package fiat
+package schemas
 
 import "time"
 
-// Fee is the platform fee of a transfer of amount minor units: 0.1 %,
+// TransferFee is the platform fee of a transfer of amount minor units: 0.1 %,
 // rounded up, at least one minor unit (decisions.md, Fiat).
-func Fee(amount int64) int64 {
+func TransferFee(amount int64) int64 {
 	if amount <= 0 {
 		return 0
 	}
@@ -15,8 +15,8 @@ func Fee(amount int64) int64 {
 	return max(fee, 1)
 }
 
-// Caps are the pre-KYC limits in minor units.
-type Caps struct {
+// FiatCaps are the pre-KYC limits in minor units.
+type FiatCaps struct {
 	PerTransfer  int64
 	DailyDeposit int64
 	Monthly      int64
@@ -26,7 +26,7 @@ type Caps struct {
 // per-transaction cap (when perTx is true, for transfers) and within the
 // monthly cumulative cap given what went out this month. KYC-approved users
 // have no caps.
-func (c Caps) CapCheck(kycApproved bool, amount, monthOut int64, perTx bool) bool {
+func (c FiatCaps) CapCheck(kycApproved bool, amount, monthOut int64, perTx bool) bool {
 	if kycApproved {
 		return true
 	}
@@ -38,7 +38,7 @@ func (c Caps) CapCheck(kycApproved bool, amount, monthOut int64, perTx bool) boo
 
 // DepositAllowed says whether a deposit of amount fits the daily cap before
 // KYC, given what the user deposited today.
-func (c Caps) DepositAllowed(kycApproved bool, amount, today int64) bool {
+func (c FiatCaps) DepositAllowed(kycApproved bool, amount, today int64) bool {
 	return kycApproved || today+amount <= c.DailyDeposit
 }
 
@@ -53,30 +53,30 @@ func DayStart(t time.Time) time.Time {
 
 // Payment request statuses and expiry reasons.
 const (
-	RequestOpen    = "open"
-	RequestPaid    = "paid"
-	RequestExpired = "expired"
+	RequestStatusOpen    = "open"
+	RequestStatusPaid    = "paid"
+	RequestStatusExpired = "expired"
 
-	ExpiryTime  = "time"
-	ExpiryViews = "views"
+	RequestExpiryTime  = "time"
+	RequestExpiryViews = "views"
 )
 
-// ExpiryReason says why an open request is expired at now: ExpiryTime once
+// RequestExpiryReason says why an open request is expired at now: RequestExpiryTime once
 // now has reached expiresAt (the boundary instant itself is expired),
-// ExpiryViews once views have reached maxViews, "" while it is still open.
+// RequestExpiryViews once views have reached maxViews, "" while it is still open.
 // Time wins when both hold.
-func ExpiryReason(views, maxViews int, expiresAt, now time.Time) string {
+func RequestExpiryReason(views, maxViews int, expiresAt, now time.Time) string {
 	switch {
 	case !now.Before(expiresAt):
-		return ExpiryTime
+		return RequestExpiryTime
 	case views >= maxViews:
-		return ExpiryViews
+		return RequestExpiryViews
 	}
 	return ""
 }
 
-// ViewResult is the effect of one public read of a payment request.
-type ViewResult struct {
+// RequestViewResult is the effect of one public read of a payment request.
+type RequestViewResult struct {
 	// Views and Status are the request's new state.
 	Views  int
 	Status string
@@ -87,33 +87,33 @@ type ViewResult struct {
 	Gone bool
 }
 
-// View applies one public read to a request. A paid request is shown and
+// RequestView applies one public read to a request. A paid request is shown and
 // not counted. An expired one is gone. An open one past its time expires
 // now and is gone. Otherwise the read counts one view and is served; the
 // view that reaches maxViews expires the request (it is served, showing
 // the expired status, and every later read is gone).
-func View(status string, views, maxViews int, expiresAt, now time.Time) ViewResult {
+func RequestView(status string, views, maxViews int, expiresAt, now time.Time) RequestViewResult {
 	switch status {
-	case RequestPaid:
-		return ViewResult{Views: views, Status: status}
-	case RequestExpired:
-		return ViewResult{Views: views, Status: status, Gone: true}
+	case RequestStatusPaid:
+		return RequestViewResult{Views: views, Status: status}
+	case RequestStatusExpired:
+		return RequestViewResult{Views: views, Status: status, Gone: true}
 	}
-	if ExpiryReason(views, maxViews, expiresAt, now) == ExpiryTime {
-		return ViewResult{Views: views, Status: RequestExpired, Expired: ExpiryTime, Gone: true}
+	if RequestExpiryReason(views, maxViews, expiresAt, now) == RequestExpiryTime {
+		return RequestViewResult{Views: views, Status: RequestStatusExpired, Expired: RequestExpiryTime, Gone: true}
 	}
 	if views >= maxViews {
-		// Expired by views but not yet marked (cannot happen through View).
-		return ViewResult{Views: views, Status: RequestExpired, Expired: ExpiryViews, Gone: true}
+		// Expired by views but not yet marked (cannot happen through RequestView).
+		return RequestViewResult{Views: views, Status: RequestStatusExpired, Expired: RequestExpiryViews, Gone: true}
 	}
 	views++
 	if views >= maxViews {
-		return ViewResult{Views: views, Status: RequestExpired, Expired: ExpiryViews}
+		return RequestViewResult{Views: views, Status: RequestStatusExpired, Expired: RequestExpiryViews}
 	}
-	return ViewResult{Views: views, Status: RequestOpen}
+	return RequestViewResult{Views: views, Status: RequestStatusOpen}
 }
 
 // ChargeFee is the fee of a merchant charge: the transfer rule (0.1 %,
 // rounded up, at least one minor unit), paid by the merchant out of the
 // charged amount, never more than the amount.
-func ChargeFee(amount int64) int64 { return min(Fee(amount), amount) }
+func ChargeFee(amount int64) int64 { return min(TransferFee(amount), amount) }

@@ -1,4 +1,4 @@
-package webhooks
+package topics
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ func ids(ms []Message) []string {
 
 func TestHubBacklog(t *testing.T) {
 	t.Parallel()
-	h, err := NewHub(HubConfig{Ring: 3}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+	h, err := NewHub(HubConfig{Ring: 3}, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestHubBacklog(t *testing.T) {
 
 func TestHubFanOutAndSlowListener(t *testing.T) {
 	t.Parallel()
-	h, err := NewHub(HubConfig{Ring: 10, Buffer: 2}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+	h, err := NewHub(HubConfig{Ring: 10, Buffer: 2}, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

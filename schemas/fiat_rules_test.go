@@ -1,4 +1,4 @@
-package fiat
+package schemas
 
 import (
 	"testing"
@@ -14,15 +14,15 @@ func TestFee(t *testing.T) {
 		{100_000, 100}, {100_001, 101}, {1_000_000_000_000_000, 1_000_000_000_000},
 	}
 	for _, tt := range tests {
-		if got := Fee(tt.amount); got != tt.want {
-			t.Errorf("Fee(%d) = %d, want %d", tt.amount, got, tt.want)
+		if got := TransferFee(tt.amount); got != tt.want {
+			t.Errorf("TransferFee(%d) = %d, want %d", tt.amount, got, tt.want)
 		}
 	}
 }
 
 func TestCaps(t *testing.T) {
 	t.Parallel()
-	caps := Caps{PerTransfer: 100, DailyDeposit: 500, Monthly: 1000}
+	caps := FiatCaps{PerTransfer: 100, DailyDeposit: 500, Monthly: 1000}
 	tests := []struct {
 		name     string
 		kyc      bool
