@@ -308,15 +308,7 @@ func TestHandlerPanicParksOnlyItsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	for _, c := range []commands.Command{command(t, "before", 5), command(t, "poison", poisonAmount), command(t, "after", 7)} {
-		rec, err := topics.Record(c.Topic, c.Env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	publish(t, ctx, cl, command(t, "before", 5), command(t, "poison", poisonAmount), command(t, "after", 7))
 	r := newRunner(t, pool, brokers, nil)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -360,14 +352,7 @@ func TestConsumerThatLostItsOffsetsAppliesNothingTwice(t *testing.T) {
 	}
 	defer cl.Close()
 	for i := range 20 {
-		c := command(t, fmt.Sprintf("cmd-%d", i), int64(i+20)) // never poisonAmount
-		rec, err := topics.Record(c.Topic, c.Env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
+		publish(t, ctx, cl, command(t, fmt.Sprintf("cmd-%d", i), int64(i+20))) // never poisonAmount
 	}
 	const want = 20*19/2 + 20*20
 	runGroup := func(group string) {
@@ -380,12 +365,7 @@ func TestConsumerThatLostItsOffsetsAppliesNothingTwice(t *testing.T) {
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- r.Run(runCtx) }()
-		for ctx.Err() == nil {
-			if lag, err := topics.Lag(ctx, cl, group, topics.FiatCommands); err == nil && lag == 0 {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitDrained(t, ctx, cl, group)
 		stop()
 		<-done
 	}
@@ -417,15 +397,7 @@ func TestCommandWithBadTextIsRefusedWithoutSplittingItsBatch(t *testing.T) {
 	bad.Env.Data = []byte(`{"amount":40,"memo":"a\u0000b"}`)
 	bad.Env.ReplyTo = "gw-test"
 	bad.Env.CorrelationID = "corr-nul"
-	for _, c := range []commands.Command{command(t, "before", 30), bad, command(t, "after", 50)} {
-		rec, err := topics.Record(c.Topic, c.Env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	publish(t, ctx, cl, command(t, "before", 30), bad, command(t, "after", 50))
 	r := newRunner(t, pool, brokers, nil)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -445,12 +417,7 @@ func TestCommandWithBadTextIsRefusedWithoutSplittingItsBatch(t *testing.T) {
 			}
 		})
 	}
-	for ctx.Err() == nil {
-		if lag, err := topics.Lag(ctx, cl, "test-group", topics.FiatCommands); err == nil && lag == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitDrained(t, ctx, cl, "test-group")
 	stop()
 	<-done
 	if reply == nil || reply.Status != 422 || !strings.Contains(string(reply.Body), `"data.memo"`) {
@@ -468,4 +435,31 @@ func TestCommandWithBadTextIsRefusedWithoutSplittingItsBatch(t *testing.T) {
 			t.Fatalf("the refused command was parked on the DLQ")
 		}
 	}
+}
+
+// publish produces commands to their topic and waits for the broker.
+func publish(t *testing.T, ctx context.Context, cl *kgo.Client, cmds ...commands.Command) {
+	t.Helper()
+	for _, c := range cmds {
+		rec, err := topics.Record(c.Topic, c.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitDrained waits until group committed past every command produced so
+// far (consumer lag 0): the signal that everything was applied or refused.
+func waitDrained(t *testing.T, ctx context.Context, cl *kgo.Client, group string) {
+	t.Helper()
+	for ctx.Err() == nil {
+		if lag, err := topics.Lag(ctx, cl, group, topics.FiatCommands); err == nil && lag == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("group %s did not drain", group)
 }
