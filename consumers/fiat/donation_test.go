@@ -3,21 +3,15 @@ package fiat_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
@@ -224,63 +218,13 @@ func TestApplyDonations(t *testing.T) {
 // (nothing applied twice).
 func TestDonationCrashAfterCommit(t *testing.T) {
 	pool, _ := pgtest.NewDB(t)
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	camp := campaign(t, pool, 1_000, nil)
 	w := fund(t, pool, "donor", 5_000)
-
 	h, err := cfiat.NewHandler(caps, time.Now, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := func(hook func(context.Context) error) *pipeline.Runner {
-		r, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
-			Brokers: broker.Addrs(), AfterDBCommit: hook}, pool, h, pipeline.NewMetrics(prometheus.NewRegistry()), log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	errCrash := errors.New("simulated crash")
-	var once sync.Once
-	first := runner(func(context.Context) error {
-		err := error(nil)
-		once.Do(func() { err = errCrash })
-		return err
-	})
-	firstDone := make(chan error, 1)
-	go func() { firstDone <- first.Run(ctx) }()
-
-	bus, err := commands.NewBus(ctx, broker.Addrs(), 30*time.Second, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bus.Close()
-	cmd := donateCmd(t, camp, w, "donor", 1_200, false)
-	cmd.Env.RequestHash = "h"
-	replied := make(chan schemas.Reply, 1)
-	go func() {
-		rep, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: cmd.Env})
-		if err != nil {
-			t.Error(err)
-		}
-		replied <- rep
-	}()
-	if err := <-firstDone; !errors.Is(err, errCrash) {
-		t.Fatalf("first runner: %v", err)
-	}
-	second := runner(nil)
-	go func() { _ = second.Run(ctx) }()
-	rep := <-replied
-	if rep.Status != http.StatusCreated {
-		t.Fatalf("reply after the crash: %d %s", rep.Status, rep.Body)
-	}
+	sendAcrossCrash(t, pool, h, donateCmd(t, camp, w, "donor", 1_200, false))
 	if got := balance(t, pool, w); got != 3_800 {
 		t.Fatalf("donor balance %d, want 3800 (debited once)", got)
 	}
@@ -293,13 +237,5 @@ func TestDonationCrashAfterCommit(t *testing.T) {
 	}
 	if got := scalar(t, pool, `SELECT count(*) FROM outbox WHERE event_type = $1`, schemas.TypeCampaignGoalReached); got != 1 {
 		t.Fatalf("%d goal events queued, want 1", got)
-	}
-	// Sent again (a client retry with the same Idempotency-Key): the stored answer.
-	again, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: cmd.Env})
-	if err != nil || !again.Replayed || string(again.Body) != string(rep.Body) {
-		t.Fatalf("retry: %+v %v", again, err)
-	}
-	if got := balance(t, pool, w); got != 3_800 {
-		t.Fatalf("donor balance after a retry %d", got)
 	}
 }

@@ -3,20 +3,15 @@ package fiat_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
@@ -227,59 +222,7 @@ func TestConcurrentRefunds(t *testing.T) {
 // command and answers it without moving the money again.
 func TestRefundCrashAfterCommit(t *testing.T) {
 	f := newRefundFixture(t)
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	runner := func(hook func(context.Context) error) *pipeline.Runner {
-		r, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
-			Brokers: broker.Addrs(), AfterDBCommit: hook}, f.pool, f.h, pipeline.NewMetrics(prometheus.NewRegistry()), log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	errCrash := errors.New("simulated crash")
-	var once sync.Once
-	first := runner(func(context.Context) error {
-		err := error(nil)
-		once.Do(func() { err = errCrash })
-		return err
-	})
-	firstDone := make(chan error, 1)
-	go func() { firstDone <- first.Run(ctx) }()
-	bus, err := commands.NewBus(ctx, broker.Addrs(), 30*time.Second, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bus.Close()
-	cmd := f.chargeRefund(t, "merch", 4_000)
-	cmd.Env.RequestHash = "h"
-	replied := make(chan schemas.Reply, 1)
-	go func() {
-		rep, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: cmd.Env})
-		if err != nil {
-			t.Error(err)
-		}
-		replied <- rep
-	}()
-	if err := <-firstDone; !errors.Is(err, errCrash) {
-		t.Fatalf("first runner: %v", err)
-	}
-	second := runner(nil)
-	go func() { _ = second.Run(ctx) }()
-	rep := <-replied
-	if rep.Status != http.StatusCreated {
-		t.Fatalf("reply after the crash: %d %s", rep.Status, rep.Body)
-	}
-	again, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: cmd.Env})
-	if err != nil || !again.Replayed || string(again.Body) != string(rep.Body) {
-		t.Fatalf("retry: %+v %v", again, err)
-	}
+	sendAcrossCrash(t, f.pool, f.h, f.chargeRefund(t, "merch", 4_000))
 	if c, m := balance(t, f.pool, f.cust), balance(t, f.pool, f.merch); c != 4_000 || m != 5_990 {
 		t.Fatalf("customer %d, merchant %d: the refund must apply once", c, m)
 	}
