@@ -104,17 +104,17 @@ type MaskCharge struct {
 // VirtualPan is the only card number there is: no real PAN is ever stored,
 // sent or shown, so merchants never see real card data.
 type Mask struct {
-	ID               string     `json:"id"`
-	UserID           string     `json:"userId"`
+	ID               string     `json:"id" required:"true" format:"ksuid"`
+	UserID           string     `json:"userId" format:"ksuid"`
 	Label            string     `json:"label"`
-	Kind             string     `json:"kind"`
+	Kind             string     `json:"kind" enum:"single-use,recurring,merchant-locked,category-locked"`
 	LockedToMerchant string     `json:"lockedToMerchant,omitempty"`
 	LockedToCategory string     `json:"lockedToCategory,omitempty"`
 	Currency         string     `json:"currency"`
-	SpendLimitCents  int64      `json:"spendLimitCents"`
-	RemainingCents   int64      `json:"remainingCents"`
-	VirtualPan       string     `json:"virtualPan"`
-	Status           string     `json:"status"`
+	SpendLimitCents  int64      `json:"spendLimitCents" description:"integer minor units"`
+	RemainingCents   int64      `json:"remainingCents" required:"true" description:"integer minor units"`
+	VirtualPan       string     `json:"virtualPan" required:"true" pattern:"^vmask-[0-9a-f]{32}$"`
+	Status           string     `json:"status" required:"true" enum:"active,revoked,expired"`
 	ExpiresAt        time.Time  `json:"expiresAt"`
 	CreatedAt        time.Time  `json:"createdAt"`
 	RevokedAt        *time.Time `json:"revokedAt,omitempty"`
@@ -122,27 +122,54 @@ type Mask struct {
 
 // RiskFactor is one explained contribution to a charge's risk score.
 type RiskFactor struct {
-	Factor string `json:"factor"`
-	Points int    `json:"points"`
+	Factor string `json:"factor" required:"true"`
+	Points int    `json:"points" required:"true"`
 }
 
 // MaskChargeResult is the API and event shape of a charge (the data of
 // charge.authorized and charge.declined). Idempotent is true only in the
 // answer to a replay of the same (maskId, paymentRef).
 type MaskChargeResult struct {
-	ID               string       `json:"id"`
-	MaskID           string       `json:"maskId"`
-	UserID           string       `json:"userId"`
-	PaymentRef       string       `json:"paymentRef"`
-	AmountCents      int64        `json:"amountCents"`
+	ID               string       `json:"id" required:"true" format:"ksuid"`
+	MaskID           string       `json:"maskId" required:"true" format:"ksuid"`
+	UserID           string       `json:"userId" format:"ksuid"`
+	PaymentRef       string       `json:"paymentRef" required:"true"`
+	AmountCents      int64        `json:"amountCents" required:"true" description:"integer minor units"`
 	Currency         string       `json:"currency"`
 	Merchant         string       `json:"merchant"`
 	MerchantCategory string       `json:"merchantCategory"`
-	Status           string       `json:"status"`
-	DeclineReason    string       `json:"declineReason,omitempty"`
-	RiskScore        int          `json:"riskScore"`
-	RiskFactors      []RiskFactor `json:"riskFactors"`
-	RemainingCents   int64        `json:"remainingCents"`
+	Status           string       `json:"status" required:"true" enum:"authorized,declined"`
+	DeclineReason    string       `json:"declineReason,omitempty" enum:"limit_exceeded,merchant_locked,category_locked,mask_revoked,mask_expired,single_use_consumed,risk_declined"`
+	RiskScore        int          `json:"riskScore" required:"true" minimum:"0" maximum:"100"`
+	RiskFactors      []RiskFactor `json:"riskFactors" required:"true"`
+	RemainingCents   int64        `json:"remainingCents" description:"integer minor units"`
 	CreatedAt        time.Time    `json:"createdAt"`
-	Idempotent       bool         `json:"idempotent"`
+	Idempotent       bool         `json:"idempotent" required:"true"`
+}
+
+// MaskChargeDeclined is the 402 charge_declined answer to a declined charge:
+// the error with the decline reason, the score and the charge itself.
+type MaskChargeDeclined struct {
+	Error         string           `json:"error" required:"true" enum:"charge_declined"`
+	Message       string           `json:"message" required:"true"`
+	DeclineReason string           `json:"declineReason" required:"true" enum:"limit_exceeded,merchant_locked,category_locked,mask_revoked,mask_expired,single_use_consumed,risk_declined"`
+	RiskScore     int              `json:"riskScore" required:"true" minimum:"0" maximum:"100"`
+	RiskFactors   []RiskFactor     `json:"riskFactors"`
+	Idempotent    bool             `json:"idempotent"`
+	Charge        MaskChargeResult `json:"charge" required:"true"`
+}
+
+// MaskStats is the caller's roll-up. Spend is in minor units, summed over
+// every currency in totalSpendCents and per currency in spendByCurrency.
+type MaskStats struct {
+	ActiveMasks       int64            `json:"activeMasks"`
+	TotalSpendCents   int64            `json:"totalSpendCents"`
+	SpendByCurrency   map[string]int64 `json:"spendByCurrency"`
+	Charges           int64            `json:"charges"`
+	AuthorizedCharges int64            `json:"authorizedCharges"`
+	DeclinedCharges   int64            `json:"declinedCharges"`
+	// DeclineRate is declined / all charges, 0..1 (0 without charges).
+	DeclineRate float64 `json:"declineRate"`
+	// MeanRiskScore is the mean score of all charges (0 without charges).
+	MeanRiskScore float64 `json:"meanRiskScore"`
 }

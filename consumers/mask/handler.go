@@ -398,14 +398,11 @@ func ChargeOutcome(c store.ChargeRow, replayed bool) pipeline.Outcome {
 		}
 		return pipeline.JSON(status, view)
 	}
-	return pipeline.Reject(http.StatusPaymentRequired, schemas.CodeChargeDeclined,
-		"the charge was declined: "+c.DeclineReason, map[string]any{
-			"declineReason": c.DeclineReason,
-			"riskScore":     c.RiskScore,
-			"riskFactors":   view.RiskFactors,
-			"idempotent":    replayed,
-			"charge":        view,
-		})
+	return pipeline.JSON(http.StatusPaymentRequired, schemas.MaskChargeDeclined{
+		Error: schemas.CodeChargeDeclined, Message: "the charge was declined: " + c.DeclineReason,
+		DeclineReason: c.DeclineReason, RiskScore: c.RiskScore, RiskFactors: view.RiskFactors,
+		Idempotent: replayed, Charge: view,
+	})
 }
 
 func (b *batch) save(ctx context.Context, tx pgx.Tx) error {

@@ -1,6 +1,8 @@
 package bind
 
 import (
+	"github.com/swaggest/jsonschema-go"
+
 	"bytes"
 	"strconv"
 )
@@ -44,5 +46,15 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 			a.Value = n
 		}
 	}
+	return nil
+}
+
+// PrepareJSONSchema describes an amount as what a client must send: integer
+// minor units from 1 to MaxAmount.
+func (Amount) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Integer.Type()).WithFormat("int64").WithMinimum(1).WithMaximum(MaxAmount).
+		WithDescription("integer minor units (1 to 10^15)")
+	s.Properties = nil
+	s.Required = nil
 	return nil
 }

@@ -25,16 +25,20 @@ type Page struct {
 
 // PageQuery reads `cursor` and `limit` from the query string.
 func PageQuery(c *fiber.Ctx) (Page, error) {
+	return parsePage(c.Query("limit"), c.Query("cursor"))
+}
+
+func parsePage(limit, cursor string) (Page, error) {
 	p := Page{Limit: DefaultLimit}
-	if s := c.Query("limit"); s != "" {
-		n, err := strconv.Atoi(s)
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
 		if err != nil || n < 1 {
 			return p, apierr.Validation(map[string]string{"limit": "must be a positive integer"})
 		}
 		p.Limit = min(n, MaxLimit)
 	}
-	if s := c.Query("cursor"); s != "" {
-		after, err := DecodeCursor(s)
+	if cursor != "" {
+		after, err := DecodeCursor(cursor)
 		if err != nil {
 			return p, err
 		}

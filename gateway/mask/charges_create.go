@@ -17,12 +17,12 @@ import (
 const maxRef = 200
 
 type createChargeRequest struct {
-	MaskID           string      `json:"maskId"`
-	AmountCents      bind.Amount `json:"amountCents"`
-	Merchant         string      `json:"merchant"`
-	MerchantCategory string      `json:"merchantCategory"`
-	PaymentRef       string      `json:"paymentRef"`
-	MerchantUserID   string      `json:"merchantUserId"`
+	MaskID           string      `json:"maskId" required:"true" maxLength:"200"`
+	AmountCents      bind.Amount `json:"amountCents" required:"true"`
+	Merchant         string      `json:"merchant" required:"true" maxLength:"200"`
+	MerchantCategory string      `json:"merchantCategory" maxLength:"200"`
+	PaymentRef       string      `json:"paymentRef" required:"true" maxLength:"200" description:"the merchant's reference; a replay of (maskId, paymentRef) answers the first outcome"`
+	MerchantUserID   string      `json:"merchantUserId" maxLength:"200" format:"ksuid" description:"the platform user behind the merchant, if any"`
 }
 
 func (req createChargeRequest) validate() (schemas.MaskCharge, error) {
@@ -64,11 +64,7 @@ func chargeIdempotency(userID, maskID, paymentRef string) commands.Idempotency {
 // answers the decision: 201 authorized, 402 charge_declined, 404 for a mask
 // that is not the caller's. A replay of (maskId, paymentRef) answers the
 // original outcome with idempotent: true (200 when it was authorized).
-func (h *Handlers) createCharge(c *fiber.Ctx) error {
-	var req createChargeRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) createCharge(c *fiber.Ctx, req *createChargeRequest) error {
 	d, err := req.validate()
 	if err != nil {
 		return err

@@ -12,15 +12,18 @@ import (
 	"github.com/fintech/platform/storage/postgres"
 )
 
+// listChargesRequest is a page of the caller's charges, of one mask or all.
+type listChargesRequest struct {
+	bind.Paging
+	MaskID string `query:"maskId" json:"-" description:"only the charges of this mask of the caller"`
+}
+
 // listCharges answers the caller's charges, newest first, paginated;
 // `maskId` narrows them to one of the caller's masks (another user's mask
 // is 404).
-func (h *Handlers) listCharges(c *fiber.Ctx) error {
-	p, err := bind.PageQuery(c)
-	if err != nil {
-		return err
-	}
-	user, maskID := caller(c), strings.TrimSpace(c.Query("maskId"))
+func (h *Handlers) listCharges(c *fiber.Ctx, req *listChargesRequest) error {
+	p := req.Page()
+	user, maskID := caller(c), strings.TrimSpace(req.MaskID)
 	if maskID != "" {
 		if _, err := h.reader.Owned(c.UserContext(), maskID, user); err != nil {
 			if errors.Is(err, postgres.ErrNotFound) {
@@ -33,6 +36,6 @@ func (h *Handlers) listCharges(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(page(rows, p.Limit, func(r store.ChargeRow) string { return r.ID },
+	return c.JSON(bind.PageOf(rows, p.Limit, func(r store.ChargeRow) string { return r.ID },
 		func(r store.ChargeRow) schemas.MaskChargeResult { return r.View() }))
 }

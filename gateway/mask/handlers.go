@@ -10,6 +10,7 @@ package mask
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -66,17 +67,55 @@ func NewHandlers(reader Reader, sender Sender, db platform.Pinger, require fiber
 // publicPaths are the routes that need no bearer token.
 var publicPaths = map[string]bool{Prefix + "/health": true, Prefix + "/openapi.json": true}
 
-// Register mounts the routes.
+// Register mounts the routes. Each operation is declared with its request
+// and answer types (server.Op): binding, validation and the OpenAPI slice
+// come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	g.Get("/health", "Liveness and database reachability", platform.Health(h.db, nil))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the mask module", h.openapi)
-	g.Post("/masks", ratelimit.Write, "Issue a virtual mask", h.require, h.createMask)
-	g.Get("/masks", "The caller's active masks with their remaining balance", h.require, h.listMasks)
-	g.Post("/masks/:id/revoke", ratelimit.Write, "Soft-revoke one of the caller's masks", h.require, h.revokeMask)
-	g.Post("/charges", ratelimit.Money, "Authorize a charge against a mask, with a risk score 0..100", h.require, h.createCharge)
-	g.Get("/charges", "The caller's charges, optionally of one mask", h.require, h.listCharges)
-	g.Get("/stats", "The caller's roll-up: active masks, total spend, decline rate, mean risk score", h.require, h.stats)
+	platform.Basics(g, "mask", platform.Health(h.db, nil), h.openapi)
+	server.Post(g, "/masks", server.Op[createMaskRequest]{
+		Summary: "Issue a virtual mask", Class: ratelimit.Write, Handle: h.createMask,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the issued mask", schemas.Mask{}),
+			server.Fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body"),
+		},
+	}, h.require)
+	server.Get(g, "/masks", server.Op[listMasksRequest]{
+		Summary: "The caller's active masks with their remaining balance", Handle: h.listMasks,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's active masks", schemas.Page[schemas.Mask]{})},
+	}, h.require)
+	server.Post(g, "/masks/:id/revoke", server.Op[maskPath]{
+		Summary: "Soft-revoke one of the caller's masks", Class: ratelimit.Write, Handle: h.revokeMask,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the revoked mask", schemas.Mask{}),
+			server.Fails(http.StatusNotFound, "not_found: no such mask of the caller"),
+		},
+	}, h.require)
+	server.Post(g, "/charges", server.Op[createChargeRequest]{
+		Summary: "Authorize a charge against a mask, with a risk score 0..100", Class: ratelimit.Money, Handle: h.createCharge,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "authorized", schemas.MaskChargeResult{}),
+			server.Answers(http.StatusOK, "replay of an authorized (maskId, paymentRef): idempotent true", schemas.MaskChargeResult{}),
+			server.Answers(http.StatusPaymentRequired, "charge_declined", schemas.MaskChargeDeclined{}),
+			server.Fails(http.StatusNotFound, "not_found: no such mask of the caller"),
+		},
+	}, h.require)
+	server.Get(g, "/charges", server.Op[listChargesRequest]{
+		Summary: "The caller's charges, optionally of one mask", Handle: h.listCharges,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the caller's charges", schemas.Page[schemas.MaskChargeResult]{}),
+			server.Fails(http.StatusNotFound, "not_found: maskId names no mask of the caller"),
+		},
+	}, h.require)
+	server.Get(g, "/stats", server.Op[server.NoRequest]{
+		Summary: "The caller's roll-up: active masks, total spend, decline rate, mean risk score", Handle: h.stats,
+		Responses: []server.Response{server.Answers(http.StatusOK, "roll-up", schemas.MaskStats{})},
+	}, h.require)
+}
+
+// maskPath is the request of an operation on one mask.
+type maskPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
 }
 
 // caller returns the authenticated user id (require ran before).

@@ -22,13 +22,13 @@ const DefaultLifetime = 365 * 24 * time.Hour
 var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
 
 type createMaskRequest struct {
-	Label            string      `json:"label"`
-	Kind             string      `json:"kind"`
-	LockedToMerchant string      `json:"lockedToMerchant"`
-	LockedToCategory string      `json:"lockedToCategory"`
-	Currency         string      `json:"currency"`
-	SpendLimitCents  bind.Amount `json:"spendLimitCents"`
-	ExpiresAt        string      `json:"expiresAt"`
+	Label            string      `json:"label" maxLength:"200"`
+	Kind             string      `json:"kind" required:"true" enum:"single-use,recurring,merchant-locked,category-locked"`
+	LockedToMerchant string      `json:"lockedToMerchant" maxLength:"200" description:"required for merchant-locked masks"`
+	LockedToCategory string      `json:"lockedToCategory" maxLength:"200" description:"required for category-locked masks"`
+	Currency         string      `json:"currency" pattern:"^[A-Za-z]{3}$" description:"ISO 4217 code; USD when left out"`
+	SpendLimitCents  bind.Amount `json:"spendLimitCents" required:"true"`
+	ExpiresAt        string      `json:"expiresAt" format:"date-time" description:"in the future; a year from now when left out"`
 }
 
 // validate checks the request and returns the command data (without ids).
@@ -82,11 +82,7 @@ func (req createMaskRequest) validate(now time.Time) (schemas.MaskIssue, error) 
 // createMask issues a mask: the id is assigned here so that it can be the
 // command's partition key; the consumer draws the virtual PAN and answers
 // 201 with the mask. An Idempotency-Key makes retries safe.
-func (h *Handlers) createMask(c *fiber.Ctx) error {
-	var req createMaskRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) createMask(c *fiber.Ctx, req *createMaskRequest) error {
 	now := h.now().UTC()
 	d, err := req.validate(now)
 	if err != nil {

@@ -2,7 +2,6 @@ package mask
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -19,8 +18,8 @@ func errMaskNotFound() error { return apierr.NotFound("mask not found") }
 // revokeMask soft-revokes one of the caller's masks (status revoked); later
 // charges are declined with mask_revoked. Another user's mask is 404. The
 // consumer checks ownership again, in order with the mask's other commands.
-func (h *Handlers) revokeMask(c *fiber.Ctx) error {
-	user, id := caller(c), strings.Clone(c.Params("id"))
+func (h *Handlers) revokeMask(c *fiber.Ctx, req *maskPath) error {
+	user, id := caller(c), req.ID
 	if _, err := h.reader.Owned(c.UserContext(), id, user); err != nil {
 		if errors.Is(err, postgres.ErrNotFound) {
 			return errMaskNotFound()

@@ -1,33 +1,52 @@
 package mask
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"testing"
+	"time"
 
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 )
 
+type noReader struct{ Reader }
+type noSender struct{}
+type noDB struct{}
+
+func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
+	return schemas.Reply{}, nil
+}
+func (noDB) Ping(context.Context) error { return nil }
+
+
+// TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	routes := []server.Route{
-		{Method: "GET", Path: "/api/mask/health", Class: ratelimit.Read, Summary: "health"},
-		{Method: "POST", Path: "/api/mask/masks/:id/revoke", Class: ratelimit.Write, Summary: "revoke"},
-		{Method: "POST", Path: "/api/mask/charges", Class: ratelimit.Money, Summary: "charge"},
-		{Method: "GET", Path: "/api/maskless", Class: ratelimit.Read},
-		{Method: "GET", Path: "/api/fiat/wallets", Class: ratelimit.Read},
+	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, err := NewHandlers(noReader{}, noSender{}, noDB{}, func(c *fiber.Ctx) error { return c.Next() }, time.Now, s.Routes)
+	if err != nil {
+		t.Fatal(err)
 	}
-	doc := OpenAPI(routes, Prefix, publicPaths)
+	h.Register(s.Root())
+	doc := OpenAPI(s.Routes(), Prefix, publicPaths)
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 3 {
+	if len(paths) != 6 {
 		t.Fatalf("paths = %v", paths)
 	}
-	revoke, ok := paths["/api/mask/masks/{id}/revoke"].(map[string]any)["post"].(map[string]any)
-	if !ok {
-		t.Fatalf("no revoke operation: %v", paths)
-	}
+	revoke := paths["/api/mask/masks/{id}/revoke"].(map[string]any)["post"].(map[string]any)
 	params := revoke["parameters"].([]any)
-	if len(params) != 1 || params[0].(map[string]any)["name"] != "id" {
+	if len(params) != 1 || params[0].(map[string]any)["name"] != "id" || params[0].(map[string]any)["schema"].(map[string]any)["pattern"] == nil {
 		t.Fatalf("revoke parameters = %v", params)
+	}
+	if _, ok := revoke["requestBody"]; ok {
+		t.Fatalf("revoke has a body: %v", revoke)
 	}
 	if sec := revoke["security"].([]any); len(sec) != 1 {
 		t.Fatalf("revoke security = %v", sec)
@@ -37,10 +56,26 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatalf("health security = %v", sec)
 	}
 	charge := paths["/api/mask/charges"].(map[string]any)["post"].(map[string]any)
-	if _, ok := charge["requestBody"]; !ok || charge["operationId"] != "postMaskCharges" {
+	if charge["operationId"] != "postMaskCharges" || charge["requestBody"].(map[string]any)["required"] != true {
 		t.Fatalf("charge operation = %v", charge)
 	}
-	if _, ok := charge["responses"].(map[string]any)["402"]; !ok {
-		t.Fatalf("charge responses = %v", charge["responses"])
+	responses := charge["responses"].(map[string]any)
+	for _, status := range []string{"200", "201", "402", "404", "422", "503"} {
+		if _, ok := responses[status]; !ok {
+			t.Fatalf("charge responses lack %s: %v", status, responses)
+		}
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	request := schemas["CreateChargeRequest"].(map[string]any)
+	amount := request["properties"].(map[string]any)["amountCents"].(map[string]any)
+	if amount["minimum"] != float64(1) || amount["maximum"] != float64(1e15) || amount["type"] != "integer" {
+		t.Fatalf("amountCents = %v", amount)
+	}
+	mask := schemas["Mask"].(map[string]any)["properties"].(map[string]any)
+	if mask["id"].(map[string]any)["pattern"] != "^[0-9A-Za-z]{27}$" {
+		t.Fatalf("Mask.id = %v", mask["id"])
+	}
+	if _, ok := schemas["MaskPage"]; !ok {
+		t.Fatalf("no MaskPage among %v", schemas)
 	}
 }

@@ -64,6 +64,11 @@ func JSONContent(schema map[string]any) map[string]any {
 // Build generates the document of the routes selected by d.
 func Build(routes []server.Route, d Doc) map[string]any {
 	paths := map[string]any{}
+	schemas := map[string]any{"Error": errorSchema}
+	for k, v := range d.Schemas {
+		schemas[k] = v
+	}
+	x := newReflector()
 	for _, r := range routes {
 		module, ok := selected(r.Path, d.Prefixes)
 		if !ok {
@@ -104,10 +109,23 @@ func Build(routes []server.Route, d Doc) map[string]any {
 				delete(op, "requestBody")
 			}
 		}
+		if r.Decl != nil {
+			// A typed declaration is the whole truth of its operation.
+			if err := x.operation(r, path, op); err != nil {
+				panic(err) // a declaration that cannot be described is a programming error
+			}
+			reflected, err := x.components()
+			if err != nil {
+				panic(err)
+			}
+			for k, v := range reflected {
+				schemas[k] = v
+			}
+		}
 		if d.Operation != nil {
 			d.Operation(r, op)
 		}
-		completeResponses(r, op, paged(op, d.Schemas))
+		completeResponses(r, op, paged(op, schemas))
 		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
@@ -115,10 +133,7 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		}
 		item[strings.ToLower(r.Method)] = op
 	}
-	schemas := map[string]any{"Error": errorSchema}
-	for k, v := range d.Schemas {
-		schemas[k] = v
-	}
+	finishReflected(paths, schemas)
 	version := d.Version
 	if version == "" {
 		version = "1.0.0"

@@ -185,6 +185,9 @@ type Route struct {
 	Path    string
 	Class   ratelimit.Class
 	Summary string
+	// Decl is the typed declaration of a route registered with Op (nil for
+	// a route registered with plain handlers).
+	Decl *Declaration
 }
 
 // Routes lists every registered endpoint.
@@ -207,13 +210,17 @@ func (r Router) Group(prefix string, mw ...fiber.Handler) Router {
 
 // Handle registers handlers for method and path, charged to class.
 func (r Router) Handle(method, path string, class ratelimit.Class, summary string, handlers ...fiber.Handler) {
+	r.handle(method, path, class, summary, nil, handlers...)
+}
+
+func (r Router) handle(method, path string, class ratelimit.Class, summary string, decl *Declaration, handlers ...fiber.Handler) {
 	hs := []fiber.Handler{r.s.limiter.Handler(class), bind.CheckText}
 	if method != http.MethodGet && method != http.MethodHead {
 		hs = append(hs, assignIdempotencyKey)
 	}
 	hs = append(hs, handlers...)
 	r.fr.Add(method, path, hs...)
-	*r.s.routes = append(*r.s.routes, Route{Method: method, Path: r.prefix + path, Class: class, Summary: summary})
+	*r.s.routes = append(*r.s.routes, Route{Method: method, Path: r.prefix + path, Class: class, Summary: summary, Decl: decl})
 }
 
 // Get registers a read.

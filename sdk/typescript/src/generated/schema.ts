@@ -1617,90 +1617,6 @@ export interface components {
             /** Format: int64 */
             total: number;
         };
-        Charge: {
-            /**
-             * Format: int64
-             * @description integer minor units
-             */
-            amountCents: number;
-            /** Format: date-time */
-            createdAt?: string;
-            currency?: string;
-            /** @enum {string} */
-            declineReason?: "limit_exceeded" | "merchant_locked" | "category_locked" | "mask_revoked" | "mask_expired" | "single_use_consumed" | "risk_declined";
-            /** @description ksuid (27 base62 characters) */
-            id: string;
-            idempotent: boolean;
-            /** @description ksuid (27 base62 characters) */
-            maskId: string;
-            merchant?: string;
-            merchantCategory?: string;
-            paymentRef: string;
-            /**
-             * Format: int64
-             * @description integer minor units
-             */
-            remainingCents?: number;
-            riskFactors: {
-                factor: string;
-                /** Format: int64 */
-                points: number;
-            }[];
-            riskScore: number;
-            /** @enum {string} */
-            status: "authorized" | "declined";
-            /** @description ksuid (27 base62 characters) */
-            userId?: string;
-        };
-        ChargeDeclined: {
-            charge: {
-                /**
-                 * Format: int64
-                 * @description integer minor units
-                 */
-                amountCents: number;
-                /** Format: date-time */
-                createdAt?: string;
-                currency?: string;
-                /** @enum {string} */
-                declineReason?: "limit_exceeded" | "merchant_locked" | "category_locked" | "mask_revoked" | "mask_expired" | "single_use_consumed" | "risk_declined";
-                /** @description ksuid (27 base62 characters) */
-                id: string;
-                idempotent: boolean;
-                /** @description ksuid (27 base62 characters) */
-                maskId: string;
-                merchant?: string;
-                merchantCategory?: string;
-                paymentRef: string;
-                /**
-                 * Format: int64
-                 * @description integer minor units
-                 */
-                remainingCents?: number;
-                riskFactors: {
-                    factor: string;
-                    /** Format: int64 */
-                    points: number;
-                }[];
-                riskScore: number;
-                /** @enum {string} */
-                status: "authorized" | "declined";
-                /** @description ksuid (27 base62 characters) */
-                userId?: string;
-            };
-            /** @enum {string} */
-            declineReason: "limit_exceeded" | "merchant_locked" | "category_locked" | "mask_revoked" | "mask_expired" | "single_use_consumed" | "risk_declined";
-            error: string;
-            idempotent?: boolean;
-            message?: string;
-            riskFactors?: {
-                factor: string;
-                /** Format: int64 */
-                points: number;
-            }[];
-            /** Format: int64 */
-            riskScore: number;
-        };
         CharityStats: {
             /** Format: int64 */
             donorCount: number;
@@ -1736,19 +1652,27 @@ export interface components {
             maskId: string;
             merchant: string;
             merchantCategory?: string;
+            /** @description the platform user behind the merchant, if any (ksuid (27 base62 characters)) */
             merchantUserId?: string;
+            /** @description the merchant's reference; a replay of (maskId, paymentRef) answers the first outcome */
             paymentRef: string;
         } & {
             [key: string]: unknown;
         };
         CreateMaskRequest: {
+            /** @description ISO 4217 code; USD when left out */
             currency?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description in the future; a year from now when left out
+             */
             expiresAt?: string;
             /** @enum {string} */
             kind: "single-use" | "recurring" | "merchant-locked" | "category-locked";
             label?: string;
+            /** @description required for category-locked masks */
             lockedToCategory?: string;
+            /** @description required for merchant-locked masks */
             lockedToMerchant?: string;
             /**
              * Format: int64
@@ -1779,6 +1703,9 @@ export interface components {
             /** @description KZT or USD (any case) */
             currency: string;
         } & {
+            [key: string]: unknown;
+        };
+        Document: {
             [key: string]: unknown;
         };
         Donation: {
@@ -1940,6 +1867,12 @@ export interface components {
             database: string;
             status: string;
         };
+        HealthAnswer: {
+            /** @enum {string} */
+            database: "ok" | "unreachable";
+            /** @enum {string} */
+            status: "ok" | "degraded";
+        };
         Leaderboard: {
             items: {
                 /**
@@ -1969,29 +1902,6 @@ export interface components {
             lastEntryAt?: string | null;
             status: string;
         };
-        LedgerStats: {
-            /** Format: date-time */
-            asOf: string;
-            byKind: {
-                [key: string]: {
-                    /** Format: int64 */
-                    "24h": number;
-                    /** Format: int64 */
-                    "30d": number;
-                    /** Format: int64 */
-                    "7d": number;
-                };
-            };
-            source: string;
-            totals: {
-                /** Format: int64 */
-                "24h": number;
-                /** Format: int64 */
-                "30d": number;
-                /** Format: int64 */
-                "7d": number;
-            };
-        };
         LoginRequest: {
             email: string;
             password: string;
@@ -2017,7 +1927,7 @@ export interface components {
              */
             remainingCents: number;
             /** Format: date-time */
-            revokedAt?: string;
+            revokedAt?: string | null;
             /**
              * Format: int64
              * @description integer minor units
@@ -2028,6 +1938,75 @@ export interface components {
             /** @description ksuid (27 base62 characters) */
             userId?: string;
             virtualPan: string;
+        };
+        MaskChargeDeclined: {
+            charge: components["schemas"]["MaskChargeResult"];
+            /** @enum {string} */
+            declineReason: "limit_exceeded" | "merchant_locked" | "category_locked" | "mask_revoked" | "mask_expired" | "single_use_consumed" | "risk_declined";
+            /** @enum {string} */
+            error: "charge_declined";
+            idempotent?: boolean;
+            message: string;
+            riskFactors?: components["schemas"]["RiskFactor"][] | null;
+            riskScore: number;
+        };
+        MaskChargeResult: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amountCents: number;
+            /** Format: date-time */
+            createdAt?: string;
+            currency?: string;
+            /** @enum {string} */
+            declineReason?: "limit_exceeded" | "merchant_locked" | "category_locked" | "mask_revoked" | "mask_expired" | "single_use_consumed" | "risk_declined";
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            idempotent: boolean;
+            /** @description ksuid (27 base62 characters) */
+            maskId: string;
+            merchant?: string;
+            merchantCategory?: string;
+            paymentRef: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            remainingCents?: number;
+            riskFactors: components["schemas"]["RiskFactor"][] | null;
+            riskScore: number;
+            /** @enum {string} */
+            status: "authorized" | "declined";
+            /** @description ksuid (27 base62 characters) */
+            userId?: string;
+        };
+        MaskChargeResultPage: {
+            items: components["schemas"]["MaskChargeResult"][];
+            nextCursor: string | null;
+        };
+        MaskPage: {
+            items: components["schemas"]["Mask"][];
+            nextCursor: string | null;
+        };
+        MaskStats: {
+            /** Format: int64 */
+            activeMasks?: number;
+            /** Format: int64 */
+            authorizedCharges?: number;
+            /** Format: int64 */
+            charges?: number;
+            /** Format: double */
+            declineRate?: number;
+            /** Format: int64 */
+            declinedCharges?: number;
+            /** Format: double */
+            meanRiskScore?: number;
+            spendByCurrency?: {
+                [key: string]: number;
+            } | null;
+            /** Format: int64 */
+            totalSpendCents?: number;
         };
         Me: {
             email: string;
@@ -2151,22 +2130,32 @@ export interface components {
             rankedUsers: number;
             source: string;
         };
+        RiskFactor: {
+            factor: string;
+            points: number;
+        };
         Stats: {
-            /** Format: int64 */
-            activeMasks?: number;
-            /** Format: int64 */
-            authorizedCharges?: number;
-            /** Format: int64 */
-            charges?: number;
-            declineRate?: number;
-            /** Format: int64 */
-            declinedCharges?: number;
-            meanRiskScore?: number;
-            spendByCurrency?: {
-                [key: string]: number;
+            /** Format: date-time */
+            asOf: string;
+            byKind: {
+                [key: string]: {
+                    /** Format: int64 */
+                    "24h": number;
+                    /** Format: int64 */
+                    "30d": number;
+                    /** Format: int64 */
+                    "7d": number;
+                };
             };
-            /** Format: int64 */
-            totalSpendCents?: number;
+            source: string;
+            totals: {
+                /** Format: int64 */
+                "24h": number;
+                /** Format: int64 */
+                "30d": number;
+                /** Format: int64 */
+                "7d": number;
+            };
         };
         TallyResult: {
             /** Format: int64 */
@@ -8985,7 +8974,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LedgerStats"];
+                    "application/json": components["schemas"]["Stats"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -9055,6 +9044,9 @@ export interface operations {
             query?: {
                 /** @description the nextCursor of the previous page */
                 cursor?: string;
+                limit?: number;
+                /** @description only the charges of this mask of the caller */
+                maskId?: string;
             };
             header?: never;
             path?: never;
@@ -9068,10 +9060,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["Charge"][];
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["MaskChargeResultPage"];
                 };
             };
             /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
@@ -9086,7 +9075,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9182,7 +9171,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Charge"];
+                    "application/json": components["schemas"]["MaskChargeResult"];
                 };
             };
             /** @description authorized */
@@ -9191,7 +9180,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Charge"];
+                    "application/json": components["schemas"]["MaskChargeResult"];
                 };
             };
             /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
@@ -9206,7 +9195,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9224,7 +9213,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ChargeDeclined"];
+                    "application/json": components["schemas"]["MaskChargeDeclined"];
                 };
             };
             /** @description not_found: no such mask of the caller */
@@ -9239,7 +9228,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed */
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9298,12 +9287,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description alive, and the database answers */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["HealthAnswer"];
+                };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
             400: {
@@ -9374,6 +9365,7 @@ export interface operations {
             query?: {
                 /** @description the nextCursor of the previous page */
                 cursor?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -9387,10 +9379,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["Mask"][];
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["MaskPage"];
                 };
             };
             /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
@@ -9405,7 +9394,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9502,7 +9491,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9526,7 +9515,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed */
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9608,7 +9597,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9691,12 +9680,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description the document */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
             400: {
@@ -9775,7 +9766,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Stats"];
+                    "application/json": components["schemas"]["MaskStats"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -9790,7 +9781,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;

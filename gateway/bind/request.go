@@ -1,0 +1,178 @@
+package bind
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/swaggest/jsonschema-go"
+
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/schemas"
+)
+
+// OptionalBody is a request type whose JSON body may be left out entirely.
+type OptionalBody interface{ BodyIsOptional() }
+
+// Request binds a request into dst, a pointer to a struct declared for an
+// operation: fields tagged `path:"name"`, `query:"name"` and
+// `header:"Name"` take those parameters (string kinds as they are, integer
+// and boolean kinds parsed, a bad one is 422 naming the parameter), and when
+// the struct has `json:` fields the body is decoded with JSON's rules
+// (Content-Type, object, typed fields; undeclared fields are ignored).
+// Embedded structs are bound the same way.
+func Request(c *fiber.Ctx, dst any) error {
+	v := reflect.ValueOf(dst).Elem()
+	if v.Kind() != reflect.Struct {
+		return fmt.Errorf("bind.Request: %T is not a pointer to a struct", dst)
+	}
+	if hasBody(v.Type()) {
+		_, optional := dst.(OptionalBody)
+		if !optional || len(bytes.TrimSpace(c.Body())) > 0 {
+			if err := JSON(c, dst); err != nil {
+				return err
+			}
+		}
+	}
+	return bindParams(c, v)
+}
+
+// hasBody reports whether t declares JSON body fields.
+func hasBody(t reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("json") == "" {
+			if hasBody(f.Type) {
+				return true
+			}
+			continue
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && name != "-" && f.Tag.Get("json") != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func bindParams(c *fiber.Ctx, v reflect.Value) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if err := bindParams(c, v.Field(i)); err != nil {
+				return err
+			}
+			continue
+		}
+		var raw string
+		var name string
+		switch {
+		case f.Tag.Get("path") != "":
+			name = f.Tag.Get("path")
+			raw = c.Params(name)
+		case f.Tag.Get("query") != "":
+			name = f.Tag.Get("query")
+			raw = c.Query(name)
+		case f.Tag.Get("header") != "":
+			name = f.Tag.Get("header")
+			raw = c.Get(name)
+		default:
+			continue
+		}
+		if err := setParam(v.Field(i), name, strings.Clone(raw)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setParam(field reflect.Value, name, raw string) error {
+	switch field.Kind() {
+	case reflect.String:
+		field.SetString(raw)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		if raw == "" {
+			return nil
+		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || field.OverflowInt(n) {
+			return apierr.Validation(map[string]string{name: "must be an integer"})
+		}
+		field.SetInt(n)
+	case reflect.Bool:
+		if raw == "" {
+			return nil
+		}
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return apierr.Validation(map[string]string{name: "must be true or false"})
+		}
+		field.SetBool(b)
+	default:
+		return fmt.Errorf("bind.Request: parameter %s has unsupported kind %s", name, field.Kind())
+	}
+	return nil
+}
+
+// Paging is the cursor and limit of a list request; embed it in the list's
+// request type. Validate reads both as PageQuery does; a request type with
+// its own Validate calls it.
+type Paging struct {
+	Cursor string `query:"cursor" json:"-" description:"the nextCursor of the previous page"`
+	Limit  Limit  `query:"limit" json:"-"`
+	page   Page
+}
+
+// Limit is the page size a client asks for: a positive integer, clamped to
+// MaxLimit; DefaultLimit when absent.
+type Limit string
+
+// PrepareJSONSchema describes a limit as the integer it is.
+func (Limit) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Integer.Type()).WithMinimum(1).WithDefault(DefaultLimit).
+		WithDescription(fmt.Sprintf("page size; larger values are clamped to %d", MaxLimit))
+	return nil
+}
+
+// Validate parses the cursor and limit.
+func (p *Paging) Validate() error {
+	page, err := parsePage(string(p.Limit), p.Cursor)
+	p.page = page
+	return err
+}
+
+// Page is the parsed page request (after Validate).
+func (p *Paging) Page() Page { return p.page }
+
+// IDPaging is Paging for lists paged by record id: a cursor that does not
+// hold an id this API issued is 400 invalid_cursor.
+type IDPaging struct{ Paging }
+
+// Validate parses the cursor and limit and checks the cursor holds an id.
+func (p *IDPaging) Validate() error {
+	if err := p.Paging.Validate(); err != nil {
+		return err
+	}
+	if p.page.After != "" && !schemas.IsID(p.page.After) {
+		return apierr.InvalidCursor()
+	}
+	return nil
+}
+
+// PageOf builds the page answer of rows fetched with limit+1: at most limit
+// items, and the cursor of the last one when more remain.
+func PageOf[R, T any](rows []R, limit int, position func(R) string, view func(R) T) schemas.Page[T] {
+	out := schemas.Page[T]{Items: make([]T, 0, min(len(rows), limit))}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		next := Cursor(position(rows[len(rows)-1]))
+		out.NextCursor = &next
+	}
+	for _, r := range rows {
+		out.Items = append(out.Items, view(r))
+	}
+	return out
+}
