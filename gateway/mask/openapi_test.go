@@ -25,7 +25,6 @@ func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
 }
 func (noDB) Ping(context.Context) error { return nil }
 
-
 // TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
