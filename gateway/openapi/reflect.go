@@ -114,6 +114,12 @@ func (x *reflector) operation(r server.Route, path string, op map[string]any) er
 			responses[status] = map[string]any{"description": resp.Description}
 		}
 	}
+	if d.Role != "" {
+		op["x-required-role"] = d.Role
+		if _, ok := responses["403"]; !ok {
+			responses["403"] = ErrorAnswer("forbidden: the caller is not a " + d.Role)
+		}
+	}
 	op["responses"] = responses
 	if d.Public {
 		op["security"] = []any{}

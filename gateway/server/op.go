@@ -22,6 +22,10 @@ type Op[Req any] struct {
 	Class ratelimit.Class
 	// Public marks an operation that needs no bearer token.
 	Public bool
+	// Role names who may call beyond a valid token, e.g. "fiat admin"; the
+	// middleware that enforces it is passed to Handle with the
+	// authentication. The document states it and the 403 forbidden answer.
+	Role string
 	// Responses are the answers, by status. Errors every operation can give
 	// (400, 401, 404 for a path with parameters, 422, 429, 500, 503) are
 	// added to the document by gateway/openapi.
@@ -63,6 +67,7 @@ type Declaration struct {
 	Request   any
 	Responses []Response
 	Public    bool
+	Role      string
 }
 
 // NoRequest is the request type of an operation without parameters or body.
@@ -93,7 +98,7 @@ func Handle[Req any](r Router, method, path string, op Op[Req], mw ...fiber.Hand
 	if _, none := any(new(Req)).(*NoRequest); !none {
 		request = new(Req)
 	}
-	decl := &Declaration{Request: request, Responses: op.Responses, Public: op.Public}
+	decl := &Declaration{Request: request, Responses: op.Responses, Public: op.Public, Role: op.Role}
 	handle := op.Handle
 	hs := append(append([]fiber.Handler(nil), mw...), func(c *fiber.Ctx) error {
 		var req Req
