@@ -120,11 +120,12 @@ func Build(routes []server.Route, d Doc) map[string]any {
 				schemas[k] = v
 			}
 			isPaged = hasParam(op, "cursor")
-		} else {
-			isPaged = paged(op, schemas)
 		}
 		if d.Operation != nil {
 			d.Operation(r, op)
+		}
+		if r.Decl == nil {
+			isPaged = paged(op, schemas)
 		}
 		completeResponses(r, op, isPaged)
 		item, _ := paths[path].(map[string]any)
