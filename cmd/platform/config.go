@@ -58,12 +58,12 @@ type Config struct {
 	// collections of Go's 100 for a heap of tens of MB). GOGC, when set,
 	// wins. MemoryLimit (MEMORY_LIMIT, bytes; 0 = none) is the soft limit
 	// that makes the collector work harder near it; GOMEMLIMIT wins.
-	GCPercent   int64
-	MemoryLimit int64
-	ReconcileURL      string        // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
-	ReconcileKey      string        // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
-	SMTPURL           string        // SMTP_URL: smtp(s)://user:pass@host:port?from=…; empty writes mail to the log and DATA_DIR/mail
-	MetricsAddr       string        // METRICS_ADDR: the Prometheus /metrics listener, loopback by default
+	GCPercent    int64
+	MemoryLimit  int64
+	ReconcileURL string // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
+	ReconcileKey string // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
+	SMTPURL      string // SMTP_URL: smtp(s)://user:pass@host:port?from=…; empty writes mail to the log and DATA_DIR/mail
+	MetricsAddr  string // METRICS_ADDR: the Prometheus /metrics listener, loopback by default
 	// ProcessedRetention is how long applied-command ids are kept
 	// (PROCESSED_RETENTION); never shorter than the command topics' retention.
 	ProcessedRetention time.Duration
