@@ -11,21 +11,29 @@ import (
 // on disk, for single-machine runs and tests.
 type Embedded struct {
 	cluster *kfake.Cluster
+	commit  *groupCommit
 }
 
 // StartEmbedded starts the broker on 127.0.0.1:port (0 picks a free port)
 // with its data under dataDir, seeded with every topic of All. Data written
 // before a restart on the same dataDir is there after it. Every produce is
-// fsynced before it is acknowledged (kfake.SyncWrites), so an acknowledged
-// record — a command a request waits on, or an outbox row the relay then
-// deletes — survives a host crash, not only a process kill.
+// on disk before it is acknowledged, so an acknowledged record — a command a
+// request waits on, or an outbox row the relay then deletes — survives a
+// host crash, not only a process kill; so is every offset commit and
+// producer id. The fsyncs are group commits (durable.go): the broker writes
+// to the page cache, and each acknowledgement waits for the next fsync round
+// of the files written, shared by every request waiting at that moment,
+// outside the broker's request loop (kfake.SyncWrites fsyncs every
+// partition of every produce inside it, one at a time).
 func StartEmbedded(dataDir string, port int) (*Embedded, error) {
+	dir := filepath.Join(dataDir, "kafka")
+	commit := newGroupCommit(dir)
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.Ports(port),
-		kfake.DataDir(filepath.Join(dataDir, "kafka")),
+		kfake.DataDir(dir),
 		kfake.ClusterID("platform-embedded"),
-		kfake.SyncWrites(),
+		kfake.ListenFn(commit.listen),
 	}
 	byCount := map[int32][]string{}
 	for _, s := range All() {
@@ -36,13 +44,25 @@ func StartEmbedded(dataDir string, port int) (*Embedded, error) {
 	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
+		commit.close()
 		return nil, fmt.Errorf("start embedded kafka on port %d: %w", port, err)
 	}
-	return &Embedded{cluster: c}, nil
+	commit.mu.Lock()
+	commit.topicName = func(id [16]byte) (string, bool) {
+		if i := c.TopicIDInfo(id); i != nil {
+			return i.Topic, true
+		}
+		return "", false
+	}
+	commit.mu.Unlock()
+	return &Embedded{cluster: c, commit: commit}, nil
 }
 
 // Addrs returns the broker's listen addresses.
 func (e *Embedded) Addrs() []string { return e.cluster.ListenAddrs() }
 
 // Close stops the broker and flushes its data to disk.
-func (e *Embedded) Close() { e.cluster.Close() }
+func (e *Embedded) Close() {
+	e.cluster.Close()
+	e.commit.close()
+}

@@ -2,7 +2,6 @@ package topics
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -11,12 +10,13 @@ import (
 )
 
 // Record builds the Kafka record of an envelope: the value is the envelope
-// JSON, the key its Key, and headers carry type and id so tools such as kcat
-// can filter without parsing.
+// JSON (schemas.Encode: encoded once, Data written as it is), the key its
+// Key, and headers carry type and id so tools such as kcat can filter
+// without parsing.
 func Record(topic string, env schemas.Envelope) (*kgo.Record, error) {
-	value, err := json.Marshal(env)
+	value, err := schemas.Encode(env)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s %s: %w", env.Type, env.ID, err)
+		return nil, err
 	}
 	return RawRecord(topic, env.Key, env.Type, env.ID, value), nil
 }

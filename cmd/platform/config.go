@@ -53,10 +53,17 @@ type Config struct {
 	LogLevel          string        // LOG_LEVEL: debug, info, warn, error
 	Environment       string        // PLATFORM_ENV
 	PprofAddr         string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
-	ReconcileURL      string        // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
-	ReconcileKey      string        // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
-	SMTPURL           string        // SMTP_URL: smtp(s)://user:pass@host:port?from=…; empty writes mail to the log and DATA_DIR/mail
-	MetricsAddr       string        // METRICS_ADDR: the Prometheus /metrics listener, loopback by default
+	// GCPercent is the garbage collector's target (GC_PERCENT, default 200:
+	// a collection when the heap grows by twice the live heap, half the
+	// collections of Go's 100 for a heap of tens of MB). GOGC, when set,
+	// wins. MemoryLimit (MEMORY_LIMIT, bytes; 0 = none) is the soft limit
+	// that makes the collector work harder near it; GOMEMLIMIT wins.
+	GCPercent    int64
+	MemoryLimit  int64
+	ReconcileURL string // RECONCILE_ALERT_URL: where reconciliation drift alerts are posted
+	ReconcileKey string // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
+	SMTPURL      string // SMTP_URL: smtp(s)://user:pass@host:port?from=…; empty writes mail to the log and DATA_DIR/mail
+	MetricsAddr  string // METRICS_ADDR: the Prometheus /metrics listener, loopback by default
 	// ProcessedRetention is how long applied-command ids are kept
 	// (PROCESSED_RETENTION); never shorter than the command topics' retention.
 	ProcessedRetention time.Duration
@@ -188,6 +195,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		LogLevel:           r.str("LOG_LEVEL", "info"),
 		Environment:        r.str("PLATFORM_ENV", "development"),
 		PprofAddr:          r.str("PPROF_ADDR", ""),
+		GCPercent:          r.integer("GC_PERCENT", 200, -1),
+		MemoryLimit:        r.integer("MEMORY_LIMIT", 0, 0),
 		ReconcileURL:       r.str("RECONCILE_ALERT_URL", ""),
 		ReconcileKey:       r.str("RECONCILE_ALERT_SECRET", ""),
 		SMTPURL:            r.str("SMTP_URL", ""),

@@ -58,6 +58,7 @@ func runMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "platform: configuration: "+oneLine(err))
 		return 2
 	}
+	tuneGC(cfg, os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -34,6 +35,12 @@ type Config struct {
 	Database string
 	// MaxBatch caps the records per insert. Default 5000.
 	MaxBatch int
+	// FlushInterval is how long records are gathered before an insert:
+	// an insert happens when FlushInterval has passed since the batch's
+	// first record or MaxBatch records are in, whichever comes first, and
+	// on shutdown. ClickHouse wants few large inserts (each is a part it
+	// merges later). Default 1s.
+	FlushInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -45,6 +52,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 5000
+	}
+	if c.FlushInterval <= 0 {
+		c.FlushInterval = time.Second
 	}
 }
 
@@ -71,6 +81,9 @@ type Sink struct {
 	conns  Connector
 	client *kgo.Client
 	log    *slog.Logger
+
+	// gathered counts records taken into batches (tests).
+	gathered atomic.Int64
 }
 
 // New joins the group. Offsets are committed only after the batch they
@@ -114,40 +127,77 @@ func (s *Sink) Run(ctx context.Context) error {
 	}); err != nil {
 		return nil // shut down while ClickHouse was unreachable
 	}
+	var batch []*kgo.Record
+	var due time.Time // when the batch is inserted at the latest
 	for {
-		fetches := s.client.PollRecords(ctx, s.cfg.MaxBatch)
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if len(batch) > 0 {
+			pctx, cancel = context.WithDeadline(ctx, due)
+		}
+		fetches := s.client.PollRecords(pctx, s.cfg.MaxBatch-len(batch))
+		cancel()
 		if fetches.IsClientClosed() {
 			return nil
 		}
 		fetches.EachError(func(topic string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				s.log.Warn("fetch error", "topic", topic, "partition", p, "err", err)
 			}
 		})
-		recs := fetches.Records()
-		if len(recs) > 0 {
-			rows := Convert(recs, s.log)
-			if err := s.retry(ctx, "insert batch", func(ctx context.Context) error {
-				conn, err := s.conns.Conn(ctx)
-				if err != nil {
-					return err
-				}
-				return clickhouse.Insert(ctx, conn, s.cfg.Database, rows)
-			}); err != nil {
+		if recs := fetches.Records(); len(recs) > 0 {
+			if len(batch) == 0 {
+				due = time.Now().Add(s.cfg.FlushInterval)
+			}
+			batch = append(batch, recs...)
+			s.gathered.Add(int64(len(recs)))
+		}
+		stopping := ctx.Err() != nil
+		if len(batch) > 0 && (stopping || len(batch) >= s.cfg.MaxBatch || !time.Now().Before(due)) {
+			if !s.flush(ctx, batch) {
 				s.client.AllowRebalance()
 				return nil // shut down before the batch was in; it is redelivered
 			}
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			if err := s.client.CommitRecords(cctx, recs...); err != nil {
-				s.log.Warn("offset commit failed; the batch will be inserted again and deduplicated", "err", err)
-			}
-			cancel()
+			batch = batch[:0]
 		}
-		s.client.AllowRebalance()
-		if ctx.Err() != nil {
+		if len(batch) == 0 {
+			// Rebalances wait while a batch is gathered, so its offsets
+			// are still ours when it is committed.
+			s.client.AllowRebalance()
+		}
+		if stopping {
 			return nil
 		}
 	}
+}
+
+// flush inserts the batch and only then commits its offsets. It reports
+// false when it gave up: ClickHouse was unreachable until shutdown (nothing
+// is committed, the batch is redelivered). On shutdown it still tries the
+// insert for up to 10 s, so a clean stop loses no gathered rows and commits
+// them.
+func (s *Sink) flush(ctx context.Context, recs []*kgo.Record) bool {
+	rows := Convert(recs, s.log)
+	ictx := ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ictx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+	}
+	if err := s.retry(ictx, "insert batch", func(ctx context.Context) error {
+		conn, err := s.conns.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		return clickhouse.Insert(ctx, conn, s.cfg.Database, rows)
+	}); err != nil {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.client.CommitRecords(cctx, recs...); err != nil {
+		s.log.Warn("offset commit failed; the batch will be inserted again and deduplicated", "err", err)
+	}
+	return true
 }
 
 // retry runs f until it succeeds, backing off; it gives up only when ctx is

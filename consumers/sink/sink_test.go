@@ -145,3 +145,83 @@ func TestSinkCopiesEventsOnce(t *testing.T) {
 		t.Fatalf("distinct events %d %v", distinct, err)
 	}
 }
+
+// TestSinkFlushesOnShutdown: records gathered for a batch not yet due are
+// inserted when the sink stops, and only then committed.
+func TestSinkFlushesOnShutdown(t *testing.T) {
+	addr := os.Getenv("CLICKHOUSE_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:19000"
+	}
+	ctx := context.Background()
+	lazy := clickhouse.NewLazy(addr, "default")
+	conn, err := lazy.Conn(ctx)
+	if err != nil {
+		t.Fatalf("clickhouse (run `make test`, which starts the local stack): %v", err)
+	}
+	db := "t_" + strings.ToLower(ksuid.New().String())
+	t.Cleanup(func() {
+		_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
+		_ = lazy.Close()
+	})
+	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(broker.Close)
+	cl, err := topics.NewClient(broker.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	now := time.Now()
+	const n = 12
+	for i := range n {
+		amt := int64(i + 1)
+		e := schemas.LedgerEntry{ID: fmt.Sprintf("entry-%d", i), Height: int64(i + 1), Kind: "fiat:transfer",
+			SourceID: fmt.Sprintf("tx-%d", i), AmountCents: &amt, Timestamp: now.UTC().Format("2006-01-02T15:04:05.000000Z")}
+		env, _ := schemas.New(schemas.TypeLedgerEntryAdded, e.ID, "", e, now)
+		rec, _ := topics.Record(topics.EventsLedger, env)
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(Config{Brokers: broker.Addrs(), Database: db, FlushInterval: time.Hour}, lazy,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(rctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for s.gathered.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("gathered %d of %d records", s.gathered.Load(), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	adm := kadm.NewClient(cl)
+	committed := func() int64 {
+		offs, err := adm.FetchOffsets(ctx, topics.GroupSink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		offs.Each(func(o kadm.OffsetResponse) { sum += max(o.At, 0) })
+		return sum
+	}
+	if c := committed(); c != 0 {
+		t.Fatalf("%d offsets committed before the batch was due", c)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, err := clickhouse.LedgerCount(ctx, conn, db); err != nil || got != n {
+		t.Fatalf("ledger rows after shutdown: %d %v, want %d", got, err, n)
+	}
+	if c := committed(); c != n {
+		t.Fatalf("committed %d offsets after shutdown, want %d", c, n)
+	}
+}

@@ -55,6 +55,7 @@ type options struct {
 	minSettled       float64
 	drainTimeout     time.Duration
 	soak             bool
+	pprofDir         string
 }
 
 func main() {
@@ -75,6 +76,7 @@ func main() {
 	flag.Float64Var(&o.minSettled, "min-settled", 0.99, "share of started transfers that must settle, else the run fails")
 	flag.DurationVar(&o.drainTimeout, "drain-timeout", 5*time.Minute, "longest wait for lag 0 after a platform run")
 	flag.BoolVar(&o.soak, "soak", false, "print throughput per minute and compare the last minute with the first")
+	flag.StringVar(&o.pprofDir, "pprof", "", "directory: profile the platform process (PPROF_ADDR on loopback) during every platform run: CPU, trace, block, mutex, allocs")
 	flag.Parse()
 	if o.baselineDuration == 0 {
 		o.baselineDuration = o.duration
@@ -134,11 +136,21 @@ func run(o options) int {
 	if o.kafka != "embedded" {
 		env["KAFKA_BROKERS"] = o.kafka
 	}
+	var prof *profiler
+	if o.pprofDir != "" {
+		pprofAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(ptb))
+		env["PPROF_ADDR"] = pprofAddr
+		var err error
+		if prof, err = newProfiler(pprofAddr, o.pprofDir); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
 	step("starting a fresh platform (`platform run`) on the local stack")
 	p := harness.Start(ptb, harness.Options{Env: env})
 	defer p.Stop()
 	brokers := []string{p.KafkaAddr}
-	broker := fmt.Sprintf("embedded franz-go kfake inside the `platform run` process on %s (fsync per produce); not a Kafka cluster", p.KafkaAddr)
+	broker := fmt.Sprintf("embedded franz-go kfake inside the `platform run` process on %s (every acknowledged write fsynced, group commit); not a Kafka cluster", p.KafkaAddr)
 	if o.kafka != "embedded" {
 		brokers = topics.ParseBrokers(o.kafka)
 		broker = "external Kafka at " + o.kafka + " (KAFKA_BROKERS)"
@@ -211,6 +223,8 @@ func run(o options) int {
 			step(fmt.Sprintf("round %d/%d, %d clients: platform for %s, then drain to lag 0 (load %s)", r, o.rounds, n, o.duration, loadAvg()))
 			logMark := len(p.Logs())
 			gen0, sut0 := selfCPU(), procCPU(p.Pid())
+			label := fmt.Sprintf("r%dc%d", r, n)
+			prof.start(label, o.duration*2/3)
 			res := c.load(accounts, n, o, fmt.Sprintf("r%dc%d-%d", r, n, time.Now().UnixNano()))
 			res.genCPU = selfCPU() - gen0
 			wantHeight += res.ok
@@ -221,6 +235,7 @@ func run(o options) int {
 			res.elapsed = time.Since(res.start)
 			res.drainTime = res.elapsed - res.loadTime
 			res.sutCPU = procCPU(p.Pid()) - sut0
+			prof.wait(label)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "bench: drain:", err)
 				failures = append(failures, fmt.Sprintf("round %d, %d clients: not drained: %v", r, n, err))

@@ -83,3 +83,66 @@ func TestRole(t *testing.T) {
 		t.Fatal("roles wrong")
 	}
 }
+
+// TestVerifyCache: a cached token is still refused once it expires, a
+// forged or tampered token is never answered from the cache, and an entry
+// is re-checked after verifyCacheTTL.
+func TestVerifyCache(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := now
+	secret := []byte(strings.Repeat("k", 32))
+	tokens, err := NewTokens(secret, 10*time.Minute, func() time.Time { return clock })
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := tokens.Issue("u1", "a@b.co")
+	if _, err := tokens.Verify(good); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tokens.verified[good]; !ok {
+		t.Fatal("a verified token is not cached")
+	}
+	tampered := good[:len(good)-2] + "xx"
+	if _, err := tokens.Verify(tampered); err == nil {
+		t.Fatal("tampered token accepted")
+	}
+	if _, ok := tokens.verified[tampered]; ok {
+		t.Fatal("a refused token was cached")
+	}
+	clock = now.Add(verifyCacheTTL + time.Second) // re-checked, still valid
+	if p, err := tokens.Verify(good); err != nil || p.UserID != "u1" {
+		t.Fatalf("after the cache TTL: %+v %v", p, err)
+	}
+	clock = now.Add(10 * time.Minute) // the token's exp: refused though cached
+	if _, err := tokens.Verify(good); err == nil {
+		t.Fatal("expired token answered from the cache")
+	}
+}
+
+// BenchmarkVerify: a token's first check against the cached ones a client's
+// later requests get.
+func BenchmarkVerify(b *testing.B) {
+	now := time.Now()
+	tokens, err := NewTokens([]byte(strings.Repeat("k", 32)), time.Hour, func() time.Time { return now })
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, _ := tokens.Issue("2fYq1mZbXkL0aVdT3nQe5rWcPsH", "user-0001@example.com")
+	b.Run("uncached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := tokens.verify(tok); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tokens.Verify(tok); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
