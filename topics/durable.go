@@ -210,6 +210,10 @@ func (g *groupCommit) activeFiles(dir string) []string {
 	if seen && newest == last {
 		return files(newest)
 	}
+	if seen {
+		// Segments before the last synced one were synced in earlier rounds.
+		defer g.forget(dir, last)
+	}
 	out := []string{dir}
 	for _, b := range bases {
 		if !seen && b == newest || seen && b >= last {
@@ -220,6 +224,12 @@ func (g *groupCommit) activeFiles(dir string) []string {
 }
 
 func (g *groupCommit) fsync(path string) error {
+	if strings.HasSuffix(path, ".log") {
+		// kfake compacts groups.log (and may rewrite pids.log) by writing a
+		// new file and renaming it over the old one: a kept descriptor would
+		// sync the replaced inode, so the log is opened by name each round.
+		return g.syncByName(path)
+	}
 	g.mu.Lock()
 	f := g.files[path]
 	g.mu.Unlock()
@@ -243,11 +253,47 @@ func (g *groupCommit) fsync(path string) error {
 	g.mu.Lock()
 	g.fsyncs++
 	g.mu.Unlock()
-	if strings.HasSuffix(path, ".dat") || strings.HasSuffix(path, ".idx") || strings.HasSuffix(path, ".log") {
+	if strings.HasSuffix(path, ".dat") || strings.HasSuffix(path, ".idx") {
 		// Appends: the data and the new size, not the timestamps.
 		return fdatasync(f)
 	}
 	return f.Sync()
+}
+
+// syncByName opens path, syncs it and closes it.
+func (g *groupCommit) syncByName(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	defer f.Close()
+	g.mu.Lock()
+	g.fsyncs++
+	g.mu.Unlock()
+	return fdatasync(f)
+}
+
+// forget closes the kept descriptors of a partition's segments older than
+// base: the broker no longer writes them (they were synced when it rolled
+// past them) and retention may delete them, which a kept descriptor would
+// stop from freeing their space.
+func (g *groupCommit) forget(dir string, base int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for path, f := range g.files {
+		if filepath.Dir(path) != dir {
+			continue
+		}
+		name := filepath.Base(path)
+		b, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSuffix(name, ".dat"), ".idx"), 10, 64)
+		if err == nil && b < base {
+			f.Close()
+			delete(g.files, path)
+		}
+	}
 }
 
 // listen wraps the broker's listener so every connection holds back its
