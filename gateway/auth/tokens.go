@@ -3,6 +3,7 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -36,7 +37,7 @@ type Tokens struct {
 	// before its expiry — so an entry is good until the token's own expiry,
 	// checked on every hit, and at most verifyCacheTTL after it was checked.
 	mu       sync.RWMutex
-	verified map[string]verifiedToken
+	verified map[[sha256.Size]byte]verifiedToken
 }
 
 type verifiedToken struct {
@@ -59,7 +60,7 @@ func NewTokens(secret []byte, ttl time.Duration, now func() time.Time) (*Tokens,
 	if ttl <= 0 {
 		return nil, errors.New("JWT_TTL must be positive")
 	}
-	return &Tokens{secret: secret, ttl: ttl, now: now, verified: map[string]verifiedToken{}, parser: jwt.NewParser(
+	return &Tokens{secret: secret, ttl: ttl, now: now, verified: map[[sha256.Size]byte]verifiedToken{}, parser: jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuer(issuer),
@@ -95,8 +96,11 @@ func (t *Tokens) Issue(userID, email string) (string, error) {
 // before is answered from a short-lived cache while it has not expired.
 func (t *Tokens) Verify(token string) (Principal, error) {
 	now := t.now()
+	// Keyed by the token's digest: the cache holds no usable token, and a
+	// lookup compares digests, never the secret itself.
+	key := sha256.Sum256([]byte(token))
 	t.mu.RLock()
-	v, ok := t.verified[token]
+	v, ok := t.verified[key]
 	t.mu.RUnlock()
 	if ok && now.Before(v.expires) {
 		return v.p, nil
@@ -112,8 +116,7 @@ func (t *Tokens) Verify(token string) (Principal, error) {
 	if len(t.verified) >= verifyCacheMax {
 		clear(t.verified)
 	}
-	// The header buffer the token was read from is reused by fiber.
-	t.verified[strings.Clone(token)] = verifiedToken{p: p, expires: exp}
+	t.verified[key] = verifiedToken{p: p, expires: exp}
 	t.mu.Unlock()
 	return p, nil
 }
