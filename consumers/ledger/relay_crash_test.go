@@ -96,4 +96,9 @@ func TestRelayCrashBeforeCursorRepublishesAndAppliesOnce(t *testing.T) {
 	e.waitHead(t, n)
 	e.waitDrained(t) // the duplicates would land after the head
 	e.checkChain(t, n)
+	// The source key, not a processed-command row, made the duplicates no-ops.
+	var processed int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM processed_commands`).Scan(&processed); err != nil || processed != 0 {
+		t.Fatalf("%d processed-command rows (err %v), want none for reply-less appends", processed, err)
+	}
 }
