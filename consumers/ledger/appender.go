@@ -90,11 +90,11 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 		}
 		key := ledger.SourceKey{Scope: req.Scope, Kind: req.Kind, SourceID: req.SourceID}
 		if e, ok := existing[key]; ok {
-			outcomes[i] = pipeline.JSON(http.StatusOK, e.JSON())
+			outcomes[i] = unrecorded(pipeline.JSON(http.StatusOK, e.JSON()))
 			continue
 		}
 		if j, ok := inBatch[key]; ok {
-			outcomes[i] = pipeline.JSON(http.StatusOK, fresh[j].JSON())
+			outcomes[i] = unrecorded(pipeline.JSON(http.StatusOK, fresh[j].JSON()))
 			continue
 		}
 		id := req.EntryID
@@ -135,11 +135,19 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 		if err != nil {
 			return nil, err
 		}
-		o := pipeline.JSON(http.StatusCreated, body)
+		o := unrecorded(pipeline.JSON(http.StatusCreated, body))
 		o.Emit = []pipeline.Emission{{Topic: topics.EventsLedger, Env: env}}
 		outcomes[p.idx] = o
 	}
 	return outcomes, nil
+}
+
+// unrecorded marks an outcome that needs no processed-command row: the
+// entry's unique source (scope, kind, sourceId) answers a redelivery without
+// appending again (the runner still records it when a reply is awaited).
+func unrecorded(o pipeline.Outcome) pipeline.Outcome {
+	o.Unrecorded = true
+	return o
 }
 
 // decode reads and validates one command; a non-nil outcome rejects it.

@@ -37,6 +37,11 @@ type Outcome struct {
 	Status int
 	Body   []byte
 	Emit   []Emission
+	// Unrecorded skips the processed-command row. A handler sets it only
+	// when its own unique key makes applying the command again a no-op
+	// (ledger source, reputation source) and nobody waits for the reply
+	// (no ReplyTo), so the stored reply would never be read.
+	Unrecorded bool
 }
 
 // Handler applies a batch of never-applied commands inside tx, in the order

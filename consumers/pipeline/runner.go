@@ -361,12 +361,14 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record,
 		if len(outcomes) != len(fresh) {
 			return nil, fmt.Errorf("handler returned %d outcomes for %d commands", len(outcomes), len(fresh))
 		}
-		processed := make([]pipeline.Processed, len(fresh))
+		processed := make([]pipeline.Processed, 0, len(fresh))
 		var outbox []pipeline.OutboxRow
 		for k, c := range fresh {
 			o := outcomes[k]
-			processed[k] = pipeline.Processed{CommandID: c.Env.ID, CommandType: c.Env.Type,
-				RequestHash: c.Env.RequestHash, Status: o.Status, Body: o.Body}
+			if !o.Unrecorded || c.Env.ReplyTo != "" {
+				processed = append(processed, pipeline.Processed{CommandID: c.Env.ID, CommandType: c.Env.Type,
+					RequestHash: c.Env.RequestHash, Status: o.Status, Body: o.Body})
+			}
 			results[freshIdx[k]] = schemas.Reply{CommandID: c.Env.ID, Status: o.Status, Body: o.Body}
 			for _, e := range o.Emit {
 				row, err := pipeline.EventRow(e.Topic, e.Env)

@@ -1,7 +1,21 @@
-// Package relay publishes the transactional outbox to Kafka: rows are sent
-// in insertion order and deleted once the broker acknowledged them, so an
-// emission is never lost and, after a crash between publish and delete, at
-// worst sent again (consumers of events deduplicate on the event id).
+// Package relay publishes the append-only event log (the transactional
+// outbox) to Kafka. It tails the log by seq and moves its cursor only after
+// the broker acknowledged everything up to it, so an event is never lost and,
+// after a crash between publish and cursor update, at worst sent again
+// (consumers of events deduplicate on the event id).
+//
+// Seqs are handed out at insert and committed out of order, so "seq >
+// cursor" alone would skip a row that a slow transaction commits later with
+// a lower seq. The relay therefore publishes only up to a horizon proven
+// final: one statement reads the last seq L given out and then takes an xid
+// X; once a later snapshot's xmin reaches X, every transaction that held a
+// seq <= L has ended (a writer takes its xid before its seq, so before L was
+// read, so below X), and every row up to L is visible or never will be.
+// Checking each row's own xid against xmin is not enough: a transaction
+// with an older xid can take a later seq than one still running.
+//
+// Old rows are removed by dropping whole partitions behind the cursor and
+// older than the retention window (pipeline.MaintainLog), never by DELETE.
 package relay
 
 import (
@@ -23,7 +37,7 @@ import (
 // which keeps the outbox order on the topics.
 const lockKey = 0x6f7574626f78 // "outbox"
 
-// Relay moves outbox rows to their topics.
+// Relay moves event log rows to their topics.
 type Relay struct {
 	pool      *pgxpool.Pool
 	producer  *topics.Producer
@@ -31,16 +45,63 @@ type Relay struct {
 	batch     int
 	idle      time.Duration
 	published prometheus.Counter
+	now       func() time.Time
+
+	// Partitions: width in seqs, how many to keep ahead, how long a fully
+	// published partition is kept, how often maintenance runs.
+	width    int64
+	ahead    int
+	retain   time.Duration
+	maintain time.Duration
+
+	// cursor is the last published seq (-1: not read yet); safe is the
+	// highest seq proven final; bound and boundXid carry a horizon to prove
+	// (see the package comment).
+	cursor         int64
+	safe           int64
+	bound          int64
+	boundXid       uint64
+	haveBound      bool
+	lastMaintained time.Time
+
+	afterPublish func(ctx context.Context) error
 }
 
+// Option changes a relay setting.
+type Option func(*Relay)
+
+// WithRetention keeps published event log partitions for d (default 7 days).
+func WithRetention(d time.Duration) Option { return func(r *Relay) { r.retain = d } }
+
+// WithPartitions sets the seqs per new partition and how many are kept ahead
+// (default 1,000,000 and 2).
+func WithPartitions(width int64, ahead int) Option {
+	return func(r *Relay) { r.width, r.ahead = width, ahead }
+}
+
+// WithAfterPublish runs hook after the broker acknowledged a batch and before
+// the cursor moves. Tests use it to simulate a crash at the worst moment: a
+// non-nil error stops PublishOnce with the cursor where it was.
+func WithAfterPublish(hook func(ctx context.Context) error) Option {
+	return func(r *Relay) { r.afterPublish = hook }
+}
+
+// WithClock replaces time.Now (tests).
+func WithClock(now func() time.Time) Option { return func(r *Relay) { r.now = now } }
+
 // New builds a relay. reg receives its metrics.
-func New(pool *pgxpool.Pool, producer *topics.Producer, reg prometheus.Registerer, log *slog.Logger) *Relay {
+func New(pool *pgxpool.Pool, producer *topics.Producer, reg prometheus.Registerer, log *slog.Logger, opts ...Option) *Relay {
 	published := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "platform_outbox_published_total", Help: "Outbox rows published to Kafka.",
 	})
 	reg.MustRegister(published)
-	return &Relay{pool: pool, producer: producer, log: log.With("component", "relay"),
-		batch: 1000, idle: 20 * time.Millisecond, published: published}
+	r := &Relay{pool: pool, producer: producer, log: log.With("component", "relay"),
+		batch: 500, idle: 20 * time.Millisecond, published: published, now: time.Now,
+		width: 1_000_000, ahead: 2, retain: 7 * 24 * time.Hour, maintain: time.Minute, cursor: -1}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Run publishes until ctx is cancelled. While another relay holds the lock it
@@ -81,7 +142,15 @@ func (r *Relay) runLocked(ctx context.Context) error {
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockKey)
 	}()
+	// A new leader starts from the stored cursor and proves a new horizon.
+	r.cursor, r.haveBound = -1, false
 	for {
+		if r.now().Sub(r.lastMaintained) >= r.maintain {
+			if err := r.Maintain(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("event log maintenance failed; retrying later", "err", err)
+			}
+			r.lastMaintained = r.now()
+		}
 		n, err := r.PublishOnce(ctx)
 		if err != nil {
 			return err
@@ -97,25 +166,84 @@ func (r *Relay) runLocked(ctx context.Context) error {
 	}
 }
 
-// PublishOnce sends up to one batch of outbox rows and deletes them, and
-// returns how many it sent.
+// PublishOnce advances the horizon, sends up to one batch of event log rows
+// proven final, moves the cursor once the broker acknowledged them, and
+// returns how many events it sent. It may send nothing while it is still
+// proving the horizon.
 func (r *Relay) PublishOnce(ctx context.Context) (int, error) {
-	rows, err := pipeline.FetchOutbox(ctx, r.pool, r.batch)
-	if err != nil || len(rows) == 0 {
+	if r.cursor < 0 {
+		c, err := pipeline.LogCursor(ctx, r.pool)
+		if err != nil {
+			return 0, err
+		}
+		r.cursor, r.safe = c, c
+	}
+	if err := r.advance(ctx); err != nil {
 		return 0, err
 	}
-	recs := make([]*kgo.Record, len(rows))
-	ids := make([]int64, len(rows))
-	for i, row := range rows {
-		recs[i] = topics.RawRecord(row.Topic, row.Key, row.Type, row.EventID, row.Payload)
-		ids[i] = row.ID
+	if r.safe <= r.cursor {
+		return 0, nil
 	}
-	if err := r.producer.PublishRecords(ctx, recs...); err != nil {
+	entries, err := pipeline.ReadLog(ctx, r.pool, r.cursor, r.safe, r.batch)
+	if err != nil {
 		return 0, err
 	}
-	if err := pipeline.DeleteOutbox(context.WithoutCancel(ctx), r.pool, ids); err != nil {
+	// Everything up to safe is final: what is not there was rolled back (or
+	// is in a dropped partition), so the cursor can pass it.
+	upTo := r.safe
+	if len(entries) == r.batch {
+		upTo = entries[len(entries)-1].Seq
+	}
+	var recs []*kgo.Record
+	for _, e := range entries {
+		for _, ev := range e.Events {
+			recs = append(recs, topics.RawRecord(ev.Topic, ev.Key, ev.Type, ev.EventID, ev.Payload))
+		}
+	}
+	if len(recs) > 0 {
+		if err := r.producer.PublishRecords(ctx, recs...); err != nil {
+			return 0, err
+		}
+	}
+	if r.afterPublish != nil {
+		if err := r.afterPublish(ctx); err != nil {
+			return 0, err
+		}
+	}
+	if err := pipeline.SetLogCursor(context.WithoutCancel(ctx), r.pool, upTo); err != nil {
 		return 0, err
 	}
-	r.published.Add(float64(len(rows)))
-	return len(rows), nil
+	r.cursor = upTo
+	r.published.Add(float64(len(recs)))
+	return len(recs), nil
+}
+
+// advance reads one horizon: it proves the pending bound when the snapshot's
+// xmin has reached its xid, and takes a new bound when none is pending.
+func (r *Relay) advance(ctx context.Context) error {
+	h, err := pipeline.ReadHorizon(ctx, r.pool, !r.haveBound, r.safe)
+	if err != nil {
+		return err
+	}
+	if r.haveBound && h.Xmin >= r.boundXid {
+		r.safe, r.haveBound = max(r.safe, r.bound), false
+	} else if !r.haveBound && h.HasXid {
+		r.bound, r.boundXid, r.haveBound = h.LastSeq, h.Xid, true
+	}
+	return nil
+}
+
+// Maintain creates the event log partitions the next seqs need and drops the
+// fully published ones older than the retention window.
+func (r *Relay) Maintain(ctx context.Context) error {
+	cursor, err := pipeline.LogCursor(ctx, r.pool)
+	if err != nil {
+		return err
+	}
+	created, dropped, err := pipeline.MaintainLog(ctx, r.pool, pipeline.LogMaintenance{
+		Width: r.width, Ahead: r.ahead, Cursor: cursor, Before: r.now().Add(-r.retain)})
+	if len(created) > 0 || len(dropped) > 0 {
+		r.log.Info("event log partitions", "created", created, "dropped", dropped)
+	}
+	return err
 }

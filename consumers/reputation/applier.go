@@ -109,6 +109,7 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 				r := resultOf(prev)
 				r.Idempotent = true
 				outcomes[i] = pipeline.JSON(http.StatusOK, r)
+				outcomes[i].Unrecorded = true
 				continue
 			}
 		}
@@ -138,6 +139,9 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 			return nil, err
 		}
 		o.Emit = emits
+		// With a source, the unique (user, kind, source) answers a
+		// redelivery: no processed-command row is needed.
+		o.Unrecorded = ev.SourceID != ""
 		outcomes[i] = o
 	}
 	if len(events) == 0 {

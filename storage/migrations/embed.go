@@ -4,7 +4,8 @@
 // 0030-0039 mask, 0040-0049 webhooks and commerce, 0050-0059 security,
 // 0060-0069 governance, 0070-0079 charity, 0080-0089 trade and signing,
 // 0090-0099 partner rails (rights, chess, cert), 0100-0109 constitution and
-// planet, 0110-0119 build (vacancies), 0120-0129 refunds.
+// planet, 0110-0119 build (vacancies), 0120-0129 refunds, 0130-0139 event log
+// and row budget.
 package migrations
 
 import "embed"

@@ -1,10 +1,13 @@
 // Package pipeline stores what the command pipeline needs in Postgres: the
-// applied command ids with their replies, and the transactional outbox.
+// applied command ids with their replies, and the append-only event log (the
+// transactional outbox: one row per writing transaction, published by the
+// relay, removed by dropping whole partitions).
 package pipeline
 
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,9 +85,8 @@ func DeleteProcessedBefore(ctx context.Context, q postgres.Querier, t time.Time)
 	return tag.RowsAffected(), nil
 }
 
-// OutboxRow is one record waiting to be published.
+// OutboxRow is one event to publish.
 type OutboxRow struct {
-	ID      int64
 	Topic   string
 	Key     string
 	Type    string
@@ -92,48 +94,126 @@ type OutboxRow struct {
 	Payload []byte
 }
 
-// InsertOutbox queues records in the caller's transaction.
+// insertLogSQL appends one event_log row. The transaction's xid is taken
+// (FROM pg_current_xact_id()) before its seq (nextval in the projection): the
+// relay's horizon relies on every holder of a seq having an xid already.
+const insertLogSQL = `
+INSERT INTO event_log (seq, xid, topics, keys, types, event_ids, payloads)
+SELECT nextval('event_log_seq'), x, $1, $2, $3, $4, $5 FROM pg_current_xact_id() AS x`
+
+// InsertOutbox appends the events in the caller's transaction as one row of
+// the event log; the relay publishes them in order once the transaction
+// commits.
 func InsertOutbox(ctx context.Context, q postgres.Querier, rows []OutboxRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	_, err := q.CopyFrom(ctx, pgx.Identifier{"outbox"},
-		[]string{"topic", "key", "event_type", "event_id", "payload"},
-		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-			r := rows[i]
-			return []any{r.Topic, r.Key, r.Type, r.EventID, r.Payload}, nil
-		}))
-	if err != nil {
-		return fmt.Errorf("queue %d outbox rows: %w", len(rows), err)
+	tps, keys, types, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+	payloads := make([][]byte, len(rows))
+	for i, r := range rows {
+		tps[i], keys[i], types[i], ids[i], payloads[i] = r.Topic, r.Key, r.Type, r.EventID, r.Payload
+	}
+	if _, err := q.Exec(ctx, insertLogSQL, tps, keys, types, ids, payloads); err != nil {
+		return fmt.Errorf("append %d events to the event log: %w", len(rows), err)
 	}
 	return nil
 }
 
-// FetchOutbox returns up to limit queued records in insertion order.
-func FetchOutbox(ctx context.Context, q postgres.Querier, limit int) ([]OutboxRow, error) {
-	rows, err := q.Query(ctx, `SELECT id, topic, key, event_type, event_id, payload FROM outbox ORDER BY id LIMIT $1`, limit)
+// LogEntry is one event_log row: the events of one writing transaction.
+type LogEntry struct {
+	Seq    int64
+	Events []OutboxRow
+}
+
+// Horizon is what one relay statement saw: the xmin of its snapshot, the
+// last seq handed out, and, when it asked for one and a seq above its mark
+// existed, the xid it took after reading the sequence. Every transaction
+// holding a seq <= LastSeq took its xid before, so a later snapshot whose xmin
+// reaches Xid proves them all ended.
+type Horizon struct {
+	Xmin    uint64
+	LastSeq int64
+	Xid     uint64
+	HasXid  bool
+}
+
+// The xid is taken in a LATERAL that depends on the sequence read, so it is
+// assigned after it. (A snapshot's xmax cannot serve: it is the latest
+// completed xid + 1, and running transactions above it are not in the
+// snapshot at all.)
+const horizonSQL = `
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text, l.last, x.xid
+FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS last FROM event_log_seq) AS l
+LEFT JOIN LATERAL (SELECT pg_current_xact_id()::text AS xid WHERE $1 AND l.last > $2) AS x ON true`
+
+// ReadHorizon reads the current horizon; with takeXid it also takes an xid
+// when a seq above mark was handed out.
+func ReadHorizon(ctx context.Context, q postgres.Querier, takeXid bool, mark int64) (Horizon, error) {
+	var xmin string
+	var xid *string
+	var h Horizon
+	if err := q.QueryRow(ctx, horizonSQL, takeXid, mark).Scan(&xmin, &h.LastSeq, &xid); err != nil {
+		return Horizon{}, fmt.Errorf("read event log horizon: %w", err)
+	}
+	var err error
+	if h.Xmin, err = strconv.ParseUint(xmin, 10, 64); err != nil {
+		return Horizon{}, fmt.Errorf("parse snapshot xmin %q: %w", xmin, err)
+	}
+	if xid != nil {
+		if h.Xid, err = strconv.ParseUint(*xid, 10, 64); err != nil {
+			return Horizon{}, fmt.Errorf("parse xid %q: %w", *xid, err)
+		}
+		h.HasXid = true
+	}
+	return h, nil
+}
+
+// ReadLog returns up to limit rows with after < seq <= upTo, in seq order.
+func ReadLog(ctx context.Context, q postgres.Querier, after, upTo int64, limit int) ([]LogEntry, error) {
+	rows, err := q.Query(ctx, `
+SELECT seq, topics, keys, types, event_ids, payloads FROM event_log
+WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`, after, upTo, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
+		return nil, fmt.Errorf("read event log: %w", err)
 	}
 	defer rows.Close()
-	var out []OutboxRow
+	var out []LogEntry
 	for rows.Next() {
-		var r OutboxRow
-		if err := rows.Scan(&r.ID, &r.Topic, &r.Key, &r.Type, &r.EventID, &r.Payload); err != nil {
-			return nil, fmt.Errorf("scan outbox row: %w", err)
+		var e LogEntry
+		var tps, keys, types, ids []string
+		var payloads [][]byte
+		if err := rows.Scan(&e.Seq, &tps, &keys, &types, &ids, &payloads); err != nil {
+			return nil, fmt.Errorf("scan event log row: %w", err)
 		}
-		out = append(out, r)
+		n := len(tps)
+		if len(keys) != n || len(types) != n || len(ids) != n || len(payloads) != n {
+			return nil, fmt.Errorf("event log row %d has arrays of different lengths", e.Seq)
+		}
+		e.Events = make([]OutboxRow, n)
+		for i := range tps {
+			e.Events[i] = OutboxRow{Topic: tps[i], Key: keys[i], Type: types[i], EventID: ids[i], Payload: payloads[i]}
+		}
+		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
+		return nil, fmt.Errorf("read event log: %w", err)
 	}
 	return out, nil
 }
 
-// DeleteOutbox removes published records.
-func DeleteOutbox(ctx context.Context, q postgres.Querier, ids []int64) error {
-	if _, err := q.Exec(ctx, `DELETE FROM outbox WHERE id = ANY($1)`, ids); err != nil {
-		return fmt.Errorf("delete %d published outbox rows: %w", len(ids), err)
+// LogCursor returns the last seq the relay published.
+func LogCursor(ctx context.Context, q postgres.Querier) (int64, error) {
+	var seq int64
+	if err := q.QueryRow(ctx, `SELECT seq FROM event_log_cursor`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read event log cursor: %w", err)
+	}
+	return seq, nil
+}
+
+// SetLogCursor records that every seq up to seq was published.
+func SetLogCursor(ctx context.Context, q postgres.Querier, seq int64) error {
+	if _, err := q.Exec(ctx, `UPDATE event_log_cursor SET seq = $1, published_at = now() WHERE seq < $1`, seq); err != nil {
+		return fmt.Errorf("move event log cursor to %d: %w", seq, err)
 	}
 	return nil
 }
