@@ -12,20 +12,16 @@ import (
 	"github.com/fintech/platform/storage/pipeline"
 )
 
+// tournamentRequest is a tournament published by the chess partner.
 type tournamentRequest struct {
-	ID        string      `json:"id"`
-	StartsAt  string      `json:"startsAt"`
-	Format    string      `json:"format"`
-	PrizePool bind.Amount `json:"prizePool"`
-	Capacity  count       `json:"capacity"`
-	Entries   count       `json:"entries"`
-}
-
-// tournamentResponse is the stored tournament. Replayed is true when the
-// same tournament, unchanged, was published before.
-type tournamentResponse struct {
-	schemas.Tournament
-	Replayed bool `json:"replayed"`
+	signature
+	Legacy    string      `header:"X-Chess-Secret" json:"-" description:"legacy shared secret (disabled by WEBHOOK_REQUIRE_HMAC=1)"`
+	ID        string      `json:"id" required:"true" maxLength:"200"`
+	StartsAt  string      `json:"startsAt" required:"true" format:"date-time" description:"RFC 3339, kept to the second"`
+	Format    string      `json:"format" required:"true" maxLength:"64"`
+	PrizePool bind.Amount `json:"prizePool" required:"true"`
+	Capacity  count       `json:"capacity" required:"true" minimum:"1" maximum:"1000000"`
+	Entries   count       `json:"entries" required:"true" minimum:"0" maximum:"1000000" description:"at most capacity"`
 }
 
 // publishTournament publishes a tournament for /chess/upcoming (decisions.md:
@@ -33,11 +29,7 @@ type tournamentResponse struct {
 // publication of an id answers 201; a republication answers 200, and
 // updates the fields it changes (entries grow as players register) or, when
 // nothing changed, is a replay with replayed: true.
-func (h *Handlers) publishTournament(c *fiber.Ctx) error {
-	var req tournamentRequest
-	if err := h.receive(c, HeaderChess, h.secrets.Chess, &req); err != nil {
-		return err
-	}
+func (h *Handlers) publishTournament(c *fiber.Ctx, req *tournamentRequest) error {
 	var v bind.Validator
 	text(&v, "id", req.ID, maxID)
 	var starts time.Time
@@ -71,5 +63,5 @@ func (h *Handlers) publishTournament(c *fiber.Ctx) error {
 	if outcome == store.Created {
 		status = http.StatusCreated
 	}
-	return c.Status(status).JSON(tournamentResponse{Tournament: got.View(), Replayed: outcome == store.Unchanged})
+	return c.Status(status).JSON(schemas.TournamentReceipt{Tournament: got.View(), Replayed: outcome == store.Unchanged})
 }

@@ -3,6 +3,8 @@ package partner
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/swaggest/jsonschema-go"
 )
 
 // count is a non-money integer field (place, capacity, entries) as sent by a
@@ -50,4 +52,12 @@ func (n count) within(fail func(string), lo, hi int64) int64 {
 		fail("must be an integer from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10))
 	}
 	return n.Value
+}
+
+// PrepareJSONSchema describes a count as the integer a partner sends.
+func (count) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Integer.Type()).WithFormat("int64")
+	s.Properties = nil
+	s.Required = nil
+	return nil
 }
