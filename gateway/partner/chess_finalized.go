@@ -16,7 +16,7 @@ import (
 // podiumItem is one place of a finalized tournament.
 type podiumItem struct {
 	Email  string      `json:"email" required:"true" format:"email"`
-	Place  count       `json:"place" required:"true" minimum:"1" maximum:"10000"`
+	Place  place       `json:"place" required:"true"`
 	Amount bind.Amount `json:"amount" required:"true"`
 }
 

@@ -20,8 +20,8 @@ type tournamentRequest struct {
 	StartsAt  string      `json:"startsAt" required:"true" format:"date-time" description:"RFC 3339, kept to the second"`
 	Format    string      `json:"format" required:"true" maxLength:"64"`
 	PrizePool bind.Amount `json:"prizePool" required:"true"`
-	Capacity  count       `json:"capacity" required:"true" minimum:"1" maximum:"1000000"`
-	Entries   count       `json:"entries" required:"true" minimum:"0" maximum:"1000000" description:"at most capacity"`
+	Capacity  seats       `json:"capacity" required:"true"`
+	Entries   entries     `json:"entries" required:"true"`
 }
 
 // publishTournament publishes a tournament for /chess/upcoming (decisions.md:
@@ -43,8 +43,8 @@ func (h *Handlers) publishTournament(c *fiber.Ctx, req *tournamentRequest) error
 	text(&v, "format", req.Format, maxFormat)
 	pool := v.Amount("prizePool", req.PrizePool)
 	capacity := req.Capacity.within(func(r string) { v.Fail("capacity", r) }, 1, maxSeats)
-	entries := req.Entries.within(func(r string) { v.Fail("entries", r) }, 0, maxSeats)
-	if req.Capacity.Set && req.Entries.Set && entries > capacity {
+	nEntries := req.Entries.within(func(r string) { v.Fail("entries", r) }, 0, maxSeats)
+	if req.Capacity.Set && req.Entries.Set && nEntries > capacity {
 		v.Fail("entries", "must not exceed capacity")
 	}
 	if err := v.Err(); err != nil {
@@ -52,7 +52,7 @@ func (h *Handlers) publishTournament(c *fiber.Ctx, req *tournamentRequest) error
 	}
 	now := h.now().UTC().Truncate(time.Second) // timestamps are shown as RFC 3339 seconds
 	row := store.TournamentRow{ID: req.ID, StartsAt: starts, Format: req.Format, PrizePool: pool,
-		Capacity: int(capacity), Entries: int(entries)}
+		Capacity: int(capacity), Entries: int(nEntries)}
 	got, outcome, err := h.rec.PublishTournament(c.UserContext(), row, now, func(t store.TournamentRow) (pipeline.OutboxRow, error) {
 		return event(schemas.TypeTournamentPublished, t.ID, t.View(), now)
 	})

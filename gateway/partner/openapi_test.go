@@ -16,7 +16,7 @@ import (
 
 type openDoc struct {
 	Paths map[string]map[string]struct {
-		Security    []any          `json:"security"`
+		Security    []any `json:"security"`
 		Parameters  []struct{ Name, In string }
 		RequestBody map[string]any `json:"requestBody"`
 		Responses   map[string]any `json:"responses"`

@@ -16,7 +16,7 @@ import (
 // verifyRequest is the body of POST /verify.
 type verifyRequest struct {
 	Payload   payloadObject `json:"payload" required:"true"`
-	Signature *string    `json:"signature" required:"true" maxLength:"1000" description:"<keyId>.<base64url signature> as /sign answered it"`
+	Signature *string       `json:"signature" required:"true" maxLength:"1000" description:"<keyId>.<base64url signature> as /sign answered it"`
 	canon     []byte
 }
 
