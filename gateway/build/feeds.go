@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
 )
@@ -63,8 +64,8 @@ func rssText(s string) string { return html.EscapeString(s) }
 
 // rss is the RSS 2.0 feed of the newest open vacancies, filtered like the
 // partner API by city and skill; built from current data on every request.
-func (h *Handlers) rss(c *fiber.Ctx) error {
-	f, err := filterParams(c)
+func (h *Handlers) rss(c *fiber.Ctx, req *vacancyFilter) error {
+	f, err := req.filter()
 	if err != nil {
 		return err
 	}
@@ -135,6 +136,21 @@ type sitemapIndex struct {
 	Sitemaps []sitemapURL `xml:"sitemap"`
 }
 
+// sitemapRequest is the page of a sitemap index.
+type sitemapRequest struct {
+	Page sitemapPage `query:"page" json:"-"`
+}
+
+// sitemapPage is a page of a sitemap index, from 1; any other value names
+// no page (404).
+type sitemapPage string
+
+// PrepareJSONSchema describes a sitemap page as the integer it is.
+func (sitemapPage) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Integer.Type()).WithMinimum(1).WithDescription("page of a sitemap index; anything else is 404")
+	return nil
+}
+
 // sitemapURLs lists every URL the sitemap names: product pages, open
 // vacancies (newest first), projects with open vacancies, top employers.
 func (h *Handlers) sitemapURLs(c *fiber.Ctx, now time.Time) ([]sitemapURL, error) {
@@ -164,7 +180,7 @@ func (h *Handlers) sitemapURLs(c *fiber.Ctx, now time.Time) ([]sitemapURL, error
 // sitemap answers /sitemap.xml from current data: one urlset of at most
 // SitemapMax URLs, or, when there are more, a sitemap index of
 // /sitemap.xml?page=1..N, each page a urlset of at most SitemapMax URLs.
-func (h *Handlers) sitemap(c *fiber.Ctx) error {
+func (h *Handlers) sitemap(c *fiber.Ctx, req *sitemapRequest) error {
 	now := h.now().UTC()
 	urls, err := h.sitemapURLs(c, now)
 	if err != nil {
@@ -173,7 +189,7 @@ func (h *Handlers) sitemap(c *fiber.Ctx) error {
 	const ct = "application/xml; charset=utf-8"
 	max := h.cfg.SitemapMax
 	pages := (len(urls) + max - 1) / max
-	if s := c.Query("page"); s != "" {
+	if s := string(req.Page); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > pages || pages <= 1 || strings.TrimSpace(s) != s {
 			return apierr.New(http.StatusNotFound, apierr.CodeNotFound, "no such sitemap page")

@@ -171,35 +171,126 @@ var partnerCORS = cors.New(cors.Config{
 	MaxAge:        600,
 })
 
-// Register mounts the routes.
+// Register mounts the routes. Each operation is declared with its request
+// and answer types (server.Op): binding, validation and the OpenAPI slice
+// come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	g.Get("/health", "Liveness and database reachability", platform.Health(h.db, nil))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the build module", h.openapi)
-	g.Post("/projects", ratelimit.Write, "Create a project of the caller (employer)", h.require, h.createProject)
-	g.Get("/projects", "The caller's projects, newest first", h.require, h.listProjects)
-	g.Post("/vacancies", ratelimit.Write, "Post an OPEN vacancy in one of the caller's projects", h.require, h.createVacancy)
-	g.Get("/vacancies", "The caller's vacancies in every status, newest first", h.require, h.listOwnVacancies)
-	g.Post("/vacancies/:id/close", ratelimit.Write, "Close one of the caller's vacancies", h.require, h.closeVacancy)
-	g.Post("/partner-keys", ratelimit.Write, "Mint a partner key; the plaintext is shown only in this answer", h.require, h.createKey)
-	g.Get("/partner-keys", "The caller's partner keys (never their plaintext)", h.require, h.listKeys)
-	g.Handle(http.MethodDelete, "/partner-keys/:id", ratelimit.Write, "Revoke one of the caller's partner keys", h.require, h.revokeKey)
+	platform.Basics(g, "build", platform.Health(h.db, nil), h.openapi)
+	server.Post(g, "/projects", server.Op[createProjectRequest]{
+		Summary: "Create a project of the caller (employer)", Class: ratelimit.Write, Handle: h.createProject,
+		Responses: []server.Response{server.Answers(http.StatusCreated, "the project", schemas.BuildProject{})},
+	}, h.require)
+	server.Get(g, "/projects", server.Op[offsetPaging]{
+		Summary: "The caller's projects, newest first", Handle: h.listProjects,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's projects", schemas.BuildProjects{})},
+	}, h.require)
+	server.Post(g, "/vacancies", server.Op[createVacancyRequest]{
+		Summary: "Post an OPEN vacancy in one of the caller's projects", Class: ratelimit.Write, Handle: h.createVacancy,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the OPEN vacancy", schemas.Vacancy{}),
+			server.Fails(http.StatusForbidden, "plan_vacancy_limit_reached: every open vacancy slot of the plan is taken (limit names the plan's slots)"),
+			server.Fails(http.StatusNotFound, "not_found: no such project of the caller"),
+		},
+	}, h.require)
+	server.Get(g, "/vacancies", server.Op[offsetPaging]{
+		Summary: "The caller's vacancies in every status, newest first", Handle: h.listOwnVacancies,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's vacancies", schemas.Vacancies{})},
+	}, h.require)
+	server.Post(g, "/vacancies/:id/close", server.Op[idPath]{
+		Summary: "Close one of the caller's vacancies", Class: ratelimit.Write, Handle: h.closeVacancy,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the closed vacancy", schemas.Vacancy{}),
+			server.Fails(http.StatusNotFound, "not_found: no such vacancy of the caller"),
+		},
+	}, h.require)
+	server.Post(g, "/partner-keys", server.Op[server.NoRequest]{
+		Summary: "Mint a partner key; the plaintext is shown only in this answer", Class: ratelimit.Write, Handle: h.createKey,
+		Responses: []server.Response{server.Answers(http.StatusCreated, "the key; its plaintext is shown only here", schemas.PartnerKey{})},
+	}, h.require)
+	server.Get(g, "/partner-keys", server.Op[server.NoRequest]{
+		Summary: "The caller's partner keys (never their plaintext)", Handle: h.listKeys,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's keys", schemas.PartnerKeys{})},
+	}, h.require)
+	server.Handle(g, http.MethodDelete, "/partner-keys/:id", server.Op[idPath]{
+		Summary: "Revoke one of the caller's partner keys", Class: ratelimit.Write, Handle: h.revokeKey,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the revoked key", schemas.PartnerKey{}),
+			server.Fails(http.StatusNotFound, "not_found: no such key of the caller"),
+		},
+	}, h.require)
 
+	keyInvalid := server.Fails(http.StatusUnauthorized, "key_invalid: X-Build-Key is missing, malformed, unknown or revoked")
 	api := r.Group(APIPrefix, partnerCORS)
-	api.Handle(http.MethodGet, "/vacancies", ratelimit.Partner, "Open vacancies, newest first; filters city and skill", h.requireKey, h.partnerList)
-	api.Handle(http.MethodGet, "/vacancies/:id", ratelimit.Partner, "One open vacancy", h.requireKey, h.partnerGet)
-	api.Handle(http.MethodGet, "/health", ratelimit.Partner, "Partner API health and version", h.requireKey, h.partnerHealth)
+	server.Get(api, "/vacancies", server.Op[partnerListRequest]{
+		Summary: "Open vacancies, newest first; filters city and skill", Class: ratelimit.Partner, Public: true, Handle: h.partnerList,
+		Responses: []server.Response{server.Answers(http.StatusOK, "open vacancies, newest first", schemas.PartnerVacancies{}), keyInvalid},
+	}, h.requireKey)
+	server.Get(api, "/vacancies/:id", server.Op[idPath]{
+		Summary: "One open vacancy", Class: ratelimit.Partner, Public: true, Handle: h.partnerGet,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "one open vacancy", schemas.PartnerVacancy{}), keyInvalid,
+			server.Fails(http.StatusNotFound, "not_found: no such open vacancy"),
+		},
+	}, h.requireKey)
+	server.Get(api, "/health", server.Op[server.NoRequest]{
+		Summary: "Partner API health and version", Class: ratelimit.Partner, Public: true, Handle: h.partnerHealth,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "partner API health", schemas.PartnerAPIHealth{}), keyInvalid,
+			server.Fails(http.StatusServiceUnavailable, "unavailable: a dependency did not answer"),
+		},
+	}, h.requireKey)
 
 	pub := r.Group(PublicPrefix)
-	pub.Get("/rss/vacancies.xml", "RSS 2.0 feed of open vacancies; filters city and skill", h.rss)
-	pub.Get("/widget.js", "The drop-in vacancy widget script", h.widget)
+	server.Get(pub, "/rss/vacancies.xml", server.Op[vacancyFilter]{
+		Summary: "RSS 2.0 feed of open vacancies; filters city and skill", Public: true, Handle: h.rss,
+		Responses: []server.Response{{Status: http.StatusOK, ContentType: "application/rss+xml", Description: "RSS 2.0 feed of the newest open vacancies"}},
+	})
+	server.Get(pub, "/widget.js", server.Op[server.NoRequest]{
+		Summary: "The drop-in vacancy widget script", Public: true, Handle: h.widget,
+		Responses: []server.Response{{Status: http.StatusOK, ContentType: "text/javascript", Description: "the widget script"}},
+	})
 
-	r.Get(SitemapPath, "XML sitemap (a sitemap index beyond 5000 URLs)", h.sitemap)
+	server.Get(r, SitemapPath, server.Op[sitemapRequest]{
+		Summary: "XML sitemap (a sitemap index beyond 5000 URLs)", Public: true, Handle: h.sitemap,
+		Responses: []server.Response{
+			{Status: http.StatusOK, ContentType: "application/xml", Description: "urlset, or a sitemapindex beyond 5000 URLs"},
+			server.Fails(http.StatusNotFound, "not_found: no such sitemap page"),
+		},
+	})
 	pages := r.Group(PagePrefix)
-	pages.Get("/vacancies", "HTML index of open vacancies", h.indexPage)
-	pages.Get("/vacancies/:id", "HTML page of one open vacancy with schema.org JobPosting", h.vacancyPage)
-	pages.Get("/projects/:id", "HTML page of a project and its open vacancies", h.projectPage)
-	pages.Get("/employers/:id", "HTML page of an employer's open vacancies", h.employerPage)
+	page := func(desc string) []server.Response {
+		return []server.Response{{Status: http.StatusOK, ContentType: "text/html", Description: desc}}
+	}
+	server.Get(pages, "/vacancies", server.Op[server.NoRequest]{
+		Summary: "HTML index of open vacancies", Public: true, Handle: h.indexPage, Responses: page("HTML page"),
+	})
+	server.Get(pages, "/vacancies/:id", server.Op[idPath]{
+		Summary: "HTML page of one open vacancy with schema.org JobPosting", Public: true, Handle: h.vacancyPage,
+		Responses: append(page("HTML page"), server.Fails(http.StatusNotFound, "not_found: no such open vacancy")),
+	})
+	server.Get(pages, "/projects/:id", server.Op[idPath]{
+		Summary: "HTML page of a project and its open vacancies", Public: true, Handle: h.projectPage,
+		Responses: append(page("HTML page"), server.Fails(http.StatusNotFound, "not_found: no such project")),
+	})
+	server.Get(pages, "/employers/:id", server.Op[idPath]{
+		Summary: "HTML page of an employer's open vacancies", Public: true, Handle: h.employerPage,
+		Responses: append(page("HTML page"), server.Fails(http.StatusNotFound, "not_found: no such employer with open vacancies")),
+	})
+}
+
+// idPath is the request of an operation on one record.
+type idPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
+}
+
+// id returns the id, or "" (which names nothing, so the caller answers
+// 404) when it is not a well-formed id: odd bytes never reach the database.
+func (p *idPath) id() string {
+	if !idFormat.MatchString(p.ID) {
+		return ""
+	}
+	return p.ID
 }
 
 // caller returns the authenticated user id (require ran before).
@@ -224,17 +315,6 @@ func text(v *bind.Validator, field, s string, max int, required bool) {
 // idFormat is what a well-formed id looks like (ksuids and the like).
 var idFormat = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// pathID returns a copy of the :id path parameter, or "" (which names
-// nothing, so the caller answers 404) when it is not a well-formed id: odd
-// bytes never reach the database.
-func pathID(c *fiber.Ctx) string {
-	id := c.Params("id")
-	if !idFormat.MatchString(id) {
-		return ""
-	}
-	return strings.Clone(id)
-}
-
 // vacancyURL is the public page of a vacancy.
 func (h *Handlers) vacancyURL(id string) string {
 	return h.cfg.PublicBaseURL + PagePrefix + "/vacancies/" + id
@@ -243,33 +323,11 @@ func (h *Handlers) vacancyURL(id string) string {
 // rfc3339 formats t in UTC to the second.
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-type projectRef struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
-
-// vacancyJSON is the spec's vacancy (partner interface), plus the project's
-// id, the status and, for the employer, closedAt.
-type vacancyJSON struct {
-	ID             string     `json:"id"`
-	Title          string     `json:"title"`
-	Description    string     `json:"description"`
-	Salary         int64      `json:"salary"`
-	SalaryCurrency string     `json:"salaryCurrency"`
-	Skills         []string   `json:"skills"`
-	City           string     `json:"city"`
-	Project        projectRef `json:"project"`
-	URL            string     `json:"url"`
-	Status         string     `json:"status"`
-	CreatedAt      string     `json:"createdAt"`
-	ExpiresAt      string     `json:"expiresAt"`
-	ClosedAt       *string    `json:"closedAt,omitempty"`
-}
-
-func (h *Handlers) vacancyJSON(v build.Vacancy) vacancyJSON {
-	out := vacancyJSON{
+// vacancyJSON is the API shape of a vacancy as its reader sees it now.
+func (h *Handlers) vacancyJSON(v build.Vacancy) schemas.Vacancy {
+	out := schemas.Vacancy{
 		ID: v.ID, Title: v.Title, Description: v.Description, Salary: v.Salary, SalaryCurrency: v.SalaryCurrency,
-		Skills: v.Skills, City: v.City, Project: projectRef{ID: v.ProjectID, Name: v.ProjectName},
+		Skills: v.Skills, City: v.City, Project: schemas.VacancyProject{ID: v.ProjectID, Name: v.ProjectName},
 		URL: h.vacancyURL(v.ID), Status: v.Status, CreatedAt: rfc3339(v.CreatedAt), ExpiresAt: rfc3339(v.ExpiresAt),
 	}
 	if out.Skills == nil {

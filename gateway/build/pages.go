@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/htmlpage"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/storage/build"
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -110,8 +111,8 @@ func renderPage(c *fiber.Ctx, d pageData) error {
 }
 
 // vacancyPage is the public page of an open vacancy, the vacancy's url.
-func (h *Handlers) vacancyPage(c *fiber.Ctx) error {
-	v, err := h.store.OpenVacancy(c.UserContext(), pathID(c), h.now().UTC())
+func (h *Handlers) vacancyPage(c *fiber.Ctx, req *idPath) error {
+	v, err := h.store.OpenVacancy(c.UserContext(), req.id(), h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return errVacancyNotFound()
 	}
@@ -142,7 +143,7 @@ func (h *Handlers) links(vs []build.Vacancy) []pageLink {
 }
 
 // indexPage lists the newest open vacancies.
-func (h *Handlers) indexPage(c *fiber.Ctx) error {
+func (h *Handlers) indexPage(c *fiber.Ctx, _ *server.NoRequest) error {
 	vs, _, err := h.store.ListOpen(c.UserContext(), build.Filter{}, h.now().UTC(), pageListMax, 0)
 	if err != nil {
 		return err
@@ -152,8 +153,8 @@ func (h *Handlers) indexPage(c *fiber.Ctx) error {
 }
 
 // projectPage shows a project and its open vacancies.
-func (h *Handlers) projectPage(c *fiber.Ctx) error {
-	id := pathID(c)
+func (h *Handlers) projectPage(c *fiber.Ctx, req *idPath) error {
+	id := req.id()
 	p, err := h.store.Project(c.UserContext(), id)
 	if errors.Is(err, postgres.ErrNotFound) {
 		return errProjectNotFound()
@@ -175,8 +176,8 @@ func (h *Handlers) projectPage(c *fiber.Ctx) error {
 }
 
 // employerPage lists an employer's open vacancies.
-func (h *Handlers) employerPage(c *fiber.Ctx) error {
-	id := pathID(c)
+func (h *Handlers) employerPage(c *fiber.Ctx, req *idPath) error {
+	id := req.id()
 	vs, err := h.store.OpenOfEmployer(c.UserContext(), id, h.now().UTC(), pageListMax)
 	if err != nil {
 		return err

@@ -7,10 +7,13 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/build"
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -57,12 +60,35 @@ func (h *Handlers) requireKey(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// pageParams reads limit (default 50, larger than 200 clamped to 200) and
+// offsetPaging is the limit and offset of an offset-paged list.
+type offsetPaging struct {
+	Limit  bind.Limit `query:"limit" json:"-"`
+	Offset offset     `query:"offset" json:"-"`
+	limit  int
+	offset int
+}
+
+// offset is the number of items to skip, 0 to maxOffset.
+type offset string
+
+// PrepareJSONSchema describes an offset as the integer it is.
+func (offset) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Integer.Type()).WithMinimum(0).WithMaximum(maxOffset).WithDefault(0).WithDescription("items to skip")
+	return nil
+}
+
+// Validate reads limit (default 50, larger than 200 clamped to 200) and
 // offset (default 0); anything else that is not a non-negative integer → 422.
-func pageParams(c *fiber.Ctx) (limit, offset int, err error) {
+func (p *offsetPaging) Validate() error {
+	var err error
+	p.limit, p.offset, err = pageParams(string(p.Limit), string(p.Offset))
+	return err
+}
+
+func pageParams(limitText, offsetText string) (limit, offset int, err error) {
 	var v bind.Validator
 	limit = bind.DefaultLimit
-	if s := c.Query("limit"); s != "" {
+	if s := limitText; s != "" {
 		n, perr := strconv.Atoi(s)
 		switch {
 		case perr != nil && isDigits(s):
@@ -73,7 +99,7 @@ func pageParams(c *fiber.Ctx) (limit, offset int, err error) {
 			limit = min(n, bind.MaxLimit)
 		}
 	}
-	if s := c.Query("offset"); s != "" {
+	if s := offsetText; s != "" {
 		n, perr := strconv.Atoi(s)
 		if perr != nil || n < 0 || n > maxOffset {
 			v.Fail("offset", "must be an integer from 0 to 1000000")
@@ -93,59 +119,63 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-// filterParams reads the city and skill filters.
-func filterParams(c *fiber.Ctx) (build.Filter, error) {
+// vacancyFilter is the city and skill filter of the open vacancies.
+type vacancyFilter struct {
+	City  string `query:"city" json:"-" maxLength:"200" description:"exact city, case-insensitive"`
+	Skill string `query:"skill" json:"-" maxLength:"100" description:"one of the vacancy's skills, case-insensitive"`
+}
+
+// filter reads the city and skill filters.
+func (q vacancyFilter) filter() (build.Filter, error) {
 	var v bind.Validator
-	f := build.Filter{City: strings.TrimSpace(c.Query("city")), Skill: strings.TrimSpace(c.Query("skill"))}
+	f := build.Filter{City: strings.TrimSpace(q.City), Skill: strings.TrimSpace(q.Skill)}
 	text(&v, "city", f.City, bind.MaxTitle, false)
 	text(&v, "skill", f.Skill, maxSkillLen, false)
 	return f, v.Err()
 }
 
-type envelope struct {
-	Success bool `json:"success"`
-	Data    any  `json:"data"`
+// partnerListRequest is a page of open vacancies with their filter.
+type partnerListRequest struct {
+	offsetPaging
+	vacancyFilter
+	f build.Filter
 }
 
-type listData struct {
-	Items  []vacancyJSON `json:"items"`
-	Total  int           `json:"total"`
-	Limit  int           `json:"limit"`
-	Offset int           `json:"offset"`
+// Validate checks the page, then the filter.
+func (req *partnerListRequest) Validate() error {
+	if err := req.offsetPaging.Validate(); err != nil {
+		return err
+	}
+	var err error
+	req.f, err = req.filter()
+	return err
 }
 
 // partnerList answers { success: true, data: { items, total, limit, offset } }
 // of the open, unexpired vacancies matching city and skill, newest first.
-func (h *Handlers) partnerList(c *fiber.Ctx) error {
-	limit, offset, err := pageParams(c)
+func (h *Handlers) partnerList(c *fiber.Ctx, req *partnerListRequest) error {
+	vs, total, err := h.store.ListOpen(c.UserContext(), req.f, h.now().UTC(), req.limit, req.offset)
 	if err != nil {
 		return err
 	}
-	f, err := filterParams(c)
-	if err != nil {
-		return err
-	}
-	vs, total, err := h.store.ListOpen(c.UserContext(), f, h.now().UTC(), limit, offset)
-	if err != nil {
-		return err
-	}
-	return c.JSON(envelope{Success: true, Data: listData{Items: h.vacanciesJSON(vs), Total: total, Limit: limit, Offset: offset}})
+	return c.JSON(schemas.PartnerVacancies{Success: true,
+		Data: schemas.Vacancies{Items: h.vacanciesJSON(vs), Total: total, Limit: req.limit, Offset: req.offset}})
 }
 
 // partnerGet answers { success: true, data: vacancy } for an open,
 // unexpired vacancy; anything else → 404 not_found.
-func (h *Handlers) partnerGet(c *fiber.Ctx) error {
-	v, err := h.store.OpenVacancy(c.UserContext(), pathID(c), h.now().UTC())
+func (h *Handlers) partnerGet(c *fiber.Ctx, req *idPath) error {
+	v, err := h.store.OpenVacancy(c.UserContext(), req.id(), h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return errVacancyNotFound()
 	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(envelope{Success: true, Data: h.vacancyJSON(v)})
+	return c.JSON(schemas.PartnerVacancy{Success: true, Data: h.vacancyJSON(v)})
 }
 
 // partnerHealth answers { status: "ok", apiVersion: "v1" }.
-func (h *Handlers) partnerHealth(c *fiber.Ctx) error {
-	return c.JSON(fiber.Map{"status": "ok", "apiVersion": APIVersion})
+func (h *Handlers) partnerHealth(c *fiber.Ctx, _ *server.NoRequest) error {
+	return c.JSON(schemas.PartnerAPIHealth{Status: "ok", APIVersion: APIVersion})
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+
+	"github.com/fintech/platform/gateway/bind"
 )
 
 func TestNewKeyFormat(t *testing.T) {
@@ -92,7 +94,12 @@ func TestPartnerListParams(t *testing.T) {
 			rc.Request.SetRequestURI("/x?" + tt.query)
 			c := app.AcquireCtx(&rc)
 			defer app.ReleaseCtx(c)
-			limit, offset, err := pageParams(c)
+			var p offsetPaging
+			err := bind.Request(c, &p)
+			if err == nil {
+				err = p.Validate()
+			}
+			limit, offset := p.limit, p.offset
 			if (err == nil) != tt.ok || (tt.ok && (limit != tt.limit || offset != tt.offset)) {
 				t.Fatalf("got %d %d %v", limit, offset, err)
 			}

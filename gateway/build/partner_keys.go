@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/build"
 	"github.com/fintech/platform/storage/postgres"
@@ -39,15 +40,8 @@ func hashKey(key string) []byte {
 	return h[:]
 }
 
-type keyJSON struct {
-	ID        string  `json:"id"`
-	Key       string  `json:"key,omitempty"`
-	CreatedAt string  `json:"createdAt"`
-	RevokedAt *string `json:"revokedAt,omitempty"`
-}
-
-func keyView(k build.Key) keyJSON {
-	out := keyJSON{ID: k.ID, CreatedAt: rfc3339(k.CreatedAt)}
+func keyView(k build.Key) schemas.PartnerKey {
+	out := schemas.PartnerKey{ID: k.ID, CreatedAt: rfc3339(k.CreatedAt)}
 	if k.RevokedAt != nil {
 		s := rfc3339(*k.RevokedAt)
 		out.RevokedAt = &s
@@ -57,7 +51,7 @@ func keyView(k build.Key) keyJSON {
 
 // createKey mints a partner key → 201 { id, key, createdAt }. The plaintext
 // appears only in this answer; the store keeps its SHA-256.
-func (h *Handlers) createKey(c *fiber.Ctx) error {
+func (h *Handlers) createKey(c *fiber.Ctx, _ *server.NoRequest) error {
 	key, err := newKey()
 	if err != nil {
 		return err
@@ -73,23 +67,23 @@ func (h *Handlers) createKey(c *fiber.Ctx) error {
 }
 
 // listKeys answers the caller's keys without their plaintext.
-func (h *Handlers) listKeys(c *fiber.Ctx) error {
+func (h *Handlers) listKeys(c *fiber.Ctx, _ *server.NoRequest) error {
 	ks, err := h.store.ListKeys(c.UserContext(), caller(c))
 	if err != nil {
 		return err
 	}
-	items := make([]keyJSON, len(ks))
+	items := make([]schemas.PartnerKey, len(ks))
 	for i, k := range ks {
 		items[i] = keyView(k)
 	}
-	return c.JSON(fiber.Map{"items": items})
+	return c.JSON(schemas.PartnerKeys{Items: items})
 }
 
 // revokeKey revokes one of the caller's keys → 200 { id, createdAt,
 // revokedAt }; the key answers 401 key_invalid from then on. Another
 // employer's or an unknown key → 404.
-func (h *Handlers) revokeKey(c *fiber.Ctx) error {
-	k, err := h.store.RevokeKey(c.UserContext(), pathID(c), caller(c), h.now().UTC())
+func (h *Handlers) revokeKey(c *fiber.Ctx, req *idPath) error {
+	k, err := h.store.RevokeKey(c.UserContext(), req.id(), caller(c), h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return apierr.NotFound("no such partner key of yours")
 	}

@@ -15,25 +15,16 @@ import (
 // maxURL bounds the length of a URL the module accepts.
 const maxURL = 2000
 
+// createProjectRequest is the body of POST /projects.
 type createProjectRequest struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	City        string `json:"city"`
-	URL         string `json:"url"`
+	Name        string `json:"name" required:"true" maxLength:"200"`
+	Description string `json:"description" maxLength:"20000"`
+	City        string `json:"city" maxLength:"200"`
+	URL         string `json:"url" maxLength:"2000" description:"an absolute http or https URL"`
 }
 
-type projectJSON struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	City        string `json:"city"`
-	URL         string `json:"url"`
-	PageURL     string `json:"pageUrl"`
-	CreatedAt   string `json:"createdAt"`
-}
-
-func (h *Handlers) projectJSON(p build.Project) projectJSON {
-	return projectJSON{ID: p.ID, Name: p.Name, Description: p.Description, City: p.City, URL: p.URL,
+func (h *Handlers) projectJSON(p build.Project) schemas.BuildProject {
+	return schemas.BuildProject{ID: p.ID, Name: p.Name, Description: p.Description, City: p.City, URL: p.URL,
 		PageURL: h.cfg.PublicBaseURL + PagePrefix + "/projects/" + p.ID, CreatedAt: rfc3339(p.CreatedAt)}
 }
 
@@ -59,11 +50,7 @@ func (req createProjectRequest) validate() (build.Project, error) {
 }
 
 // createProject answers 201 with the new project.
-func (h *Handlers) createProject(c *fiber.Ctx) error {
-	var req createProjectRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) createProject(c *fiber.Ctx, req *createProjectRequest) error {
 	p, err := req.validate()
 	if err != nil {
 		return err
@@ -77,18 +64,14 @@ func (h *Handlers) createProject(c *fiber.Ctx) error {
 
 // listProjects answers a page of the caller's projects, newest first, as
 // { items, limit, offset }.
-func (h *Handlers) listProjects(c *fiber.Ctx) error {
-	limit, offset, err := pageParams(c)
+func (h *Handlers) listProjects(c *fiber.Ctx, req *offsetPaging) error {
+	ps, err := h.store.ListProjects(c.UserContext(), caller(c), req.limit, req.offset)
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.ListProjects(c.UserContext(), caller(c), limit, offset)
-	if err != nil {
-		return err
-	}
-	items := make([]projectJSON, len(ps))
+	items := make([]schemas.BuildProject, len(ps))
 	for i, p := range ps {
 		items[i] = h.projectJSON(p)
 	}
-	return c.JSON(fiber.Map{"items": items, "limit": limit, "offset": offset})
+	return c.JSON(schemas.BuildProjects{Items: items, Limit: req.limit, Offset: req.offset})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
@@ -39,15 +40,29 @@ func errEmployerNotFound() *apierr.Error {
 	return apierr.NotFound("no such employer with open vacancies")
 }
 
+// createVacancyRequest is the body of POST /vacancies.
 type createVacancyRequest struct {
-	ProjectID      string          `json:"projectId"`
-	Title          string          `json:"title"`
-	Description    string          `json:"description"`
-	Salary         bind.Amount     `json:"salary"`
-	SalaryCurrency string          `json:"salaryCurrency"`
-	Skills         json.RawMessage `json:"skills"`
-	City           string          `json:"city"`
-	ExpiresAt      string          `json:"expiresAt"`
+	ProjectID      string      `json:"projectId" required:"true" format:"ksuid" description:"one of the caller's projects"`
+	Title          string      `json:"title" required:"true" maxLength:"200"`
+	Description    string      `json:"description" required:"true" maxLength:"20000"`
+	Salary         bind.Amount `json:"salary" required:"true"`
+	SalaryCurrency string      `json:"salaryCurrency" required:"true" pattern:"^[A-Za-z]{3}$" description:"ISO 4217 code"`
+	Skills         skillList   `json:"skills"`
+	City           string      `json:"city" required:"true" maxLength:"200"`
+	ExpiresAt      string      `json:"expiresAt" required:"true" format:"date-time" description:"RFC 3339, in the future"`
+}
+
+// skillList is the skills of a vacancy as sent, kept raw so that anything
+// but an array of strings is a validation error naming the field.
+type skillList struct{ json.RawMessage }
+
+// PrepareJSONSchema describes the skills a vacancy may list.
+func (skillList) PrepareJSONSchema(s *jsonschema.Schema) error {
+	item := jsonschema.String.ToSchemaOrBool()
+	item.TypeObject.WithMaxLength(maxSkillLen)
+	s.WithType(jsonschema.Array.Type()).WithItems(*(&jsonschema.Items{}).WithSchemaOrBool(item)).WithMaxItems(maxSkills).
+		WithDescription("at most 30 skills of at most 100 characters; repeats (ignoring case) are dropped")
+	return nil
 }
 
 // validate checks the request and returns the vacancy without ids. Skills
@@ -71,10 +86,10 @@ func (req createVacancyRequest) validate(now time.Time) (build.Vacancy, error) {
 	if text(&v, "salaryCurrency", req.SalaryCurrency, 3, true); d.SalaryCurrency != "" {
 		v.Check(currencyCode.MatchString(d.SalaryCurrency), "salaryCurrency", "must be a 3-letter ISO 4217 code such as KZT")
 	}
-	if raw := strings.TrimSpace(string(req.Skills)); raw != "" && raw != "null" {
+	if raw := strings.TrimSpace(string(req.Skills.RawMessage)); raw != "" && raw != "null" {
 		var skills []string
 		switch {
-		case json.Unmarshal(req.Skills, &skills) != nil:
+		case json.Unmarshal(req.Skills.RawMessage, &skills) != nil:
 			v.Fail("skills", "must be an array of strings")
 		case len(skills) > maxSkills:
 			v.Fail("skills", "must have at most 30 entries")
@@ -125,11 +140,7 @@ func (h *Handlers) vacancyEvent(typ string, v build.Vacancy, now time.Time) (pip
 // createVacancy posts an OPEN vacancy and queues vacancy.opened in the same
 // transaction → 201 with the vacancy. An unknown project or another
 // employer's → 404; no open slot left → 403 plan_vacancy_limit_reached.
-func (h *Handlers) createVacancy(c *fiber.Ctx) error {
-	var req createVacancyRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) createVacancy(c *fiber.Ctx, req *createVacancyRequest) error {
 	now := h.now().UTC()
 	v, err := req.validate(now)
 	if err != nil {

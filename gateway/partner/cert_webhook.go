@@ -12,27 +12,19 @@ import (
 	"github.com/fintech/platform/storage/pipeline"
 )
 
+// certRequest is a certification payout reported by the cert partner.
 type certRequest struct {
-	EventID           string      `json:"eventId"`
-	Email             string      `json:"email"`
-	ArtifactVersionID string      `json:"artifactVersionId"`
-	Amount            bind.Amount `json:"amount"`
-}
-
-// certResponse is the recorded payout; Replayed is true when an earlier
-// delivery of the same eventId recorded it.
-type certResponse struct {
-	Replayed bool `json:"replayed"`
-	schemas.CertPayout
+	signature
+	Legacy            string      `header:"X-Cert-Secret" json:"-" description:"legacy shared secret (disabled by WEBHOOK_REQUIRE_HMAC=1)"`
+	EventID           string      `json:"eventId" required:"true" maxLength:"200" description:"the partner's id of the delivery; a replay answers the first record"`
+	Email             string      `json:"email" required:"true" format:"email"`
+	ArtifactVersionID string      `json:"artifactVersionId" required:"true" maxLength:"200"`
+	Amount            bind.Amount `json:"amount" required:"true"`
 }
 
 // certWebhook records a certification payout reported by the cert partner,
 // once per eventId: first delivery 201, any replay 200 with replayed: true.
-func (h *Handlers) certWebhook(c *fiber.Ctx) error {
-	var req certRequest
-	if err := h.receive(c, HeaderCert, h.secrets.Cert, &req); err != nil {
-		return err
-	}
+func (h *Handlers) certWebhook(c *fiber.Ctx, req *certRequest) error {
 	var v bind.Validator
 	text(&v, "eventId", req.EventID, maxID)
 	mail := email(&v, "email", req.Email)
@@ -54,5 +46,5 @@ func (h *Handlers) certWebhook(c *fiber.Ctx) error {
 	if !inserted {
 		status = http.StatusOK
 	}
-	return c.Status(status).JSON(certResponse{Replayed: !inserted, CertPayout: got.View()})
+	return c.Status(status).JSON(schemas.CertPayoutReceipt{Replayed: !inserted, CertPayout: got.View()})
 }

@@ -13,41 +13,26 @@ import (
 	"github.com/fintech/platform/storage/pipeline"
 )
 
+// podiumItem is one place of a finalized tournament.
 type podiumItem struct {
-	Email  string      `json:"email"`
-	Place  count       `json:"place"`
-	Amount bind.Amount `json:"amount"`
+	Email  string      `json:"email" required:"true" format:"email"`
+	Place  place       `json:"place" required:"true"`
+	Amount bind.Amount `json:"amount" required:"true"`
 }
 
+// finalizedRequest is a tournament's podium reported by the chess partner.
 type finalizedRequest struct {
-	TournamentID string       `json:"tournamentId"`
-	Podium       []podiumItem `json:"podium"`
-}
-
-// podiumEntry is one recorded podium entry as the partner is answered: the
-// prize and the e-mail it belongs to.
-type podiumEntry struct {
-	schemas.Prize
-	Email string `json:"email"`
-}
-
-type finalizedResponse struct {
-	TournamentID string        `json:"tournamentId"`
-	Recorded     []podiumEntry `json:"recorded"`
-	Replayed     []podiumEntry `json:"replayed"`
-	// FinalizedAt is when the first of these entries was recorded.
-	FinalizedAt time.Time `json:"finalizedAt"`
+	signature
+	Legacy       string       `header:"X-Chess-Secret" json:"-" description:"legacy shared secret (disabled by WEBHOOK_REQUIRE_HMAC=1)"`
+	TournamentID string       `json:"tournamentId" required:"true" maxLength:"200"`
+	Podium       []podiumItem `json:"podium" required:"true" nullable:"false" minItems:"1" maxItems:"100" description:"each (place, email) at most once"`
 }
 
 // tournamentFinalized records a tournament's podium, once per (tournament,
 // place, e-mail). A delivery that records at least one new entry answers
 // 201, one whose entries were all recorded before answers 200; both list
 // the new entries in recorded and the repeated ones in replayed.
-func (h *Handlers) tournamentFinalized(c *fiber.Ctx) error {
-	var req finalizedRequest
-	if err := h.receive(c, HeaderChess, h.secrets.Chess, &req); err != nil {
-		return err
-	}
+func (h *Handlers) tournamentFinalized(c *fiber.Ctx, req *finalizedRequest) error {
 	var v bind.Validator
 	text(&v, "tournamentId", req.TournamentID, maxID)
 	if len(req.Podium) == 0 || len(req.Podium) > maxPodium {
@@ -81,7 +66,7 @@ func (h *Handlers) tournamentFinalized(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := finalizedResponse{TournamentID: req.TournamentID, Recorded: entriesOf(recorded), Replayed: entriesOf(replayed), FinalizedAt: now}
+	out := schemas.PodiumReceipt{TournamentID: req.TournamentID, Recorded: entriesOf(recorded), Replayed: entriesOf(replayed), FinalizedAt: now}
 	for _, e := range append(out.Recorded, out.Replayed...) {
 		if e.FinalizedAt.Before(out.FinalizedAt) {
 			out.FinalizedAt = e.FinalizedAt
@@ -94,10 +79,10 @@ func (h *Handlers) tournamentFinalized(c *fiber.Ctx) error {
 	return c.Status(status).JSON(out)
 }
 
-func entriesOf(rows []store.PrizeRow) []podiumEntry {
-	out := make([]podiumEntry, 0, len(rows))
+func entriesOf(rows []store.PrizeRow) []schemas.PodiumEntry {
+	out := make([]schemas.PodiumEntry, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, podiumEntry{Prize: r.View(), Email: r.Email})
+		out = append(out, schemas.PodiumEntry{Prize: r.View(), Email: r.Email})
 	}
 	return out
 }

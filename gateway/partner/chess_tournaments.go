@@ -12,20 +12,16 @@ import (
 	"github.com/fintech/platform/storage/pipeline"
 )
 
+// tournamentRequest is a tournament published by the chess partner.
 type tournamentRequest struct {
-	ID        string      `json:"id"`
-	StartsAt  string      `json:"startsAt"`
-	Format    string      `json:"format"`
-	PrizePool bind.Amount `json:"prizePool"`
-	Capacity  count       `json:"capacity"`
-	Entries   count       `json:"entries"`
-}
-
-// tournamentResponse is the stored tournament. Replayed is true when the
-// same tournament, unchanged, was published before.
-type tournamentResponse struct {
-	schemas.Tournament
-	Replayed bool `json:"replayed"`
+	signature
+	Legacy    string      `header:"X-Chess-Secret" json:"-" description:"legacy shared secret (disabled by WEBHOOK_REQUIRE_HMAC=1)"`
+	ID        string      `json:"id" required:"true" maxLength:"200"`
+	StartsAt  string      `json:"startsAt" required:"true" format:"date-time" description:"RFC 3339, kept to the second"`
+	Format    string      `json:"format" required:"true" maxLength:"64"`
+	PrizePool bind.Amount `json:"prizePool" required:"true"`
+	Capacity  seats       `json:"capacity" required:"true"`
+	Entries   entries     `json:"entries" required:"true"`
 }
 
 // publishTournament publishes a tournament for /chess/upcoming (decisions.md:
@@ -33,11 +29,7 @@ type tournamentResponse struct {
 // publication of an id answers 201; a republication answers 200, and
 // updates the fields it changes (entries grow as players register) or, when
 // nothing changed, is a replay with replayed: true.
-func (h *Handlers) publishTournament(c *fiber.Ctx) error {
-	var req tournamentRequest
-	if err := h.receive(c, HeaderChess, h.secrets.Chess, &req); err != nil {
-		return err
-	}
+func (h *Handlers) publishTournament(c *fiber.Ctx, req *tournamentRequest) error {
 	var v bind.Validator
 	text(&v, "id", req.ID, maxID)
 	var starts time.Time
@@ -51,8 +43,8 @@ func (h *Handlers) publishTournament(c *fiber.Ctx) error {
 	text(&v, "format", req.Format, maxFormat)
 	pool := v.Amount("prizePool", req.PrizePool)
 	capacity := req.Capacity.within(func(r string) { v.Fail("capacity", r) }, 1, maxSeats)
-	entries := req.Entries.within(func(r string) { v.Fail("entries", r) }, 0, maxSeats)
-	if req.Capacity.Set && req.Entries.Set && entries > capacity {
+	nEntries := req.Entries.within(func(r string) { v.Fail("entries", r) }, 0, maxSeats)
+	if req.Capacity.Set && req.Entries.Set && nEntries > capacity {
 		v.Fail("entries", "must not exceed capacity")
 	}
 	if err := v.Err(); err != nil {
@@ -60,7 +52,7 @@ func (h *Handlers) publishTournament(c *fiber.Ctx) error {
 	}
 	now := h.now().UTC().Truncate(time.Second) // timestamps are shown as RFC 3339 seconds
 	row := store.TournamentRow{ID: req.ID, StartsAt: starts, Format: req.Format, PrizePool: pool,
-		Capacity: int(capacity), Entries: int(entries)}
+		Capacity: int(capacity), Entries: int(nEntries)}
 	got, outcome, err := h.rec.PublishTournament(c.UserContext(), row, now, func(t store.TournamentRow) (pipeline.OutboxRow, error) {
 		return event(schemas.TypeTournamentPublished, t.ID, t.View(), now)
 	})
@@ -71,5 +63,5 @@ func (h *Handlers) publishTournament(c *fiber.Ctx) error {
 	if outcome == store.Created {
 		status = http.StatusCreated
 	}
-	return c.Status(status).JSON(tournamentResponse{Tournament: got.View(), Replayed: outcome == store.Unchanged})
+	return c.Status(status).JSON(schemas.TournamentReceipt{Tournament: got.View(), Replayed: outcome == store.Unchanged})
 }

@@ -3,6 +3,8 @@ package partner
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/swaggest/jsonschema-go"
 )
 
 // count is a non-money integer field (place, capacity, entries) as sent by a
@@ -50,4 +52,35 @@ func (n count) within(fail func(string), lo, hi int64) int64 {
 		fail("must be an integer from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10))
 	}
 	return n.Value
+}
+
+// place, seats and entries are the counts partners send, each described
+// with its bounds (a bound on a field of a custom type is not kept by the
+// document, so each bound is a type).
+type (
+	place   struct{ count }
+	seats   struct{ count }
+	entries struct{ count }
+)
+
+func countSchema(s *jsonschema.Schema, lo, hi float64, desc string) error {
+	s.WithType(jsonschema.Integer.Type()).WithFormat("int64").WithMinimum(lo).WithMaximum(hi).WithDescription(desc)
+	s.Properties = nil
+	s.Required = nil
+	return nil
+}
+
+// PrepareJSONSchema describes a podium place.
+func (place) PrepareJSONSchema(s *jsonschema.Schema) error {
+	return countSchema(s, 1, maxPlace, "podium place, 1 is the winner")
+}
+
+// PrepareJSONSchema describes a tournament's capacity.
+func (seats) PrepareJSONSchema(s *jsonschema.Schema) error {
+	return countSchema(s, 1, maxSeats, "seats of the tournament")
+}
+
+// PrepareJSONSchema describes a tournament's entries.
+func (entries) PrepareJSONSchema(s *jsonschema.Schema) error {
+	return countSchema(s, 0, maxSeats, "players registered, at most capacity")
 }

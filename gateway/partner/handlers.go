@@ -11,9 +11,9 @@
 package partner
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -26,6 +26,7 @@ import (
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/partner"
 	"github.com/fintech/platform/storage/pipeline"
 )
@@ -84,34 +85,96 @@ func NewHandlers(rec Recorder, reader Reader, db platform.Pinger, require fiber.
 }
 
 // Register mounts the routes of the four prefixes, each with its health
-// check and OpenAPI slice.
+// check and OpenAPI slice. Each operation is declared with its request and
+// answer types (server.Op): binding, validation and the OpenAPI slices come
+// from these declarations.
 func (h *Handlers) Register(r server.Router) {
+	unverified := server.Fails(http.StatusForbidden, "email_unverified: records kept for an address are shown only to its verified owner")
+	badSignature := server.Fails(http.StatusUnauthorized, "signature_invalid: bad signature, or timestamp skew")
+
 	rights := r.Group(PrefixRights)
-	h.common(rights, PrefixRights, "royalty rail")
-	rights.Post("/royalties/verify-webhook", ratelimit.Write, "Partner webhook: record a royalty (HMAC-signed)", h.rightsWebhook)
-	rights.Get("/royalties", "The caller's royalties", h.require, h.listRoyalties)
+	platform.Basics(rights, "royalty rail", platform.Health(h.db, nil), h.openapi(PrefixRights))
+	server.Post(rights, "/royalties/verify-webhook", server.Op[royaltyRequest]{
+		Summary: "Partner webhook: record a royalty (HMAC-signed)", Class: ratelimit.Write, Public: true, Handle: h.rightsWebhook,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "recorded", schemas.RoyaltyReceipt{}),
+			server.Answers(http.StatusOK, "replay of the eventId: replayed true, the first record", schemas.RoyaltyReceipt{}),
+			badSignature,
+		},
+	}, h.signed(HeaderRights, h.secrets.Rights))
+	server.Get(rights, "/royalties", server.Op[listRequest]{
+		Summary: "The caller's royalties", Handle: h.listRoyalties,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the caller's royalties, newest first", schemas.CountedPage[schemas.Royalty]{}), unverified,
+		},
+	}, h.require)
 
 	chess := r.Group(PrefixChess)
-	h.common(chess, PrefixChess, "tournament prize rail")
-	chess.Post("/tournament-finalized", ratelimit.Write, "Partner webhook: record a tournament's podium (HMAC-signed)", h.tournamentFinalized)
-	chess.Post("/tournaments", ratelimit.Write, "Partner webhook: publish or update a tournament (HMAC-signed)", h.publishTournament)
-	chess.Get("/results", "The caller's podium entries", h.require, h.listResults)
-	chess.Get("/upcoming", "Tournaments accepting entries", h.upcoming)
+	platform.Basics(chess, "tournament prize rail", platform.Health(h.db, nil), h.openapi(PrefixChess))
+	server.Post(chess, "/tournament-finalized", server.Op[finalizedRequest]{
+		Summary: "Partner webhook: record a tournament's podium (HMAC-signed)", Class: ratelimit.Write, Public: true,
+		Handle: h.tournamentFinalized,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "at least one new podium entry recorded", schemas.PodiumReceipt{}),
+			server.Answers(http.StatusOK, "every entry was recorded before", schemas.PodiumReceipt{}),
+			badSignature,
+		},
+	}, h.signed(HeaderChess, h.secrets.Chess))
+	server.Post(chess, "/tournaments", server.Op[tournamentRequest]{
+		Summary: "Partner webhook: publish or update a tournament (HMAC-signed)", Class: ratelimit.Write, Public: true,
+		Handle: h.publishTournament,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "first publication", schemas.TournamentReceipt{}),
+			server.Answers(http.StatusOK, "republication: updated, or replayed true when unchanged", schemas.TournamentReceipt{}),
+			badSignature,
+		},
+	}, h.signed(HeaderChess, h.secrets.Chess))
+	server.Get(chess, "/results", server.Op[listRequest]{
+		Summary: "The caller's podium entries", Handle: h.listResults,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the caller's podium entries, newest first", schemas.CountedPage[schemas.Prize]{}), unverified,
+		},
+	}, h.require)
+	server.Get(chess, "/upcoming", server.Op[upcomingRequest]{
+		Summary: "Tournaments accepting entries", Public: true, Handle: h.upcoming,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "tournaments accepting entries, soonest first", schemas.UpcomingTournaments{}),
+			server.Fails(http.StatusBadRequest, "invalid_cursor: the cursor is not one this API issued"),
+		},
+	})
 
 	cert := r.Group(PrefixCert)
-	h.common(cert, PrefixCert, "certification payout rail")
-	cert.Post("/payouts/certify-webhook", ratelimit.Write, "Partner webhook: record a certification payout (HMAC-signed)", h.certWebhook)
-	cert.Get("/payouts", "The caller's certification payouts", h.require, h.listPayouts)
-	cert.Get("/stats", "The caller's certification statistics", h.require, h.certStats)
+	platform.Basics(cert, "certification payout rail", platform.Health(h.db, nil), h.openapi(PrefixCert))
+	server.Post(cert, "/payouts/certify-webhook", server.Op[certRequest]{
+		Summary: "Partner webhook: record a certification payout (HMAC-signed)", Class: ratelimit.Write, Public: true,
+		Handle: h.certWebhook,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "recorded", schemas.CertPayoutReceipt{}),
+			server.Answers(http.StatusOK, "replay of the eventId: replayed true, the first record", schemas.CertPayoutReceipt{}),
+			badSignature,
+		},
+	}, h.signed(HeaderCert, h.secrets.Cert))
+	server.Get(cert, "/payouts", server.Op[listRequest]{
+		Summary: "The caller's certification payouts", Handle: h.listPayouts,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the caller's certification payouts, newest first", schemas.CountedPage[schemas.CertPayout]{}), unverified,
+		},
+	}, h.require)
+	server.Get(cert, "/stats", server.Op[server.NoRequest]{
+		Summary: "The caller's certification statistics", Handle: h.certStats,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the caller's certification statistics", schemas.CertStats{}), unverified,
+		},
+	}, h.require)
 
 	eco := r.Group(PrefixEcosystem)
-	h.common(eco, PrefixEcosystem, "aggregated partner earnings")
-	eco.Get("/earnings", "The caller's earnings across rights, chess and cert", h.require, h.earnings)
-}
-
-func (h *Handlers) common(g server.Router, prefix, what string) {
-	g.Get("/health", "Liveness and database reachability", platform.Health(h.db, nil))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the "+what, h.openapi(prefix))
+	platform.Basics(eco, "aggregated partner earnings", platform.Health(h.db, nil), h.openapi(PrefixEcosystem))
+	server.Get(eco, "/earnings", server.Op[server.NoRequest]{
+		Summary: "The caller's earnings across rights, chess and cert", Handle: h.earnings,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the caller's earnings", schemas.Earnings{}), unverified,
+		},
+	}, h.require)
 }
 
 // callerEmail is the lower-cased e-mail of the authenticated caller (require
@@ -121,22 +184,31 @@ func callerEmail(c *fiber.Ctx) string {
 	return strings.ToLower(strings.TrimSpace(p.Email))
 }
 
-// receive authenticates a partner delivery against the rail's legacy header
-// and secret, then checks the content type and decodes the JSON object into
-// dst. Authentication comes first: an unsigned body is not even parsed.
-func (h *Handlers) receive(c *fiber.Ctx, legacyHeader, legacySecret string, dst any) error {
-	body := bytes.Clone(c.Body())
-	d := Delivery{Signature: c.Get(HeaderSignature), Timestamp: c.Get(HeaderTimestamp), Legacy: c.Get(legacyHeader), Body: body}
-	if err := h.secrets.Verify(d, legacySecret, h.now()); err != nil {
-		return err
+// signed authenticates a partner delivery against the rail's legacy header
+// and secret, then checks the content type and the text of the body; the
+// typed route then decodes it. Authentication comes first: an unsigned body
+// is not even parsed.
+func (h *Handlers) signed(legacyHeader, legacySecret string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		d := Delivery{Signature: c.Get(HeaderSignature), Timestamp: c.Get(HeaderTimestamp), Legacy: c.Get(legacyHeader), Body: c.Body()}
+		if err := h.secrets.Verify(d, legacySecret, h.now()); err != nil {
+			return err
+		}
+		if !bind.IsJSON(c.Get(fiber.HeaderContentType)) {
+			return apierr.ContentTypeRequired()
+		}
+		if !utf8.Valid(c.Body()) {
+			return apierr.Validation(map[string]string{"body": "must be valid UTF-8"})
+		}
+		return c.Next()
 	}
-	if !bind.IsJSON(c.Get(fiber.HeaderContentType)) {
-		return apierr.ContentTypeRequired()
-	}
-	if !utf8.Valid(body) {
-		return apierr.Validation(map[string]string{"body": "must be valid UTF-8"})
-	}
-	return bind.Decode(body, dst)
+}
+
+// signature documents the headers that authenticate a delivery (read by
+// signed); legacy names the rail's secret header.
+type signature struct {
+	Signature string `header:"X-Platform-Signature" json:"-" description:"hex HMAC-SHA256 of timestamp.body, optional sha256= prefix"`
+	Timestamp string `header:"X-Platform-Timestamp" json:"-" description:"unix seconds, within 300 s of the server clock"`
 }
 
 // text records a missing, over-long or non-text string field.

@@ -13,29 +13,21 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
+// royaltyRequest is a royalty reported by the rights partner.
 type royaltyRequest struct {
-	EventID    string      `json:"eventId"`
-	Email      string      `json:"email"`
-	ProductKey string      `json:"productKey"`
-	Period     string      `json:"period"`
-	Amount     bind.Amount `json:"amount"`
-}
-
-// royaltyResponse is the recorded royalty; Replayed is true when an earlier
-// delivery of the same eventId recorded it (the body then is that record).
-type royaltyResponse struct {
-	Replayed bool `json:"replayed"`
-	schemas.Royalty
+	signature
+	Legacy     string      `header:"X-Rights-Secret" json:"-" description:"legacy shared secret (disabled by WEBHOOK_REQUIRE_HMAC=1)"`
+	EventID    string      `json:"eventId" required:"true" maxLength:"200" description:"the partner's id of the delivery; a replay answers the first record"`
+	Email      string      `json:"email" required:"true" format:"email"`
+	ProductKey string      `json:"productKey" required:"true" maxLength:"200"`
+	Period     string      `json:"period" required:"true" maxLength:"64"`
+	Amount     bind.Amount `json:"amount" required:"true"`
 }
 
 // rightsWebhook records a royalty reported by the rights partner, once per
 // eventId: first delivery 201, any replay 200 with replayed: true and the
 // royalty first recorded.
-func (h *Handlers) rightsWebhook(c *fiber.Ctx) error {
-	var req royaltyRequest
-	if err := h.receive(c, HeaderRights, h.secrets.Rights, &req); err != nil {
-		return err
-	}
+func (h *Handlers) rightsWebhook(c *fiber.Ctx, req *royaltyRequest) error {
 	var v bind.Validator
 	text(&v, "eventId", req.EventID, maxID)
 	mail := email(&v, "email", req.Email)
@@ -58,7 +50,7 @@ func (h *Handlers) rightsWebhook(c *fiber.Ctx) error {
 	if !inserted {
 		status = http.StatusOK
 	}
-	return c.Status(status).JSON(royaltyResponse{Replayed: !inserted, Royalty: got.View()})
+	return c.Status(status).JSON(schemas.RoyaltyReceipt{Replayed: !inserted, Royalty: got.View()})
 }
 
 // event encodes one events.partner event keyed by key.

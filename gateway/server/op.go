@@ -19,7 +19,8 @@ import (
 // declaration (gateway/openapi), so the document cannot drift from the code.
 type Op[Req any] struct {
 	Summary string
-	// Class is the rate-limit class of a write; reads are always Read.
+	// Class is the rate-limit class of a write; reads are always Read,
+	// except reads of the keyed partner class (Partner), which keep it.
 	Class ratelimit.Class
 	// Public marks an operation that needs no bearer token.
 	Public bool
@@ -103,7 +104,7 @@ func Post[Req any](r Router, path string, op Op[Req], mw ...fiber.Handler) {
 // the request is bound (bind.Request) and validated, then op.Handle.
 func Handle[Req any](r Router, method, path string, op Op[Req], mw ...fiber.Handler) {
 	class := op.Class
-	if method == http.MethodGet || method == http.MethodHead {
+	if (method == http.MethodGet || method == http.MethodHead) && class != ratelimit.Partner {
 		class = ratelimit.Read
 	}
 	var request any

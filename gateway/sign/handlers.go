@@ -13,6 +13,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
+	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/sealed"
 	store "github.com/fintech/platform/storage/sign"
 )
@@ -75,16 +77,44 @@ var publicPaths = map[string]bool{
 	Prefix + "/health": true, Prefix + "/openapi.json": true, Prefix + "/verify": true, Prefix + "/keys/:keyId": true,
 }
 
-// Register mounts the routes.
+// Register mounts the routes. Each operation is declared with its request
+// and answer types (server.Op): binding, validation and the OpenAPI slice
+// come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	g.Get("/health", "Liveness and database reachability", platform.Health(h.db, nil))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the signing module", h.openapi)
-	g.Post("/sign", ratelimit.Write, "Sign the canonical JSON (RFC 8785) of a payload object with the caller's Ed25519 key", h.require, h.sign)
-	g.Post("/verify", ratelimit.Write, "Verify a payload against a signature (digests only, never a signature)", h.verify)
-	g.Get("/keys", "The caller's signing keys, active and retired", h.require, h.listKeys)
-	g.Post("/keys/rotate", ratelimit.Write, "Retire the caller's key and issue a new one; old keys stay published", h.require, h.rotate)
-	g.Get("/keys/:keyId", "A public key, also as an RFC 8037 JWK", h.getKey)
+	platform.Basics(g, "signing", platform.Health(h.db, nil), h.openapi)
+	server.Post(g, "/sign", server.Op[signRequest]{
+		Summary: "Sign the canonical JSON (RFC 8785) of a payload object with the caller's Ed25519 key",
+		Class:   ratelimit.Write, Handle: h.sign,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the signature", schemas.SignResult{}),
+			server.Fails(http.StatusUnprocessableEntity, "validation_failed: payload is missing or not a JSON object that can be canonicalized"),
+		},
+	}, h.require)
+	server.Post(g, "/verify", server.Op[verifyRequest]{
+		Summary: "Verify a payload against a signature (digests only, never a signature)",
+		Class:   ratelimit.Write, Public: true, Handle: h.verify,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the verdict and digests; a malformed, unknown or tampered signature is valid: false", schemas.VerifyResult{}),
+			server.Fails(http.StatusUnprocessableEntity, "validation_failed: payload or signature is missing or malformed"),
+		},
+	})
+	server.Get(g, "/keys", server.Op[server.NoRequest]{
+		Summary: "The caller's signing keys, active and retired", Handle: h.listKeys,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's keys, newest first", schemas.SigningKeys{})},
+	}, h.require)
+	server.Post(g, "/keys/rotate", server.Op[server.NoRequest]{
+		Summary: "Retire the caller's key and issue a new one; old keys stay published",
+		Class:   ratelimit.Write, Handle: h.rotate,
+		Responses: []server.Response{server.Answers(http.StatusCreated, "the new active key", schemas.RotatedSigningKey{})},
+	}, h.require)
+	server.Get(g, "/keys/:keyId", server.Op[keyPath]{
+		Summary: "A public key, also as an RFC 8037 JWK", Public: true, Handle: h.getKey,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the public key, active or retired", schemas.SigningKey{}),
+			server.Fails(http.StatusNotFound, "not_found: no such signing key"),
+		},
+	})
 }
 
 // caller returns the authenticated user id (require ran before).

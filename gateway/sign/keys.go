@@ -8,35 +8,21 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/sign"
 )
 
-// JWK is an RFC 8037 public key: kty OKP, crv Ed25519, x the base64url
-// (unpadded) public key.
-type JWK struct {
-	Kty string `json:"kty"`
-	Crv string `json:"crv"`
-	X   string `json:"x"`
-	Kid string `json:"kid"`
-	Alg string `json:"alg"`
-	Use string `json:"use"`
+// keyPath is the request of GET /keys/:keyId.
+type keyPath struct {
+	KeyID string `path:"keyId" json:"-" description:"the key id a signature names (before the dot)"`
 }
 
-// keyView is the published form of a key.
-type keyView struct {
-	KeyID     string     `json:"keyId"`
-	Algo      string     `json:"algo"`
-	PublicKey string     `json:"publicKey"`
-	Status    string     `json:"status"`
-	CreatedAt time.Time  `json:"createdAt"`
-	RetiredAt *time.Time `json:"retiredAt"`
-	JWK       JWK        `json:"jwk"`
-}
-
-func viewOf(k store.KeyRow) keyView {
+// viewOf is the published form of a key.
+func viewOf(k store.KeyRow) schemas.SigningKey {
 	x := base64.RawURLEncoding.EncodeToString(k.PublicKey)
-	v := keyView{KeyID: k.ID, Algo: Algo, PublicKey: x, Status: k.Status, CreatedAt: k.CreatedAt.UTC(),
-		JWK: JWK{Kty: "OKP", Crv: "Ed25519", X: x, Kid: k.ID, Alg: "EdDSA", Use: "sig"}}
+	v := schemas.SigningKey{KeyID: k.ID, Algo: Algo, PublicKey: x, Status: k.Status, CreatedAt: k.CreatedAt.UTC(),
+		JWK: schemas.JWK{Kty: "OKP", Crv: "Ed25519", X: x, Kid: k.ID, Alg: "EdDSA", Use: "sig"}}
 	if k.RetiredAt != nil {
 		t := k.RetiredAt.UTC()
 		v.RetiredAt = &t
@@ -45,8 +31,8 @@ func viewOf(k store.KeyRow) keyView {
 }
 
 // getKey publishes one public key, active or retired; no auth.
-func (h *Handlers) getKey(c *fiber.Ctx) error {
-	id := c.Params("keyId")
+func (h *Handlers) getKey(c *fiber.Ctx, req *keyPath) error {
+	id := req.KeyID
 	if !keyIDPattern.MatchString(id) {
 		return errKeyNotFound
 	}
@@ -62,21 +48,21 @@ func (h *Handlers) getKey(c *fiber.Ctx) error {
 }
 
 // listKeys answers the caller's keys, newest first.
-func (h *Handlers) listKeys(c *fiber.Ctx) error {
+func (h *Handlers) listKeys(c *fiber.Ctx, _ *server.NoRequest) error {
 	keys, err := h.store.Keys(c.UserContext(), caller(c))
 	if err != nil {
 		return err
 	}
-	items := make([]keyView, len(keys))
+	items := make([]schemas.SigningKey, len(keys))
 	for i, k := range keys {
 		items[i] = viewOf(k)
 	}
-	return c.JSON(fiber.Map{"items": items, "total": len(items), "nextCursor": nil})
+	return c.JSON(schemas.SigningKeys{Items: items, Total: len(items)})
 }
 
 // rotate retires the caller's active key (it stays published, so its
 // signatures stay verifiable) and answers 201 with the new active key.
-func (h *Handlers) rotate(c *fiber.Ctx) error {
+func (h *Handlers) rotate(c *fiber.Ctx, _ *server.NoRequest) error {
 	user := caller(c)
 	now := h.now().UTC().Truncate(time.Microsecond)
 	var k store.KeyRow
@@ -97,8 +83,5 @@ func (h *Handlers) rotate(c *fiber.Ctx) error {
 	if retired != "" {
 		prev = &retired
 	}
-	return c.Status(http.StatusCreated).JSON(struct {
-		keyView
-		PreviousKeyID *string `json:"previousKeyId"`
-	}{viewOf(k), prev})
+	return c.Status(http.StatusCreated).JSON(schemas.RotatedSigningKey{SigningKey: viewOf(k), PreviousKeyID: prev})
 }

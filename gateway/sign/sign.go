@@ -8,23 +8,29 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
-	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/sign"
 )
 
-type signRequest struct {
-	Payload json.RawMessage `json:"payload"`
+// payloadObject is a JSON object as sent, kept raw so that it is
+// canonicalized from the client's bytes.
+type payloadObject struct{ json.RawMessage }
+
+// PrepareJSONSchema describes the payload as the object it must be.
+func (payloadObject) PrepareJSONSchema(s *jsonschema.Schema) error {
+	anyField := true
+	s.WithType(jsonschema.Object.Type()).WithAdditionalProperties(jsonschema.SchemaOrBool{TypeBoolean: &anyField}).
+		WithDescription("any JSON object; it is signed in its RFC 8785 canonical form (numbers must fit an IEEE-754 double, keys must be unique)")
+	s.Properties = nil
+	return nil
 }
 
-// signResult is the answer to POST /sign (spec: Signing).
-type signResult struct {
-	Payload   json.RawMessage `json:"payload"`
-	Signature string          `json:"signature"`
-	Algo      string          `json:"algo"`
-	KeyID     string          `json:"keyId"`
-	CreatedAt time.Time       `json:"createdAt"`
+// signRequest is the body of POST /sign.
+type signRequest struct {
+	Payload payloadObject `json:"payload" required:"true"`
 }
 
 // payloadOf canonicalizes the request's payload or reports it as a 422.
@@ -42,12 +48,8 @@ func payloadOf(raw json.RawMessage) ([]byte, error) {
 // sign signs the canonical JSON of payload with the caller's key (created on
 // first use), records the signing, and answers 201 with the canonical
 // payload, the signature `<keyId>.<base64url sig>`, algo and createdAt.
-func (h *Handlers) sign(c *fiber.Ctx) error {
-	var req signRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
-	canon, err := payloadOf(req.Payload)
+func (h *Handlers) sign(c *fiber.Ctx, req *signRequest) error {
+	canon, err := payloadOf(req.Payload.RawMessage)
 	if err != nil {
 		return err
 	}
@@ -67,7 +69,7 @@ func (h *Handlers) sign(c *fiber.Ctx) error {
 		Signature: sig, PayloadDigest: Digest(canon), CanonicalPayload: canon, CreatedAt: now}); err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusCreated, signResult{Payload: canon, Signature: sig, Algo: Algo, KeyID: k.ID, CreatedAt: now})
+	return writeJSON(c, http.StatusCreated, schemas.SignResult{Payload: canon, Signature: sig, Algo: Algo, KeyID: k.ID, CreatedAt: now})
 }
 
 // writeJSON answers v without HTML escaping, so the canonical payload is

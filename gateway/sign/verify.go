@@ -2,7 +2,6 @@ package sign
 
 import (
 	"crypto/ed25519"
-	"encoding/json"
 	"errors"
 	"unicode/utf8"
 
@@ -10,35 +9,21 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/sign"
 )
 
+// verifyRequest is the body of POST /verify.
 type verifyRequest struct {
-	Payload   json.RawMessage `json:"payload"`
-	Signature *string         `json:"signature"`
+	Payload   payloadObject `json:"payload" required:"true"`
+	Signature *string       `json:"signature" required:"true" maxLength:"1000" description:"<keyId>.<base64url signature> as /sign answered it"`
+	canon     []byte
 }
 
-// verifyResult is the answer to POST /verify (decisions.md, Signing):
-// expected is the hex SHA-256 of the canonical payload sent now, provided
-// that of the payload recorded when the signature was made (null when the
-// signature was not made here).
-type verifyResult struct {
-	Valid    bool    `json:"valid"`
-	Expected string  `json:"expected"`
-	Provided *string `json:"provided"`
-	KeyID    *string `json:"keyId"`
-}
-
-// verify checks the signature over the canonical JSON of payload with the
-// published key it names, active or retired. A malformed, tampered or
-// unknown signature is valid: false (200), never an error; the answer holds
-// digests only, so /verify can never hand out a signature.
-func (h *Handlers) verify(c *fiber.Ctx) error {
-	var req verifyRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
-	canon, perr := payloadOf(req.Payload)
+// Validate checks both fields at once (one 422 names every problem) and
+// keeps the canonical payload.
+func (req *verifyRequest) Validate() error {
+	canon, perr := payloadOf(req.Payload.RawMessage)
 	var v bind.Validator
 	switch {
 	case req.Signature == nil:
@@ -54,10 +39,17 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 	} else if perr != nil {
 		return perr
 	}
-	if err := v.Err(); err != nil {
-		return err
-	}
-	out := verifyResult{Expected: Digest(canon)}
+	req.canon = canon
+	return v.Err()
+}
+
+// verify checks the signature over the canonical JSON of payload with the
+// published key it names, active or retired. A malformed, tampered or
+// unknown signature is valid: false (200), never an error; the answer holds
+// digests only, so /verify can never hand out a signature.
+func (h *Handlers) verify(c *fiber.Ctx, req *verifyRequest) error {
+	canon := req.canon
+	out := schemas.VerifyResult{Expected: Digest(canon)}
 	ctx := c.UserContext()
 	sigText := *req.Signature
 	keyID, sig, ok := ParseSignature(sigText)
