@@ -78,7 +78,7 @@ func TestOpenAPI(t *testing.T) {
 		}
 	}
 	pdf := paths[Prefix+"/pdf"].(map[string]any)["post"].(map[string]any)
-	if _, ok := pdf["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)["application/pdf"]; !ok {
+	if pdf200, ok := pdf["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)["application/pdf"].(map[string]any); !ok || pdf200["schema"].(map[string]any)["format"] != "binary" {
 		t.Fatalf("pdf 200 = %v", pdf["responses"])
 	}
 	regimes := paths[Prefix+"/public/regimes"].(map[string]any)["get"].(map[string]any)
