@@ -68,7 +68,6 @@ func Build(routes []server.Route, d Doc) map[string]any {
 	for k, v := range d.Schemas {
 		schemas[k] = v
 	}
-	x := newReflector()
 	for _, r := range routes {
 		module, ok := selected(r.Path, d.Prefixes)
 		if !ok {
@@ -109,23 +108,26 @@ func Build(routes []server.Route, d Doc) map[string]any {
 				delete(op, "requestBody")
 			}
 		}
+		isPaged := false
 		if r.Decl != nil {
 			// A typed declaration is the whole truth of its operation.
-			if err := x.operation(r, path, op); err != nil {
+			declared, comps, err := reflectRoute(r, path)
+			if err != nil {
 				panic(err) // a declaration that cannot be described is a programming error
 			}
-			reflected, err := x.components()
-			if err != nil {
-				panic(err)
-			}
-			for k, v := range reflected {
+			overlay(op, declared)
+			for k, v := range comps {
 				schemas[k] = v
 			}
+			isPaged = hasParam(op, "cursor")
 		}
 		if d.Operation != nil {
 			d.Operation(r, op)
 		}
-		completeResponses(r, op, paged(op, schemas))
+		if r.Decl == nil {
+			isPaged = paged(op, schemas)
+		}
+		completeResponses(r, op, isPaged)
 		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}

@@ -25,6 +25,47 @@ type reflector struct {
 	r *openapi3.Reflector
 }
 
+// reflected is one declared operation reflected once (server.Declaration
+// keeps it): its operation object and the component schemas it uses, as
+// JSON so each document gets its own copy to finish.
+type reflected struct {
+	op, components []byte
+	err            error
+}
+
+// reflectRoute merges the reflection of r's declaration into op and returns
+// the component schemas it uses.
+func reflectRoute(r server.Route, path string) (map[string]any, map[string]any, error) {
+	memo := r.Decl.Memo(func() any {
+		x := newReflector()
+		op := map[string]any{}
+		if err := x.operation(r, path, op); err != nil {
+			return reflected{err: err}
+		}
+		comps, err := x.components()
+		if err != nil {
+			return reflected{err: err}
+		}
+		var out reflected
+		out.op, out.err = json.Marshal(op)
+		if out.err == nil {
+			out.components, out.err = json.Marshal(comps)
+		}
+		return out
+	}).(reflected)
+	if memo.err != nil {
+		return nil, nil, memo.err
+	}
+	var op, comps map[string]any
+	if err := json.Unmarshal(memo.op, &op); err != nil {
+		return nil, nil, fmt.Errorf("copying reflected operation: %w", err)
+	}
+	if err := json.Unmarshal(memo.components, &comps); err != nil {
+		return nil, nil, fmt.Errorf("copying reflected schemas: %w", err)
+	}
+	return op, comps, nil
+}
+
 func newReflector() *reflector {
 	r := openapi3.NewReflector()
 	r.Spec.Openapi = "3.0.3"
@@ -235,4 +276,19 @@ func roundTrip(in any, out any) error {
 		return fmt.Errorf("encoding reflected schema: %w", err)
 	}
 	return json.Unmarshal(raw, out)
+}
+
+// overlay puts the reflected parts of a declared operation on the one Build
+// generated from the route (path parameters, Idempotency-Key, security).
+func overlay(op, declared map[string]any) {
+	params := mergeParams(asAnyList(op["parameters"]), asAnyList(declared["parameters"]))
+	if len(params) > 0 {
+		op["parameters"] = params
+	}
+	delete(op, "requestBody")
+	for _, k := range []string{"requestBody", "responses", "security", "x-required-role"} {
+		if v, ok := declared[k]; ok {
+			op[k] = v
+		}
+	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -68,6 +69,17 @@ type Declaration struct {
 	Responses []Response
 	Public    bool
 	Role      string
+
+	memoOnce sync.Once
+	memo     any
+}
+
+// Memo returns what build returns, computed once per declaration: the
+// document generator keeps its reflection of the operation here, since a
+// declaration never changes after registration.
+func (d *Declaration) Memo(build func() any) any {
+	d.memoOnce.Do(func() { d.memo = build() })
+	return d.memo
 }
 
 // NoRequest is the request type of an operation without parameters or body.
