@@ -24,12 +24,8 @@ func (a *app) constitutionModule() (module, error) {
 				advisor = m
 			}
 			st := sconstitution.NewStore(a.pool)
-			h, err := gconstitution.NewHandlers(gconstitution.Deps{
-				Scenarios: st, Usage: st, Catalog: st, Advisor: advisor,
-				AILimit: a.cfg.AIMonthlyLimit, AITimeout: a.cfg.AITimeout,
-				DB: a.pool, Require: a.tokens.Require(), Optional: a.tokens.Optional(),
-				Now: a.now, Routes: a.server.Routes, Log: a.log,
-			})
+			h, err := gconstitution.NewHandlers(st, st, st, advisor, a.pool, a.tokens.Require(), a.tokens.Optional(),
+				a.now, a.server.Routes, gconstitution.Config{AILimit: a.cfg.AIMonthlyLimit, AITimeout: a.cfg.AITimeout})
 			if err != nil {
 				return err
 			}

@@ -9,17 +9,13 @@ import (
 
 // Advice sources, reported in every AI answer.
 const (
-	SourceBuiltin  = "builtin"          // the built-in rule-based advisor (no AI endpoint configured)
-	SourceModel    = "model"            // the configured OpenAI-compatible endpoint
-	SourceFallback = "builtin-fallback" // the endpoint failed; the built-in advisor answered instead
+	SourceBuiltin  = schemas.AISourceBuiltin
+	SourceModel    = schemas.AISourceModel
+	SourceFallback = schemas.AISourceFallback
 )
 
 // Suggestion is one proposed slider change.
-type Suggestion struct {
-	Slider string `json:"slider"`
-	Delta  int    `json:"delta"`
-	Reason string `json:"reason"`
-}
+type Suggestion = schemas.ConstitutionSuggestion
 
 // AdviceRequest is what an advisor is asked.
 type AdviceRequest struct {

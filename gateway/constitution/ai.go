@@ -11,26 +11,33 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/constitution"
 )
 
+// aiRequest is the body of ai-suggest and ai-suggest-stream.
 type aiRequest struct {
-	Sliders    sliderInput `json:"sliders"`
-	Goal       string      `json:"goal"`
-	TemplateID string      `json:"templateId"`
+	Sliders    sliderInput `json:"sliders" required:"true"`
+	Goal       string      `json:"goal" enum:"eliteFear,intraConflict,resentment,innovation,stability,legitimacy" description:"the metric to improve; absent: the template's goal, else the overall score"`
+	TemplateID string      `json:"templateId" maxLength:"200" description:"a template id from GET public/presets (aiTemplates)"`
+
+	sliders schemas.Sliders
+	goal    string
+	tmplID  string
 }
 
-type aiResponse struct {
-	Suggestions     []Suggestion `json:"suggestions"`
-	Predicted       Outcome      `json:"predicted"`
-	Current         Outcome      `json:"current"`
-	Goal            *string      `json:"goal"`
-	TemplateID      *string      `json:"templateId"`
-	Source          string       `json:"source"`
-	FallbackReason  string       `json:"fallbackReason,omitempty"`
-	AIRequestsUsed  int64        `json:"aiRequestsUsed"`
-	AIRequestsLimit int64        `json:"aiRequestsLimit"`
+// Validate checks the sliders, the goal and the template id's text (an
+// unknown template is 404, found by the handler).
+func (r *aiRequest) Validate() error {
+	var v bind.Validator
+	r.sliders = parseSliders(&v, "sliders", r.Sliders)
+	r.goal = cleanText(&v, "goal", r.Goal, 64, false)
+	if r.goal != "" {
+		v.OneOf("goal", r.goal, schemas.MetricKeys...)
+	}
+	r.tmplID = cleanText(&v, "templateId", r.TemplateID, bind.MaxTitle, false)
+	return v.Err()
 }
 
 // aiCall is a validated AI request that has been counted.
@@ -41,57 +48,44 @@ type aiCall struct {
 	used int64
 }
 
-// prepareAI validates the body (422), the template (404), and counts the
-// request against the caller's monthly limit (402), in that order.
-func (h *Handlers) prepareAI(c *fiber.Ctx) (aiCall, error) {
-	var req aiRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return aiCall{}, err
-	}
-	var v bind.Validator
-	sliders := parseSliders(&v, "sliders", req.Sliders)
-	goal := cleanText(&v, "goal", req.Goal, 64, false)
-	if goal != "" {
-		v.OneOf("goal", goal, schemas.MetricKeys...)
-	}
-	tmplID := cleanText(&v, "templateId", req.TemplateID, bind.MaxTitle, false)
-	if err := v.Err(); err != nil {
-		return aiCall{}, err
-	}
+// prepareAI looks the template up (404) and counts the request against the
+// caller's monthly limit (402), in that order; the body was validated (422)
+// before.
+func (h *Handlers) prepareAI(c *fiber.Ctx, req *aiRequest) (aiCall, error) {
 	var tmpl template
-	if tmplID != "" {
-		t, ok := templateByID(tmplID)
+	if req.tmplID != "" {
+		t, ok := templateByID(req.tmplID)
 		if !ok {
 			return aiCall{}, apierr.TemplateNotFound()
 		}
 		tmpl = t
 	}
-	now := h.d.Now()
-	used, ok, err := h.d.Usage.TakeAIRequest(c.UserContext(), caller(c), now, h.d.AILimit)
+	now := h.now()
+	used, ok, err := h.usage.TakeAIRequest(c.UserContext(), caller(c), now, h.cfg.AILimit)
 	if err != nil {
 		return aiCall{}, err
 	}
 	if !ok {
 		return aiCall{}, apierr.SpendLimitExceeded().With(map[string]any{
-			"aiRequestsUsed": used, "aiRequestsLimit": h.d.AILimit, "periodEnd": timestamp(periodEnd(now)),
+			"aiRequestsUsed": used, "aiRequestsLimit": h.cfg.AILimit, "periodEnd": timestamp(periodEnd(now)),
 		})
 	}
-	return aiCall{req: AdviceRequest{Sliders: sliders, Goal: goal, Template: tmpl}, goal: goal, tmpl: tmplID, used: used}, nil
+	return aiCall{req: AdviceRequest{Sliders: req.sliders, Goal: req.goal, Template: tmpl}, goal: req.goal, tmpl: req.tmplID, used: used}, nil
 }
 
 // answer runs the advisor and computes the predicted outcome of its
 // suggestions.
-func (h *Handlers) answer(ctx context.Context, call aiCall) aiResponse {
-	adv := h.d.Advisor.Advise(ctx, call.req)
+func (h *Handlers) answer(ctx context.Context, call aiCall) schemas.ConstitutionAdvice {
+	adv := h.advisor.Advise(ctx, call.req)
 	if adv.Suggestions == nil {
 		adv.Suggestions = []Suggestion{}
 	}
-	resp := aiResponse{
+	resp := schemas.ConstitutionAdvice{
 		Suggestions: adv.Suggestions,
 		Predicted:   Evaluate(apply(call.req.Sliders, adv.Suggestions)),
 		Current:     Evaluate(call.req.Sliders),
 		Source:      adv.Source, FallbackReason: adv.FallbackReason,
-		AIRequestsUsed: call.used, AIRequestsLimit: h.d.AILimit,
+		AIRequestsUsed: call.used, AIRequestsLimit: h.cfg.AILimit,
 	}
 	if call.goal != "" {
 		resp.Goal = &call.goal
@@ -106,8 +100,8 @@ func (h *Handlers) answer(ctx context.Context, call aiCall) aiResponse {
 
 // aiSuggest answers 200 with suggestions and the predicted regime and
 // metrics after applying them.
-func (h *Handlers) aiSuggest(c *fiber.Ctx) error {
-	call, err := h.prepareAI(c)
+func (h *Handlers) aiSuggest(c *fiber.Ctx, req *aiRequest) error {
+	call, err := h.prepareAI(c, req)
 	if err != nil {
 		return err
 	}
@@ -117,16 +111,16 @@ func (h *Handlers) aiSuggest(c *fiber.Ctx) error {
 // aiSuggestStream answers the same as aiSuggest as server-sent events: a
 // progress event per stage, then one result event, each flushed as it is
 // written. Errors found before streaming starts are ordinary JSON errors.
-func (h *Handlers) aiSuggestStream(c *fiber.Ctx) error {
-	call, err := h.prepareAI(c)
+func (h *Handlers) aiSuggestStream(c *fiber.Ctx, req *aiRequest) error {
+	call, err := h.prepareAI(c, req)
 	if err != nil {
 		return err
 	}
 	source := SourceBuiltin
-	if _, ok := h.d.Advisor.(*ModelAdvisor); ok {
+	if _, ok := h.advisor.(*ModelAdvisor); ok {
 		source = SourceModel
 	}
-	timeout := h.d.AITimeout + 5*time.Second
+	timeout := h.cfg.AITimeout + 5*time.Second
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
@@ -144,14 +138,15 @@ func (h *Handlers) aiSuggestStream(c *fiber.Ctx) error {
 			return w.Flush() == nil
 		}
 		current := Evaluate(call.req.Sliders)
-		if !send("progress", map[string]any{"stage": "accepted", "step": 1, "of": 3, "current": current}) {
+		if !send("progress", schemas.ConstitutionAdviceProgress{Stage: "accepted", Step: 1, Of: 3, Current: &current}) {
 			return
 		}
-		if !send("progress", map[string]any{"stage": "advising", "step": 2, "of": 3, "source": source}) {
+		if !send("progress", schemas.ConstitutionAdviceProgress{Stage: "advising", Step: 2, Of: 3, Source: source}) {
 			return
 		}
 		resp := h.answer(ctx, call)
-		if !send("progress", map[string]any{"stage": "predicted", "step": 3, "of": 3, "suggestions": len(resp.Suggestions)}) {
+		n := len(resp.Suggestions)
+		if !send("progress", schemas.ConstitutionAdviceProgress{Stage: "predicted", Step: 3, Of: 3, Suggestions: &n}) {
 			return
 		}
 		send("result", resp)
@@ -159,27 +154,18 @@ func (h *Handlers) aiSuggestStream(c *fiber.Ctx) error {
 	return nil
 }
 
-type planResponse struct {
-	Plan            string `json:"plan"`
-	AIRequestsUsed  int64  `json:"aiRequestsUsed"`
-	AIRequestsLimit int64  `json:"aiRequestsLimit"`
-	PeriodStart     string `json:"periodStart"`
-	PeriodEnd       string `json:"periodEnd"`
-	Advisor         string `json:"advisor"`
-}
-
 // plan answers the caller's AI plan and this calendar month's usage.
-func (h *Handlers) plan(c *fiber.Ctx) error {
-	now := h.d.Now()
-	used, err := h.d.Usage.AIUsage(c.UserContext(), caller(c), now)
+func (h *Handlers) plan(c *fiber.Ctx, _ *server.NoRequest) error {
+	now := h.now()
+	used, err := h.usage.AIUsage(c.UserContext(), caller(c), now)
 	if err != nil {
 		return err
 	}
 	advisor := SourceBuiltin
-	if _, ok := h.d.Advisor.(*ModelAdvisor); ok {
+	if _, ok := h.advisor.(*ModelAdvisor); ok {
 		advisor = SourceModel
 	}
-	return c.JSON(planResponse{Plan: "standard", AIRequestsUsed: used, AIRequestsLimit: h.d.AILimit,
+	return c.JSON(schemas.ConstitutionPlan{Plan: "standard", AIRequestsUsed: used, AIRequestsLimit: h.cfg.AILimit,
 		PeriodStart: timestamp(store.PeriodStart(now)), PeriodEnd: timestamp(periodEnd(now)), Advisor: advisor})
 }
 

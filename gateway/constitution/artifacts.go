@@ -11,6 +11,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/constitution"
 	"github.com/fintech/platform/storage/pipeline"
@@ -21,52 +22,55 @@ import (
 // scenarioRef is the body of pdf and artifact creation: a saved scenario of
 // the caller by id, or a full scenario (title, sliders, tags).
 type scenarioRef struct {
-	ScenarioID string      `json:"scenarioId"`
-	Title      string      `json:"title"`
-	Sliders    sliderInput `json:"sliders"`
-	Tags       []string    `json:"tags"`
+	ScenarioID string      `json:"scenarioId" maxLength:"200" format:"ksuid" description:"a saved scenario of the caller (title and tags, when sent, override its own); otherwise title and sliders are required"`
+	Title      string      `json:"title" maxLength:"200" description:"required without scenarioId; trimmed"`
+	Sliders    sliderInput `json:"sliders" description:"required without scenarioId"`
+	Tags       []string    `json:"tags" maxItems:"20" description:"at most 20 tags of 1 to 50 characters; trimmed, duplicates dropped"`
+
+	id      string
+	title   string
+	sliders schemas.Sliders
+	tags    []string
+}
+
+// Validate checks and cleans the fields: title and sliders are required
+// when no scenarioId is sent.
+func (r *scenarioRef) Validate() error {
+	var v bind.Validator
+	r.id = cleanText(&v, "scenarioId", r.ScenarioID, bind.MaxTitle, false)
+	r.title = cleanText(&v, "title", r.Title, bind.MaxTitle, r.id == "")
+	r.tags = cleanTags(&v, r.Tags)
+	if r.id == "" {
+		r.sliders = parseSliders(&v, "sliders", r.Sliders)
+	}
+	return v.Err()
 }
 
 // resolve returns the scenario a body names: with scenarioId the caller's
 // saved scenario (title and tags may be overridden by the body), otherwise
 // the scenario sent, with regime and metrics computed.
-func (h *Handlers) resolve(c *fiber.Ctx, req scenarioRef) (store.Record, error) {
-	var v bind.Validator
-	id := cleanText(&v, "scenarioId", req.ScenarioID, bind.MaxTitle, false)
-	title := cleanText(&v, "title", req.Title, bind.MaxTitle, id == "")
-	tags := cleanTags(&v, req.Tags)
-	var sliders schemas.Sliders
-	if id == "" {
-		sliders = parseSliders(&v, "sliders", req.Sliders)
-	}
-	if err := v.Err(); err != nil {
-		return store.Record{}, err
-	}
-	if id != "" {
-		r, err := h.ownedScenario(c, id)
+func (h *Handlers) resolve(c *fiber.Ctx, req *scenarioRef) (store.Record, error) {
+	if req.id != "" {
+		r, err := h.ownedScenario(c, req.id)
 		if err != nil {
 			return store.Record{}, err
 		}
 		r.ScenarioID = r.ID
-		if title != "" {
-			r.Title = title
+		if req.title != "" {
+			r.Title = req.title
 		}
 		if req.Tags != nil {
-			r.Tags = tags
+			r.Tags = req.tags
 		}
 		return r, nil
 	}
-	o := Evaluate(sliders)
-	return store.Record{Title: title, Sliders: sliders, Regime: o.Regime, Metrics: o.Metrics, Tags: tags,
-		CreatedAt: h.d.Now().UTC().Truncate(time.Second)}, nil
+	o := Evaluate(req.sliders)
+	return store.Record{Title: req.title, Sliders: req.sliders, Regime: o.Regime, Metrics: o.Metrics, Tags: req.tags,
+		CreatedAt: h.now().UTC().Truncate(time.Second)}, nil
 }
 
 // pdf answers a printable report of a saved or sent scenario.
-func (h *Handlers) pdf(c *fiber.Ctx) error {
-	var req scenarioRef
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) pdf(c *fiber.Ctx, req *scenarioRef) error {
 	r, err := h.resolve(c, req)
 	if err != nil {
 		return err
@@ -84,22 +88,8 @@ func (h *Handlers) pdf(c *fiber.Ctx) error {
 	return c.Send(raw)
 }
 
-type artifactView struct {
-	ID           string          `json:"id"`
-	UserID       string          `json:"userId"`
-	ScenarioID   *string         `json:"scenarioId"`
-	Title        string          `json:"title"`
-	Sliders      schemas.Sliders `json:"sliders"`
-	Regime       string          `json:"regime"`
-	Metrics      schemas.Metrics `json:"metrics"`
-	Tags         []string        `json:"tags"`
-	Votes        int64           `json:"votes"`
-	CommentCount int64           `json:"commentCount"`
-	CreatedAt    string          `json:"createdAt"`
-}
-
-func viewArtifact(a store.Artifact) artifactView {
-	v := artifactView{ID: a.ID, UserID: a.UserID, Title: a.Title, Sliders: a.Sliders, Regime: a.Regime, Metrics: a.Metrics,
+func viewArtifact(a store.Artifact) schemas.ConstitutionArtifact {
+	v := schemas.ConstitutionArtifact{ID: a.ID, UserID: a.UserID, Title: a.Title, Sliders: a.Sliders, Regime: a.Regime, Metrics: a.Metrics,
 		Tags: a.Tags, Votes: a.Votes, CommentCount: a.Comments, CreatedAt: timestamp(a.CreatedAt)}
 	if a.ScenarioID != "" {
 		id := a.ScenarioID
@@ -110,17 +100,13 @@ func viewArtifact(a store.Artifact) artifactView {
 
 // createArtifact publishes a scenario to the catalog and answers 201 with
 // the artifact.
-func (h *Handlers) createArtifact(c *fiber.Ctx) error {
-	var req scenarioRef
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) createArtifact(c *fiber.Ctx, req *scenarioRef) error {
 	r, err := h.resolve(c, req)
 	if err != nil {
 		return err
 	}
 	user := caller(c)
-	now := h.d.Now().UTC().Truncate(time.Second)
+	now := h.now().UTC().Truncate(time.Second)
 	r.ID, r.UserID, r.CreatedAt = schemas.NewID(), user, now
 	env, err := schemas.New(schemas.TypeArtifactCreated, user, user, schemas.ArtifactCreated{
 		ArtifactID: r.ID, UserID: user, ScenarioID: r.ScenarioID, Title: r.Title, Sliders: r.Sliders, Regime: r.Regime}, now)
@@ -131,42 +117,56 @@ func (h *Handlers) createArtifact(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.d.Catalog.CreateArtifact(c.UserContext(), r, row); err != nil {
+	if err := h.catalog.CreateArtifact(c.UserContext(), r, row); err != nil {
 		return err
 	}
 	return c.Status(http.StatusCreated).JSON(viewArtifact(store.Artifact{Record: r}))
 }
 
-// listArtifacts answers the catalog, newest first, optionally of one regime.
-func (h *Handlers) listArtifacts(c *fiber.Ctx) error {
-	p, err := bind.IDPageQuery(c)
-	if err != nil {
+// listArtifactsRequest is a page of the catalog, optionally of one regime.
+type listArtifactsRequest struct {
+	bind.IDPaging
+	Regime string `query:"regime" json:"-" enum:"failed-state,autocracy,oligarchy,technocracy,federal-republic,social-democracy,liberal-democracy,hybrid-regime" description:"only artifacts of this regime"`
+}
+
+// Validate reads the page, then the regime (trimmed).
+func (r *listArtifactsRequest) Validate() error {
+	if err := r.IDPaging.Validate(); err != nil {
 		return err
 	}
-	regime := strings.TrimSpace(c.Query("regime"))
-	if regime != "" {
+	r.Regime = strings.TrimSpace(r.Regime)
+	if r.Regime != "" {
 		var v bind.Validator
-		v.OneOf("regime", regime, RegimeKeys()...)
-		if err := v.Err(); err != nil {
-			return err
-		}
+		v.OneOf("regime", r.Regime, RegimeKeys()...)
+		return v.Err()
 	}
-	rows, err := h.d.Catalog.ListArtifacts(c.UserContext(), regime, p.After, p.Limit+1)
+	return nil
+}
+
+// listArtifacts answers the catalog, newest first, optionally of one regime.
+func (h *Handlers) listArtifacts(c *fiber.Ctx, req *listArtifactsRequest) error {
+	p := req.Page()
+	rows, err := h.catalog.ListArtifacts(c.UserContext(), req.Regime, p.After, p.Limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(page(rows, p.Limit, func(a store.Artifact) string { return a.ID }, viewArtifact))
+	return c.JSON(bind.PageOf(rows, p.Limit, func(a store.Artifact) string { return a.ID }, viewArtifact))
 }
 
 func artifactNotFound() error { return apierr.NotFound("no artifact with this id") }
 
-// artifactID returns the path id, or 404 when it cannot name an artifact.
-func artifactID(c *fiber.Ctx) (string, error) {
-	id := c.Params("id")
-	if !schemas.IsID(id) {
-		return "", artifactNotFound()
+// artifactPath is the request of an operation on one artifact.
+type artifactPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
+}
+
+// knownArtifactID answers 404 for a path id that cannot name an artifact,
+// before any body is read (a bad id is 404 whatever the body).
+func knownArtifactID(c *fiber.Ctx) error {
+	if !schemas.IsID(c.Params("id")) {
+		return artifactNotFound()
 	}
-	return strings.Clone(id), nil
+	return c.Next()
 }
 
 func notFoundAs(err error) error {
@@ -176,21 +176,12 @@ func notFoundAs(err error) error {
 	return err
 }
 
-func (h *Handlers) getArtifact(c *fiber.Ctx) error {
-	id, err := artifactID(c)
-	if err != nil {
-		return err
-	}
-	a, err := h.d.Catalog.Artifact(c.UserContext(), id)
+func (h *Handlers) getArtifact(c *fiber.Ctx, req *artifactPath) error {
+	a, err := h.catalog.Artifact(c.UserContext(), req.ID)
 	if err != nil {
 		return notFoundAs(err)
 	}
 	return c.JSON(viewArtifact(a))
-}
-
-type similarView struct {
-	artifactView
-	Distance float64 `json:"distance"`
 }
 
 // similarLimit is how many neighbours `similar` answers.
@@ -198,35 +189,27 @@ const similarLimit = 5
 
 // similar answers the 5 artifacts nearest by Euclidean distance of the
 // sliders, nearest first, ties by id, never the artifact itself.
-func (h *Handlers) similar(c *fiber.Ctx) error {
-	id, err := artifactID(c)
-	if err != nil {
-		return err
-	}
-	rows, err := h.d.Catalog.Similar(c.UserContext(), id, similarLimit)
+func (h *Handlers) similar(c *fiber.Ctx, req *artifactPath) error {
+	rows, err := h.catalog.Similar(c.UserContext(), req.ID, similarLimit)
 	if err != nil {
 		return notFoundAs(err)
 	}
-	out := make([]similarView, len(rows))
+	out := schemas.ConstitutionSimilarList{Items: make([]schemas.ConstitutionSimilar, len(rows))}
 	for i, r := range rows {
-		out[i] = similarView{artifactView: viewArtifact(r.Artifact), Distance: r.Distance}
+		out.Items[i] = schemas.ConstitutionSimilar{ConstitutionArtifact: viewArtifact(r.Artifact), Distance: r.Distance}
 	}
-	return c.JSON(map[string]any{"items": out})
+	return c.JSON(out)
 }
 
-type regimeCount struct {
-	Regime string `json:"regime"`
-	Count  int64  `json:"count"`
-}
-
-func (h *Handlers) stats(c *fiber.Ctx) error {
-	total, by, err := h.d.Catalog.Stats(c.UserContext())
+// stats answers the catalog's size, by regime.
+func (h *Handlers) stats(c *fiber.Ctx, _ *server.NoRequest) error {
+	total, by, err := h.catalog.Stats(c.UserContext())
 	if err != nil {
 		return err
 	}
-	out := make([]regimeCount, len(by))
+	out := schemas.ConstitutionCatalogStats{TotalArtifacts: total, ByRegime: make([]schemas.ConstitutionRegimeCount, len(by))}
 	for i, b := range by {
-		out[i] = regimeCount{Regime: b.Regime, Count: b.Count}
+		out.ByRegime[i] = schemas.ConstitutionRegimeCount{Regime: b.Regime, Count: b.Count}
 	}
-	return c.JSON(map[string]any{"totalArtifacts": total, "byRegime": out})
+	return c.JSON(out)
 }

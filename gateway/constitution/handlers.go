@@ -12,7 +12,7 @@ package constitution
 import (
 	"context"
 	"errors"
-	"log/slog"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -23,6 +23,7 @@ import (
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/constitution"
 	"github.com/fintech/platform/storage/pipeline"
 )
@@ -66,45 +67,69 @@ var (
 	_ Catalog   = (*store.Store)(nil)
 )
 
-// Deps are the handlers' dependencies; all are required.
-type Deps struct {
-	Scenarios Scenarios
-	Usage     Usage
-	Catalog   Catalog
-	// Advisor answers ai-suggest: Builtin, or a ModelAdvisor.
-	Advisor Advisor
-	// AILimit is AI_MONTHLY_LIMIT, requests per user per calendar month.
+// Config holds the handlers' options.
+type Config struct {
+	// AILimit is AI_MONTHLY_LIMIT, AI requests per user per calendar month
+	// (0 refuses every AI request with 402).
 	AILimit int64
-	// AITimeout bounds the advisor inside a stream (the request context
-	// is gone once streaming starts).
+	// AITimeout bounds the advisor inside a stream (the request context is
+	// gone once streaming starts); 20 seconds when zero.
 	AITimeout time.Duration
-	DB        platform.Pinger
-	Require   fiber.Handler // bearer token required
-	Optional  fiber.Handler // bearer token read when present
-	Now       func() time.Time
-	Routes    func() []server.Route
-	Log       *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.AITimeout <= 0 {
+		c.AITimeout = 20 * time.Second
+	}
+}
+
+// Validate reports every invalid option.
+func (c Config) Validate() error {
+	var errs []error
+	if c.AILimit < 0 {
+		errs = append(errs, errors.New("AILimit must not be negative"))
+	}
+	if c.AITimeout < 0 {
+		errs = append(errs, errors.New("AITimeout must not be negative"))
+	}
+	return errors.Join(errs...)
 }
 
 // Handlers serve both modules.
-type Handlers struct{ d Deps }
+type Handlers struct {
+	scenarios Scenarios
+	usage     Usage
+	catalog   Catalog
+	advisor   Advisor
+	db        platform.Pinger
+	require   fiber.Handler // bearer token required
+	optional  fiber.Handler // bearer token read when present
+	now       func() time.Time
+	routes    func() []server.Route
+	cfg       Config
+}
 
-// NewHandlers builds the handlers.
-func NewHandlers(d Deps) (*Handlers, error) {
-	if d.Scenarios == nil || d.Usage == nil || d.Catalog == nil || d.Advisor == nil || d.DB == nil ||
-		d.Require == nil || d.Optional == nil || d.Now == nil || d.Routes == nil || d.Log == nil {
+// NewHandlers builds the handlers. advisor answers ai-suggest (Builtin, or
+// a ModelAdvisor); require authenticates the caller and optional reads a
+// token when one is sent; routes lists the server's routes for the
+// /openapi.json slices.
+func NewHandlers(scenarios Scenarios, usage Usage, catalog Catalog, advisor Advisor, db platform.Pinger,
+	require, optional fiber.Handler, now func() time.Time, routes func() []server.Route, cfg Config) (*Handlers, error) {
+	if scenarios == nil || usage == nil || catalog == nil || advisor == nil || db == nil ||
+		require == nil || optional == nil || now == nil || routes == nil {
 		return nil, errors.New("constitution handlers: nil dependency")
 	}
-	if d.AILimit < 0 {
-		return nil, errors.New("constitution handlers: negative AI limit")
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("constitution handlers: %w", err)
 	}
-	if d.AITimeout <= 0 {
-		d.AITimeout = 20 * time.Second
-	}
-	return &Handlers{d: d}, nil
+	cfg.setDefaults()
+	return &Handlers{scenarios: scenarios, usage: usage, catalog: catalog, advisor: advisor, db: db,
+		require: require, optional: optional, now: now, routes: routes, cfg: cfg}, nil
 }
 
 // Register mounts the routes at /api/... and at /api-backend/api/....
+// Each operation is declared with its request and answer types (server.Op):
+// binding, validation and the OpenAPI slices come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	for _, base := range []string{"", ProxyBase} {
 		h.registerConstitution(r, base+Prefix)
@@ -114,34 +139,103 @@ func (h *Handlers) Register(r server.Router) {
 
 func (h *Handlers) registerConstitution(r server.Router, prefix string) {
 	g := r.Group(prefix)
-	g.Get("/health", "Liveness and database reachability", platform.Health(h.d.DB, nil))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the constitution module", h.openapi(prefix))
-	g.Get("/public/regimes", "Regimes, each with the deterministic rule that selects it (cached 1 hour)", cachedJSON(regimesDoc()))
-	g.Get("/public/presets", "Preset slider settings and the AI prompt templates (cached 1 hour)", cachedJSON(presetsDoc()))
-	g.Get("/public/countries", "Illustrative presets by country (cached 1 hour)", cachedJSON(countriesDoc()))
-	g.Get("/public/sliders-spec", "The eight sliders and how each pushes the six metrics (cached 1 hour)", cachedJSON(sliderSpecDoc()))
-	g.Post("/scenarios", ratelimit.Write, "Save a scenario; regime and metrics are computed from the sliders", h.d.Require, h.createScenario)
-	g.Get("/scenarios", "The caller's scenarios, newest first", h.d.Require, h.listScenarios)
-	audit := auditRequired(h.d.Require)
-	g.Post("/ai-suggest", ratelimit.Write, "Slider suggestions and the predicted result (counts against the monthly AI limit)", audit, h.aiSuggest)
-	g.Post("/ai-suggest-stream", ratelimit.Write, "The same as ai-suggest as server-sent events: progress events, then result", audit, h.aiSuggestStream)
-	g.Post("/pdf", ratelimit.Write, "A printable PDF report of a saved or sent scenario", h.d.Require, h.pdf)
-	g.Get("/me/plan", "The caller's AI plan and this month's usage", h.d.Require, h.plan)
+	platform.Basics(g, "constitution", platform.Health(h.db, nil), h.openapi(prefix))
+	reference := func(path, summary string, doc any) {
+		server.Get(g, path, server.Op[cachedRequest]{
+			Summary: summary, Public: true, Handle: cachedJSON(doc),
+			Responses: []server.Response{
+				server.Answers(http.StatusOK, "reference data; Cache-Control public, max-age=3600 and an ETag", doc),
+				{Status: http.StatusNotModified, Description: "not modified (If-None-Match matched the ETag)"},
+			},
+		})
+	}
+	reference("/public/regimes", "Regimes, each with the deterministic rule that selects it (cached 1 hour)", regimesDoc())
+	reference("/public/presets", "Preset slider settings and the AI prompt templates (cached 1 hour)", presetsDoc())
+	reference("/public/countries", "Illustrative presets by country (cached 1 hour)", countriesDoc())
+	reference("/public/sliders-spec", "The eight sliders and how each pushes the six metrics (cached 1 hour)", sliderSpecDoc())
+	server.Post(g, "/scenarios", server.Op[scenarioRequest]{
+		Summary: "Save a scenario; regime and metrics are computed from the sliders", Class: ratelimit.Write, Handle: h.createScenario,
+		Responses: []server.Response{server.Answers(http.StatusCreated, "the saved scenario with the computed regime and metrics", schemas.ConstitutionScenario{})},
+	}, h.require)
+	server.Get(g, "/scenarios", server.Op[listScenariosRequest]{
+		Summary: "The caller's scenarios, newest first", Handle: h.listScenarios,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's scenarios, newest first", schemas.Page[schemas.ConstitutionScenario]{})},
+	}, h.require)
+	audit := auditRequired(h.require)
+	aiFails := []server.Response{
+		server.Fails(http.StatusUnauthorized, "audit_required: no valid bearer token"),
+		server.Fails(http.StatusPaymentRequired, "spend_limit_exceeded: monthly AI request limit reached (aiRequestsUsed, aiRequestsLimit and periodEnd say which and until when)"),
+		server.Fails(http.StatusNotFound, "template_not_found: templateId names no template of GET public/presets"),
+	}
+	server.Post(g, "/ai-suggest", server.Op[aiRequest]{
+		Summary: "Slider suggestions and the predicted result (counts against the monthly AI limit)", Class: ratelimit.Write, Handle: h.aiSuggest,
+		Responses: append([]server.Response{server.Answers(http.StatusOK, "suggestions and the predicted result", schemas.ConstitutionAdvice{})}, aiFails...),
+	}, audit)
+	server.Post(g, "/ai-suggest-stream", server.Op[aiRequest]{
+		Summary: "The same as ai-suggest as server-sent events: progress events, then result", Class: ratelimit.Write, Handle: h.aiSuggestStream,
+		Responses: append([]server.Response{{Status: http.StatusOK, ContentType: "text/event-stream",
+			Description: "server-sent events: three `progress` events (data: ConstitutionAdviceProgress), then one `result` event (data: ConstitutionAdvice)"}}, aiFails...),
+	}, audit)
+	server.Post(g, "/pdf", server.Op[scenarioRef]{
+		Summary: "A printable PDF report of a saved or sent scenario", Class: ratelimit.Write, Handle: h.pdf,
+		Responses: []server.Response{
+			{Status: http.StatusOK, ContentType: "application/pdf", Description: "the report (Content-Disposition: attachment)"},
+			server.Fails(http.StatusNotFound, "not_found: no such scenario of the caller"),
+		},
+	}, h.require)
+	server.Get(g, "/me/plan", server.Op[server.NoRequest]{
+		Summary: "The caller's AI plan and this month's usage", Handle: h.plan,
+		Responses: []server.Response{server.Answers(http.StatusOK, "plan and usage", schemas.ConstitutionPlan{})},
+	}, h.require)
 }
 
 func (h *Handlers) registerPlanet(r server.Router, prefix string) {
 	g := r.Group(prefix)
-	g.Get("/health", "Liveness and database reachability", platform.Health(h.d.DB, nil))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the planet module", h.openapi(prefix))
-	g.Post("/constitution-artifacts", ratelimit.Write, "Publish a scenario (or sliders) to the catalog", h.d.Require, h.createArtifact)
-	g.Get("/constitution-artifacts", "Catalog artifacts, newest first, optionally of one regime", h.d.Optional, h.listArtifacts)
-	g.Get("/constitution-artifacts/stats", "Catalog size, by regime", h.d.Optional, h.stats)
-	g.Get("/constitution-artifacts/:id", "One artifact", h.d.Optional, h.getArtifact)
-	g.Get("/constitution-artifacts/:id/similar", "The 5 artifacts nearest by Euclidean distance of the sliders", h.d.Optional, h.similar)
-	g.Post("/constitution-artifacts/:id/vote", ratelimit.Write, "Vote for an artifact (one vote per user, idempotent)", h.d.Require, h.vote)
-	g.Handle(http.MethodDelete, "/constitution-artifacts/:id/vote", ratelimit.Write, "Remove the caller's vote (idempotent)", h.d.Require, h.unvote)
-	g.Post("/constitution-artifacts/:id/comment", ratelimit.Write, "Comment on an artifact (1 to 2,000 characters)", h.d.Require, h.comment)
-	g.Get("/constitution-artifacts/:id/social", "Votes, whether the caller voted, and the comments", h.d.Optional, h.social)
+	platform.Basics(g, "planet", platform.Health(h.db, nil), h.openapi(prefix))
+	notFound := server.Fails(http.StatusNotFound, "not_found: no artifact with this id")
+	server.Post(g, "/constitution-artifacts", server.Op[scenarioRef]{
+		Summary: "Publish a scenario (or sliders) to the catalog", Class: ratelimit.Write, Handle: h.createArtifact,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the published artifact", schemas.ConstitutionArtifact{}),
+			server.Fails(http.StatusNotFound, "not_found: no such scenario of the caller"),
+		},
+	}, h.require)
+	server.Get(g, "/constitution-artifacts", server.Op[listArtifactsRequest]{
+		Summary: "Catalog artifacts, newest first, optionally of one regime", Public: true, Handle: h.listArtifacts,
+		Responses: []server.Response{server.Answers(http.StatusOK, "artifacts, newest first", schemas.Page[schemas.ConstitutionArtifact]{})},
+	}, h.optional)
+	server.Get(g, "/constitution-artifacts/stats", server.Op[server.NoRequest]{
+		Summary: "Catalog size, by regime", Public: true, Handle: h.stats,
+		Responses: []server.Response{server.Answers(http.StatusOK, "catalog statistics", schemas.ConstitutionCatalogStats{})},
+	}, h.optional)
+	server.Get(g, "/constitution-artifacts/:id", server.Op[artifactPath]{
+		Summary: "One artifact", Public: true, Handle: h.getArtifact,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the artifact", schemas.ConstitutionArtifact{}), notFound},
+	}, h.optional, knownArtifactID)
+	server.Get(g, "/constitution-artifacts/:id/similar", server.Op[artifactPath]{
+		Summary: "The 5 artifacts nearest by Euclidean distance of the sliders", Public: true, Handle: h.similar,
+		Responses: []server.Response{server.Answers(http.StatusOK, "at most 5 nearest artifacts, nearest first, ties by id", schemas.ConstitutionSimilarList{}), notFound},
+	}, h.optional, knownArtifactID)
+	server.Post(g, "/constitution-artifacts/:id/vote", server.Op[artifactPath]{
+		Summary: "Vote for an artifact (one vote per user, idempotent)", Class: ratelimit.Write, Handle: h.vote,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "vote recorded", schemas.ConstitutionVote{}),
+			server.Answers(http.StatusOK, "the caller had voted already", schemas.ConstitutionVote{}),
+			notFound,
+		},
+	}, h.require, knownArtifactID)
+	server.Handle(g, http.MethodDelete, "/constitution-artifacts/:id/vote", server.Op[artifactPath]{
+		Summary: "Remove the caller's vote (idempotent)", Class: ratelimit.Write, Handle: h.unvote,
+		Responses: []server.Response{server.Answers(http.StatusOK, "vote removed (or there was none)", schemas.ConstitutionVote{}), notFound},
+	}, h.require, knownArtifactID)
+	server.Post(g, "/constitution-artifacts/:id/comment", server.Op[commentRequest]{
+		Summary: "Comment on an artifact (1 to 2,000 characters)", Class: ratelimit.Write, Handle: h.comment,
+		Responses: []server.Response{server.Answers(http.StatusCreated, "the comment", schemas.ConstitutionComment{}), notFound},
+	}, h.require, knownArtifactID)
+	server.Get(g, "/constitution-artifacts/:id/social", server.Op[artifactPath]{
+		Summary: "Votes, whether the caller voted, and the comments", Public: true, Handle: h.social,
+		Responses: []server.Response{server.Answers(http.StatusOK, "votes, whether the caller voted, comments oldest first", schemas.ConstitutionSocial{}), notFound},
+	}, h.optional, knownArtifactID)
 }
 
 // auditRequired turns the bearer-token check's 401 auth_required into the

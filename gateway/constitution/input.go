@@ -7,21 +7,50 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/swaggest/jsonschema-go"
+
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 )
 
-// Limits of the module's strings and lists.
+// Limits of the module's strings and lists (schemas/constitution.go).
 const (
-	maxTags       = 20
-	maxTagLen     = 50
-	maxCommentLen = 2000
+	maxTags       = schemas.MaxTags
+	maxTagLen     = schemas.MaxTagLen
+	maxCommentLen = schemas.MaxCommentLen
 )
 
 // sliderInput is a sliders object as sent: kept raw so that every slider can
 // be checked (missing, unknown, fractional, string, out of range) with its
 // own field name.
 type sliderInput map[string]json.RawMessage
+
+// PrepareJSONSchema describes a sliders object as parseSliders accepts it:
+// the eight sliders, each an integer 0..100, and nothing else.
+func (sliderInput) PrepareJSONSchema(s *jsonschema.Schema) error {
+	props := make(map[string]jsonschema.SchemaOrBool, len(schemas.SliderKeys))
+	for _, k := range schemas.SliderKeys {
+		props[k] = (&jsonschema.Schema{}).WithType(jsonschema.Integer.Type()).WithMinimum(0).WithMaximum(100).ToSchemaOrBool()
+	}
+	s.WithType(jsonschema.Object.Type()).WithProperties(props).WithRequired(schemas.SliderKeys...).
+		WithAdditionalProperties(jsonschema.SchemaOrBool{TypeBoolean: new(bool)}).
+		WithDescription("all eight sliders, each an integer from 0 to 100")
+	return nil
+}
+
+// ignored is a body field the spec lists but the server does not read (it
+// computes the value itself): any JSON value is accepted and dropped.
+type ignored struct{}
+
+// UnmarshalJSON accepts any value.
+func (*ignored) UnmarshalJSON([]byte) error { return nil }
+
+// PrepareJSONSchema describes the field as any value, ignored.
+func (ignored) PrepareJSONSchema(s *jsonschema.Schema) error {
+	*s = jsonschema.Schema{}
+	s.WithDescription("ignored: computed by the server from the sliders")
+	return nil
+}
 
 // parseSliders checks a sliders object (all eight integer sliders 0..100,
 // nothing else) and reports each problem under "<field>.<slider>"; a missing

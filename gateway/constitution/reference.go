@@ -13,16 +13,6 @@ import (
 	"github.com/fintech/platform/schemas"
 )
 
-// sliderSpec documents one slider.
-type sliderSpec struct {
-	Key         string         `json:"key"`
-	Label       string         `json:"label"`
-	Description string         `json:"description"`
-	Min         int            `json:"min"`
-	Max         int            `json:"max"`
-	Pushes      map[string]int `json:"pushes"`
-}
-
 var sliderText = [8][2]string{
 	{"Social floor", "Guaranteed minimum of income, health and education below which nobody falls."},
 	{"Rule of law", "How far the same written rules bind everyone, rulers included, and are enforced by independent courts."},
@@ -43,47 +33,40 @@ var metricText = map[string]string{
 	"legitimacy":    "How far people accept the system as rightful (higher is better).",
 }
 
-func sliderSpecDoc() any {
-	out := make([]sliderSpec, len(schemas.SliderKeys))
+func sliderSpecDoc() schemas.ConstitutionSlidersSpec {
+	out := make([]schemas.ConstitutionSliderSpec, len(schemas.SliderKeys))
 	for i, k := range schemas.SliderKeys {
 		p := map[string]int{}
 		for m, mk := range schemas.MetricKeys {
 			p[mk] = pushes[i][m]
 		}
-		out[i] = sliderSpec{Key: k, Label: sliderText[i][0], Description: sliderText[i][1], Min: 0, Max: 100, Pushes: p}
+		out[i] = schemas.ConstitutionSliderSpec{Key: k, Label: sliderText[i][0], Description: sliderText[i][1], Min: 0, Max: 100, Pushes: p}
 	}
-	metrics := make([]map[string]any, len(schemas.MetricKeys))
+	metrics := make([]schemas.ConstitutionMetricSpec, len(schemas.MetricKeys))
 	for m, k := range schemas.MetricKeys {
 		dir := "lower"
 		if higherIsBetter[m] {
 			dir = "higher"
 		}
-		metrics[m] = map[string]any{"key": k, "description": metricText[k], "base": metricBase[m], "better": dir, "min": 0, "max": 100}
+		metrics[m] = schemas.ConstitutionMetricSpec{Key: k, Description: metricText[k], Base: metricBase[m], Better: dir, Min: 0, Max: 100}
 	}
-	return map[string]any{
-		"sliders": out,
-		"metrics": metrics,
-		"rule": "metric = clamp(round(base + sum over sliders of pushes[metric] * slider / 100), 0, 100); " +
+	return schemas.ConstitutionSlidersSpec{
+		Sliders: out,
+		Metrics: metrics,
+		Rule: "metric = clamp(round(base + sum over sliders of pushes[metric] * slider / 100), 0, 100); " +
 			"rounding is half up; base is the metric's value with every slider at 0",
 	}
 }
 
-func regimesDoc() any {
-	return map[string]any{
-		"regimes": regimes,
-		"rule":    "the rules are tried in order and the first one whose conditions all hold names the regime; hybrid-regime matches when none does",
+func regimesDoc() schemas.ConstitutionRegimes {
+	return schemas.ConstitutionRegimes{
+		Regimes: regimes,
+		Rule:    "the rules are tried in order and the first one whose conditions all hold names the regime; hybrid-regime matches when none does",
 	}
 }
 
 // preset is a named slider setting.
-type preset struct {
-	ID          string          `json:"id"`
-	Title       string          `json:"title"`
-	Description string          `json:"description"`
-	Sliders     schemas.Sliders `json:"sliders"`
-	Regime      string          `json:"regime"`
-	Metrics     schemas.Metrics `json:"metrics"`
-}
+type preset = schemas.ConstitutionPreset
 
 func mkPreset(id, title, desc string, v [8]int) preset {
 	s := schemas.SlidersFrom(v)
@@ -103,18 +86,13 @@ var presets = []preset{
 
 // country is a curated, illustrative preset named after a country. The
 // values are stylised teaching examples, not an assessment of any state.
-type country struct {
-	Code string `json:"code"`
-	Name string `json:"name"`
-	preset
-	Note string `json:"note"`
-}
+type country = schemas.ConstitutionCountry
 
 const countryNote = "Illustrative teaching values chosen for the tool, not a rating of the country."
 
 func mkCountry(code, name, desc string, v [8]int) country {
 	p := mkPreset(strings.ToLower(code), name, desc, v)
-	return country{Code: code, Name: name, preset: p, Note: countryNote}
+	return country{Code: code, Name: name, ConstitutionPreset: p, Note: countryNote}
 }
 
 var countries = []country{
@@ -130,12 +108,7 @@ var countries = []country{
 
 // template is a prompt template for the AI advisor: the goal it optimises
 // when the request names none, and the instruction given to a model.
-type template struct {
-	ID          string `json:"id"`
-	Title       string `json:"title"`
-	Goal        string `json:"goal"`
-	Instruction string `json:"instruction"`
-}
+type template = schemas.ConstitutionAITemplate
 
 var templates = []template{
 	{ID: "balanced", Title: "Balanced improvement", Goal: "", Instruction: "Improve the scenario overall: raise innovation, stability and legitimacy and lower elite fear, conflict and resentment."},
@@ -155,16 +128,23 @@ func templateByID(id string) (template, bool) {
 	return template{}, false
 }
 
-func presetsDoc() any {
-	return map[string]any{"presets": presets, "aiTemplates": templates}
+func presetsDoc() schemas.ConstitutionPresets {
+	return schemas.ConstitutionPresets{Presets: presets, AITemplates: templates}
 }
 
-func countriesDoc() any { return map[string]any{"countries": countries} }
+func countriesDoc() schemas.ConstitutionCountries {
+	return schemas.ConstitutionCountries{Countries: countries}
+}
+
+// cachedRequest is the request of a public reference read.
+type cachedRequest struct {
+	IfNoneMatch string `header:"If-None-Match" json:"-" description:"the ETag of a copy held; a match answers 304"`
+}
 
 // cachedJSON serves a fixed document with Cache-Control: public,
 // max-age=3600 and a strong ETag (SHA-256 of the body), answering 304 to a
 // matching If-None-Match.
-func cachedJSON(doc any) fiber.Handler {
+func cachedJSON(doc any) func(*fiber.Ctx, *cachedRequest) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // rules read "ruleOfLaw < 20", not "\u003c"
@@ -174,10 +154,10 @@ func cachedJSON(doc any) fiber.Handler {
 	body := bytes.TrimSpace(buf.Bytes())
 	sum := sha256.Sum256(body)
 	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
-	return func(c *fiber.Ctx) error {
+	return func(c *fiber.Ctx, req *cachedRequest) error {
 		c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
 		c.Set(fiber.HeaderETag, etag)
-		if etagMatches(c.Get(fiber.HeaderIfNoneMatch), etag) {
+		if etagMatches(req.IfNoneMatch, etag) {
 			return c.SendStatus(http.StatusNotModified)
 		}
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)

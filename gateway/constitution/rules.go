@@ -63,19 +63,10 @@ func clamp(x, lo, hi int) int {
 }
 
 // Regime is one regime label with the rule that selects it.
-type Regime struct {
-	Key         string `json:"key"`
-	Label       string `json:"label"`
-	Description string `json:"description"`
-	Rule        string `json:"rule"`
-	Order       int    `json:"order"`
-	// Conditions are the rule in machine-readable form: every condition must
-	// hold. Empty for the fallback regime.
-	Conditions []Condition `json:"conditions"`
-}
+type Regime = schemas.ConstitutionRegime
 
 // matches reports whether the sliders satisfy every condition of r.
-func (r Regime) matches(s schemas.Sliders) bool {
+func matches(r Regime, s schemas.Sliders) bool {
 	v := s.Values()
 	for _, c := range r.Conditions {
 		x := v[sliderIndex(c.Slider)]
@@ -87,11 +78,7 @@ func (r Regime) matches(s schemas.Sliders) bool {
 }
 
 // Condition is one "slider op value" test of a regime rule.
-type Condition struct {
-	Slider string `json:"slider"`
-	Op     string `json:"op"` // "<" or ">="
-	Value  int    `json:"value"`
-}
+type Condition = schemas.ConstitutionCondition
 
 func cond(slider, op string, value int) Condition {
 	return Condition{Slider: slider, Op: op, Value: value}
@@ -99,7 +86,7 @@ func cond(slider, op string, value int) Condition {
 
 // regimes are tried in order; the first whose conditions all hold wins, and
 // the last one (no conditions) always matches.
-var regimes = []Regime{
+var regimes = withRules([]Regime{
 	{Key: "failed-state", Label: "Failed state", Description: "No enforceable rules and no social floor: power is whatever force can hold.",
 		Conditions: []Condition{cond("ruleOfLaw", "<", 20), cond("floor", "<", 20)}},
 	{Key: "autocracy", Label: "Autocracy", Description: "Power does not rotate and is exercised out of sight.",
@@ -115,9 +102,12 @@ var regimes = []Regime{
 	{Key: "liberal-democracy", Label: "Liberal democracy", Description: "Power rotates under the rule of law.",
 		Conditions: []Condition{cond("rotation", ">=", 50), cond("ruleOfLaw", ">=", 50)}},
 	{Key: "hybrid-regime", Label: "Hybrid regime", Description: "A mix that fits none of the rules above.", Conditions: []Condition{}},
-}
+})
 
-func init() {
+// withRules numbers the regimes and writes each one's rule as text; a
+// condition on an unknown slider or with an unknown operator is a
+// programming error.
+func withRules(regimes []Regime) []Regime {
 	for n := range regimes {
 		r := &regimes[n]
 		r.Order = n + 1
@@ -134,13 +124,14 @@ func init() {
 			r.Rule = strings.Join(parts, " and ") + fmt.Sprintf(" (rule %d; the first matching rule wins)", r.Order)
 		}
 	}
+	return regimes
 }
 
 // ClassifyRegime returns the key of the first regime whose rule the sliders
 // satisfy.
 func ClassifyRegime(s schemas.Sliders) string {
 	for _, r := range regimes {
-		if r.matches(s) {
+		if matches(r, s) {
 			return r.Key
 		}
 	}
@@ -157,10 +148,7 @@ func RegimeKeys() []string {
 }
 
 // Outcome is the regime and metrics computed from sliders.
-type Outcome struct {
-	Regime  string          `json:"regime"`
-	Metrics schemas.Metrics `json:"metrics"`
-}
+type Outcome = schemas.ConstitutionOutcome
 
 // Evaluate computes the regime and metrics of sliders.
 func Evaluate(s schemas.Sliders) Outcome {

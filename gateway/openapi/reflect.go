@@ -114,6 +114,9 @@ func (x *reflector) operation(r server.Route, path string, op map[string]any) er
 		opts := []swag.ContentOption{swag.WithHTTPStatus(resp.Status), func(cu *swag.ContentUnit) { cu.Description = resp.Description }}
 		if resp.ContentType != "" {
 			opts = append(opts, swag.WithContentType(resp.ContentType))
+			if binaryMedia(resp.ContentType) {
+				opts = append(opts, func(cu *swag.ContentUnit) { cu.Format = "binary" })
+			}
 		}
 		oc.AddRespStructure(resp.Body, opts...)
 	}
@@ -166,6 +169,15 @@ func (x *reflector) operation(r server.Route, path string, op map[string]any) er
 		op["security"] = []any{}
 	}
 	return nil
+}
+
+// binaryMedia reports whether a media type is bytes rather than text (a
+// PDF, an image): its schema is a string of format binary.
+func binaryMedia(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.TrimSpace(mt)
+	return !strings.HasPrefix(mt, "text/") && !strings.HasSuffix(mt, "json") && !strings.HasSuffix(mt, "xml") &&
+		mt != "application/javascript"
 }
 
 // components returns the component schemas reflected so far, with the
