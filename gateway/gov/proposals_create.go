@@ -34,7 +34,7 @@ const (
 type createProposalRequest struct {
 	IdempotencyKey        string   `header:"Idempotency-Key" json:"-" description:"makes retries safe: the same key and body answer the original proposal"`
 	Title                 string   `json:"title" required:"true" minLength:"1" maxLength:"200"`
-	Summary               string   `json:"summary" maxLength:"2000"`
+	Summary               string   `json:"summary" maxLength:"500"`
 	Body                  string   `json:"body" maxLength:"20000"`
 	Category              string   `json:"category" required:"true" minLength:"1" maxLength:"64"`
 	VoteMode              string   `json:"voteMode" required:"true" enum:"yes-no-abstain,ranked-choice,weighted"`

@@ -23,7 +23,7 @@ const maxWeight = 1_000_000_000_000_000 // 10^15
 type voteRequest struct {
 	ID      string                     `path:"id" json:"-" format:"ksuid"`
 	Choice  *string                    `json:"choice" enum:"yes,no,abstain" description:"yes-no-abstain ballots (required there)"`
-	Reason  string                     `json:"reason" maxLength:"2000" description:"accepted in every mode; never published"`
+	Reason  string                     `json:"reason" maxLength:"500" description:"accepted in every mode; never published"`
 	Ranking []string                   `json:"ranking" description:"ranked-choice ballots: every option of the proposal exactly once, most preferred first"`
 	Weights map[string]json.RawMessage `json:"weights" description:"weighted ballots: a positive number of at most 10^15 per option given one, for at least one option"`
 }
