@@ -53,7 +53,8 @@ type fracNum struct{ num }
 
 // PrepareJSONSchema describes the threshold as the number a client sends.
 func (fracNum) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithType(jsonschema.Number.Type()).WithExclusiveMinimum(0).WithExclusiveMaximum(1)
+	s.WithType(jsonschema.Number.Type()).WithMinimum(0).WithExclusiveMinimum(0).WithMaximum(1).WithExclusiveMaximum(1).
+		WithDefault(0.5).WithDescription("the share a passing tally must exceed: greater than 0, less than 1, at most 10 decimal places")
 	s.Properties, s.Required = nil, nil
 	return nil
 }

@@ -65,7 +65,7 @@ func TestOpenAPI(t *testing.T) {
 	if q := create["quorum"].(map[string]any); q["type"] != "integer" || q["minimum"] != float64(1) {
 		t.Fatalf("quorum = %v", q)
 	}
-	if th := create["threshold"].(map[string]any); th["type"] != "number" || th["exclusiveMaximum"] != true {
+	if th := create["threshold"].(map[string]any); th["type"] != "number" || th["exclusiveMaximum"] != true || th["maximum"] != float64(1) || th["minimum"] != float64(0) {
 		t.Fatalf("threshold = %v", th)
 	}
 	proposal := schemas["Proposal"].(map[string]any)["properties"].(map[string]any)

@@ -39,7 +39,7 @@ type createProposalRequest struct {
 	Category              string   `json:"category" required:"true" minLength:"1" maxLength:"64"`
 	VoteMode              string   `json:"voteMode" required:"true" enum:"yes-no-abstain,ranked-choice,weighted"`
 	Quorum                intNum   `json:"quorum" minimum:"1" maximum:"1000000000" default:"1" description:"ballots needed for a decision"`
-	Threshold             fracNum  `json:"threshold" default:"0.5" description:"the share a passing tally must exceed: greater than 0, less than 1, at most 10 decimal places"`
+	Threshold             fracNum  `json:"threshold"`
 	Options               []string `json:"options" minItems:"2" maxItems:"20" uniqueItems:"true" description:"ranked-choice and weighted: 2 to 20 distinct option names of at most 64 characters (not \"rounds\")"`
 	VotingDurationSeconds intNum   `json:"votingDurationSeconds" minimum:"1" maximum:"31536000" default:"604800"`
 }
