@@ -97,18 +97,84 @@ func (d CharityDonate) Validate() error {
 	return errors.Join(errs...)
 }
 
-// DonationResult is the 201 body of a donation.
+// DonationResult is the 201 body of a donation (encoded by the fiat
+// consumer, which applies donations).
 type DonationResult struct {
-	DonationID       string    `json:"donationId"`
-	LedgerEntryID    string    `json:"ledgerEntryId"`
-	TransactionID    string    `json:"transactionId"`
-	CampaignID       string    `json:"campaignId"`
-	WalletID         string    `json:"walletId"`
-	AmountKzt        int64     `json:"amountKzt"`
-	Anonymous        bool      `json:"anonymous"`
-	CampaignTotalKzt int64     `json:"campaignTotalKzt"`
-	ThankYouURL      string    `json:"thankYouUrl"`
-	CreatedAt        time.Time `json:"createdAt"`
+	DonationID       string    `json:"donationId" required:"true" format:"ksuid"`
+	LedgerEntryID    string    `json:"ledgerEntryId" required:"true" format:"ksuid" description:"the id of the donation's ledger entry"`
+	TransactionID    string    `json:"transactionId" required:"true" format:"ksuid"`
+	CampaignID       string    `json:"campaignId" required:"true" format:"ksuid"`
+	WalletID         string    `json:"walletId" required:"true" format:"ksuid" description:"the donor's KZT wallet"`
+	AmountKzt        int64     `json:"amountKzt" required:"true" description:"integer minor units"`
+	Anonymous        bool      `json:"anonymous" required:"true"`
+	CampaignTotalKzt int64     `json:"campaignTotalKzt" required:"true" description:"integer minor units: the campaign's total after this donation"`
+	ThankYouURL      string    `json:"thankYouUrl" required:"true" format:"uri"`
+	CreatedAt        time.Time `json:"createdAt" required:"true"`
+}
+
+// Campaign is the API shape of a campaign. RecentDonors is set only by the
+// single read.
+type Campaign struct {
+	ID            string           `json:"id" required:"true" format:"ksuid"`
+	Title         string           `json:"title" required:"true"`
+	Description   string           `json:"description" required:"true"`
+	Category      string           `json:"category" required:"true"`
+	GoalKzt       int64            `json:"goalKzt" required:"true" description:"integer minor units"`
+	Media         []string         `json:"media" required:"true" nullable:"false" maxItems:"10" description:"https URLs"`
+	EndsAt        *time.Time       `json:"endsAt" required:"true"`
+	Status        string           `json:"status" required:"true" enum:"pending,active,ended" description:"ended: an active campaign past its endsAt"`
+	Pinned        bool             `json:"pinned" required:"true"`
+	Featured      bool             `json:"featured" required:"true"`
+	CreatedAt     time.Time        `json:"createdAt" required:"true"`
+	ApprovedAt    *time.Time       `json:"approvedAt" required:"true"`
+	GoalReachedAt *time.Time       `json:"goalReachedAt" required:"true"`
+	Progress      CampaignProgress `json:"progress" required:"true"`
+	RecentDonors  *[]CampaignDonor `json:"recentDonors,omitempty" description:"the last 10 donors who did not give anonymously (single read only)"`
+}
+
+// CampaignProgress is how far a campaign is.
+type CampaignProgress struct {
+	RaisedKzt int64 `json:"raisedKzt" required:"true" description:"integer minor units"`
+	GoalKzt   int64 `json:"goalKzt" required:"true" description:"integer minor units"`
+	// Percent is floor(raised * 100 / goal); it passes 100 when a campaign
+	// raises more than its goal.
+	Percent    int64 `json:"percent" required:"true" minimum:"0" description:"floor(raised * 100 / goal); passes 100 when the goal is exceeded"`
+	DonorCount int64 `json:"donorCount" required:"true"`
+}
+
+// CampaignDonor is one recent donor of a campaign (never an anonymous one).
+type CampaignDonor struct {
+	Name      string    `json:"name" required:"true"`
+	AmountKzt int64     `json:"amountKzt" required:"true" description:"integer minor units"`
+	DonatedAt time.Time `json:"donatedAt" required:"true"`
+}
+
+// CampaignList is a page of approved campaigns with their total count.
+type CampaignList struct {
+	Items      []Campaign `json:"items" required:"true" nullable:"false"`
+	Total      int64      `json:"total" required:"true" description:"campaigns matching the filters, every page"`
+	NextCursor *string    `json:"nextCursor" required:"true"`
+}
+
+// CharityStats is the charity roll-up (GET /api/charity/stats), read from the
+// ClickHouse copy of donation.received.
+type CharityStats struct {
+	TotalRaisedKzt int64             `json:"totalRaisedKzt" required:"true" description:"integer minor units"`
+	DonorCount     int64             `json:"donorCount" required:"true" description:"distinct donors, anonymous ones included"`
+	TopCategories  []CharityCategory `json:"topCategories" required:"true" nullable:"false"`
+}
+
+// CharityCategory is what a category raised.
+type CharityCategory struct {
+	Category  string `json:"category" required:"true"`
+	RaisedKzt int64  `json:"raisedKzt" required:"true" description:"integer minor units"`
+}
+
+// CharityHealth is the answer of GET /api/charity/health.
+type CharityHealth struct {
+	Status          string `json:"status" required:"true" enum:"ok,degraded"`
+	Database        string `json:"database" required:"true" enum:"ok,unreachable"`
+	ActiveCampaigns int64  `json:"activeCampaigns" required:"true"`
 }
 
 // DonationReceived is the data of donation.received. DonorUserID is set only

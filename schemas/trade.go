@@ -191,12 +191,27 @@ func (t *TNU) UnmarshalJSON(b []byte) error {
 // String is the exact decimal.
 func (t TNU) String() string { return FormatTNU(int64(t)) }
 
+// JSONSchemaBytes describes a TNU amount in the API documents: a JSON number,
+// exact to 7 decimal places, never negative in an answer.
+func (TNU) JSONSchemaBytes() ([]byte, error) {
+	return []byte(`{"type":"number","minimum":0,"multipleOf":0.0000001,"description":"TNU, an exact decimal with at most 7 decimal places"}`), nil
+}
+
 // TradeTopUp is the data of a TypeTradeTopUp command: UserID must own
 // AccountID.
 type TradeTopUp struct {
 	AccountID string `json:"accountId"`
 	UserID    string `json:"userId"`
 	Amount    TNU    `json:"amount"`
+}
+
+// Validate is the rule both sides apply to a top-up before it is sent and
+// before it is applied: a positive amount of at most MaxTopUp.
+func (d TradeTopUp) Validate() error {
+	if d.Amount <= 0 || int64(d.Amount) > MaxTopUp {
+		return errors.New("top-up amount out of range")
+	}
+	return nil
 }
 
 // TradeTransfer is the data of a TypeTradeTransfer command: UserID must own
@@ -208,42 +223,77 @@ type TradeTransfer struct {
 	Amount TNU    `json:"amount"`
 }
 
+// Validate is the rule both sides apply to a transfer before it is sent and
+// before it is applied: a positive amount of at most MaxTNU between two
+// different accounts.
+func (d TradeTransfer) Validate() error {
+	switch {
+	case d.Amount <= 0 || int64(d.Amount) > MaxTNU:
+		return errors.New("transfer amount out of range")
+	case d.From == d.To:
+		return errors.New("transfer to the same account")
+	}
+	return nil
+}
+
 // TradeAccount is the API shape of an account.
 type TradeAccount struct {
-	ID        string    `json:"id"`
-	Balance   TNU       `json:"balance"`
-	Currency  string    `json:"currency"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID        string    `json:"id" required:"true" format:"ksuid"`
+	Balance   TNU       `json:"balance" required:"true"`
+	Currency  string    `json:"currency" required:"true" enum:"TNU"`
+	CreatedAt time.Time `json:"createdAt" required:"true"`
+}
+
+// TradeAccountList is the caller's accounts: exactly one (opened on the
+// first read), with the total and the next page's cursor (null).
+type TradeAccountList struct {
+	Items      []TradeAccount `json:"items" required:"true" nullable:"false"`
+	Total      int64          `json:"total" required:"true"`
+	NextCursor *string        `json:"nextCursor" required:"true"`
+}
+
+// TradeAccountLookup is the account of a user found by e-mail.
+type TradeAccountLookup struct {
+	ID    string `json:"id" required:"true" format:"ksuid" description:"the account id, to transfer to"`
+	Owner string `json:"owner" required:"true" description:"the owner's e-mail as registered"`
 }
 
 // TradeOperation is the API shape of an operation and the data of the
 // trade events. From is null for a top-up.
 type TradeOperation struct {
-	ID        string    `json:"id"`
-	Kind      string    `json:"kind"`
-	Amount    TNU       `json:"amount"`
-	From      *string   `json:"from"`
-	To        string    `json:"to"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID        string    `json:"id" required:"true" format:"ksuid"`
+	Kind      string    `json:"kind" required:"true" enum:"topup,transfer"`
+	Amount    TNU       `json:"amount" required:"true"`
+	From      *string   `json:"from" required:"true" format:"ksuid" description:"the debited account; null for a top-up"`
+	To        string    `json:"to" required:"true" format:"ksuid"`
+	CreatedAt time.Time `json:"createdAt" required:"true"`
+}
+
+// TradeOperationList is a page of the caller's operations, newest first,
+// with their total.
+type TradeOperationList struct {
+	Items      []TradeOperation `json:"items" required:"true" nullable:"false"`
+	Total      int64            `json:"total" required:"true"`
+	NextCursor *string          `json:"nextCursor" required:"true"`
 }
 
 // TradeTopUpResult is the answer to a top-up: the account after it.
 type TradeTopUpResult struct {
-	ID          string    `json:"id"`
-	Balance     TNU       `json:"balance"`
-	Currency    string    `json:"currency"`
-	UpdatedAt   time.Time `json:"updatedAt"`
-	OperationID string    `json:"operationId"`
+	ID          string    `json:"id" required:"true" format:"ksuid"`
+	Balance     TNU       `json:"balance" required:"true"`
+	Currency    string    `json:"currency" required:"true" enum:"TNU"`
+	UpdatedAt   time.Time `json:"updatedAt" required:"true"`
+	OperationID string    `json:"operationId" required:"true" format:"ksuid"`
 }
 
 // TradeTransferResult is the answer to a transfer.
 type TradeTransferResult struct {
-	ID        string    `json:"id"`
-	From      string    `json:"from"`
-	To        string    `json:"to"`
-	Amount    TNU       `json:"amount"`
-	Currency  string    `json:"currency"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID        string    `json:"id" required:"true" format:"ksuid" description:"the operation id"`
+	From      string    `json:"from" required:"true" format:"ksuid"`
+	To        string    `json:"to" required:"true" format:"ksuid"`
+	Amount    TNU       `json:"amount" required:"true"`
+	Currency  string    `json:"currency" required:"true" enum:"TNU"`
+	CreatedAt time.Time `json:"createdAt" required:"true"`
 }
 
 // TradeEvent is the data of the trade events: the operation plus the

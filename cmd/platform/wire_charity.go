@@ -15,12 +15,10 @@ func (a *app) charityModule() (module, error) {
 	return module{
 		routes: func(r server.Router) error {
 			campaigns := scharity.NewCampaigns(a.pool)
-			h, err := gcharity.NewHandlers(gcharity.Deps{
-				Writer: campaigns, Reader: campaigns, Sender: a.bus, DB: a.pool,
-				Stats:   clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
-				Require: a.tokens.Require(), Optional: a.tokens.Optional(), Admin: a.requireAdmin(a.cfg.Admins.Charity),
-				PublicBaseURL: a.cfg.PublicBaseURL, Now: a.now, Routes: a.server.Routes,
-			})
+			h, err := gcharity.NewHandlers(campaigns, campaigns, a.bus,
+				clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()), a.pool,
+				a.tokens.Require(), a.tokens.Optional(), a.requireAdmin(a.cfg.Admins.Charity), a.now, a.server.Routes,
+				gcharity.Config{PublicBaseURL: a.cfg.PublicBaseURL})
 			if err != nil {
 				return err
 			}

@@ -15,12 +15,9 @@ func (a *app) govModule() (module, error) {
 	return module{
 		routes: func(r server.Router) error {
 			st := sgov.NewStore(a.pool)
-			h, err := ggov.NewHandlers(ggov.Deps{
-				DB: a.pool, Writer: st, Reader: st,
-				Analytics: clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
-				Require:   a.tokens.Require(), Admin: a.requireAdmin(a.cfg.Admins.Gov),
-				Now: a.now, Routes: a.server.Routes,
-			})
+			h, err := ggov.NewHandlers(a.pool, st, st,
+				clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+				a.tokens.Require(), a.requireAdmin(a.cfg.Admins.Gov), a.now, a.server.Routes)
 			if err != nil {
 				return err
 			}

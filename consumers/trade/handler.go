@@ -75,16 +75,14 @@ func parse(env schemas.Envelope) parsed {
 	return p
 }
 
-// validate re-checks what the gateway checked: a command is applied only
-// with a positive amount in range.
+// validate applies the command's own rule (schemas), the one the gateway
+// checked before sending it.
 func (p parsed) validate() error {
 	switch {
-	case p.topUp != nil && (p.topUp.Amount <= 0 || int64(p.topUp.Amount) > schemas.MaxTopUp):
-		return errors.New("top-up amount out of range")
-	case p.transfer != nil && (p.transfer.Amount <= 0 || int64(p.transfer.Amount) > schemas.MaxTNU):
-		return errors.New("transfer amount out of range")
-	case p.transfer != nil && p.transfer.From == p.transfer.To:
-		return errors.New("transfer to the same account")
+	case p.topUp != nil:
+		return p.topUp.Validate()
+	case p.transfer != nil:
+		return p.transfer.Validate()
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package charity
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
-	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/charity"
 	"github.com/fintech/platform/storage/pipeline"
@@ -19,29 +17,28 @@ import (
 // weightCharityOrganizer is the reputation the proposer gets on approval.
 const weightCharityOrganizer = 2
 
+// approveRequest approves one campaign; its body may be left out.
 type approveRequest struct {
-	Pin     bool `json:"pin"`
-	Feature bool `json:"feature"`
+	ID      string `path:"id" json:"-" format:"ksuid"`
+	Pin     bool   `json:"pin" description:"show the campaign first in the list"`
+	Feature bool   `json:"feature" description:"mark the campaign as featured"`
 }
+
+// BodyIsOptional: an approval without a body neither pins nor features.
+func (approveRequest) BodyIsOptional() {}
 
 // approveCampaign moves a pending campaign to active (charity admins only),
 // optionally pinned or featured, and queues campaign.approved and the
 // proposer's charity-organizer +2 in the same transaction. The body is
 // optional. 200 with the campaign; 409 invalid_state when it is not pending.
-func (h *Handlers) approveCampaign(c *fiber.Ctx) error {
-	var req approveRequest
-	if len(bytes.TrimSpace(c.Body())) > 0 {
-		if err := bind.JSON(c, &req); err != nil {
-			return err
-		}
-	}
-	id := c.Params("id")
+func (h *Handlers) approveCampaign(c *fiber.Ctx, req *approveRequest) error {
+	id := req.ID
 	if !validID(id) {
 		return errCampaignNotFound
 	}
-	now := h.d.Now().UTC().Truncate(time.Microsecond)
+	now := h.now().UTC().Truncate(time.Microsecond)
 	admin := caller(c)
-	camp, err := h.d.Writer.Approve(c.UserContext(), id, req.Pin, req.Feature, now,
+	camp, err := h.writer.Approve(c.UserContext(), id, req.Pin, req.Feature, now,
 		func(camp store.Campaign) ([]pipeline.OutboxRow, error) {
 			ev, err := outboxRow(topics.EventsCharity, schemas.TypeCampaignApproved, camp.ID, admin,
 				campaignEvent(camp, now), now)
@@ -65,7 +62,7 @@ func (h *Handlers) approveCampaign(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	}
-	if camp.DonorCount, err = h.d.Reader.DonorCount(c.UserContext(), camp.ID); err != nil {
+	if camp.DonorCount, err = h.reader.DonorCount(c.UserContext(), camp.ID); err != nil {
 		return err
 	}
 	return c.JSON(viewOf(camp, now))

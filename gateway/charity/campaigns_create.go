@@ -23,13 +23,14 @@ const (
 	maxMediaURL = 2048
 )
 
+// createCampaignRequest proposes a campaign.
 type createCampaignRequest struct {
-	Title       string      `json:"title"`
-	Description string      `json:"description"`
-	Category    string      `json:"category"`
-	GoalKzt     bind.Amount `json:"goalKzt"`
-	Media       []string    `json:"media"`
-	EndsAt      *string     `json:"endsAt"`
+	Title       string      `json:"title" required:"true" minLength:"1" maxLength:"200"`
+	Description string      `json:"description" required:"true" minLength:"1" maxLength:"20000"`
+	Category    string      `json:"category" required:"true" minLength:"1" maxLength:"64"`
+	GoalKzt     bind.Amount `json:"goalKzt" required:"true"`
+	Media       []string    `json:"media" maxItems:"10" description:"https URLs of at most 2048 characters"`
+	EndsAt      *string     `json:"endsAt" format:"date-time" description:"in the future; open-ended when left out"`
 }
 
 // validate checks the proposal and returns the campaign (without ids).
@@ -83,12 +84,8 @@ func httpsURL(s string) bool {
 // createCampaign proposes a campaign: it is stored pending, with its own
 // platform-held KZT wallet, and campaign.created is queued in the same
 // transaction. 201 with the campaign.
-func (h *Handlers) createCampaign(c *fiber.Ctx) error {
-	var req createCampaignRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
-	now := h.d.Now().UTC().Truncate(time.Microsecond)
+func (h *Handlers) createCampaign(c *fiber.Ctx, req *createCampaignRequest) error {
+	now := h.now().UTC().Truncate(time.Microsecond)
 	camp, err := req.validate(now)
 	if err != nil {
 		return err
@@ -103,7 +100,7 @@ func (h *Handlers) createCampaign(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.d.Writer.Create(c.UserContext(), camp, []pipeline.OutboxRow{ev}); err != nil {
+	if err := h.writer.Create(c.UserContext(), camp, []pipeline.OutboxRow{ev}); err != nil {
 		return err
 	}
 	return c.Status(http.StatusCreated).JSON(viewOf(camp, now))

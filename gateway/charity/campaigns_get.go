@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/schemas"
 )
 
 // Locals keys of the admin probe.
@@ -22,7 +23,7 @@ func (h *Handlers) probeAdmin(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	c.Locals(adminKey, true)
-	err := h.d.Admin(c)
+	err := h.admin(c)
 	if served, _ := c.Locals(servedKey).(bool); served {
 		return err
 	}
@@ -38,24 +39,24 @@ func isAdmin(c *fiber.Ctx) bool {
 // getCampaign answers one campaign with progress, its last 10
 // non-anonymous donors and media. A pending campaign is 404 to everyone but
 // its proposer and charity admins.
-func (h *Handlers) getCampaign(c *fiber.Ctx) error {
+func (h *Handlers) getCampaign(c *fiber.Ctx, req *campaignPath) error {
 	c.Locals(servedKey, true)
-	camp, err := h.campaign(c, isAdmin(c))
+	camp, err := h.campaign(c, req.ID, isAdmin(c))
 	if err != nil {
 		return err
 	}
-	if camp.DonorCount, err = h.d.Reader.DonorCount(c.UserContext(), camp.ID); err != nil {
+	if camp.DonorCount, err = h.reader.DonorCount(c.UserContext(), camp.ID); err != nil {
 		return err
 	}
-	donors, err := h.d.Reader.RecentDonors(c.UserContext(), camp.ID, recentDonorCount)
+	donors, err := h.reader.RecentDonors(c.UserContext(), camp.ID, recentDonorCount)
 	if err != nil {
 		return err
 	}
-	list := make([]donorView, len(donors))
+	list := make([]schemas.CampaignDonor, len(donors))
 	for i, d := range donors {
-		list[i] = donorView{Name: d.Name, AmountKzt: d.AmountKzt, DonatedAt: d.DonatedAt.UTC()}
+		list[i] = schemas.CampaignDonor{Name: d.Name, AmountKzt: d.AmountKzt, DonatedAt: d.DonatedAt.UTC()}
 	}
-	v := viewOf(camp, h.d.Now().UTC())
+	v := viewOf(camp, h.now().UTC())
 	v.RecentDonors = &list
 	return c.JSON(v)
 }

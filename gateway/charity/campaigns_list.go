@@ -11,28 +11,31 @@ import (
 	store "github.com/fintech/platform/storage/charity"
 )
 
-type listResponse struct {
-	Items      []campaignView `json:"items"`
-	Total      int64          `json:"total"`
-	NextCursor *string        `json:"nextCursor"`
+// listCampaignsRequest is a page of approved campaigns, optionally filtered.
+type listCampaignsRequest struct {
+	bind.Paging
+	Category string `query:"category" json:"-" maxLength:"64"`
+	Status   string `query:"status" json:"-" enum:"active,ended"`
+}
+
+// Validate reads the page and checks the filters.
+func (req *listCampaignsRequest) Validate() error {
+	if err := req.Paging.Validate(); err != nil {
+		return err
+	}
+	var v bind.Validator
+	text(&v, "category", req.Category, maxCategory, false)
+	if req.Status != "" {
+		v.OneOf("status", req.Status, schemas.CampaignActive, schemas.CampaignEnded)
+	}
+	return v.Err()
 }
 
 // listCampaigns answers approved campaigns, pinned first, then newest
 // first; query category, status (active or ended), cursor and limit.
-func (h *Handlers) listCampaigns(c *fiber.Ctx) error {
-	page, err := bind.PageQuery(c)
-	if err != nil {
-		return err
-	}
-	var v bind.Validator
-	category, status := c.Query("category"), c.Query("status")
-	text(&v, "category", category, maxCategory, false)
-	if status != "" {
-		v.OneOf("status", status, schemas.CampaignActive, schemas.CampaignEnded)
-	}
-	if err := v.Err(); err != nil {
-		return err
-	}
+func (h *Handlers) listCampaigns(c *fiber.Ctx, req *listCampaignsRequest) error {
+	page := req.Page()
+	category, status := req.Category, req.Status
 	var after *store.Cursor
 	if page.After != "" {
 		pinned, id, ok := strings.Cut(page.After, "|")
@@ -41,13 +44,13 @@ func (h *Handlers) listCampaigns(c *fiber.Ctx) error {
 		}
 		after = &store.Cursor{Pinned: pinned == "1", ID: id}
 	}
-	now := h.d.Now().UTC()
-	items, total, err := h.d.Reader.List(c.UserContext(), store.Filter{Category: category, Status: status, Now: now},
+	now := h.now().UTC()
+	items, total, err := h.reader.List(c.UserContext(), store.Filter{Category: category, Status: status, Now: now},
 		after, page.Limit+1)
 	if err != nil {
 		return err
 	}
-	out := listResponse{Items: []campaignView{}, Total: total}
+	out := schemas.CampaignList{Items: []schemas.Campaign{}, Total: total}
 	if len(items) > page.Limit {
 		items = items[:page.Limit]
 		last := items[len(items)-1]

@@ -1,6 +1,7 @@
 package charity
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,11 +17,13 @@ import (
 
 var errWalletNotFound = apierr.New(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet")
 
+// donateRequest is a donation to one campaign.
 type donateRequest struct {
-	WalletID  string      `json:"walletId"`
-	AmountKzt bind.Amount `json:"amountKzt"`
-	Anonymous bool        `json:"anonymous"`
-	Message   string      `json:"message"`
+	ID        string      `path:"id" json:"-" format:"ksuid"`
+	WalletID  string      `json:"walletId" required:"true" minLength:"1" maxLength:"1000" description:"the caller's own KZT wallet"`
+	AmountKzt bind.Amount `json:"amountKzt" required:"true"`
+	Anonymous bool        `json:"anonymous" description:"keep the donor's name out of every public read"`
+	Message   string      `json:"message" maxLength:"500"`
 }
 
 // donate moves amountKzt from the caller's KZT wallet to the campaign's
@@ -31,11 +34,7 @@ type donateRequest struct {
 // one transaction) and answers 201 with donationId, ledgerEntryId,
 // transactionId, campaignTotalKzt and thankYouUrl. An Idempotency-Key makes
 // a retry return the original answer.
-func (h *Handlers) donate(c *fiber.Ctx) error {
-	var req donateRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) donate(c *fiber.Ctx, req *donateRequest) error {
 	var v bind.Validator
 	walletID := strings.TrimSpace(req.WalletID)
 	text(&v, "walletId", walletID, bind.MaxGeneric, true)
@@ -49,11 +48,11 @@ func (h *Handlers) donate(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	camp, err := h.campaign(c, false)
+	camp, err := h.campaign(c, req.ID, false)
 	if err != nil {
 		return err
 	}
-	now := h.d.Now().UTC()
+	now := h.now().UTC()
 	if statusOf(camp, now) != schemas.CampaignActive {
 		return apierr.New(http.StatusConflict, schemas.CodeCampaignNotActive, "the campaign is "+statusOf(camp, now)+", not active")
 	}
@@ -61,7 +60,7 @@ func (h *Handlers) donate(c *fiber.Ctx) error {
 	// Only the caller's own user wallet is ever sent: the consumer locks the
 	// wallet named here, and a platform-held wallet must never be locked
 	// with the donors' (it is a hot row, credited at the end of a batch).
-	owner, kind, err := h.d.Reader.WalletOwner(c.UserContext(), walletID)
+	owner, kind, err := h.reader.WalletOwner(c.UserContext(), walletID)
 	switch {
 	case isNotFound(err) || (err == nil && (owner != user || kind != "user")):
 		return errWalletNotFound
@@ -74,11 +73,14 @@ func (h *Handlers) donate(c *fiber.Ctx) error {
 		ProposerUserID: camp.ProposerUserID, EndsAt: camp.EndsAt,
 		DonorUserID: user, WalletID: walletID, AmountKzt: amount, Anonymous: req.Anonymous, Message: message,
 	}
-	d.ThankYouURL = h.d.PublicBaseURL + Prefix + "/campaigns/" + url.PathEscape(camp.ID) + "?thanks=" + d.DonationID
+	d.ThankYouURL = h.cfg.PublicBaseURL + Prefix + "/campaigns/" + url.PathEscape(camp.ID) + "?thanks=" + d.DonationID
+	if err := d.Validate(); err != nil {
+		return fmt.Errorf("charity donation: %w", err) // the consumer would refuse it: a programming error
+	}
 	env, err := schemas.New(schemas.TypeCharityDonate, walletID, user, d, now)
 	if err != nil {
 		return err
 	}
-	return commands.Exchange(c, h.d.Sender, topics.FiatCommands, env,
+	return commands.Exchange(c, h.sender, topics.FiatCommands, env,
 		commands.RequestIdempotency(c, user, "POST "+Prefix+"/campaigns/"+camp.ID+"/donations"))
 }

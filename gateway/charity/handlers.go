@@ -66,65 +66,120 @@ type Stats interface {
 
 var _ Stats = (*clickhouse.Analytics)(nil)
 
-// Deps are the handlers' dependencies; every one is required.
-type Deps struct {
-	Writer Writer
-	Reader Reader
-	Sender Sender
-	Stats  Stats
-	DB     platform.Pinger
-	// Require authenticates the caller; Optional reads a token when present.
-	Require, Optional fiber.Handler
-	// Admin admits only charity admins (after Require or Optional).
-	Admin fiber.Handler
-	// PublicBaseURL prefixes thank-you URLs (no trailing slash).
+// Config holds the module's options.
+type Config struct {
+	// PublicBaseURL is the absolute http(s) base of thank-you URLs
+	// (PUBLIC_BASE_URL); a trailing slash is dropped.
 	PublicBaseURL string
-	Now           func() time.Time
-	Routes        func() []server.Route
 }
 
-func (d Deps) validate() error {
-	if d.Writer == nil || d.Reader == nil || d.Sender == nil || d.Stats == nil || d.DB == nil ||
-		d.Require == nil || d.Optional == nil || d.Admin == nil || d.Now == nil || d.Routes == nil {
-		return errors.New("charity handlers: nil dependency")
+func (c *Config) setDefaults() {
+	c.PublicBaseURL = strings.TrimRight(c.PublicBaseURL, "/")
+}
+
+// Validate reports every problem of the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if !strings.HasPrefix(c.PublicBaseURL, "http://") && !strings.HasPrefix(c.PublicBaseURL, "https://") {
+		errs = append(errs, errors.New("charity handlers: PublicBaseURL must be an absolute http(s) URL"))
 	}
-	if !strings.HasPrefix(d.PublicBaseURL, "http://") && !strings.HasPrefix(d.PublicBaseURL, "https://") {
-		return errors.New("charity handlers: PublicBaseURL must be an absolute http(s) URL")
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Handlers serve /api/charity.
 type Handlers struct {
-	d Deps
+	writer    Writer
+	reader    Reader
+	sender    Sender
+	analytics Stats
+	db        platform.Pinger
+	require   fiber.Handler
+	optional  fiber.Handler
+	admin     fiber.Handler
+	now       func() time.Time
+	routes    func() []server.Route
+	cfg       Config
 }
 
-// NewHandlers builds the handlers.
-func NewHandlers(d Deps) (*Handlers, error) {
-	if err := d.validate(); err != nil {
+// NewHandlers builds the handlers. require authenticates the caller (the
+// JWT middleware) and optional reads a token when there is one; admin
+// admits only charity admins after either; routes lists the server's routes
+// for /openapi.json.
+func NewHandlers(writer Writer, reader Reader, sender Sender, stats Stats, db platform.Pinger,
+	require, optional, admin fiber.Handler, now func() time.Time, routes func() []server.Route, cfg Config) (*Handlers, error) {
+	if writer == nil || reader == nil || sender == nil || stats == nil || db == nil ||
+		require == nil || optional == nil || admin == nil || now == nil || routes == nil {
+		return nil, errors.New("charity handlers: nil dependency")
+	}
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d.PublicBaseURL = strings.TrimRight(d.PublicBaseURL, "/")
-	return &Handlers{d: d}, nil
+	return &Handlers{writer: writer, reader: reader, sender: sender, analytics: stats, db: db, require: require,
+		optional: optional, admin: admin, now: now, routes: routes, cfg: cfg}, nil
 }
 
-// Register mounts the routes.
+// adminRole is who may approve campaigns.
+const adminRole = "charity admin"
+
+// campaignPath is the request of an operation on one campaign.
+type campaignPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
+}
+
+// Register mounts the routes. Each operation is declared with its request
+// and answer types (server.Op): binding, validation and the OpenAPI slice
+// come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	g.Get("/health", "Liveness, database reachability, active-campaign count", platform.Health(h.d.DB, h.health))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the charity module", h.openapi)
-	g.Get("/campaigns", "Approved campaigns, pinned first; query category, status (active | ended), cursor, limit", h.listCampaigns)
-	g.Get("/campaigns/:id", "One campaign with progress, recent donors and media", h.d.Optional, h.probeAdmin, h.getCampaign)
-	g.Post("/campaigns", ratelimit.Write, "Propose a campaign (pending until a charity admin approves it)", h.d.Require, h.createCampaign)
-	g.Post("/campaigns/:id/approve", ratelimit.Write, "Approve a pending campaign, optionally pinned or featured (charity admins)",
-		h.d.Require, h.d.Admin, h.approveCampaign)
-	g.Post("/campaigns/:id/donations", ratelimit.Money, "Donate from the caller's KZT wallet to an active campaign",
-		h.d.Require, h.donate)
-	g.Get("/stats", "Total raised, distinct donors and top categories (analytics copy)", h.stats)
+	type resp = server.Response
+	answers, fails := server.Answers, server.Fails
+	platform.BasicsCounting(g, "charity", "Liveness, database reachability, active-campaign count",
+		platform.Health(h.db, h.health), h.openapi, schemas.CharityHealth{})
+	server.Get(g, "/campaigns", server.Op[listCampaignsRequest]{
+		Summary: "Approved campaigns, pinned first; query category, status (active | ended), cursor, limit", Public: true,
+		Handle:    h.listCampaigns,
+		Responses: []resp{answers(http.StatusOK, "approved campaigns, pinned first", schemas.CampaignList{})},
+	})
+	server.Get(g, "/campaigns/:id", server.Op[campaignPath]{
+		Summary: "One campaign with progress, recent donors and media", Public: true, Handle: h.getCampaign,
+		Responses: []resp{
+			answers(http.StatusOK, "the campaign", schemas.Campaign{}),
+			fails(http.StatusNotFound, "not_found: unknown, or pending and neither yours nor seen by a charity admin"),
+		},
+	}, h.optional, h.probeAdmin)
+	server.Post(g, "/campaigns", server.Op[createCampaignRequest]{
+		Summary: "Propose a campaign (pending until a charity admin approves it)", Class: ratelimit.Write,
+		Handle:    h.createCampaign,
+		Responses: []resp{answers(http.StatusCreated, "the pending campaign", schemas.Campaign{})},
+	}, h.require)
+	server.Post(g, "/campaigns/:id/approve", server.Op[approveRequest]{
+		Summary: "Approve a pending campaign, optionally pinned or featured (charity admins)", Class: ratelimit.Write,
+		Role: adminRole, Handle: h.approveCampaign,
+		Responses: []resp{
+			answers(http.StatusOK, "the active campaign", schemas.Campaign{}),
+			fails(http.StatusNotFound, "not_found: no such campaign"),
+			fails(http.StatusConflict, "invalid_state: only a pending campaign can be approved"),
+		},
+	}, h.require, h.admin)
+	server.Post(g, "/campaigns/:id/donations", server.Op[donateRequest]{
+		Summary: "Donate from the caller's KZT wallet to an active campaign", Class: ratelimit.Money, Handle: h.donate,
+		Responses: []resp{
+			answers(http.StatusCreated, "the settled donation", schemas.DonationResult{}),
+			fails(http.StatusBadRequest, "insufficient_balance or wallet_inactive: the wallet cannot pay the amount"),
+			fails(http.StatusForbidden, "kyc_required: the amount is over the caller's pre-KYC cap"),
+			fails(http.StatusNotFound, "not_found or wallet_not_found: no such active campaign, or no such KZT wallet of the caller"),
+			fails(http.StatusConflict, "campaign_not_active or idempotency_key_reused: the campaign is pending or ended, or the Idempotency-Key came with another body"),
+		},
+	}, h.require)
+	server.Get(g, "/stats", server.Op[server.NoRequest]{
+		Summary: "Total raised, distinct donors and top categories (analytics copy)", Public: true, Handle: h.stats,
+		Responses: []resp{answers(http.StatusOK, "aggregates", schemas.CharityStats{})},
+	})
 }
 
 func (h *Handlers) health(ctx context.Context) (map[string]any, error) {
-	n, err := h.d.Reader.ActiveCount(ctx, h.d.Now().UTC())
+	n, err := h.reader.ActiveCount(ctx, h.now().UTC())
 	if err != nil {
 		return nil, err
 	}
@@ -146,12 +201,11 @@ var errCampaignNotFound = apierr.New(http.StatusNotFound, apierr.CodeNotFound, "
 // campaign reads the campaign named in the path as the caller may see it:
 // a pending campaign is visible only to its proposer and to charity admins;
 // to everyone else it does not exist.
-func (h *Handlers) campaign(c *fiber.Ctx, admin bool) (store.Campaign, error) {
-	id := c.Params("id")
+func (h *Handlers) campaign(c *fiber.Ctx, id string, admin bool) (store.Campaign, error) {
 	if !validID(id) {
 		return store.Campaign{}, errCampaignNotFound
 	}
-	camp, err := h.d.Reader.Get(c.UserContext(), id)
+	camp, err := h.reader.Get(c.UserContext(), id)
 	if err != nil {
 		if isNotFound(err) {
 			return store.Campaign{}, errCampaignNotFound

@@ -1,24 +1,47 @@
 package charity
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"testing"
+	"time"
 
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 )
 
+type noWriter struct{ Writer }
+type noReader struct{ Reader }
+type noStats struct{ Stats }
+type noSender struct{}
+type noDB struct{}
+
+func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
+	return schemas.Reply{}, nil
+}
+func (noDB) Ping(context.Context) error { return nil }
+
+// TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	routes := []server.Route{
-		{Method: "GET", Path: Prefix + "/campaigns/:id", Class: ratelimit.Read, Summary: "read"},
-		{Method: "POST", Path: Prefix + "/campaigns/:id/donations", Class: ratelimit.Money, Summary: "donate"},
-		{Method: "POST", Path: Prefix + "/campaigns/:id/approve", Class: ratelimit.Write, Summary: "approve"},
-		{Method: "GET", Path: "/api/fiat/wallets", Class: ratelimit.Read},
+	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	next := func(c *fiber.Ctx) error { return c.Next() }
+	h, err := NewHandlers(noWriter{}, noReader{}, noSender{}, noStats{}, noDB{}, next, next, next, time.Now, s.Routes,
+		Config{PublicBaseURL: "https://example.com/"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	doc := OpenAPI(routes)
+	h.Register(s.Root())
+	doc := OpenAPI(s.Routes())
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 3 {
-		t.Fatalf("paths = %v", paths)
+	if len(paths) != 7 {
+		t.Fatalf("paths = %d: %v", len(paths), paths)
 	}
 	read := paths[Prefix+"/campaigns/{id}"].(map[string]any)["get"].(map[string]any)
 	if sec := read["security"].([]any); len(sec) != 0 {
@@ -29,7 +52,7 @@ func TestOpenAPI(t *testing.T) {
 	if len(params) != 2 || params[1].(map[string]any)["name"] != "Idempotency-Key" {
 		t.Fatalf("donate parameters = %v", params)
 	}
-	for _, code := range []string{"201", "400", "401", "404", "409", "422"} {
+	for _, code := range []string{"201", "400", "401", "403", "404", "409", "422"} {
 		if _, ok := donate["responses"].(map[string]any)[code]; !ok {
 			t.Fatalf("donate lacks %s: %v", code, donate["responses"])
 		}
@@ -38,13 +61,21 @@ func TestOpenAPI(t *testing.T) {
 	if body := approve["requestBody"].(map[string]any); body["required"] != false {
 		t.Fatalf("the approve body is optional: %v", body)
 	}
+	if approve["x-required-role"] != adminRole {
+		t.Fatalf("approve = %v", approve)
+	}
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
-	for _, name := range []string{"Campaign", "Donation", "Error"} {
+	for _, name := range []string{"Campaign", "DonationResult", "CampaignList", "CharityStats", "Error"} {
 		if _, ok := schemas[name]; !ok {
-			t.Fatalf("no %s schema", name)
+			t.Fatalf("no %s schema among %v", name, schemas)
 		}
 	}
-	if _, ok := schemas["Stats"]; ok {
-		t.Fatal("Stats is listed though no route of these answers it")
+	status := schemas["Campaign"].(map[string]any)["properties"].(map[string]any)["status"].(map[string]any)
+	if len(status["enum"].([]any)) != 3 {
+		t.Fatalf("Campaign.status = %v", status)
+	}
+	goal := schemas["CreateCampaignRequest"].(map[string]any)["properties"].(map[string]any)["goalKzt"].(map[string]any)
+	if goal["minimum"] != float64(1) || goal["type"] != "integer" {
+		t.Fatalf("goalKzt = %v", goal)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/swaggest/jsonschema-go"
+
 	"github.com/fintech/platform/gateway/bind"
 )
 
@@ -32,6 +34,28 @@ func (n *num) UnmarshalJSON(b []byte) error {
 	default:
 		n.NotNumber = true
 	}
+	return nil
+}
+
+// intNum is an integer field as sent (quorum, votingDurationSeconds); its
+// bounds are the field's tags and intField's arguments.
+type intNum struct{ num }
+
+// PrepareJSONSchema describes the field as the integer a client sends.
+func (intNum) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Integer.Type())
+	s.Properties, s.Required = nil, nil
+	return nil
+}
+
+// fracNum is a threshold as sent: a number strictly between 0 and 1.
+type fracNum struct{ num }
+
+// PrepareJSONSchema describes the threshold as the number a client sends.
+func (fracNum) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Number.Type()).WithMinimum(0).WithExclusiveMinimum(0).WithMaximum(1).WithExclusiveMaximum(1).
+		WithDefault(0.5).WithDescription("the share a passing tally must exceed: greater than 0, less than 1, at most 10 decimal places")
+	s.Properties, s.Required = nil, nil
 	return nil
 }
 

@@ -87,33 +87,34 @@ type Analytics interface {
 
 var _ Analytics = (*clickhouse.Analytics)(nil)
 
-// Deps are the handlers' dependencies.
-type Deps struct {
-	DB        platform.Pinger
-	Writer    Writer
-	Reader    Reader
-	Analytics Analytics
-	// Require authenticates the caller (the JWT middleware).
-	Require fiber.Handler
-	// Admin admits only governance admins (after Require); 403 otherwise.
-	Admin  fiber.Handler
-	Now    func() time.Time
-	Routes func() []server.Route
-}
-
 // Handlers serve /api/gov.
 type Handlers struct {
-	d Deps
+	db        platform.Pinger
+	writer    Writer
+	reader    Reader
+	analytics Analytics
+	require   fiber.Handler
+	admin     fiber.Handler
+	now       func() time.Time
+	routes    func() []server.Route
 }
 
-// NewHandlers checks the dependencies and builds the handlers.
-func NewHandlers(d Deps) (*Handlers, error) {
-	if d.DB == nil || d.Writer == nil || d.Reader == nil || d.Analytics == nil || d.Require == nil ||
-		d.Admin == nil || d.Now == nil || d.Routes == nil {
+// NewHandlers checks the dependencies and builds the handlers. require
+// authenticates the caller (the JWT middleware); admin admits only
+// governance admins after it (403 otherwise); routes lists the server's
+// routes for /openapi.json.
+func NewHandlers(db platform.Pinger, writer Writer, reader Reader, analytics Analytics, require, admin fiber.Handler,
+	now func() time.Time, routes func() []server.Route) (*Handlers, error) {
+	if db == nil || writer == nil || reader == nil || analytics == nil || require == nil || admin == nil ||
+		now == nil || routes == nil {
 		return nil, errors.New("gov handlers: nil dependency")
 	}
-	return &Handlers{d: d}, nil
+	return &Handlers{db: db, writer: writer, reader: reader, analytics: analytics, require: require, admin: admin,
+		now: now, routes: routes}, nil
 }
+
+// adminRole is who may open, close and execute proposals.
+const adminRole = "governance admin"
 
 // publicPaths are the routes that need no bearer token, by method and path.
 var publicPaths = map[string]bool{
@@ -121,26 +122,87 @@ var publicPaths = map[string]bool{
 	"GET " + Prefix + "/proposals": true, "GET " + Prefix + "/proposals/:id": true, "GET " + Prefix + "/proposals/:id/votes": true,
 }
 
-// Register mounts the routes.
+// proposalPath is the request of an operation on one proposal.
+type proposalPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
+}
+
+// Register mounts the routes. Each operation is declared with its request
+// and answer types (server.Op): binding, validation and the OpenAPI slice
+// come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	req, admin := h.d.Require, h.d.Admin
-	g.Get("/health", "Liveness, database reachability, open-proposal count", platform.Health(h.d.DB, h.health))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the governance module", h.openapi)
-	g.Get("/stats", "Proposals by status, mean turnout of closed proposals, top categories", h.stats)
-	g.Post("/proposals", ratelimit.Write, "Create a draft proposal", req, h.createProposal)
-	g.Get("/proposals", "Proposals, newest first; query status, category, authorUserId, cursor, limit", h.listProposals)
-	g.Get("/proposals/:id", "One proposal with its current tally", h.getProposal)
-	g.Post("/proposals/:id/votes", ratelimit.Write, "Cast the caller's one ballot on an open proposal", req, h.vote)
-	g.Get("/proposals/:id/votes", "Per-voter ballots of a closed proposal", h.listVotes)
-	g.Post("/proposals/:id/open", ratelimit.Write, "Open a draft for voting (governance admin)", req, admin, h.open)
-	g.Post("/proposals/:id/close", ratelimit.Write, "Tally and close an open proposal (governance admin)", req, admin, h.close)
-	g.Post("/proposals/:id/tally", ratelimit.Write, "Recount the ballots of a proposal", req, h.tally)
-	g.Post("/proposals/:id/execute", ratelimit.Write, "Execute a passed proposal; idempotent (governance admin)", req, admin, h.execute)
+	type resp = server.Response
+	var (
+		answers     = server.Answers
+		fails       = server.Fails
+		notFound    = fails(http.StatusNotFound, "not_found: no such proposal")
+		withTally   = answers(http.StatusOK, "the proposal after the transition, with its tally", schemas.Proposal{})
+		invalidOpen = fails(http.StatusConflict, "invalid_state: only a draft can be opened")
+	)
+	platform.BasicsCounting(g, "governance", "Liveness, database reachability, open-proposal count",
+		platform.Health(h.db, h.health), h.openapi, schemas.GovHealth{})
+	server.Get(g, "/stats", server.Op[server.NoRequest]{
+		Summary: "Proposals by status, mean turnout of closed proposals, top categories", Public: true, Handle: h.stats,
+		Responses: []resp{answers(http.StatusOK, "roll-up from the analytics copy", schemas.GovStats{})},
+	})
+	server.Post(g, "/proposals", server.Op[createProposalRequest]{
+		Summary: "Create a draft proposal", Class: ratelimit.Write, Handle: h.createProposal,
+		Responses: []resp{
+			answers(http.StatusCreated, "the draft (or, replayed with the same Idempotency-Key and body, the original one)", schemas.Proposal{}),
+			fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body"),
+		},
+	}, h.require)
+	server.Get(g, "/proposals", server.Op[listProposalsRequest]{
+		Summary: "Proposals, newest first; query status, category, authorUserId, cursor, limit", Public: true,
+		Handle:    h.listProposals,
+		Responses: []resp{answers(http.StatusOK, "proposals, newest first", schemas.Page[schemas.Proposal]{})},
+	})
+	server.Get(g, "/proposals/:id", server.Op[proposalPath]{
+		Summary: "One proposal with its current tally", Public: true, Handle: h.getProposal,
+		Responses: []resp{answers(http.StatusOK, "the proposal with its current tally", schemas.Proposal{}), notFound},
+	})
+	server.Post(g, "/proposals/:id/votes", server.Op[voteRequest]{
+		Summary: "Cast the caller's one ballot on an open proposal", Class: ratelimit.Write, Handle: h.vote,
+		Responses: []resp{
+			answers(http.StatusCreated, "the ballot and the tally after it", schemas.GovVoteResult{}),
+			notFound,
+			fails(http.StatusConflict, "voting_closed or already_voted: the proposal is not open, or the caller has voted on it"),
+		},
+	}, h.require)
+	server.Get(g, "/proposals/:id/votes", server.Op[listVotesRequest]{
+		Summary: "Per-voter ballots of a closed proposal", Public: true, Handle: h.listVotes,
+		Responses: []resp{
+			answers(http.StatusOK, "ballots in the order cast", schemas.Page[schemas.GovBallot]{}),
+			notFound,
+			fails(http.StatusConflict, "proposal_not_closed: ballots are published once the proposal is closed"),
+		},
+	})
+	server.Post(g, "/proposals/:id/open", server.Op[proposalPath]{
+		Summary: "Open a draft for voting (governance admin)", Class: ratelimit.Write, Role: adminRole, Handle: h.open,
+		Responses: []resp{withTally, notFound, invalidOpen},
+	}, h.require, h.admin)
+	server.Post(g, "/proposals/:id/close", server.Op[proposalPath]{
+		Summary: "Tally and close an open proposal (governance admin)", Class: ratelimit.Write, Role: adminRole, Handle: h.close,
+		Responses: []resp{withTally, notFound, fails(http.StatusConflict, "invalid_state: only an open proposal can be closed")},
+	}, h.require, h.admin)
+	server.Post(g, "/proposals/:id/tally", server.Op[proposalPath]{
+		Summary: "Recount the ballots of a proposal", Class: ratelimit.Write, Handle: h.tally,
+		Responses: []resp{answers(http.StatusOK, "the recount", schemas.ProposalTally{}), notFound},
+	}, h.require)
+	server.Post(g, "/proposals/:id/execute", server.Op[proposalPath]{
+		Summary: "Execute a passed proposal; idempotent (governance admin)", Class: ratelimit.Write, Role: adminRole,
+		Handle: h.execute,
+		Responses: []resp{
+			answers(http.StatusOK, "the executed proposal, idempotent: true", schemas.Proposal{}),
+			notFound,
+			fails(http.StatusConflict, "invalid_state: the proposal did not pass"),
+		},
+	}, h.require, h.admin)
 }
 
 func (h *Handlers) health(ctx context.Context) (map[string]any, error) {
-	n, err := h.d.Reader.CountOpen(ctx)
+	n, err := h.reader.CountOpen(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -153,14 +215,13 @@ func caller(c *fiber.Ctx) string {
 	return p.UserID
 }
 
-// proposal loads the proposal named by the :id path parameter; an unknown
+// proposal loads the proposal named by the id path parameter; an unknown
 // or malformed id is 404 not_found.
-func (h *Handlers) proposal(c *fiber.Ctx) (store.Proposal, error) {
-	id := c.Params("id")
+func (h *Handlers) proposal(c *fiber.Ctx, id string) (store.Proposal, error) {
 	if !schemas.IsID(id) {
 		return store.Proposal{}, errNoProposal()
 	}
-	p, err := h.d.Reader.Get(c.UserContext(), id)
+	p, err := h.reader.Get(c.UserContext(), id)
 	if err != nil {
 		return store.Proposal{}, storeErr(err)
 	}

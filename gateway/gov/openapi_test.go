@@ -1,25 +1,40 @@
 package gov
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 )
 
+type noWriter struct{ Writer }
+type noReader struct{ Reader }
+type noAnalytics struct{ Analytics }
+type noDB struct{}
+
+func (noDB) Ping(context.Context) error { return nil }
+
+// TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	routes := []server.Route{
-		{Method: "GET", Path: Prefix + "/health", Class: ratelimit.Read, Summary: "health"},
-		{Method: "POST", Path: Prefix + "/proposals/:id/votes", Class: ratelimit.Write, Summary: "vote"},
-		{Method: "GET", Path: Prefix + "/proposals/:id/votes", Class: ratelimit.Read, Summary: "votes"},
-		{Method: "POST", Path: Prefix + "/proposals/:id/close", Class: ratelimit.Write, Summary: "close"},
-		{Method: "GET", Path: "/api/governance", Class: ratelimit.Read},
-		{Method: "GET", Path: "/api/fiat/wallets", Class: ratelimit.Read},
+	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	next := func(c *fiber.Ctx) error { return c.Next() }
+	h, err := NewHandlers(noDB{}, noWriter{}, noReader{}, noAnalytics{}, next, next, time.Now, s.Routes)
+	if err != nil {
+		t.Fatal(err)
 	}
-	paths := OpenAPI(routes)["paths"].(map[string]any)
-	if len(paths) != 3 {
-		t.Fatalf("paths = %v", paths)
+	h.Register(s.Root())
+	doc := OpenAPI(s.Routes())
+	paths := doc["paths"].(map[string]any)
+	if len(paths) != 10 {
+		t.Fatalf("paths = %d: %v", len(paths), paths)
 	}
 	votes := paths["/api/gov/proposals/{id}/votes"].(map[string]any)
 	post := votes["post"].(map[string]any)
@@ -36,7 +51,35 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatalf("votes list = %v", get)
 	}
 	closeOp := paths["/api/gov/proposals/{id}/close"].(map[string]any)["post"].(map[string]any)
-	if closeOp["responses"].(map[string]any)["403"] == nil {
+	if closeOp["responses"].(map[string]any)["403"] == nil || closeOp["x-required-role"] != adminRole {
 		t.Fatalf("close = %v", closeOp)
+	}
+	if _, ok := closeOp["requestBody"]; ok {
+		t.Fatalf("close has a body: %v", closeOp)
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	create := schemas["CreateProposalRequest"].(map[string]any)["properties"].(map[string]any)
+	if mode := create["voteMode"].(map[string]any); len(mode["enum"].([]any)) != 3 {
+		t.Fatalf("voteMode = %v", mode)
+	}
+	if q := create["quorum"].(map[string]any); q["type"] != "integer" || q["minimum"] != float64(1) {
+		t.Fatalf("quorum = %v", q)
+	}
+	if th := create["threshold"].(map[string]any); th["type"] != "number" || th["exclusiveMaximum"] != true || th["maximum"] != float64(1) || th["minimum"] != float64(0) {
+		t.Fatalf("threshold = %v", th)
+	}
+	proposal := schemas["Proposal"].(map[string]any)["properties"].(map[string]any)
+	if st := proposal["status"].(map[string]any); len(st["enum"].([]any)) != 4 {
+		t.Fatalf("status = %v", st)
+	}
+	if th := proposal["threshold"].(map[string]any); th["type"] != "number" {
+		t.Fatalf("Proposal.threshold = %v", th)
+	}
+	if _, ok := schemas["ProposalPage"]; !ok {
+		t.Fatalf("no ProposalPage among %v", schemas)
+	}
+	health := paths["/api/gov/health"].(map[string]any)["get"].(map[string]any)
+	if len(health["security"].([]any)) != 0 {
+		t.Fatalf("health = %v", health)
 	}
 }

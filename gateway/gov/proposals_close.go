@@ -16,8 +16,8 @@ import (
 // passing, else rejected; one gov:decision ledger entry with the full
 // tally, proposal.passed or proposal.rejected, and gov-author to the
 // author, all through the outbox in the closing transaction.
-func (h *Handlers) close(c *fiber.Ctx) error {
-	p, err := h.proposal(c)
+func (h *Handlers) close(c *fiber.Ctx, req *proposalPath) error {
+	p, err := h.proposal(c, req.ID)
 	if err != nil {
 		return err
 	}
@@ -25,8 +25,8 @@ func (h *Handlers) close(c *fiber.Ctx) error {
 		return errInvalidState("only an open proposal can be closed")
 	}
 	actor := caller(c)
-	now := h.d.Now().UTC()
-	closed, err := h.d.Writer.Close(c.UserContext(), p.ID, actor, now, func(p store.Proposal, ballots []store.Ballot) (store.Decision, error) {
+	now := h.now().UTC()
+	closed, err := h.writer.Close(c.UserContext(), p.ID, actor, now, func(p store.Proposal, ballots []store.Ballot) (store.Decision, error) {
 		return decide(p, ballots, actor, now)
 	})
 	if err != nil {

@@ -29,21 +29,24 @@ const (
 	MaxDuration            = 31_536_000
 )
 
-type createRequest struct {
-	Title                 string   `json:"title"`
-	Summary               string   `json:"summary"`
-	Body                  string   `json:"body"`
-	Category              string   `json:"category"`
-	VoteMode              string   `json:"voteMode"`
-	Quorum                num      `json:"quorum"`
-	Threshold             num      `json:"threshold"`
-	Options               []string `json:"options"`
-	VotingDurationSeconds num      `json:"votingDurationSeconds"`
+// createProposalRequest is a draft proposal. Options are read for
+// ranked-choice and weighted proposals only.
+type createProposalRequest struct {
+	IdempotencyKey        string   `header:"Idempotency-Key" json:"-" description:"makes retries safe: the same key and body answer the original proposal"`
+	Title                 string   `json:"title" required:"true" minLength:"1" maxLength:"200"`
+	Summary               string   `json:"summary" maxLength:"500"`
+	Body                  string   `json:"body" maxLength:"20000"`
+	Category              string   `json:"category" required:"true" minLength:"1" maxLength:"64"`
+	VoteMode              string   `json:"voteMode" required:"true" enum:"yes-no-abstain,ranked-choice,weighted"`
+	Quorum                intNum   `json:"quorum" minimum:"1" maximum:"1000000000" default:"1" description:"ballots needed for a decision"`
+	Threshold             fracNum  `json:"threshold"`
+	Options               []string `json:"options" minItems:"2" maxItems:"20" uniqueItems:"true" description:"ranked-choice and weighted: 2 to 20 distinct option names of at most 64 characters (not \"rounds\")"`
+	VotingDurationSeconds intNum   `json:"votingDurationSeconds" minimum:"1" maximum:"31536000" default:"604800"`
 }
 
 // validate checks the request and returns the draft's fields (without ids
 // and times).
-func (req createRequest) validate() (store.Proposal, error) {
+func (req createProposalRequest) validate() (store.Proposal, error) {
 	var v bind.Validator
 	p := store.Proposal{
 		Title:    strings.TrimSpace(req.Title),
@@ -65,9 +68,9 @@ func (req createRequest) validate() (store.Proposal, error) {
 	if v.Required("voteMode", p.VoteMode) {
 		v.OneOf("voteMode", p.VoteMode, schemas.VoteModes...)
 	}
-	p.Quorum = intField(&v, "quorum", req.Quorum, DefaultQuorum, 1, MaxQuorum)
-	p.Threshold = fraction(&v, "threshold", req.Threshold, DefaultThreshold)
-	p.VotingDurationSeconds = intField(&v, "votingDurationSeconds", req.VotingDurationSeconds, DefaultDuration, 1, MaxDuration)
+	p.Quorum = intField(&v, "quorum", req.Quorum.num, DefaultQuorum, 1, MaxQuorum)
+	p.Threshold = fraction(&v, "threshold", req.Threshold.num, DefaultThreshold)
+	p.VotingDurationSeconds = intField(&v, "votingDurationSeconds", req.VotingDurationSeconds.num, DefaultDuration, 1, MaxDuration)
 	if p.VoteMode == schemas.VoteModeRanked || p.VoteMode == schemas.VoteModeWeighted {
 		p.Options = validOptions(&v, req.Options)
 	}
@@ -105,16 +108,12 @@ func validOptions(v *bind.Validator, in []string) []string {
 // With an Idempotency-Key (scoped to the caller and this endpoint) a retry
 // with the same body answers the original proposal byte for byte with
 // Idempotent-Replayed: true; a different body is 409 idempotency_key_reused.
-func (h *Handlers) createProposal(c *fiber.Ctx) error {
-	var req createRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) createProposal(c *fiber.Ctx, req *createProposalRequest) error {
 	p, err := req.validate()
 	if err != nil {
 		return err
 	}
-	now := h.d.Now().UTC()
+	now := h.now().UTC()
 	p.ID, p.AuthorUserID, p.CreatedAt = schemas.NewID(), caller(c), now
 	env, err := schemas.New(schemas.TypeProposalCreated, p.ID, p.AuthorUserID, eventOf(p), now)
 	if err != nil {
@@ -133,7 +132,7 @@ func (h *Handlers) createProposal(c *fiber.Ctx) error {
 		idem = &pipeline.Processed{CommandID: req.CommandID(), CommandType: commandCreate,
 			RequestHash: req.RequestHash, Status: http.StatusCreated, Body: body}
 	}
-	prior, err := h.d.Writer.Create(c.UserContext(), p, []pipeline.OutboxRow{row}, idem)
+	prior, err := h.writer.Create(c.UserContext(), p, []pipeline.OutboxRow{row}, idem)
 	if err != nil {
 		return err
 	}

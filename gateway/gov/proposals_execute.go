@@ -9,8 +9,8 @@ import (
 // execute fires the side effects of a passed proposal. A passing close
 // executes at once, so on an executed proposal this answers 200 with
 // idempotent: true; any other status is 409 invalid_state.
-func (h *Handlers) execute(c *fiber.Ctx) error {
-	p, err := h.proposal(c)
+func (h *Handlers) execute(c *fiber.Ctx, req *proposalPath) error {
+	p, err := h.proposal(c, req.ID)
 	if err != nil {
 		return err
 	}

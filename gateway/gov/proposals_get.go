@@ -7,36 +7,38 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/gov"
 )
 
 // withTally returns the proposal's view with its tally: the frozen one of a
 // closed proposal, else a count of the ballots now.
-func (h *Handlers) withTally(c *fiber.Ctx, p store.Proposal) (proposalView, error) {
+func (h *Handlers) withTally(c *fiber.Ctx, p store.Proposal) (schemas.Proposal, error) {
 	out := view(p)
 	if p.Tally != nil {
 		t, err := frozenTally(p.Tally)
 		if err != nil {
-			return proposalView{}, err
+			return schemas.Proposal{}, err
 		}
-		out.Tally = t
+		out.Tally = &t
 		return out, nil
 	}
-	ballots, err := h.d.Reader.Ballots(c.UserContext(), p.ID)
+	ballots, err := h.reader.Ballots(c.UserContext(), p.ID)
 	if err != nil {
-		return proposalView{}, err
+		return schemas.Proposal{}, err
 	}
 	r, res, err := tallyOf(p, ballots)
 	if err != nil {
-		return proposalView{}, err
+		return schemas.Proposal{}, err
 	}
-	out.Tally = res.View(r)
+	tv := res.View(r)
+	out.Tally = &tv
 	return out, nil
 }
 
 // getProposal answers one proposal with its current tally and breakdown.
-func (h *Handlers) getProposal(c *fiber.Ctx) error {
-	p, err := h.proposal(c)
+func (h *Handlers) getProposal(c *fiber.Ctx, req *proposalPath) error {
+	p, err := h.proposal(c, req.ID)
 	if err != nil {
 		return err
 	}

@@ -8,26 +8,36 @@ import (
 	store "github.com/fintech/platform/storage/gov"
 )
 
+// listProposalsRequest is a page of proposals, optionally filtered.
+type listProposalsRequest struct {
+	bind.IDPaging
+	Status       string `query:"status" json:"-" enum:"draft,open,executed,rejected"`
+	Category     string `query:"category" json:"-" maxLength:"64"`
+	AuthorUserID string `query:"authorUserId" json:"-" maxLength:"200" description:"only the proposals of this author"`
+}
+
+// Validate reads the page and checks the filters.
+func (req *listProposalsRequest) Validate() error {
+	if err := req.IDPaging.Validate(); err != nil {
+		return err
+	}
+	var v bind.Validator
+	if req.Status != "" {
+		v.OneOf("status", req.Status, schemas.ProposalStatuses...)
+	}
+	text(&v, "category", req.Category, MaxCategory)
+	text(&v, "authorUserId", req.AuthorUserID, bind.MaxTitle)
+	return v.Err()
+}
+
 // listProposals answers proposals in every status (drafts included), newest
 // first, filtered by status, category and authorUserId.
-func (h *Handlers) listProposals(c *fiber.Ctx) error {
-	p, err := bind.IDPageQuery(c)
+func (h *Handlers) listProposals(c *fiber.Ctx, req *listProposalsRequest) error {
+	p := req.Page()
+	f := store.Filter{Status: req.Status, Category: req.Category, AuthorUserID: req.AuthorUserID}
+	rows, err := h.reader.List(c.UserContext(), f, p.After, p.Limit+1)
 	if err != nil {
 		return err
 	}
-	f := store.Filter{Status: c.Query("status"), Category: c.Query("category"), AuthorUserID: c.Query("authorUserId")}
-	var v bind.Validator
-	if f.Status != "" {
-		v.OneOf("status", f.Status, schemas.ProposalStatuses...)
-	}
-	text(&v, "category", f.Category, MaxCategory)
-	text(&v, "authorUserId", f.AuthorUserID, bind.MaxTitle)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	rows, err := h.d.Reader.List(c.UserContext(), f, p.After, p.Limit+1)
-	if err != nil {
-		return err
-	}
-	return c.JSON(page(rows, p.Limit, func(r store.Proposal) string { return r.ID }, view))
+	return c.JSON(bind.PageOf(rows, p.Limit, func(r store.Proposal) string { return r.ID }, view))
 }

@@ -12,15 +12,15 @@ import (
 
 // open moves a draft to open: votesOpenAt = now, votesCloseAt = now +
 // votingDurationSeconds; 409 invalid_state from any other status.
-func (h *Handlers) open(c *fiber.Ctx) error {
-	p, err := h.proposal(c)
+func (h *Handlers) open(c *fiber.Ctx, req *proposalPath) error {
+	p, err := h.proposal(c, req.ID)
 	if err != nil {
 		return err
 	}
 	if p.Status != schemas.ProposalDraft {
 		return errInvalidState("only a draft can be opened")
 	}
-	now := h.d.Now().UTC().Truncate(time.Second)
+	now := h.now().UTC().Truncate(time.Second)
 	closeAt := now.Add(time.Duration(p.VotingDurationSeconds) * time.Second)
 	p.Status, p.VotesOpenAt, p.VotesCloseAt = schemas.ProposalOpen, &now, &closeAt
 	env, err := schemas.New(schemas.TypeProposalOpened, p.ID, caller(c), eventOf(p), now)
@@ -31,7 +31,7 @@ func (h *Handlers) open(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	opened, err := h.d.Writer.Open(c.UserContext(), p.ID, now, closeAt, []pipeline.OutboxRow{row})
+	opened, err := h.writer.Open(c.UserContext(), p.ID, now, closeAt, []pipeline.OutboxRow{row})
 	if err != nil {
 		return storeErr(err)
 	}

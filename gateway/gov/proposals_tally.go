@@ -1,22 +1,18 @@
 package gov
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
 
-// tallyResponse is the answer of POST /tally.
-type tallyResponse struct {
-	ProposalID string `json:"proposalId"`
-	Status     string `json:"status"`
-	VoteMode   string `json:"voteMode"`
-	View
-}
+	"github.com/fintech/platform/schemas"
+)
 
 // tally recounts the ballots of a proposal in any status.
-func (h *Handlers) tally(c *fiber.Ctx) error {
-	p, err := h.proposal(c)
+func (h *Handlers) tally(c *fiber.Ctx, req *proposalPath) error {
+	p, err := h.proposal(c, req.ID)
 	if err != nil {
 		return err
 	}
-	ballots, err := h.d.Reader.Ballots(c.UserContext(), p.ID)
+	ballots, err := h.reader.Ballots(c.UserContext(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -24,5 +20,5 @@ func (h *Handlers) tally(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(tallyResponse{ProposalID: p.ID, Status: p.Status, VoteMode: p.VoteMode, View: res.View(r)})
+	return c.JSON(schemas.ProposalTally{ProposalID: p.ID, Status: p.Status, VoteMode: p.VoteMode, GovTally: res.View(r)})
 }

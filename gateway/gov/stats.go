@@ -1,7 +1,6 @@
 package gov
 
 import (
-	"encoding/json"
 	"math/big"
 	"net/http"
 	"sort"
@@ -10,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 )
@@ -17,30 +17,10 @@ import (
 // TopCategories is how many categories /stats lists.
 const TopCategories = 10
 
-// Stats is the answer of GET /stats (decisions.md, "Details that apply
-// across the modules still to build").
-type Stats struct {
-	ByStatus map[string]int64 `json:"byStatus"`
-	// MeanTurnout is the mean ballot count of closed (executed or rejected)
-	// proposals, 0 when none is closed.
-	MeanTurnout   json.Number     `json:"meanTurnout"`
-	TopCategories []CategoryCount `json:"topCategories"`
-	// AsOf and Source say when and from where the answer was read (the
-	// ClickHouse copy lags Postgres by the sink's delay).
-	AsOf   string `json:"asOf,omitempty"`
-	Source string `json:"source,omitempty"`
-}
-
-// CategoryCount is the number of proposals of a category (every status).
-type CategoryCount struct {
-	Category string `json:"category"`
-	Count    int64  `json:"count"`
-}
-
 // ComputeStats folds the per-(status, category) counts into the answer:
 // every status listed, categories by count descending then name.
-func ComputeStats(rows []clickhouse.GovStatusCount) Stats {
-	st := Stats{ByStatus: map[string]int64{}, TopCategories: []CategoryCount{}}
+func ComputeStats(rows []clickhouse.GovStatusCount) schemas.GovStats {
+	st := schemas.GovStats{ByStatus: map[string]int64{}, TopCategories: []schemas.GovCategoryCount{}}
 	for _, s := range schemas.ProposalStatuses {
 		st.ByStatus[s] = 0
 	}
@@ -62,7 +42,7 @@ func ComputeStats(rows []clickhouse.GovStatusCount) Stats {
 		st.MeanTurnout = RatNumber(big.NewRat(ballots, closed))
 	}
 	for c, n := range perCat {
-		st.TopCategories = append(st.TopCategories, CategoryCount{Category: c, Count: n})
+		st.TopCategories = append(st.TopCategories, schemas.GovCategoryCount{Category: c, Count: n})
 	}
 	sort.Slice(st.TopCategories, func(i, j int) bool {
 		a, b := st.TopCategories[i], st.TopCategories[j]
@@ -79,9 +59,9 @@ func ComputeStats(rows []clickhouse.GovStatusCount) Stats {
 
 // stats answers the governance roll-up from the ClickHouse copy of the
 // proposal events (it lags Postgres by the sink's delay, never diverges).
-func (h *Handlers) stats(c *fiber.Ctx) error {
-	now := h.d.Now().UTC().Truncate(time.Second)
-	rows, err := h.d.Analytics.GovStats(c.UserContext())
+func (h *Handlers) stats(c *fiber.Ctx, _ *server.NoRequest) error {
+	now := h.now().UTC().Truncate(time.Second)
+	rows, err := h.analytics.GovStats(c.UserContext())
 	if err != nil {
 		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "governance statistics are unavailable; retry shortly")
 	}

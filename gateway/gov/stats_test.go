@@ -3,6 +3,7 @@ package gov
 import (
 	"testing"
 
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 )
 
@@ -13,9 +14,9 @@ func TestComputeStats(t *testing.T) {
 		rows    []clickhouse.GovStatusCount
 		status  map[string]int64
 		turnout string
-		top     []CategoryCount
+		top     []schemas.GovCategoryCount
 	}{
-		{"empty", nil, map[string]int64{"draft": 0, "open": 0, "executed": 0, "rejected": 0}, "0", []CategoryCount{}},
+		{"empty", nil, map[string]int64{"draft": 0, "open": 0, "executed": 0, "rejected": 0}, "0", []schemas.GovCategoryCount{}},
 		{"mixed", []clickhouse.GovStatusCount{
 			{Status: "draft", Category: "b", Proposals: 2},
 			{Status: "open", Category: "a", Proposals: 1},
@@ -23,7 +24,7 @@ func TestComputeStats(t *testing.T) {
 			{Status: "rejected", Category: "c", Proposals: 1, Ballots: 0},
 			{Status: "bogus", Category: "z", Proposals: 9},
 		}, map[string]int64{"draft": 2, "open": 1, "executed": 2, "rejected": 1}, "2.333333",
-			[]CategoryCount{{"a", 3}, {"b", 2}, {"c", 1}}},
+			[]schemas.GovCategoryCount{{Category: "a", Count: 3}, {Category: "b", Count: 2}, {Category: "c", Count: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -174,16 +174,7 @@ func instantRunoff(options []string, ballots []Ballot, res *Result) map[string]i
 // View is the JSON shape of a tally: tallyNow as decisions.md defines it
 // (a value per choice; ranked-choice adds rounds), with the ballot count,
 // the share passing compares, and the two verdicts.
-type View struct {
-	Ballots   int64          `json:"ballots"`
-	TallyNow  map[string]any `json:"tallyNow"`
-	Leader    *string        `json:"leader"`
-	Share     *json.Number   `json:"share"`
-	Quorum    int64          `json:"quorum"`
-	Threshold json.Number    `json:"threshold"`
-	QuorumMet bool           `json:"quorumMet"`
-	Passing   bool           `json:"passing"`
-}
+type View = schemas.GovTally
 
 type roundView struct {
 	Counts     map[string]int64 `json:"counts"`

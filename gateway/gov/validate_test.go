@@ -141,7 +141,7 @@ func TestCreateValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			raw, _ := json.Marshal(tt.body)
-			var req createRequest
+			var req createProposalRequest
 			err := bind.Decode(raw, &req)
 			var p store.Proposal
 			if err == nil {

@@ -11,29 +11,6 @@ import (
 	store "github.com/fintech/platform/storage/gov"
 )
 
-// proposalView is the API shape of a proposal (decisions.md, "Governance,
-// in detail"). Tally is set on single reads and on the lifecycle answers.
-type proposalView struct {
-	ID                    string      `json:"id"`
-	Title                 string      `json:"title"`
-	Summary               string      `json:"summary"`
-	Body                  string      `json:"body"`
-	Category              string      `json:"category"`
-	VoteMode              string      `json:"voteMode"`
-	Options               []string    `json:"options"`
-	Quorum                int64       `json:"quorum"`
-	Threshold             json.Number `json:"threshold"`
-	VotingDurationSeconds int64       `json:"votingDurationSeconds"`
-	Status                string      `json:"status"`
-	AuthorUserID          string      `json:"authorUserId"`
-	VotesOpenAt           *string     `json:"votesOpenAt"`
-	VotesCloseAt          *string     `json:"votesCloseAt"`
-	ClosedAt              *string     `json:"closedAt"`
-	CreatedAt             string      `json:"createdAt"`
-	Tally                 any         `json:"tally,omitempty"`
-	Idempotent            *bool       `json:"idempotent,omitempty"`
-}
-
 // stamp renders a timestamp as RFC 3339 UTC with whole seconds.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
@@ -45,12 +22,12 @@ func stampPtr(t *time.Time) *string {
 	return &s
 }
 
-func view(p store.Proposal) proposalView {
+func view(p store.Proposal) schemas.Proposal {
 	opts := p.Options
 	if opts == nil {
 		opts = []string{}
 	}
-	return proposalView{
+	return schemas.Proposal{
 		ID: p.ID, Title: p.Title, Summary: p.Summary, Body: p.Body, Category: p.Category, VoteMode: p.VoteMode,
 		Options: opts, Quorum: p.Quorum, Threshold: json.Number(p.Threshold), VotingDurationSeconds: p.VotingDurationSeconds,
 		Status: p.Status, AuthorUserID: p.AuthorUserID, VotesOpenAt: stampPtr(p.VotesOpenAt),

@@ -21,10 +21,11 @@ const maxWeight = 1_000_000_000_000_000 // 10^15
 // { choice, reason? }; ranked-choice { ranking }; weighted { weights }.
 // reason is accepted in every mode. Fields of another mode are refused.
 type voteRequest struct {
-	Choice  *string                    `json:"choice"`
-	Reason  string                     `json:"reason"`
-	Ranking []string                   `json:"ranking"`
-	Weights map[string]json.RawMessage `json:"weights"`
+	ID      string                     `path:"id" json:"-" format:"ksuid"`
+	Choice  *string                    `json:"choice" enum:"yes,no,abstain" description:"yes-no-abstain ballots (required there)"`
+	Reason  string                     `json:"reason" maxLength:"500" description:"accepted in every mode; never published"`
+	Ranking []string                   `json:"ranking" description:"ranked-choice ballots: every option of the proposal exactly once, most preferred first"`
+	Weights map[string]json.RawMessage `json:"weights" description:"weighted ballots: a positive number of at most 10^15 per option given one, for at least one option"`
 }
 
 // validate checks the ballot against the proposal's mode and options and
@@ -87,34 +88,20 @@ func (req voteRequest) validate(p store.Proposal) (store.Ballot, error) {
 	return b, v.Err()
 }
 
-// voteResponse is the answer to a ballot.
-type voteResponse struct {
-	VoteID     string         `json:"voteId"`
-	ProposalID string         `json:"proposalId"`
-	TallyNow   map[string]any `json:"tallyNow"`
-	Ballots    int64          `json:"ballots"`
-	QuorumMet  bool           `json:"quorumMet"`
-	Passing    bool           `json:"passing"`
-}
-
 // vote casts the caller's ballot: 201 with the tally after it. One ballot
 // per (proposal, user): a second one is 409 already_voted, also when both
 // arrive at once. The first ballot on a proposal earns gov-voter +1, keyed
 // by the proposal id so it is applied once per voter and proposal.
-func (h *Handlers) vote(c *fiber.Ctx) error {
-	p, err := h.proposal(c)
+func (h *Handlers) vote(c *fiber.Ctx, req *voteRequest) error {
+	p, err := h.proposal(c, req.ID)
 	if err != nil {
-		return err
-	}
-	var req voteRequest
-	if err := bind.JSON(c, &req); err != nil {
 		return err
 	}
 	b, err := req.validate(p)
 	if err != nil {
 		return err
 	}
-	now := h.d.Now().UTC()
+	now := h.now().UTC()
 	user := caller(c)
 	b.ID, b.ProposalID, b.UserID, b.CreatedAt = schemas.NewID(), p.ID, user, now
 	env, err := schemas.New(schemas.TypeReputationEvent, user, user, schemas.ReputationEvent{
@@ -128,7 +115,7 @@ func (h *Handlers) vote(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ballots, err := h.d.Writer.Vote(c.UserContext(), b, []pipeline.OutboxRow{row})
+	ballots, err := h.writer.Vote(c.UserContext(), b, []pipeline.OutboxRow{row})
 	if err != nil {
 		return storeErr(err)
 	}
@@ -137,6 +124,6 @@ func (h *Handlers) vote(c *fiber.Ctx) error {
 		return err
 	}
 	tv := res.View(r)
-	return c.Status(http.StatusCreated).JSON(voteResponse{VoteID: b.ID, ProposalID: p.ID, TallyNow: tv.TallyNow,
+	return c.Status(http.StatusCreated).JSON(schemas.GovVoteResult{VoteID: b.ID, ProposalID: p.ID, TallyNow: tv.TallyNow,
 		Ballots: tv.Ballots, QuorumMet: tv.QuorumMet, Passing: tv.Passing})
 }

@@ -10,19 +10,8 @@ import (
 	store "github.com/fintech/platform/storage/gov"
 )
 
-// ballotView is a published ballot: the voter's user id is its only
-// personal data (the free-text reason is not published).
-type ballotView struct {
-	VoteID    string                 `json:"voteId"`
-	UserID    string                 `json:"userId"`
-	Choice    *string                `json:"choice,omitempty"`
-	Ranking   []string               `json:"ranking,omitempty"`
-	Weights   map[string]json.Number `json:"weights,omitempty"`
-	CreatedAt string                 `json:"createdAt"`
-}
-
-func ballotOf(b store.Ballot) ballotView {
-	v := ballotView{VoteID: b.ID, UserID: b.UserID, Ranking: b.Ranking, CreatedAt: stamp(b.CreatedAt)}
+func ballotOf(b store.Ballot) schemas.GovBallot {
+	v := schemas.GovBallot{VoteID: b.ID, UserID: b.UserID, Ranking: b.Ranking, CreatedAt: stamp(b.CreatedAt)}
 	if b.Choice != "" {
 		ch := b.Choice
 		v.Choice = &ch
@@ -36,24 +25,35 @@ func ballotOf(b store.Ballot) ballotView {
 	return v
 }
 
+// listVotesRequest is a page of the ballots of one proposal.
+type listVotesRequest struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
+	bind.IDPaging
+}
+
+// Validate reads nothing at bind time: the page is read by listVotes once
+// the proposal is found and closed, so an unknown proposal stays 404 and an
+// open one 409 whatever the cursor.
+func (req *listVotesRequest) Validate() error { return nil }
+
 // listVotes answers the ballots of a closed proposal in id order (ksuids:
 // the order cast, to the second), paged;
 // before close 409 proposal_not_closed.
-func (h *Handlers) listVotes(c *fiber.Ctx) error {
-	p, err := h.proposal(c)
+func (h *Handlers) listVotes(c *fiber.Ctx, req *listVotesRequest) error {
+	p, err := h.proposal(c, req.ID)
 	if err != nil {
 		return err
 	}
 	if p.Status != schemas.ProposalExecuted && p.Status != schemas.ProposalRejected {
 		return errNotClosed()
 	}
-	pg, err := bind.IDPageQuery(c)
+	if err := req.IDPaging.Validate(); err != nil {
+		return err
+	}
+	pg := req.Page()
+	rows, err := h.reader.ListBallots(c.UserContext(), p.ID, pg.After, pg.Limit+1)
 	if err != nil {
 		return err
 	}
-	rows, err := h.d.Reader.ListBallots(c.UserContext(), p.ID, pg.After, pg.Limit+1)
-	if err != nil {
-		return err
-	}
-	return c.JSON(page(rows, pg.Limit, func(b store.Ballot) string { return b.ID }, ballotOf))
+	return c.JSON(bind.PageOf(rows, pg.Limit, func(b store.Ballot) string { return b.ID }, ballotOf))
 }

@@ -70,6 +70,8 @@ func newReflector() *reflector {
 	r := openapi3.NewReflector()
 	r.Spec.Openapi = "3.0.3"
 	r.DefaultOptions = append(r.DefaultOptions, jsonschema.InterceptDefName(defName))
+	// A json.Number is encoded as the number it holds, not as a string.
+	r.AddTypeMapping(json.Number(""), float64(0))
 	return &reflector{r: r}
 }
 

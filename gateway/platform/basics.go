@@ -23,10 +23,17 @@ type Document map[string]any
 // GET /health (health, e.g. Health(db, nil)) and GET /openapi.json (the
 // module's slice, served by doc).
 func Basics(g server.Router, module string, health, doc fiber.Handler) {
+	BasicsCounting(g, module, "Liveness and database reachability", health, doc, HealthAnswer{})
+}
+
+// BasicsCounting is Basics for a module whose health answer adds counts of
+// its own (Health with extra): answer is a value of the Go type of that 200
+// body (status and database as in HealthAnswer, plus the counts).
+func BasicsCounting(g server.Router, module, summary string, health, doc fiber.Handler, answer any) {
 	server.Get(g, "/health", server.Op[server.NoRequest]{
-		Summary: "Liveness and database reachability", Public: true,
+		Summary: summary, Public: true,
 		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
-		Responses: []server.Response{server.Answers(http.StatusOK, "alive, and the database answers", HealthAnswer{})},
+		Responses: []server.Response{server.Answers(http.StatusOK, "alive, and the database answers", answer)},
 	})
 	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
 		Summary: "OpenAPI 3.0 slice of the " + module + " module", Public: true,

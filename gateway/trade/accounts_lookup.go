@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/trade"
 )
 
@@ -15,9 +16,14 @@ const maxEmail = 254
 // lookup finds the account of the user with the given e-mail
 // (case-insensitively): { id, owner }, or 404 account_not_found when no such
 // user has opened an account (a malformed e-mail names none either).
-func (h *Handlers) lookup(c *fiber.Ctx) error {
+// lookupRequest names the e-mail to look up.
+type lookupRequest struct {
+	Email string `query:"email" json:"-" required:"true" description:"the user's e-mail, case-insensitively"`
+}
+
+func (h *Handlers) lookup(c *fiber.Ctx, req *lookupRequest) error {
 	var v bind.Validator
-	email := text(&v, "email", c.Query("email"))
+	email := text(&v, "email", req.Email)
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -34,5 +40,5 @@ func (h *Handlers) lookup(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"id": l.ID, "owner": l.Owner})
+	return c.JSON(schemas.TradeAccountLookup{ID: l.ID, Owner: l.Owner})
 }

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
@@ -76,17 +77,52 @@ func NewHandlers(accounts Accounts, sender Sender, db platform.Pinger, require f
 // publicPaths are the routes that need no bearer token.
 var publicPaths = map[string]bool{Prefix + "/health": true, Prefix + "/openapi.json": true}
 
-// Register mounts the routes.
+// Register mounts the routes. Each operation is declared with its request
+// and answer types (server.Op): binding, validation and the OpenAPI slice
+// come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	g.Get("/health", "Liveness and database reachability", platform.Health(h.db, nil))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the test-net wallet", h.openapi)
-	g.Get("/accounts", "The caller's test-net account (opened on first call)", h.require, h.listAccounts)
-	g.Get("/accounts/lookup", "Find the account of a user by e-mail", h.require, h.lookup)
-	g.Post("/topup", ratelimit.Money, "Top up the caller's account (at most 10000 TNU)", h.require, h.topUp)
-	g.Post("/transfer", ratelimit.Money, "Transfer TNU from the caller's account to another", h.require, h.transfer)
-	g.Get("/operations", "The caller's operations, newest first", h.require, h.listOperations)
-	g.Get("/operations.csv", "Every operation of the caller's account as RFC 4180 CSV", h.require, h.operationsCSV)
+	type resp = server.Response
+	answers, fails := server.Answers, server.Fails
+	keyReused := fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body")
+	platform.Basics(g, "test-net wallet", platform.Health(h.db, nil), h.openapi)
+	server.Get(g, "/accounts", server.Op[listAccountsRequest]{
+		Summary: "The caller's test-net account (opened on first call)", Handle: h.listAccounts,
+		Responses: []resp{answers(http.StatusOK, "the caller's account", schemas.TradeAccountList{})},
+	}, h.require)
+	server.Get(g, "/accounts/lookup", server.Op[lookupRequest]{
+		Summary: "Find the account of a user by e-mail", Handle: h.lookup,
+		Responses: []resp{
+			answers(http.StatusOK, "the account of that e-mail", schemas.TradeAccountLookup{}),
+			fails(http.StatusNotFound, "account_not_found: no user with that e-mail has opened an account"),
+		},
+	}, h.require)
+	server.Post(g, "/topup", server.Op[topUpRequest]{
+		Summary: "Top up the caller's account (at most 10000 TNU)", Class: ratelimit.Money, Handle: h.topUp,
+		Responses: []resp{
+			answers(http.StatusOK, "the account after the top-up", schemas.TradeTopUpResult{}),
+			fails(http.StatusNotFound, "account_not_found: not an account of the caller"),
+			keyReused,
+		},
+	}, h.require)
+	server.Post(g, "/transfer", server.Op[transferRequest]{
+		Summary: "Transfer TNU from the caller's account to another", Class: ratelimit.Money, Handle: h.transfer,
+		Responses: []resp{
+			answers(http.StatusCreated, "the transfer", schemas.TradeTransferResult{}),
+			fails(http.StatusBadRequest, "insufficient_balance: the account holds less than the amount"),
+			fails(http.StatusNotFound, "account_not_found: from is not the caller's account, or to does not exist"),
+			keyReused,
+		},
+	}, h.require)
+	server.Get(g, "/operations", server.Op[listOperationsRequest]{
+		Summary: "The caller's operations, newest first", Handle: h.listOperations,
+		Responses: []resp{answers(http.StatusOK, "the caller's operations", schemas.TradeOperationList{})},
+	}, h.require)
+	server.Get(g, "/operations.csv", server.Op[server.NoRequest]{
+		Summary: "Every operation of the caller's account as RFC 4180 CSV", Handle: h.operationsCSV,
+		Responses: []resp{{Status: http.StatusOK, ContentType: "text/csv",
+			Description: "RFC 4180 CSV with CRLF line ends: id,kind,amount,from,to,createdAt, newest first"}},
+	}, h.require)
 }
 
 // caller returns the authenticated user (require ran before).
@@ -119,6 +155,33 @@ func text(v *bind.Validator, field, s string) string {
 type amountField struct {
 	raw string
 	set bool
+}
+
+// topUpAmount is the amount of a top-up: at most 10,000 TNU.
+type topUpAmount struct{ amountField }
+
+// transferAmount is the amount of a transfer: at most 10^11 TNU.
+type transferAmount struct{ amountField }
+
+// PrepareJSONSchema describes a top-up amount as what a client must send.
+func (topUpAmount) PrepareJSONSchema(s *jsonschema.Schema) error {
+	return describeAmount(s, schemas.MaxTopUp)
+}
+
+// PrepareJSONSchema describes a transfer amount as what a client must send.
+func (transferAmount) PrepareJSONSchema(s *jsonschema.Schema) error {
+	return describeAmount(s, schemas.MaxTNU)
+}
+
+// describeAmount describes an amount as what a client must send: a
+// positive JSON number with at most 7 decimal places, without an exponent,
+// of at most max units.
+func describeAmount(s *jsonschema.Schema, max int64) error {
+	s.WithType(jsonschema.Number.Type()).WithMinimum(0).WithExclusiveMinimum(0).WithMaximum(float64(max / schemas.TNUScale)).
+		WithMultipleOf(0.0000001).
+		WithDescription("TNU: a JSON number greater than 0 with at most 7 decimal places, written without an exponent")
+	s.Properties, s.Required = nil, nil
+	return nil
 }
 
 // UnmarshalJSON keeps the raw text of any JSON value.

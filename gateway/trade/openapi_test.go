@@ -1,24 +1,43 @@
 package trade
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"testing"
+	"time"
 
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 )
 
+type noAccounts struct{ Accounts }
+type noSender struct{}
+type noDB struct{}
+
+func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
+	return schemas.Reply{}, nil
+}
+func (noDB) Ping(context.Context) error { return nil }
+
+// TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	routes := []server.Route{
-		{Method: "GET", Path: "/api/trade/health", Class: ratelimit.Read, Summary: "health"},
-		{Method: "POST", Path: "/api/trade/transfer", Class: ratelimit.Money, Summary: "transfer"},
-		{Method: "GET", Path: "/api/trade/operations", Class: ratelimit.Read, Summary: "operations"},
-		{Method: "GET", Path: "/api/mask/masks", Class: ratelimit.Read},
+	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, err := NewHandlers(noAccounts{}, noSender{}, noDB{}, func(c *fiber.Ctx) error { return c.Next() }, time.Now, s.Routes)
+	if err != nil {
+		t.Fatal(err)
 	}
-	doc := OpenAPI(routes, Prefix, publicPaths)
+	h.Register(s.Root())
+	doc := OpenAPI(s.Routes(), Prefix, publicPaths)
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 3 {
-		t.Fatalf("paths = %v", paths)
+	if len(paths) != 8 {
+		t.Fatalf("paths = %d: %v", len(paths), paths)
 	}
 	tr := paths["/api/trade/transfer"].(map[string]any)["post"].(map[string]any)
 	resp := tr["responses"].(map[string]any)
@@ -33,5 +52,19 @@ func TestOpenAPI(t *testing.T) {
 	health := paths["/api/trade/health"].(map[string]any)["get"].(map[string]any)
 	if sec := health["security"].([]any); len(sec) != 0 {
 		t.Fatalf("health security = %v", sec)
+	}
+	csv := paths["/api/trade/operations.csv"].(map[string]any)["get"].(map[string]any)
+	ok := csv["responses"].(map[string]any)["200"].(map[string]any)
+	if _, has := ok["content"].(map[string]any)["text/csv"]; !has {
+		t.Fatalf("operations.csv 200 = %v", ok)
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	amount := schemas["TopUpRequest"].(map[string]any)["properties"].(map[string]any)["amount"].(map[string]any)
+	if amount["type"] != "number" || amount["maximum"] != float64(10000) || amount["exclusiveMinimum"] != true {
+		t.Fatalf("top-up amount = %v", amount)
+	}
+	op := schemas["TradeOperation"].(map[string]any)["properties"].(map[string]any)
+	if op["amount"].(map[string]any)["type"] != "number" || len(op["kind"].(map[string]any)["enum"].([]any)) != 2 {
+		t.Fatalf("TradeOperation = %v", op)
 	}
 }

@@ -11,18 +11,19 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/trade"
 )
 
+// listOperationsRequest is a page of the caller's operations.
+type listOperationsRequest struct{ paging }
+
 // listOperations answers the caller's operations (top-ups, transfers sent
 // and received), newest first: { items, total, nextCursor }.
-func (h *Handlers) listOperations(c *fiber.Ctx) error {
-	p, err := pageQuery(c)
-	if err != nil {
-		return err
-	}
-	out := listResponse[schemas.TradeOperation]{Items: []schemas.TradeOperation{}}
+func (h *Handlers) listOperations(c *fiber.Ctx, req *listOperationsRequest) error {
+	p := req.Page()
+	out := schemas.TradeOperationList{Items: []schemas.TradeOperation{}}
 	acc, err := h.accounts.ByUser(c.UserContext(), caller(c).UserID)
 	if store.IsNotFound(err) {
 		return c.JSON(out)
@@ -48,17 +49,20 @@ func (h *Handlers) listOperations(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-// pageQuery reads cursor and limit; a cursor this API did not issue (not
-// base64url of an operation id) is 400 invalid_cursor (decisions.md,
-// Security), never a database error.
-func pageQuery(c *fiber.Ctx) (bind.Page, error) {
-	if s := c.Query("cursor"); s != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(s)
+// paging is the cursor and limit of the module's lists; a cursor this API
+// did not issue (not base64url of an id) is 400 invalid_cursor
+// (decisions.md, Security), never a database error.
+type paging struct{ bind.Paging }
+
+// Validate checks the cursor names an id, then reads the page.
+func (p *paging) Validate() error {
+	if p.Cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(p.Cursor)
 		if err != nil || !idPattern.Match(raw) {
-			return bind.Page{}, apierr.InvalidCursor()
+			return apierr.InvalidCursor()
 		}
 	}
-	return bind.PageQuery(c)
+	return p.Paging.Validate()
 }
 
 // csvHeader is the header row of the CSV export (decisions.md).
@@ -68,7 +72,7 @@ var csvHeader = []string{"id", "kind", "amount", "from", "to", "createdAt"}
 // /operations, unpaged, newest first) as RFC 4180 CSV with CRLF line ends
 // and no BOM. Rows go from the database cursor to the connection as they are
 // read, flushed every 500 rows: memory stays constant for any history.
-func (h *Handlers) operationsCSV(c *fiber.Ctx) error {
+func (h *Handlers) operationsCSV(c *fiber.Ctx, _ *server.NoRequest) error {
 	acc, err := h.accounts.ByUser(c.UserContext(), caller(c).UserID)
 	accountID := acc.ID
 	if err != nil && !store.IsNotFound(err) {

@@ -1,15 +1,18 @@
 package trade
 
 import (
+	"fmt"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 )
 
+// topUpRequest credits the caller's own account.
 type topUpRequest struct {
-	AccountID string      `json:"accountId"`
-	Amount    amountField `json:"amount"`
+	AccountID string      `json:"accountId" required:"true" minLength:"1" description:"the caller's account"`
+	Amount    topUpAmount `json:"amount" required:"true"`
 }
 
 // validate checks the request; ok is false when the account id cannot name
@@ -20,20 +23,20 @@ func (req topUpRequest) validate() (d schemas.TradeTopUp, ok bool, err error) {
 	if v.Err() == nil {
 		v.Required("accountId", d.AccountID)
 	}
-	d.Amount = schemas.TNU(amount(&v, "amount", req.Amount, schemas.MaxTopUp))
+	d.Amount = schemas.TNU(amount(&v, "amount", req.Amount.amountField, schemas.MaxTopUp))
 	if err := v.Err(); err != nil {
 		return d, true, err
+	}
+	if err := d.Validate(); err != nil {
+		// The checks above imply the command's rule; the consumer applies it too.
+		return d, true, fmt.Errorf("trade top-up: %w", err)
 	}
 	return d, idPattern.MatchString(d.AccountID), nil
 }
 
 // topUp credits the caller's own account with at most 10,000 TNU and
 // answers 200 with the account after it: { id, balance, updatedAt }.
-func (h *Handlers) topUp(c *fiber.Ctx) error {
-	var req topUpRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) topUp(c *fiber.Ctx, req *topUpRequest) error {
 	d, ok, err := req.validate()
 	if err != nil {
 		return err

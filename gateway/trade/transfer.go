@@ -1,16 +1,19 @@
 package trade
 
 import (
+	"fmt"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 )
 
+// transferRequest moves an amount from the caller's account to another.
 type transferRequest struct {
-	From   string      `json:"from"`
-	To     string      `json:"to"`
-	Amount amountField `json:"amount"`
+	From   string         `json:"from" required:"true" minLength:"1" description:"the caller's account"`
+	To     string         `json:"to" required:"true" minLength:"1" description:"another account (see /accounts/lookup)"`
+	Amount transferAmount `json:"amount" required:"true"`
 }
 
 // validate checks the request; ok is false when from or to cannot name an
@@ -24,9 +27,13 @@ func (req transferRequest) validate() (d schemas.TradeTransfer, ok bool, err err
 		v.Required("to", d.To)
 		v.Check(d.From == "" || d.From != d.To, "to", "must be another account than from")
 	}
-	d.Amount = schemas.TNU(amount(&v, "amount", req.Amount, schemas.MaxTNU))
+	d.Amount = schemas.TNU(amount(&v, "amount", req.Amount.amountField, schemas.MaxTNU))
 	if err := v.Err(); err != nil {
 		return d, true, err
+	}
+	if err := d.Validate(); err != nil {
+		// The checks above imply the command's rule; the consumer applies it too.
+		return d, true, fmt.Errorf("trade transfer: %w", err)
 	}
 	return d, idPattern.MatchString(d.From) && idPattern.MatchString(d.To), nil
 }
@@ -36,11 +43,7 @@ func (req transferRequest) validate() (d schemas.TradeTransfer, ok bool, err err
 // from, so every debit of an account is decided in order; the consumer
 // credits to in the same transaction. 404 account_not_found when from is not
 // the caller's or to does not exist; 400 insufficient_balance.
-func (h *Handlers) transfer(c *fiber.Ctx) error {
-	var req transferRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 	d, ok, err := req.validate()
 	if err != nil {
 		return err
