@@ -254,6 +254,14 @@ func completeResponses(r server.Route, op map[string]any, paged bool) {
 		}
 		errProp := errorProperty(cur)
 		enum, ok := errProp["enum"].([]string)
+		if list, isList := errProp["enum"].([]any); isList {
+			// an answer that went through JSON (a reflected declaration)
+			enum, ok = make([]string, 0, len(list)), true
+			for _, v := range list {
+				s, _ := v.(string)
+				enum = append(enum, s)
+			}
+		}
 		if !ok {
 			return // a declared answer with its own schema or open codes
 		}

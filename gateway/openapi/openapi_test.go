@@ -148,3 +148,28 @@ func TestMergeRenamesConflictingSchemas(t *testing.T) {
 		t.Fatalf("/b does not reference GovStats: %s", raw)
 	}
 }
+
+// TestDeclaredErrorAnswerGetsCommonCodes: a declared 400 keeps its codes and
+// gains those every write can answer, also when the declaration is reused
+// from the memo (a second build).
+func TestDeclaredErrorAnswerGetsCommonCodes(t *testing.T) {
+	t.Parallel()
+	type body struct {
+		Note string `json:"note"`
+	}
+	decl := &server.Declaration{Request: new(body), Responses: []server.Response{
+		server.Fails(400, "insufficient_balance: the wallet holds less"),
+	}}
+	r := server.Route{Method: "POST", Path: "/api/x/pay", Decl: decl}
+	for build := 0; build < 2; build++ {
+		doc := Build([]server.Route{r}, Doc{Title: "x", Prefixes: []string{"/api/x"}})
+		op := doc["paths"].(map[string]any)["/api/x/pay"].(map[string]any)["post"].(map[string]any)
+		answer := op["responses"].(map[string]any)["400"].(map[string]any)
+		raw, _ := json.Marshal(errorProperty(answer)["enum"])
+		for _, code := range []string{"insufficient_balance", "invalid_json", "content_type_required", "payload_too_large"} {
+			if !strings.Contains(string(raw), `"`+code+`"`) {
+				t.Fatalf("build %d: 400 codes %s lack %s", build, raw, code)
+			}
+		}
+	}
+}
