@@ -305,8 +305,8 @@ func (h *Handlers) me(c *fiber.Ctx, _ *server.NoRequest) error {
 // leaderboardRequest is the query of GET /leaderboard.
 type leaderboardRequest struct {
 	Limit leaderLimit `query:"limit" json:"-"`
-	Rank  string `query:"rank" json:"-" enum:"seedling,sprout,steady,strong,titan" description:"only users of this rank"`
-	Since string `query:"since" json:"-" format:"date-time" description:"rank by the weights gained since this time"`
+	Rank  string      `query:"rank" json:"-" enum:"seedling,sprout,steady,strong,titan" description:"only users of this rank"`
+	Since string      `query:"since" json:"-" format:"date-time" description:"rank by the weights gained since this time"`
 	query clickhouse.LeaderQuery
 }
 
