@@ -1,7 +1,6 @@
 package schemas
 
 import (
-	"encoding/json"
 	"strings"
 )
 
@@ -71,17 +70,17 @@ func IsModuleKind(kind string) bool {
 // the API shape of an entry. Timestamp is UTC with six fractional digits,
 // exactly as hashed.
 type LedgerEntry struct {
-	ID          string          `json:"id" required:"true" format:"ksuid"`
-	Height      int64           `json:"height" required:"true" minimum:"1" description:"position in the chain, from 1"`
-	Kind        string          `json:"kind" required:"true"`
-	ActorUserID string          `json:"actorUserId" required:"true"`
-	SourceID    string          `json:"sourceId" required:"true"`
-	AmountCents *int64          `json:"amountCents" required:"true" description:"integer minor units"`
-	Currency    *string         `json:"currency" required:"true"`
-	Meta        json.RawMessage `json:"meta" required:"true" description:"a JSON object, or null"`
-	Timestamp   string          `json:"timestamp" required:"true" format:"date-time" description:"UTC with six fractional digits, exactly as hashed"`
-	PrevHash    string          `json:"prevHash" required:"true"`
-	Hash        string          `json:"hash" required:"true"`
+	ID          string    `json:"id" required:"true" format:"ksuid"`
+	Height      int64     `json:"height" required:"true" minimum:"1" description:"position in the chain, from 1"`
+	Kind        string    `json:"kind" required:"true"`
+	ActorUserID string    `json:"actorUserId" required:"true"`
+	SourceID    string    `json:"sourceId" required:"true"`
+	AmountCents *int64    `json:"amountCents" required:"true" description:"integer minor units"`
+	Currency    *string   `json:"currency" required:"true"`
+	Meta        RawObject `json:"meta" required:"true" description:"a JSON object, or null"`
+	Timestamp   string    `json:"timestamp" required:"true" format:"date-time" description:"UTC with six fractional digits, exactly as hashed"`
+	PrevHash    string    `json:"prevHash" required:"true"`
+	Hash        string    `json:"hash" required:"true"`
 }
 
 // LedgerChainContext is the neighbourhood of an entry in the chain.

@@ -1,7 +1,6 @@
 package schemas
 
 import (
-	"encoding/json"
 	"time"
 )
 
@@ -137,15 +136,15 @@ type ReputationEventResult struct {
 // ReputationEventView is one applied event of a user, as GET
 // /api/reputation/me lists it.
 type ReputationEventView struct {
-	ID           string          `json:"id" required:"true" format:"ksuid"`
-	Kind         string          `json:"kind" required:"true"`
-	SourceModule string          `json:"sourceModule" required:"true"`
-	Weight       int64           `json:"weight" required:"true" minimum:"-1000" maximum:"1000"`
-	SourceID     *string         `json:"sourceId" required:"true"`
-	Meta         json.RawMessage `json:"meta" required:"true" description:"a JSON object, or null"`
-	ScoreAfter   int64           `json:"scoreAfter" required:"true"`
-	RankAfter    string          `json:"rankAfter" required:"true" enum:"seedling,sprout,steady,strong,titan"`
-	CreatedAt    time.Time       `json:"createdAt" required:"true"`
+	ID           string    `json:"id" required:"true" format:"ksuid"`
+	Kind         string    `json:"kind" required:"true"`
+	SourceModule string    `json:"sourceModule" required:"true"`
+	Weight       int64     `json:"weight" required:"true" minimum:"-1000" maximum:"1000"`
+	SourceID     *string   `json:"sourceId" required:"true"`
+	Meta         RawObject `json:"meta" required:"true" description:"a JSON object, or null"`
+	ScoreAfter   int64     `json:"scoreAfter" required:"true"`
+	RankAfter    string    `json:"rankAfter" required:"true" enum:"seedling,sprout,steady,strong,titan"`
+	CreatedAt    time.Time `json:"createdAt" required:"true"`
 }
 
 // ReputationMe is the caller's score, rank and last 50 events.

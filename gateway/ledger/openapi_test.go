@@ -73,6 +73,9 @@ func TestOpenAPI(t *testing.T) {
 	if req["amountCents"].(map[string]any)["maximum"] != float64(1e15) || req["kind"].(map[string]any)["maxLength"] != float64(64) {
 		t.Errorf("AppendRequest = %v", req)
 	}
+	if meta := comps["RawObject"].(map[string]any); meta["nullable"] != true || meta["type"] != "object" {
+		t.Errorf("RawObject = %v", meta)
+	}
 	for _, name := range []string{"LedgerEntry", "LedgerEntryInChain", "LedgerHead", "LedgerVerifyResult", "LedgerStats", "LedgerEntryPage", "Health"} {
 		if _, ok := comps[name]; !ok {
 			t.Errorf("no %s among %v", name, comps)

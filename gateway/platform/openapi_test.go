@@ -70,6 +70,9 @@ func TestOpenAPI(t *testing.T) {
 	if req := index["required"].([]any); len(req) != 5 {
 		t.Errorf("PlatformIndex.required = %v", req)
 	}
+	if _, ok := doc["components"].(map[string]any)["securitySchemes"]; ok {
+		t.Errorf("the all-public slice declares a security scheme")
+	}
 	raw, _ := json.Marshal(doc)
 	t.Logf("%d bytes", len(raw))
 }

@@ -125,13 +125,18 @@ func (h *Handlers) Register(r server.Router) {
 
 // OpenAPI builds the platform slice: the routes under Prefix, the full
 // document and the API reference page with its script.
+// Every platform route is public, so the slice declares no security scheme.
 func OpenAPI(routes []server.Route) map[string]any {
-	return openapi.Build(routes, openapi.Doc{
+	doc := openapi.Build(routes, openapi.Doc{
 		Title:       "Platform",
 		Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" + FullPath + ") and the API reference page (/docs).",
 		Prefixes:    []string{Prefix, FullPath, docsPath},
 		Operation:   func(_ server.Route, op map[string]any) { op["tags"] = []string{"platform"} },
 	})
+	if comps, ok := doc["components"].(map[string]any); ok {
+		delete(comps, "securitySchemes")
+	}
+	return doc
 }
 
 // full answers /api/openapi.json: the slices the fintech modules serve, as

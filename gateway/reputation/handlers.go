@@ -295,7 +295,7 @@ func (h *Handlers) me(c *fiber.Ctx, _ *server.NoRequest) error {
 			j.SourceID = &s
 		}
 		if e.Meta != nil {
-			j.Meta = json.RawMessage(e.Meta)
+			j.Meta = schemas.RawObject(e.Meta)
 		}
 		out.Events = append(out.Events, j)
 	}
