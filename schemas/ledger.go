@@ -1,7 +1,6 @@
 package schemas
 
 import (
-	"encoding/json"
 	"strings"
 )
 
@@ -71,17 +70,77 @@ func IsModuleKind(kind string) bool {
 // the API shape of an entry. Timestamp is UTC with six fractional digits,
 // exactly as hashed.
 type LedgerEntry struct {
-	ID          string          `json:"id"`
-	Height      int64           `json:"height"`
-	Kind        string          `json:"kind"`
-	ActorUserID string          `json:"actorUserId"`
-	SourceID    string          `json:"sourceId"`
-	AmountCents *int64          `json:"amountCents"`
-	Currency    *string         `json:"currency"`
-	Meta        json.RawMessage `json:"meta"`
-	Timestamp   string          `json:"timestamp"`
-	PrevHash    string          `json:"prevHash"`
-	Hash        string          `json:"hash"`
+	ID          string    `json:"id" required:"true" format:"ksuid"`
+	Height      int64     `json:"height" required:"true" minimum:"1" description:"position in the chain, from 1"`
+	Kind        string    `json:"kind" required:"true"`
+	ActorUserID string    `json:"actorUserId" required:"true"`
+	SourceID    string    `json:"sourceId" required:"true"`
+	AmountCents *int64    `json:"amountCents" required:"true" description:"integer minor units"`
+	Currency    *string   `json:"currency" required:"true"`
+	Meta        RawObject `json:"meta" required:"true" description:"a JSON object, or null"`
+	Timestamp   string    `json:"timestamp" required:"true" format:"date-time" description:"UTC with six fractional digits, exactly as hashed"`
+	PrevHash    string    `json:"prevHash" required:"true"`
+	Hash        string    `json:"hash" required:"true"`
+}
+
+// LedgerChainContext is the neighbourhood of an entry in the chain.
+type LedgerChainContext struct {
+	PreviousID   *string `json:"previousId" required:"true" format:"ksuid"`
+	PreviousHash string  `json:"previousHash" required:"true" description:"the genesis hash before the first entry"`
+	NextID       *string `json:"nextId" required:"true" format:"ksuid"`
+	NextHash     *string `json:"nextHash" required:"true"`
+	// Linked is true when the neighbours' stored hashes link to this entry.
+	Linked bool `json:"linked" required:"true" description:"the neighbours' stored hashes link to this entry"`
+}
+
+// LedgerEntryInChain is one entry with its chain context
+// (GET /api/ledger/entries/:id).
+type LedgerEntryInChain struct {
+	LedgerEntry
+	Chain LedgerChainContext `json:"chain" required:"true"`
+}
+
+// LedgerHead is the chain head (GET /api/ledger/chain/head); id and
+// timestamp are null while the chain is empty.
+type LedgerHead struct {
+	ID        *string `json:"id" required:"true" format:"ksuid"`
+	Hash      string  `json:"hash" required:"true"`
+	Height    int64   `json:"height" required:"true" minimum:"0"`
+	Timestamp *string `json:"timestamp" required:"true" format:"date-time"`
+}
+
+// LedgerVerifyResult is the result of walking the chain
+// (GET /api/ledger/chain/verify); the broken-link fields are set only when
+// Valid is false.
+type LedgerVerifyResult struct {
+	Valid            bool    `json:"valid" required:"true"`
+	Verified         bool    `json:"verified" required:"true"`
+	Height           int64   `json:"height" required:"true"`
+	HeadHash         string  `json:"headHash" required:"true"`
+	VerifiedAt       string  `json:"verifiedAt" required:"true" format:"date-time"`
+	MsToVerify       int64   `json:"msToVerify" required:"true"`
+	BrokenAt         *int64  `json:"brokenAt,omitempty" description:"height of the first broken link"`
+	ExpectedPrevHash *string `json:"expectedPrevHash,omitempty"`
+	FoundPrevHash    *string `json:"foundPrevHash,omitempty"`
+	Reason           string  `json:"reason,omitempty" enum:"prev_hash_mismatch,hash_mismatch,height_gap"`
+	ExpectedHash     string  `json:"expectedHash,omitempty"`
+	FoundHash        string  `json:"foundHash,omitempty"`
+}
+
+// LedgerWindows are entry counts of the last 24 hours, 7 days and 30 days.
+type LedgerWindows struct {
+	Last24h int64 `json:"24h" required:"true"`
+	Last7d  int64 `json:"7d" required:"true"`
+	Last30d int64 `json:"30d" required:"true"`
+}
+
+// LedgerStats are the rolling entry counts, in total and by kind, from the
+// analytics copy (GET /api/ledger/stats).
+type LedgerStats struct {
+	Totals LedgerWindows            `json:"totals" required:"true"`
+	ByKind map[string]LedgerWindows `json:"byKind" required:"true"`
+	AsOf   string                   `json:"asOf" required:"true" format:"date-time"`
+	Source string                   `json:"source" required:"true" enum:"clickhouse"`
 }
 
 // LedgerChainVerified is the data of TypeLedgerChainVerified, emitted by

@@ -1,5 +1,9 @@
 package schemas
 
+import (
+	"time"
+)
+
 // Reputation message types.
 const (
 	// TypeReputationEvent adds a weighted event to a user's score. It is sent
@@ -111,4 +115,82 @@ func RankLevel(rank string) int {
 		}
 	}
 	return -1
+}
+
+// ReputationEventResult is the answer to a posted event (POST
+// /api/reputation/events): the score and rank before and after. Idempotent
+// is true only in the answer to a replay of the same (userId, kind,
+// sourceId).
+type ReputationEventResult struct {
+	EventID       string `json:"eventId" required:"true" format:"ksuid"`
+	UserID        string `json:"userId" required:"true" format:"ksuid"`
+	Weight        int64  `json:"weight" required:"true" minimum:"-1000" maximum:"1000"`
+	PreviousScore int64  `json:"previousScore" required:"true"`
+	NewScore      int64  `json:"newScore" required:"true"`
+	PreviousRank  string `json:"previousRank" required:"true" enum:"seedling,sprout,steady,strong,titan"`
+	NewRank       string `json:"newRank" required:"true" enum:"seedling,sprout,steady,strong,titan"`
+	Promoted      bool   `json:"promoted" required:"true"`
+	Idempotent    bool   `json:"idempotent,omitempty"`
+}
+
+// ReputationEventView is one applied event of a user, as GET
+// /api/reputation/me lists it.
+type ReputationEventView struct {
+	ID           string    `json:"id" required:"true" format:"ksuid"`
+	Kind         string    `json:"kind" required:"true"`
+	SourceModule string    `json:"sourceModule" required:"true"`
+	Weight       int64     `json:"weight" required:"true" minimum:"-1000" maximum:"1000"`
+	SourceID     *string   `json:"sourceId" required:"true"`
+	Meta         RawObject `json:"meta" required:"true" description:"a JSON object, or null"`
+	ScoreAfter   int64     `json:"scoreAfter" required:"true"`
+	RankAfter    string    `json:"rankAfter" required:"true" enum:"seedling,sprout,steady,strong,titan"`
+	CreatedAt    time.Time `json:"createdAt" required:"true"`
+}
+
+// ReputationMe is the caller's score, rank and last 50 events.
+type ReputationMe struct {
+	UserID string                `json:"userId" required:"true" format:"ksuid"`
+	Score  int64                 `json:"score" required:"true"`
+	Rank   string                `json:"rank" required:"true" enum:"seedling,sprout,steady,strong,titan"`
+	Events []ReputationEventView `json:"events" required:"true" nullable:"false"`
+}
+
+// ReputationLeader is one row of the leaderboard.
+type ReputationLeader struct {
+	Position int    `json:"position" required:"true" minimum:"1"`
+	UserID   string `json:"userId" required:"true" format:"ksuid"`
+	Score    int64  `json:"score" required:"true"`
+	Rank     string `json:"rank" required:"true" enum:"seedling,sprout,steady,strong,titan"`
+	// Gained is the sum of weights since the query's since; only set when
+	// one was given.
+	Gained *int64 `json:"gained,omitempty" description:"sum of weights since since, when given"`
+}
+
+// ReputationLeaderboard is the top of the leaderboard from the analytics
+// copy, with the query it answers.
+type ReputationLeaderboard struct {
+	Items  []ReputationLeader `json:"items" required:"true" nullable:"false"`
+	Limit  int                `json:"limit" required:"true" minimum:"1" maximum:"100"`
+	Rank   *string            `json:"rank" required:"true" enum:"seedling,sprout,steady,strong,titan"`
+	Since  *string            `json:"since" required:"true" format:"date-time"`
+	Source string             `json:"source" required:"true" enum:"clickhouse"`
+}
+
+// ReputationRank is a user's public score and rank: no personal data.
+type ReputationRank struct {
+	UserID string `json:"userId" required:"true" format:"ksuid"`
+	Score  int64  `json:"score" required:"true"`
+	Rank   string `json:"rank" required:"true" enum:"seedling,sprout,steady,strong,titan"`
+}
+
+// ReputationStats are the reputation statistics: users per rank, mean and
+// median score, events ingested in the last 24 hours.
+type ReputationStats struct {
+	RankedUsers   int64            `json:"rankedUsers" required:"true"`
+	CountPerRank  map[string]int64 `json:"countPerRank" required:"true"`
+	MeanScore     float64          `json:"meanScore" required:"true"`
+	MedianScore   float64          `json:"medianScore" required:"true"`
+	EventsLast24h int64            `json:"eventsLast24h" required:"true"`
+	AsOf          string           `json:"asOf" required:"true" format:"date-time"`
+	Source        string           `json:"source" required:"true" enum:"clickhouse"`
 }

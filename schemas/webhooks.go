@@ -1,6 +1,9 @@
 package schemas
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
 // BlockedAddr reports whether a delivery may not go to ip: private,
 // loopback, link-local, unspecified, multicast, carrier-grade NAT and
@@ -46,3 +49,28 @@ var (
 		netip.MustParsePrefix("240.0.0.0/4"),
 	}
 )
+
+// WebhookSubscription is a webhook endpoint as the API answers it: never
+// its secret. Events null means every event about the owner.
+type WebhookSubscription struct {
+	ID        string    `json:"id" required:"true" format:"ksuid"`
+	URL       string    `json:"url" required:"true"`
+	Events    []string  `json:"events" required:"true" description:"the event types it receives; null for all"`
+	CreatedAt time.Time `json:"createdAt" required:"true"`
+}
+
+// WebhookDelivery is one row of the delivery log: an event queued for one
+// subscription and how its attempts went. NextAttemptAt is set only while
+// another attempt is due (pending or failed).
+type WebhookDelivery struct {
+	ID             string     `json:"id" required:"true" format:"ksuid"`
+	WebhookID      string     `json:"webhookId" required:"true" format:"ksuid"`
+	EventID        string     `json:"eventId" required:"true"`
+	Type           string     `json:"type" required:"true"`
+	Status         string     `json:"status" required:"true" enum:"pending,failed,delivered,dead_letter"`
+	Attempts       int        `json:"attempts" required:"true" minimum:"0"`
+	LastStatusCode *int       `json:"lastStatusCode" required:"true" description:"the HTTP status of the last attempt"`
+	LastError      *string    `json:"lastError" required:"true"`
+	NextAttemptAt  *time.Time `json:"nextAttemptAt" required:"true"`
+	CreatedAt      time.Time  `json:"createdAt" required:"true"`
+}

@@ -17,11 +17,15 @@ import (
 
 func (a *app) platformModule() (module, error) {
 	return module{routes: func(r server.Router) error {
-		platform.NewHandlers(platform.Build{
+		h, err := platform.NewHandlers(platform.Build{
 			Service: "platform", Version: apiVersion, Release: release,
 			Environment: a.cfg.Environment, Processor: a.cfg.processorMode(), StartedAt: a.now().UTC(),
 			SDKPackages: []string{platform.SDKPackage},
-		}, a.pool, a.now, a.server.Routes).Register(r)
+		}, a.pool, a.now, a.server.Routes)
+		if err != nil {
+			return err
+		}
+		h.Register(r)
 		return nil
 	}}, nil
 }
@@ -32,7 +36,8 @@ func (a *app) identityModule() (module, error) {
 		if err != nil {
 			return err
 		}
-		h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.tokens, a.guard, mailer, a.cfg.PublicBaseURL, a.now)
+		h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.tokens, a.guard, mailer, a.pool, a.now,
+			a.server.Routes, identity.Config{BaseURL: a.cfg.PublicBaseURL})
 		if err != nil {
 			return err
 		}

@@ -18,11 +18,9 @@ func (a *app) ledgerModule() (module, error) {
 	verifier := ledgerstore.NewVerifier(a.pool, a.cfg.LedgerSalt, a.now)
 	return module{
 		routes: func(r server.Router) error {
-			h, err := gwledger.NewHandlers(gwledger.Deps{
-				DB: a.pool, Reads: ledgerstore.NewStore(a.pool), Verifier: verifier,
-				Stats: clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
-				Bus:   a.bus, Tokens: a.tokens, Now: a.now, Routes: a.server.Routes, VerifyCache: a.cfg.LedgerVerifyCache,
-			})
+			h, err := gwledger.NewHandlers(a.pool, ledgerstore.NewStore(a.pool), verifier,
+				clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+				a.bus, a.tokens, a.now, a.server.Routes, gwledger.Config{VerifyCache: a.cfg.LedgerVerifyCache})
 			if err != nil {
 				return err
 			}

@@ -17,12 +17,10 @@ import (
 func (a *app) reputationModule() (module, error) {
 	return module{
 		routes: func(r server.Router) error {
-			h, err := gwreputation.NewHandlers(gwreputation.Deps{
-				DB: a.pool, Reads: repstore.NewStore(a.pool),
-				Analytics: clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
-				Bus:       a.bus, Tokens: a.tokens, ServiceKey: a.cfg.ReputationKey, Admin: a.requireAdmin(a.cfg.Admins.Reputation),
-				Now: a.now, Routes: a.server.Routes,
-			})
+			h, err := gwreputation.NewHandlers(a.pool, repstore.NewStore(a.pool),
+				clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+				a.bus, a.tokens, a.requireAdmin(a.cfg.Admins.Reputation), a.now, a.server.Routes,
+				gwreputation.Config{ServiceKey: a.cfg.ReputationKey})
 			if err != nil {
 				return err
 			}

@@ -36,10 +36,8 @@ func (a *app) webhooksModule() (module, error) {
 			if err != nil {
 				return err
 			}
-			h, err := gwebhooks.NewHandlers(gwebhooks.Config{
-				Store: st, Stream: hub, Waker: sched, Tokens: a.tokens, Admin: a.requireAdmin(a.cfg.Admins.Fiat), Vault: a.vault,
-				AllowPrivate: a.cfg.WebhookPrivate, Now: a.now,
-			})
+			h, err := gwebhooks.NewHandlers(st, hub, sched, a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.vault, a.now,
+				gwebhooks.Config{AllowPrivate: a.cfg.WebhookPrivate})
 			if err != nil {
 				return err
 			}

@@ -21,18 +21,8 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// Result is the answer to an applied event.
-type Result struct {
-	EventID       string `json:"eventId"`
-	UserID        string `json:"userId"`
-	Weight        int64  `json:"weight"`
-	PreviousScore int64  `json:"previousScore"`
-	NewScore      int64  `json:"newScore"`
-	PreviousRank  string `json:"previousRank"`
-	NewRank       string `json:"newRank"`
-	Promoted      bool   `json:"promoted"`
-	Idempotent    bool   `json:"idempotent,omitempty"`
-}
+// Result is the answer to an applied event: the contract's type.
+type Result = schemas.ReputationEventResult
 
 // Applier is the pipeline.Handler of the reputation-applier group.
 type Applier struct {

@@ -134,8 +134,7 @@ func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	type resp = server.Response
 	answers, fails := server.Answers, server.Fails
-	platform.BasicsCounting(g, "charity", "Liveness, database reachability, active-campaign count",
-		platform.Health(h.db, h.health), h.openapi, schemas.CharityHealth{})
+	platform.BasicsOf(g, "charity", platform.Health(h.db, h.health), schemas.CharityHealth{}, h.openapi)
 	server.Get(g, "/campaigns", server.Op[listCampaignsRequest]{
 		Summary: "Approved campaigns, pinned first; query category, status (active | ended), cursor, limit", Public: true,
 		Handle:    h.listCampaigns,

@@ -140,8 +140,7 @@ func (h *Handlers) Register(r server.Router) {
 		withTally   = answers(http.StatusOK, "the proposal after the transition, with its tally", schemas.Proposal{})
 		invalidOpen = fails(http.StatusConflict, "invalid_state: only a draft can be opened")
 	)
-	platform.BasicsCounting(g, "governance", "Liveness, database reachability, open-proposal count",
-		platform.Health(h.db, h.health), h.openapi, schemas.GovHealth{})
+	platform.BasicsOf(g, "governance", platform.Health(h.db, h.health), schemas.GovHealth{}, h.openapi)
 	server.Get(g, "/stats", server.Op[server.NoRequest]{
 		Summary: "Proposals by status, mean turnout of closed proposals, top categories", Public: true, Handle: h.stats,
 		Responses: []resp{answers(http.StatusOK, "roll-up from the analytics copy", schemas.GovStats{})},

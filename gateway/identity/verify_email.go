@@ -15,6 +15,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/mail"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -29,7 +30,7 @@ func hashToken(token string) string {
 }
 
 // sendVerification mails a one-time link to the caller's current address.
-func (h *Handlers) sendVerification(c *fiber.Ctx) error {
+func (h *Handlers) sendVerification(c *fiber.Ctx, _ *server.NoRequest) error {
 	p, _ := auth.User(c)
 	u, err := h.users.ByID(c.UserContext(), p.UserID)
 	if errors.Is(err, postgres.ErrNotFound) {
@@ -48,7 +49,7 @@ func (h *Handlers) sendVerification(c *fiber.Ctx) error {
 	if err := h.users.CreateVerification(c.UserContext(), hashToken(token), u.ID, u.Email, expires, now); err != nil {
 		return err
 	}
-	link := h.baseURL + "/api/auth/verify-email?token=" + url.QueryEscape(token)
+	link := h.cfg.BaseURL + "/api/auth/verify-email?token=" + url.QueryEscape(token)
 	err = h.mailer.Send(c.UserContext(), mail.Message{
 		To:      u.Email,
 		Subject: "Confirm your e-mail address",
@@ -58,21 +59,30 @@ func (h *Handlers) sendVerification(c *fiber.Ctx) error {
 	if err != nil {
 		return apierr.New(http.StatusBadGateway, schemas.CodeMailUnavailable, "the verification e-mail could not be sent; try again later")
 	}
-	return c.JSON(fiber.Map{"sent": true, "email": u.Email, "expiresAt": expires.Format(time.RFC3339)})
+	return c.JSON(schemas.VerificationSent{Sent: true, Email: u.Email, ExpiresAt: expires.Format(time.RFC3339)})
+}
+
+// confirmRequest is the query of GET /verify-email.
+type confirmRequest struct {
+	Token string `query:"token" json:"-" required:"true" minLength:"1" description:"the token of the one-time link"`
+}
+
+// Validate checks that the token is given.
+func (req *confirmRequest) Validate() error {
+	if req.Token == "" {
+		return apierr.Validation(map[string]string{"token": "is required"})
+	}
+	return nil
 }
 
 // confirmVerification uses a link's token once.
-func (h *Handlers) confirmVerification(c *fiber.Ctx) error {
-	token := c.Query("token")
-	if token == "" {
-		return apierr.Validation(map[string]string{"token": "is required"})
-	}
-	email, err := h.users.ConfirmVerification(c.UserContext(), hashToken(token), h.now().UTC())
+func (h *Handlers) confirmVerification(c *fiber.Ctx, req *confirmRequest) error {
+	email, err := h.users.ConfirmVerification(c.UserContext(), hashToken(req.Token), h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return apierr.New(http.StatusNotFound, schemas.CodeVerificationInvalid, "this link is unknown, used or expired")
 	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"verified": true, "email": email})
+	return c.JSON(schemas.EmailVerified{Verified: true, Email: email})
 }

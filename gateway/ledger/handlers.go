@@ -20,7 +20,6 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
-	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -58,26 +57,34 @@ type Sender interface {
 	Send(ctx context.Context, cmd commands.Command) (schemas.Reply, error)
 }
 
-// Deps are the handlers' dependencies.
-type Deps struct {
-	DB       platform.Pinger
-	Reads    Reader
-	Verifier Verifier
-	Stats    Stats
-	Bus      Sender
-	Tokens   *auth.Tokens
-	Now      func() time.Time
-	// Routes lists the registered routes, for the OpenAPI slice.
-	Routes func() []server.Route
+// Config holds the handlers' options.
+type Config struct {
 	// VerifyCache is how long a chain verification answers later calls at
 	// the same chain head (LEDGER_VERIFY_CACHE); 0 walks the chain on every
 	// call.
 	VerifyCache time.Duration
 }
 
+// Validate reports every problem of the options.
+func (c Config) Validate() error {
+	var errs []error
+	if c.VerifyCache < 0 {
+		errs = append(errs, errors.New("ledger: VerifyCache must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
 // Handlers serve /api/ledger.
 type Handlers struct {
-	d Deps
+	db        platform.Pinger
+	reads     Reader
+	verifier  Verifier
+	analytics Stats
+	bus       Sender
+	tokens    *auth.Tokens
+	now       func() time.Time
+	routes    func() []server.Route
+	cfg       Config
 	// verifying admits one chain walk at a time; others wait their turn.
 	verifying chan struct{}
 
@@ -90,48 +97,92 @@ type cachedVerify struct {
 	height int64
 	hash   string
 	at     time.Time
-	result store.VerifyResult
+	result schemas.LedgerVerifyResult
 }
 
-// NewHandlers checks the dependencies and builds the handlers.
-func NewHandlers(d Deps) (*Handlers, error) {
-	if d.DB == nil || d.Reads == nil || d.Verifier == nil || d.Stats == nil || d.Bus == nil || d.Tokens == nil || d.Now == nil {
+// NewHandlers checks the dependencies and builds the handlers. routes lists
+// the server's routes for /openapi.json.
+func NewHandlers(db platform.Pinger, reads Reader, verifier Verifier, stats Stats, bus Sender, tokens *auth.Tokens,
+	now func() time.Time, routes func() []server.Route, cfg Config) (*Handlers, error) {
+	if db == nil || reads == nil || verifier == nil || stats == nil || bus == nil || tokens == nil || now == nil || routes == nil {
 		return nil, errors.New("ledger handlers: nil dependency")
 	}
-	return &Handlers{d: d, verifying: make(chan struct{}, 1)}, nil
-}
-
-// Register mounts the routes.
-func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
-	g.Get("/health", "Liveness, database reachability, last entry timestamp", platform.Health(h.d.DB, h.health))
-	g.Post("/entries", ratelimit.Write, "Append an entry (platform-internal callers)", h.d.Tokens.Require(), h.append)
-	g.Get("/entries", "List entries; filters kind, actorUserId, since", h.list)
-	g.Get("/entries/:id", "One entry with its hash chain context", h.get)
-	g.Get("/chain/head", "The chain head", h.head)
-	g.Get("/chain/verify", "Walk the chain and check every link", h.verify)
-	g.Get("/stats", "Rolling 24h, 7d, 30d entry counts by kind", h.stats)
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", openapi.Handler(h.d.Routes, openAPIDoc))
-}
-
-func (h *Handlers) health(ctx context.Context) (map[string]any, error) {
-	head, _, _, err := h.d.Reads.Head(ctx)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	var last any
-	if head.Timestamp != nil {
-		last = store.FormatTimestamp(*head.Timestamp)
-	}
-	return map[string]any{"lastEntryAt": last, "height": head.Height}, nil
+	return &Handlers{db: db, reads: reads, verifier: verifier, analytics: stats, bus: bus, tokens: tokens, now: now,
+		routes: routes, cfg: cfg, verifying: make(chan struct{}, 1)}, nil
 }
 
+// Register mounts the routes. Each operation is declared with its request
+// and answer types (server.Op): binding, validation and the OpenAPI slice
+// come from these declarations. Reads are public; appends need a token.
+func (h *Handlers) Register(r server.Router) {
+	g := r.Group(Prefix)
+	platform.BasicsOf(g, "ledger", platform.HealthOf(h.db, h.health), Health{}, h.openapi)
+	server.Post(g, "/entries", server.Op[appendRequest]{
+		Summary: "Append an entry (platform-internal callers); prevHash is computed server-side", Class: ratelimit.Write,
+		Handle: h.append,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the appended entry", schemas.LedgerEntry{}),
+			server.Answers(http.StatusOK, "replay: the entry this (kind, sourceId) already has", schemas.LedgerEntry{}),
+			server.Fails(http.StatusForbidden, "forbidden: the kind is emitted by a platform module"),
+			server.Fails(http.StatusConflict, "entry_exists or idempotency_key_reused: the entry id is taken, or the Idempotency-Key came with another body"),
+		},
+	}, h.tokens.Require())
+	server.Get(g, "/entries", server.Op[listRequest]{
+		Summary: "List entries in chain order; filters kind, actorUserId, since", Public: true, Handle: h.list,
+		Responses: []server.Response{server.Answers(http.StatusOK, "entries in chain order", schemas.Page[schemas.LedgerEntry]{})},
+	})
+	server.Get(g, "/entries/:id", server.Op[entryPath]{
+		Summary: "One entry with its hash chain context", Public: true, Handle: h.get,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the entry with its chain context", schemas.LedgerEntryInChain{}),
+			server.Fails(http.StatusNotFound, "not_found: no ledger entry with this id"),
+		},
+	})
+	server.Get(g, "/chain/head", server.Op[server.NoRequest]{
+		Summary: "The chain head", Public: true, Handle: h.head,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the chain head", schemas.LedgerHead{})},
+	})
+	server.Get(g, "/chain/verify", server.Op[server.NoRequest]{
+		Summary: "Walk the chain and check every link", Public: true, Handle: h.verify,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the result of walking the chain", schemas.LedgerVerifyResult{})},
+	})
+	server.Get(g, "/stats", server.Op[server.NoRequest]{
+		Summary: "Rolling 24h, 7d, 30d entry counts by kind", Public: true, Handle: h.stats,
+		Responses: []server.Response{server.Answers(http.StatusOK, "rolling entry counts from the analytics copy", schemas.LedgerStats{})},
+	})
+}
+
+// Health is the ledger's health answer: the chain height and the time of
+// the last entry (null while the chain is empty).
+type Health struct {
+	platform.HealthAnswer
+	LastEntryAt *string `json:"lastEntryAt" required:"true" format:"date-time"`
+	Height      int64   `json:"height" required:"true" minimum:"0"`
+}
+
+func (h *Handlers) health(ctx context.Context, base platform.HealthAnswer) (Health, error) {
+	head, _, _, err := h.reads.Head(ctx)
+	if err != nil {
+		return Health{}, err
+	}
+	out := Health{HealthAnswer: base, Height: head.Height}
+	if head.Timestamp != nil {
+		last := store.FormatTimestamp(*head.Timestamp)
+		out.LastEntryAt = &last
+	}
+	return out, nil
+}
+
+// appendRequest is the body of POST /entries.
 type appendRequest struct {
-	Kind        string         `json:"kind"`
-	SourceID    string         `json:"sourceId"`
+	Kind        string         `json:"kind" required:"true" minLength:"1" maxLength:"64" description:"a kind of the caller's own; module namespaces (fiat:, mask:, gov:, …) are refused"`
+	SourceID    string         `json:"sourceId" required:"true" minLength:"1" maxLength:"256"`
 	AmountCents bind.Amount    `json:"amountCents"`
-	Currency    string         `json:"currency"`
-	Meta        map[string]any `json:"meta"`
+	Currency    string         `json:"currency" pattern:"^[A-Z]{3,8}$"`
+	Meta        map[string]any `json:"meta" description:"at most 64 KiB of JSON"`
 }
 
 var currencyRE = regexp.MustCompile(`^[A-Z]{3,8}$`)
@@ -140,11 +191,8 @@ func noNUL(v *bind.Validator, field, s string) {
 	v.Check(!strings.ContainsRune(s, 0), field, "must not contain NUL characters")
 }
 
-func (h *Handlers) append(c *fiber.Ctx) error {
-	var req appendRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+// Validate checks the fields as the appender enforces them.
+func (req *appendRequest) Validate() error {
 	var v bind.Validator
 	if v.Required("kind", req.Kind) {
 		v.MaxLen("kind", req.Kind, schemas.LedgerMaxKind)
@@ -154,10 +202,8 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 		v.MaxLen("sourceId", req.SourceID, schemas.LedgerMaxSourceID)
 		noNUL(&v, "sourceId", req.SourceID)
 	}
-	var amount *int64
 	if req.AmountCents.Set {
-		n := v.Amount("amountCents", req.AmountCents)
-		amount = &n
+		v.Amount("amountCents", req.AmountCents)
 	}
 	if req.Currency != "" {
 		v.Check(currencyRE.MatchString(req.Currency), "currency", "must be an upper-case currency code such as KZT or USD")
@@ -167,8 +213,14 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 			v.Fail("meta", "must be a JSON object of at most 64 KiB")
 		}
 	}
-	if err := v.Err(); err != nil {
-		return err
+	return v.Err()
+}
+
+// append queues the entry for the one appender and answers its reply.
+func (h *Handlers) append(c *fiber.Ctx, req *appendRequest) error {
+	var amount *int64
+	if req.AmountCents.Set {
+		amount = &req.AmountCents.Value
 	}
 	if schemas.IsModuleKind(req.Kind) {
 		return apierr.New(http.StatusForbidden, apierr.CodeForbidden,
@@ -177,87 +229,80 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 	p, _ := auth.User(c)
 	env, err := schemas.New(schemas.TypeLedgerAppend, "", p.UserID, schemas.LedgerAppend{
 		Kind: req.Kind, SourceID: req.SourceID, ActorUserID: p.UserID, AmountCents: amount,
-		Currency: req.Currency, Meta: req.Meta, Scope: p.UserID}, h.d.Now())
+		Currency: req.Currency, Meta: req.Meta, Scope: p.UserID}, h.now())
 	if err != nil {
 		return err
 	}
-	return commands.Exchange(c, h.d.Bus, topics.LedgerAppend, env,
+	return commands.Exchange(c, h.bus, topics.LedgerAppend, env,
 		commands.RequestIdempotency(c, p.UserID, "POST "+Prefix+"/entries"))
 }
 
-type listResponse struct {
-	Items      []schemas.LedgerEntry `json:"items"`
-	NextCursor *string               `json:"nextCursor"`
+// listRequest is the query of GET /entries.
+type listRequest struct {
+	bind.Paging
+	Kind        string `query:"kind" json:"-" description:"only entries of this kind"`
+	ActorUserID string `query:"actorUserId" json:"-" description:"only entries of this actor"`
+	Since       string `query:"since" json:"-" format:"date-time" description:"only entries at or after this time"`
+	afterHeight int64
+	since       *time.Time
 }
 
-func (h *Handlers) list(c *fiber.Ctx) error {
-	page, err := bind.PageQuery(c)
-	if err != nil {
+// Validate reads the page (its cursor holds a chain height) and the
+// filters.
+func (req *listRequest) Validate() error {
+	if err := req.Paging.Validate(); err != nil {
 		return err
 	}
-	f := store.Filter{Kind: c.Query("kind"), ActorUserID: c.Query("actorUserId"), Limit: page.Limit}
-	var v bind.Validator
-	if page.After != "" {
-		n, err := strconv.ParseInt(page.After, 10, 64)
+	if after := req.Page().After; after != "" {
+		n, err := strconv.ParseInt(after, 10, 64)
 		if err != nil || n < 0 {
 			return apierr.InvalidCursor()
 		}
-		f.AfterHeight = n
+		req.afterHeight = n
 	}
-	if s := c.Query("since"); s != "" {
-		t, err := time.Parse(time.RFC3339Nano, s)
+	var v bind.Validator
+	if req.Since != "" {
+		t, err := time.Parse(time.RFC3339Nano, req.Since)
 		v.Check(err == nil, "since", "must be an ISO 8601 timestamp such as 2026-01-02T15:04:05Z")
-		f.Since = &t
+		req.since = &t
 	}
-	v.Check(utf8.ValidString(f.Kind) && !strings.ContainsRune(f.Kind, 0), "kind", "must be valid text")
-	v.Check(utf8.ValidString(f.ActorUserID) && !strings.ContainsRune(f.ActorUserID, 0), "actorUserId", "must be valid text")
-	if err := v.Err(); err != nil {
-		return err
-	}
-	es, err := h.d.Reads.List(c.UserContext(), f)
+	v.Check(utf8.ValidString(req.Kind) && !strings.ContainsRune(req.Kind, 0), "kind", "must be valid text")
+	v.Check(utf8.ValidString(req.ActorUserID) && !strings.ContainsRune(req.ActorUserID, 0), "actorUserId", "must be valid text")
+	return v.Err()
+}
+
+// list answers entries in chain order, a page at a time.
+func (h *Handlers) list(c *fiber.Ctx, req *listRequest) error {
+	limit := req.Page().Limit
+	es, err := h.reads.List(c.UserContext(), store.Filter{Kind: req.Kind, ActorUserID: req.ActorUserID,
+		AfterHeight: req.afterHeight, Since: req.since, Limit: limit})
 	if err != nil {
 		return err
 	}
-	out := listResponse{Items: make([]schemas.LedgerEntry, 0, len(es))}
-	if len(es) > f.Limit {
-		es = es[:f.Limit]
-		cur := bind.Cursor(strconv.FormatInt(es[len(es)-1].Height, 10))
-		out.NextCursor = &cur
-	}
-	for _, e := range es {
-		out.Items = append(out.Items, e.JSON())
-	}
-	return c.JSON(out)
+	return c.JSON(bind.PageOf(es, limit, func(e store.Entry) string { return strconv.FormatInt(e.Height, 10) },
+		func(e store.Entry) schemas.LedgerEntry { return e.JSON() }))
 }
 
-// chainContext is the neighbourhood of an entry in the chain.
-type chainContext struct {
-	PreviousID   *string `json:"previousId"`
-	PreviousHash string  `json:"previousHash"`
-	NextID       *string `json:"nextId"`
-	NextHash     *string `json:"nextHash"`
-	// Linked is true when the neighbours' stored hashes link to this entry.
-	Linked bool `json:"linked"`
+// entryPath is the request of GET /entries/:id.
+type entryPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
 }
 
-type entryResponse struct {
-	schemas.LedgerEntry
-	Chain chainContext `json:"chain"`
-}
-
-func (h *Handlers) get(c *fiber.Ctx) error {
-	id := c.Params("id")
+// get answers one entry with its neighbours in the chain.
+func (h *Handlers) get(c *fiber.Ctx, req *entryPath) error {
+	id := req.ID
 	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
 		return apierr.NotFound("no ledger entry with this id")
 	}
-	ec, err := h.d.Reads.ByID(c.UserContext(), id)
+	ec, err := h.reads.ByID(c.UserContext(), id)
 	if errors.Is(err, postgres.ErrNotFound) {
 		return apierr.NotFound("no ledger entry with this id")
 	}
 	if err != nil {
 		return err
 	}
-	out := entryResponse{LedgerEntry: ec.Entry.JSON(), Chain: chainContext{PreviousHash: store.GenesisPrevHash, Linked: true}}
+	out := schemas.LedgerEntryInChain{LedgerEntry: ec.Entry.JSON(),
+		Chain: schemas.LedgerChainContext{PreviousHash: store.GenesisPrevHash, Linked: true}}
 	if p := ec.Previous; p != nil {
 		out.Chain.PreviousID, out.Chain.PreviousHash = &p.ID, p.Hash
 	}
@@ -269,19 +314,13 @@ func (h *Handlers) get(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-type headResponse struct {
-	ID        *string `json:"id"`
-	Hash      string  `json:"hash"`
-	Height    int64   `json:"height"`
-	Timestamp *string `json:"timestamp"`
-}
-
-func (h *Handlers) head(c *fiber.Ctx) error {
-	head, e, ok, err := h.d.Reads.Head(c.UserContext())
+// head answers the chain head.
+func (h *Handlers) head(c *fiber.Ctx, _ *server.NoRequest) error {
+	head, e, ok, err := h.reads.Head(c.UserContext())
 	if err != nil {
 		return err
 	}
-	out := headResponse{Hash: head.Hash, Height: head.Height}
+	out := schemas.LedgerHead{Hash: head.Hash, Height: head.Height}
 	if ok {
 		ts := store.FormatTimestamp(e.Timestamp)
 		out.ID, out.Timestamp = &e.ID, &ts
@@ -293,7 +332,7 @@ func (h *Handlers) head(c *fiber.Ctx) error {
 // server walk the whole chain on every request: the result of the last walk
 // answers while the chain head (height and hash) is the one it covered and
 // it is younger than VerifyCache.
-func (h *Handlers) verify(c *fiber.Ctx) error {
+func (h *Handlers) verify(c *fiber.Ctx, _ *server.NoRequest) error {
 	ctx := c.UserContext()
 	if res, ok, err := h.cachedVerify(ctx); err != nil || ok {
 		if err != nil {
@@ -314,12 +353,12 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 		}
 		return c.JSON(res)
 	}
-	started := h.d.Now()
-	res, err := h.d.Verifier.Verify(ctx)
+	started := h.now()
+	res, err := h.verifier.Verify(ctx)
 	if err != nil {
 		return err
 	}
-	if h.d.VerifyCache > 0 {
+	if h.cfg.VerifyCache > 0 {
 		h.mu.Lock()
 		h.verified = &cachedVerify{height: res.Height, hash: res.HeadHash, at: started, result: res}
 		h.mu.Unlock()
@@ -328,37 +367,42 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 }
 
 // cachedVerify returns the cached result when it still covers the head.
-func (h *Handlers) cachedVerify(ctx context.Context) (store.VerifyResult, bool, error) {
-	if h.d.VerifyCache <= 0 {
-		return store.VerifyResult{}, false, nil
+func (h *Handlers) cachedVerify(ctx context.Context) (schemas.LedgerVerifyResult, bool, error) {
+	if h.cfg.VerifyCache <= 0 {
+		return schemas.LedgerVerifyResult{}, false, nil
 	}
 	h.mu.Lock()
 	cached := h.verified
 	h.mu.Unlock()
-	if cached == nil || h.d.Now().Sub(cached.at) >= h.d.VerifyCache {
-		return store.VerifyResult{}, false, nil
+	if cached == nil || h.now().Sub(cached.at) >= h.cfg.VerifyCache {
+		return schemas.LedgerVerifyResult{}, false, nil
 	}
-	head, _, _, err := h.d.Reads.Head(ctx)
+	head, _, _, err := h.reads.Head(ctx)
 	if err != nil {
-		return store.VerifyResult{}, false, err
+		return schemas.LedgerVerifyResult{}, false, err
 	}
 	if head.Height != cached.height || head.Hash != cached.hash {
-		return store.VerifyResult{}, false, nil
+		return schemas.LedgerVerifyResult{}, false, nil
 	}
 	return cached.result, true, nil
 }
 
-type statsResponse struct {
-	clickhouse.LedgerStats
-	AsOf   string `json:"asOf"`
-	Source string `json:"source"`
-}
-
-func (h *Handlers) stats(c *fiber.Ctx) error {
-	now := h.d.Now().UTC()
-	st, err := h.d.Stats.LedgerStats(c.UserContext(), now)
+// stats answers the rolling counts from the analytics copy; 503 when it
+// does not answer.
+func (h *Handlers) stats(c *fiber.Ctx, _ *server.NoRequest) error {
+	now := h.now().UTC()
+	st, err := h.analytics.LedgerStats(c.UserContext(), now)
 	if err != nil {
 		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "ledger statistics are unavailable; retry shortly")
 	}
-	return c.JSON(statsResponse{LedgerStats: st, AsOf: now.Truncate(time.Second).Format(time.RFC3339), Source: "clickhouse"})
+	out := schemas.LedgerStats{Totals: windows(st.Totals), ByKind: make(map[string]schemas.LedgerWindows, len(st.ByKind)),
+		AsOf: now.Truncate(time.Second).Format(time.RFC3339), Source: "clickhouse"}
+	for k, w := range st.ByKind {
+		out.ByKind[k] = windows(w)
+	}
+	return c.JSON(out)
+}
+
+func windows(w clickhouse.Windows) schemas.LedgerWindows {
+	return schemas.LedgerWindows{Last24h: w.Last24h, Last7d: w.Last7d, Last30d: w.Last30d}
 }

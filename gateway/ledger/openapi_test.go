@@ -1,31 +1,84 @@
 package ledger
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"testing"
+	"time"
 
-	"github.com/fintech/platform/gateway/openapi"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 )
 
-func TestOpenAPIDoc(t *testing.T) {
+type noReader struct{ Reader }
+type noVerifier struct{ Verifier }
+type noStats struct{ Stats }
+type noSender struct{}
+type noDB struct{}
+
+func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
+	return schemas.Reply{}, nil
+}
+func (noDB) Ping(context.Context) error { return nil }
+
+// TestOpenAPI builds the slice from the routes Register really declares.
+func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	doc := openapi.Build([]server.Route{
-		{Method: "GET", Path: "/api/ledger/entries/:id", Class: ratelimit.Read, Summary: "one"},
-		{Method: "POST", Path: "/api/ledger/entries", Class: ratelimit.Write, Summary: "add"},
-		{Method: "GET", Path: "/api/ledger/entries", Class: ratelimit.Read, Summary: "list"},
-		{Method: "GET", Path: "/api/ledgerx/other", Class: ratelimit.Read},
-		{Method: "GET", Path: "/api/fiat/wallets", Class: ratelimit.Read},
-	}, openAPIDoc)
+	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandlers(noDB{}, noReader{}, noVerifier{}, noStats{}, noSender{}, tokens, time.Now, s.Routes, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Register(s.Root())
+	doc := OpenAPI(s.Routes())
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 2 {
-		t.Fatalf("paths: %v", paths)
+	if len(paths) != 7 {
+		t.Fatalf("paths = %v", paths)
 	}
 	one := paths["/api/ledger/entries/{id}"].(map[string]any)["get"].(map[string]any)
-	if one["summary"] != "one" || len(one["parameters"].([]any)) != 1 {
-		t.Fatalf("param route: %v", one)
+	if params := one["parameters"].([]any); len(params) != 1 || one["security"] == nil || len(one["security"].([]any)) != 0 {
+		t.Fatalf("GET entries/{id} = %v", one)
 	}
-	if len(paths["/api/ledger/entries"].(map[string]any)) != 2 {
-		t.Fatalf("methods of /entries: %v", paths["/api/ledger/entries"])
+	add := paths["/api/ledger/entries"].(map[string]any)["post"].(map[string]any)
+	if sec := add["security"].([]any); len(sec) != 1 {
+		t.Fatalf("POST entries security = %v", sec)
+	}
+	for _, status := range []string{"200", "201", "401", "403", "409", "422"} {
+		if _, ok := add["responses"].(map[string]any)[status]; !ok {
+			t.Errorf("POST entries lacks %s", status)
+		}
+	}
+	list := paths["/api/ledger/entries"].(map[string]any)["get"].(map[string]any)
+	names := map[string]bool{}
+	for _, p := range list["parameters"].([]any) {
+		names[p.(map[string]any)["name"].(string)] = true
+	}
+	for _, n := range []string{"cursor", "limit", "kind", "actorUserId", "since"} {
+		if !names[n] {
+			t.Errorf("GET entries lacks parameter %s: %v", n, names)
+		}
+	}
+	comps := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	req := comps["AppendRequest"].(map[string]any)["properties"].(map[string]any)
+	if req["amountCents"].(map[string]any)["maximum"] != float64(1e15) || req["kind"].(map[string]any)["maxLength"] != float64(64) {
+		t.Errorf("AppendRequest = %v", req)
+	}
+	if meta := comps["RawObject"].(map[string]any); meta["nullable"] != true || meta["type"] != "object" {
+		t.Errorf("RawObject = %v", meta)
+	}
+	for _, name := range []string{"LedgerEntry", "LedgerEntryInChain", "LedgerHead", "LedgerVerifyResult", "LedgerStats", "LedgerEntryPage", "Health"} {
+		if _, ok := comps[name]; !ok {
+			t.Errorf("no %s among %v", name, comps)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package platform
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -9,11 +11,14 @@ import (
 )
 
 // HealthAnswer is the body of a module's GET /health: ok, or degraded when
-// its database (or a count it reports) does not answer. Modules may add
-// counts of their own.
+// its database (or a count it reports) does not answer. Modules that report
+// counts embed it in their own answer type (HealthOf).
 type HealthAnswer struct {
 	Status   string `json:"status" required:"true" enum:"ok,degraded"`
 	Database string `json:"database" required:"true" enum:"ok,unreachable"`
+	// Detail says what is degraded when the database answers but the
+	// module's counts do not.
+	Detail string `json:"detail,omitempty" enum:"counts unavailable"`
 }
 
 // Document is an OpenAPI 3.0 document.
@@ -23,21 +28,50 @@ type Document map[string]any
 // GET /health (health, e.g. Health(db, nil)) and GET /openapi.json (the
 // module's slice, served by doc).
 func Basics(g server.Router, module string, health, doc fiber.Handler) {
-	BasicsCounting(g, module, "Liveness and database reachability", health, doc, HealthAnswer{})
+	BasicsOf(g, module, health, HealthAnswer{}, doc)
 }
 
-// BasicsCounting is Basics for a module whose health answer adds counts of
-// its own (Health with extra): answer is a value of the Go type of that 200
-// body (status and database as in HealthAnswer, plus the counts).
-func BasicsCounting(g server.Router, module, summary string, health, doc fiber.Handler, answer any) {
-	server.Get(g, "/health", server.Op[server.NoRequest]{
-		Summary: summary, Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
-		Responses: []server.Response{server.Answers(http.StatusOK, "alive, and the database answers", answer)},
-	})
+// BasicsOf is Basics for a module whose health answer adds counts of its
+// own: answer is a value of the type its health handler encodes (a struct
+// embedding HealthAnswer, answered by HealthOf).
+func BasicsOf(g server.Router, module string, health fiber.Handler, answer any, doc fiber.Handler) {
+	registerHealth(g, health, answer)
 	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
 		Summary: "OpenAPI 3.0 slice of the " + module + " module", Public: true,
 		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) },
 		Responses: []server.Response{server.Answers(http.StatusOK, "the document", Document{})},
 	})
+}
+
+// registerHealth declares GET /health answering answer (200) or a bare
+// HealthAnswer (503).
+func registerHealth(g server.Router, health fiber.Handler, answer any) {
+	server.Get(g, "/health", server.Op[server.NoRequest]{
+		Summary: "Liveness and database reachability", Public: true,
+		Handle: func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "alive, and the database answers", answer),
+			server.Answers(http.StatusServiceUnavailable, "degraded: the database (or a count) does not answer", HealthAnswer{}),
+		},
+	})
+}
+
+// HealthOf returns a health handler whose answer carries the module's
+// counts: once the database answers, answer builds the body (T embeds
+// HealthAnswer, given as base). It answers 503 with a bare HealthAnswer
+// when the database does not answer within two seconds (database
+// unreachable) or when answer fails (detail "counts unavailable").
+func HealthOf[T any](db Pinger, answer func(ctx context.Context, base HealthAnswer) (T, error)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+		defer cancel()
+		if err := db.Ping(ctx); err != nil {
+			return c.Status(http.StatusServiceUnavailable).JSON(HealthAnswer{Status: "degraded", Database: "unreachable"})
+		}
+		body, err := answer(ctx, HealthAnswer{Status: "ok", Database: "ok"})
+		if err != nil {
+			return c.Status(http.StatusServiceUnavailable).JSON(HealthAnswer{Status: "degraded", Database: "ok", Detail: "counts unavailable"})
+		}
+		return c.JSON(body)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	_ "embed"
 	"html/template"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -46,7 +47,7 @@ var redocStyleHashes = []string{
 
 // redocPath is the asset's URL; the version in it lets browsers cache it
 // for good.
-const redocPath = "/docs/redoc-" + RedocVersion + ".standalone.js"
+const redocPath = docsPath + "/redoc-" + RedocVersion + ".standalone.js"
 
 // docsPage renders /api/openapi.json with Redoc. The page's scripts run by
 // its nonce; Redoc gets the nonce too and puts it on the styles it injects.
@@ -74,23 +75,36 @@ Redoc.init({{.Spec}}, { nonce: {{.Nonce}}, expandResponses: "200,201", sortProps
 // origin, Redoc's blob: search worker and its data: icons.
 var docsPolicy = htmlpage.Policy{Connect: true, ImgSelf: true, ImgData: true, WorkerBlob: true, StyleHashes: redocStyleHashes}
 
+// docsPath is the API reference page.
+const docsPath = "/docs"
+
 func registerDocs(r server.Router) {
-	r.Get("/docs", "API reference: /api/openapi.json rendered by Redoc", func(c *fiber.Ctx) error {
-		return htmlpage.Render(c, fiber.StatusOK, docsPage, docsPolicy, func(nonce string) any {
-			return map[string]string{"Nonce": nonce, "Script": redocPath, "Spec": "/api/openapi.json"}
-		})
+	server.Get(r, docsPath, server.Op[server.NoRequest]{
+		Summary: "API reference: /api/openapi.json rendered by Redoc", Public: true,
+		Handle: func(c *fiber.Ctx, _ *server.NoRequest) error {
+			return htmlpage.Render(c, fiber.StatusOK, docsPage, docsPolicy, func(nonce string) any {
+				return map[string]string{"Nonce": nonce, "Script": redocPath, "Spec": FullPath}
+			})
+		},
+		Responses: []server.Response{{Status: http.StatusOK, Description: "the HTML page", ContentType: "text/html"}},
 	})
-	r.Get(redocPath, "The vendored Redoc bundle of the API reference page", func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
-		c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
-		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
-		c.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
-		if gz := redocGzip(); gz != nil && strings.Contains(c.Get(fiber.HeaderAcceptEncoding), "gzip") {
-			c.Set(fiber.HeaderContentEncoding, "gzip")
-			return c.Send(gz)
-		}
-		return c.Send(redocServed)
+	server.Get(r, redocPath, server.Op[server.NoRequest]{
+		Summary: "The vendored Redoc bundle of the API reference page", Public: true, Handle: serveRedoc,
+		Responses: []server.Response{{Status: http.StatusOK, Description: "the script (gzip-encoded when the client accepts it)", ContentType: "text/javascript"}},
 	})
+}
+
+// serveRedoc answers the vendored bundle, cached for good.
+func serveRedoc(c *fiber.Ctx, _ *server.NoRequest) error {
+	c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
+	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
+	if gz := redocGzip(); gz != nil && strings.Contains(c.Get(fiber.HeaderAcceptEncoding), "gzip") {
+		c.Set(fiber.HeaderContentEncoding, "gzip")
+		return c.Send(gz)
+	}
+	return c.Send(redocServed)
 }
 
 // redocGzip is the bundle gzipped once, on first use (a third of its size);

@@ -1,10 +1,12 @@
-// Package platform serves build information and the per-module health
-// endpoints.
+// Package platform serves build information, the API index, the full
+// document of the fintech modules and the API reference page, and gives every
+// module its /health and /openapi.json (Basics).
 package platform
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -15,9 +17,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"github.com/fintech/platform/gateway/identity"
 	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 )
 
 // Build is what GET /api/platform/version reports.
@@ -53,7 +55,18 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// Handlers serve /api/platform.
+// Prefix is where the platform routes are mounted.
+const Prefix = "/api/platform"
+
+// SlicePath is the platform module's own OpenAPI slice. It is not
+// Prefix/openapi.json like the other modules' slices: that path is the API
+// index (spec), which is not an OpenAPI document.
+const SlicePath = Prefix + "/slice.json"
+
+// FullPath is the OpenAPI document of the fintech modules.
+const FullPath = "/api/openapi.json"
+
+// Handlers serve /api/platform, /api/openapi.json and /docs.
 type Handlers struct {
 	build  Build
 	db     Pinger
@@ -65,9 +78,12 @@ type Handlers struct {
 }
 
 // NewHandlers builds the handlers; routes lists the server's routes for the
-// API index.
-func NewHandlers(build Build, db Pinger, now func() time.Time, routes func() []server.Route) *Handlers {
-	return &Handlers{build: build, db: db, now: now, routes: routes}
+// API index and the platform slice.
+func NewHandlers(build Build, db Pinger, now func() time.Time, routes func() []server.Route) (*Handlers, error) {
+	if db == nil || now == nil || routes == nil {
+		return nil, errors.New("platform handlers: nil dependency")
+	}
+	return &Handlers{build: build, db: db, now: now, routes: routes}, nil
 }
 
 // fintechModules are the modules of the combined /api/openapi.json, in the
@@ -78,17 +94,49 @@ var fintechModules = []struct{ name, prefix string }{
 	{"reputation", "/api/reputation"}, {"gov", "/api/gov"}, {"charity", "/api/charity"},
 }
 
-// Register mounts the routes.
+// FullDocument is the OpenAPI 3.0 document of the fintech modules.
+type FullDocument map[string]any
+
+// Register mounts the routes. Each operation is declared with its answer
+// types (server.Op), which the platform slice is reflected from.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group("/api/platform")
-	g.Get("/version", "Build and version information", h.version)
-	g.Get("/health", "Liveness and database reachability", Health(h.db, nil))
-	g.Get("/openapi.json", "Aggregate API index: modules and their OpenAPI slices", h.index)
+	g := r.Group(Prefix)
+	server.Get(g, "/version", server.Op[server.NoRequest]{
+		Summary: "Build and version information", Public: true, Handle: h.version,
+		Responses: []server.Response{server.Answers(http.StatusOK, "build information", schemas.PlatformVersion{})},
+	})
+	registerHealth(g, Health(h.db, nil), HealthAnswer{})
+	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
+		Summary: "Aggregate API index: the modules with their OpenAPI slices, and the SDK packages", Public: true,
+		Handle:    h.index,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the index (not itself an OpenAPI document)", schemas.PlatformIndex{})},
+	})
+	server.Get(g, strings.TrimPrefix(SlicePath, Prefix), server.Op[server.NoRequest]{
+		Summary: "OpenAPI 3.0 slice of the platform module", Public: true,
+		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return c.JSON(OpenAPI(h.routes())) },
+		Responses: []server.Response{server.Answers(http.StatusOK, "the document", Document{})},
+	})
+	server.Get(r, FullPath, server.Op[server.NoRequest]{
+		Summary: "The OpenAPI 3.0 document of the fintech modules", Public: true, Handle: h.full,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the merged slices of the fintech modules", FullDocument{})},
+	})
 	registerDocs(r)
-	auth := r.Group(identity.Prefix)
-	auth.Get("/health", "Liveness and database reachability", Health(h.db, nil))
-	auth.Get("/openapi.json", "OpenAPI 3.0 slice of the identity routes", openapi.Handler(h.routes, identity.OpenAPIDoc))
-	r.Group("/api").Get("/openapi.json", "The OpenAPI 3.0 document of the fintech modules", h.full)
+}
+
+// OpenAPI builds the platform slice: the routes under Prefix, the full
+// document and the API reference page with its script.
+// Every platform route is public, so the slice declares no security scheme.
+func OpenAPI(routes []server.Route) map[string]any {
+	doc := openapi.Build(routes, openapi.Doc{
+		Title:       "Platform",
+		Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" + FullPath + ") and the API reference page (/docs).",
+		Prefixes:    []string{Prefix, FullPath, docsPath},
+		Operation:   func(_ server.Route, op map[string]any) { op["tags"] = []string{"platform"} },
+	})
+	if comps, ok := doc["components"].(map[string]any); ok {
+		delete(comps, "securitySchemes")
+	}
+	return doc
 }
 
 // full answers /api/openapi.json: the slices the fintech modules serve, as
@@ -96,7 +144,7 @@ func (h *Handlers) Register(r server.Router) {
 // merged, so the combined document says exactly what the slices say. The
 // routes are fixed once the server runs, so the first merge is kept (and the
 // internal reads are not charged to the rate limiter again).
-func (h *Handlers) full(c *fiber.Ctx) error {
+func (h *Handlers) full(c *fiber.Ctx, _ *server.NoRequest) error {
 	h.fullMu.Lock()
 	defer h.fullMu.Unlock()
 	if h.fullDoc == nil {
@@ -104,7 +152,7 @@ func (h *Handlers) full(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		raw, err := json.Marshal(doc)
+		raw, err := json.Marshal(FullDocument(doc))
 		if err != nil {
 			return err
 		}
@@ -150,51 +198,54 @@ func names() []string {
 	return out
 }
 
-type moduleRef struct {
-	Name    string `json:"name"`
-	Prefix  string `json:"prefix"`
-	OpenAPI string `json:"openapi"`
-}
-
 // index lists the modules this build serves, with the URL of each slice.
-func (h *Handlers) index(c *fiber.Ctx) error {
-	// Every module that serves a slice at /api/<name>/openapi.json is listed,
-	// so a new module appears here by registering its routes.
-	var mods []moduleRef
-	for _, r := range h.routes() {
-		rest, ok := strings.CutPrefix(r.Path, "/api/")
-		if !ok || r.Method != http.MethodGet {
-			continue
-		}
-		name, ok := strings.CutSuffix(rest, "/openapi.json")
-		if !ok || name == "" || name == "platform" || strings.Contains(name, "/") {
-			continue
-		}
-		mods = append(mods, moduleRef{Name: name, Prefix: "/api/" + name, OpenAPI: r.Path})
-	}
-	return c.JSON(map[string]any{
-		"openapi":  "3.0.3",
-		"info":     map[string]any{"title": "Fintech platform API index", "version": h.build.Version},
-		"platform": map[string]any{"version": h.build.Version, "sdk": map[string]any{"npm": npmPackages(h.build.SDKPackages)}},
-		"modules":  mods,
-		"full":     "/api/openapi.json",
+func (h *Handlers) index(c *fiber.Ctx, _ *server.NoRequest) error {
+	return c.JSON(schemas.PlatformIndex{
+		OpenAPI:  "3.0.3",
+		Info:     schemas.PlatformIndexInfo{Title: "Fintech platform API index", Version: h.build.Version},
+		Platform: schemas.PlatformIndexPlatform{Version: h.build.Version, SDK: schemas.PlatformSDK{NPM: npmPackages(h.build.SDKPackages)}},
+		Modules:  Modules(h.routes()),
+		Full:     FullPath,
 	})
 }
 
-type versionResponse struct {
-	Service       string    `json:"service"`
-	Status        string    `json:"status"`
-	Version       string    `json:"version"`
-	Release       string    `json:"release"`
-	Runtime       string    `json:"runtime"`
-	Environment   string    `json:"environment"`
-	Processor     string    `json:"processor"`
-	StartedAt     time.Time `json:"startedAt"`
-	UptimeSeconds int64     `json:"uptimeSeconds"`
+// Modules lists the modules of the registered routes, in mount order: every
+// route under /api/<name>/ declared to answer a module slice (Document, as
+// Basics registers it) names its module and the slice's URL path, so a new
+// module appears in the index by registering its routes. A module whose
+// routes are not declared yet is found by its GET /api/<name>/openapi.json.
+func Modules(routes []server.Route) []schemas.PlatformModule {
+	mods := []schemas.PlatformModule{}
+	seen := map[string]bool{}
+	for _, r := range routes {
+		rest, ok := strings.CutPrefix(r.Path, "/api/")
+		name, _, nested := strings.Cut(rest, "/")
+		if !ok || !nested || r.Method != http.MethodGet || seen[name] || !isSlice(r) {
+			continue
+		}
+		seen[name] = true
+		mods = append(mods, schemas.PlatformModule{Name: name, Prefix: "/api/" + name, OpenAPI: r.Path})
+	}
+	return mods
 }
 
-func (h *Handlers) version(c *fiber.Ctx) error {
-	return c.JSON(versionResponse{
+// isSlice reports whether r serves a module's OpenAPI slice.
+func isSlice(r server.Route) bool {
+	if r.Decl == nil {
+		rest := strings.TrimPrefix(r.Path, "/api/")
+		name, ok := strings.CutSuffix(rest, "/openapi.json")
+		return ok && name != "" && name != "platform" && !strings.Contains(name, "/")
+	}
+	for _, resp := range r.Decl.Responses {
+		if _, ok := resp.Body.(Document); ok && resp.Status == http.StatusOK {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *Handlers) version(c *fiber.Ctx, _ *server.NoRequest) error {
+	return c.JSON(schemas.PlatformVersion{
 		Service: h.build.Service, Status: "ok", Version: h.build.Version, Release: h.build.Release,
 		Runtime: runtime.Version(), Environment: h.build.Environment, Processor: h.build.Processor, StartedAt: h.build.StartedAt,
 		UptimeSeconds: int64(h.now().Sub(h.build.StartedAt).Seconds()),
@@ -205,6 +256,9 @@ func (h *Handlers) version(c *fiber.Ctx) error {
 // plus the fields extra adds (counts and the like). It answers 503 when the
 // database does not answer within two seconds.
 func Health(db Pinger, extra func(ctx context.Context) (map[string]any, error)) fiber.Handler {
+	if extra == nil {
+		return HealthOf(db, func(_ context.Context, base HealthAnswer) (HealthAnswer, error) { return base, nil })
+	}
 	return func(c *fiber.Ctx) error {
 		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 		defer cancel()

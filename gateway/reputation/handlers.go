@@ -16,12 +16,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
-	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -61,57 +61,103 @@ type Sender interface {
 	Send(ctx context.Context, cmd commands.Command) (schemas.Reply, error)
 }
 
-// Deps are the handlers' dependencies.
-type Deps struct {
-	DB        platform.Pinger
-	Reads     Reader
-	Analytics Analytics
-	Bus       Sender
-	Tokens    *auth.Tokens
-	// ServiceKey is the shared secret of X-Reputation-Service-Key; empty
-	// disables the header.
+// Config holds the handlers' options.
+type Config struct {
+	// ServiceKey is the shared secret of X-Reputation-Service-Key
+	// (REPUTATION_SERVICE_KEY), at least 32 characters; empty disables the
+	// header.
 	ServiceKey string
-	// Admin admits reputation admins (verified e-mail on the allowlist) after
-	// the bearer-token check; they may post events with their JWT.
-	Admin  fiber.Handler
-	Now    func() time.Time
-	Routes func() []server.Route
+}
+
+// Validate reports every problem of the options.
+func (c Config) Validate() error {
+	var errs []error
+	if c.ServiceKey != "" && len(c.ServiceKey) < 32 {
+		errs = append(errs, errors.New("reputation service key: must be at least 32 characters"))
+	}
+	return errors.Join(errs...)
 }
 
 // Handlers serve /api/reputation.
 type Handlers struct {
-	d Deps
+	db        platform.Pinger
+	reads     Reader
+	analytics Analytics
+	bus       Sender
+	tokens    *auth.Tokens
+	admin     fiber.Handler
+	now       func() time.Time
+	routes    func() []server.Route
+	cfg       Config
 }
 
-// NewHandlers checks the dependencies and builds the handlers.
-func NewHandlers(d Deps) (*Handlers, error) {
-	if d.DB == nil || d.Reads == nil || d.Analytics == nil || d.Bus == nil || d.Tokens == nil || d.Admin == nil || d.Now == nil {
+// NewHandlers checks the dependencies and builds the handlers. admin admits
+// reputation admins (verified e-mail on the allowlist) after the
+// bearer-token check: they may post events with their JWT. routes lists
+// the server's routes for /openapi.json.
+func NewHandlers(db platform.Pinger, reads Reader, analytics Analytics, bus Sender, tokens *auth.Tokens,
+	admin fiber.Handler, now func() time.Time, routes func() []server.Route, cfg Config) (*Handlers, error) {
+	if db == nil || reads == nil || analytics == nil || bus == nil || tokens == nil || admin == nil || now == nil || routes == nil {
 		return nil, errors.New("reputation handlers: nil dependency")
 	}
-	if d.ServiceKey != "" && len(d.ServiceKey) < 32 {
-		return nil, errors.New("reputation service key: must be at least 32 characters")
-	}
-	return &Handlers{d: d}, nil
-}
-
-// Register mounts the routes.
-func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
-	g.Get("/health", "Liveness, database reachability, ranked-user count", platform.Health(h.d.DB, h.health))
-	g.Post("/events", ratelimit.Write, "Add a weighted event to a user's score (service key or admin JWT)", h.authorize, h.post)
-	g.Get("/me", "The caller's score, rank and last 50 events", h.d.Tokens.Require(), h.me)
-	g.Get("/leaderboard", "Top users by score; query limit (<= 100), rank, since", h.leaderboard)
-	g.Get("/rank/:userId", "A user's public rank and score", h.rank)
-	g.Get("/stats", "Users per rank, mean and median score, events in 24h", h.stats)
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of this module", openapi.Handler(h.d.Routes, openAPIDoc))
-}
-
-func (h *Handlers) health(ctx context.Context) (map[string]any, error) {
-	n, err := h.d.Reads.RankedUsers(ctx)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return map[string]any{"rankedUsers": n}, nil
+	return &Handlers{db: db, reads: reads, analytics: analytics, bus: bus, tokens: tokens, admin: admin, now: now,
+		routes: routes, cfg: cfg}, nil
+}
+
+// Register mounts the routes. Each operation is declared with its request
+// and answer types (server.Op): binding, validation and the OpenAPI slice
+// come from these declarations. Reads other than /me are public.
+func (h *Handlers) Register(r server.Router) {
+	g := r.Group(Prefix)
+	platform.BasicsOf(g, "reputation", platform.HealthOf(h.db, h.health), Health{}, h.openapi)
+	server.Post(g, "/events", server.Op[eventRequest]{
+		Summary: "Add a weighted event to a user's score (service key or admin JWT)", Class: ratelimit.Write,
+		Role: "reputation admin (or the caller sends the service key)", Handle: h.post,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the event applied: the score and rank before and after", schemas.ReputationEventResult{}),
+			server.Answers(http.StatusOK, "replay of (userId, kind, sourceId): idempotent true", schemas.ReputationEventResult{}),
+			server.Fails(http.StatusUnauthorized, "auth_required or key_invalid: neither a valid service key nor an admin token"),
+			server.Fails(http.StatusForbidden, "forbidden: the token is not a reputation admin's"),
+			server.Fails(http.StatusNotFound, "user_not_found: no user with this id"),
+			server.Fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body"),
+		},
+	}, h.authorize)
+	server.Get(g, "/me", server.Op[server.NoRequest]{
+		Summary: "The caller's score, rank and last 50 events", Handle: h.me,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's score, rank and last 50 events", schemas.ReputationMe{})},
+	}, h.tokens.Require())
+	server.Get(g, "/leaderboard", server.Op[leaderboardRequest]{
+		Summary: "Top users by score; query limit (<= 100), rank, since", Public: true, Handle: h.leaderboard,
+		Responses: []server.Response{server.Answers(http.StatusOK, "top users by score, from the analytics copy", schemas.ReputationLeaderboard{})},
+	})
+	server.Get(g, "/rank/:userId", server.Op[rankPath]{
+		Summary: "A user's public rank and score", Public: true, Handle: h.rank,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the user's public score and rank", schemas.ReputationRank{}),
+			server.Fails(http.StatusNotFound, "user_not_found: no user with this id"),
+		},
+	})
+	server.Get(g, "/stats", server.Op[server.NoRequest]{
+		Summary: "Users per rank, mean and median score, events in 24h", Public: true, Handle: h.stats,
+		Responses: []server.Response{server.Answers(http.StatusOK, "users per rank, mean and median score, events in 24h", schemas.ReputationStats{})},
+	})
+}
+
+// Health is the reputation module's health answer: the ranked-user count.
+type Health struct {
+	platform.HealthAnswer
+	RankedUsers int64 `json:"rankedUsers" required:"true" minimum:"0"`
+}
+
+func (h *Handlers) health(ctx context.Context, base platform.HealthAnswer) (Health, error) {
+	n, err := h.reads.RankedUsers(ctx)
+	if err != nil {
+		return Health{}, err
+	}
+	return Health{HealthAnswer: base, RankedUsers: n}, nil
 }
 
 const actorKey = "reputation.actor"
@@ -120,8 +166,8 @@ const actorKey = "reputation.actor"
 // e-mail on the reputation admin allowlist.
 func (h *Handlers) authorize(c *fiber.Ctx) error {
 	if key := c.Get(HeaderServiceKey); key != "" {
-		if h.d.ServiceKey == "" || len(key) < 32 ||
-			subtle.ConstantTimeCompare([]byte(key), []byte(h.d.ServiceKey)) != 1 {
+		if h.cfg.ServiceKey == "" || len(key) < 32 ||
+			subtle.ConstantTimeCompare([]byte(key), []byte(h.cfg.ServiceKey)) != 1 {
 			return apierr.KeyInvalid()
 		}
 		c.Locals(actorKey, "service")
@@ -131,27 +177,41 @@ func (h *Handlers) authorize(c *fiber.Ctx) error {
 	if !ok {
 		return apierr.AuthRequired()
 	}
-	p, err := h.d.Tokens.Verify(tok)
+	p, err := h.tokens.Verify(tok)
 	if err != nil {
 		return apierr.AuthRequired()
 	}
 	auth.SetUser(c, p)
 	c.Locals(actorKey, p.UserID)
-	return h.d.Admin(c)
+	return h.admin(c)
 }
 
+// eventRequest is the body of POST /events.
 type eventRequest struct {
-	UserID       string         `json:"userId"`
-	Kind         string         `json:"kind"`
-	SourceModule string         `json:"sourceModule"`
-	Weight       *weight        `json:"weight"`
-	SourceID     string         `json:"sourceId"`
-	Meta         map[string]any `json:"meta"`
+	UserID       string         `json:"userId" required:"true" format:"ksuid" description:"the user the event is about"`
+	Kind         string         `json:"kind" required:"true" minLength:"1" maxLength:"64"`
+	SourceModule string         `json:"sourceModule" required:"true" minLength:"1" maxLength:"64"`
+	Weight       *weight        `json:"weight" required:"true" nullable:"false"`
+	SourceID     string         `json:"sourceId" maxLength:"256" description:"names the originating record: a re-sent event is applied once"`
+	Meta         map[string]any `json:"meta" description:"at most 16 KiB of JSON"`
+	// ServiceKey is read by the authorization before binding; it is
+	// declared here so that the document states it.
+	ServiceKey string `header:"X-Reputation-Service-Key" json:"-" description:"the platform's reputation service key, instead of an admin bearer token"`
+	weight     int64
 }
 
 // weight keeps the raw JSON of the weight so that only an integer literal
 // passes (a string or a fraction is a validation failure, not a JSON error).
 type weight []byte
+
+// PrepareJSONSchema describes the weight as the integer it must be.
+func (weight) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Integer.Type()).WithMinimum(-schemas.ReputationMaxWeight).WithMaximum(schemas.ReputationMaxWeight).
+		WithDescription("the signed change the event makes to the score")
+	s.Items = nil
+	s.Format = nil
+	return nil
+}
 
 // UnmarshalJSON records the raw value.
 func (w *weight) UnmarshalJSON(b []byte) error {
@@ -164,11 +224,8 @@ func validText(v *bind.Validator, field, s string, max int) {
 	v.Check(utf8.ValidString(s) && !strings.ContainsRune(s, 0), field, "must be valid text without NUL characters")
 }
 
-func (h *Handlers) post(c *fiber.Ctx) error {
-	var req eventRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+// Validate checks the fields as the applier expects them.
+func (req *eventRequest) Validate() error {
 	var v bind.Validator
 	if v.Required("userId", req.UserID) {
 		validText(&v, "userId", req.UserID, 128)
@@ -180,7 +237,6 @@ func (h *Handlers) post(c *fiber.Ctx) error {
 		validText(&v, "sourceModule", req.SourceModule, schemas.ReputationMaxModule)
 	}
 	validText(&v, "sourceId", req.SourceID, schemas.ReputationMaxSourceID)
-	var weight int64
 	if req.Weight == nil {
 		v.Fail("weight", "is required")
 	} else {
@@ -191,113 +247,120 @@ func (h *Handlers) post(c *fiber.Ctx) error {
 		case n < -schemas.ReputationMaxWeight || n > schemas.ReputationMaxWeight:
 			v.Fail("weight", "must be between -1000 and 1000")
 		}
-		weight = n
+		req.weight = n
 	}
 	if req.Meta != nil {
 		if b, err := json.Marshal(req.Meta); err != nil || len(b) > schemas.ReputationMaxMeta {
 			v.Fail("meta", "must be a JSON object of at most 16 KiB")
 		}
 	}
-	if err := v.Err(); err != nil {
-		return err
-	}
+	return v.Err()
+}
+
+// post queues the event on the user's partition and answers the applier's
+// reply.
+func (h *Handlers) post(c *fiber.Ctx, req *eventRequest) error {
 	actor, _ := c.Locals(actorKey).(string)
 	env, err := schemas.New(schemas.TypeReputationEvent, req.UserID, actor, schemas.ReputationEvent{
-		UserID: req.UserID, Kind: req.Kind, SourceModule: req.SourceModule, Weight: weight,
-		SourceID: req.SourceID, Meta: req.Meta}, h.d.Now())
+		UserID: req.UserID, Kind: req.Kind, SourceModule: req.SourceModule, Weight: req.weight,
+		SourceID: req.SourceID, Meta: req.Meta}, h.now())
 	if err != nil {
 		return err
 	}
-	return commands.Exchange(c, h.d.Bus, topics.ReputationCommands, env,
+	return commands.Exchange(c, h.bus, topics.ReputationCommands, env,
 		commands.RequestIdempotency(c, actor, "POST "+Prefix+"/events"))
 }
 
-type eventJSON struct {
-	ID           string          `json:"id"`
-	Kind         string          `json:"kind"`
-	SourceModule string          `json:"sourceModule"`
-	Weight       int64           `json:"weight"`
-	SourceID     *string         `json:"sourceId"`
-	Meta         json.RawMessage `json:"meta"`
-	ScoreAfter   int64           `json:"scoreAfter"`
-	RankAfter    string          `json:"rankAfter"`
-	CreatedAt    time.Time       `json:"createdAt"`
-}
-
-type meResponse struct {
-	UserID string      `json:"userId"`
-	Score  int64       `json:"score"`
-	Rank   string      `json:"rank"`
-	Events []eventJSON `json:"events"`
-}
-
-func (h *Handlers) me(c *fiber.Ctx) error {
+// me answers the caller's score, rank and last 50 events.
+func (h *Handlers) me(c *fiber.Ctx, _ *server.NoRequest) error {
 	p, _ := auth.User(c)
 	ctx := c.UserContext()
-	sc, found, err := h.d.Reads.ScoreOf(ctx, p.UserID)
+	sc, found, err := h.reads.ScoreOf(ctx, p.UserID)
 	if err != nil {
 		return err
 	}
 	if !found {
 		sc.Rank = schemas.RankOf(0)
 	}
-	es, err := h.d.Reads.Recent(ctx, p.UserID, 50)
+	es, err := h.reads.Recent(ctx, p.UserID, 50)
 	if err != nil {
 		return err
 	}
-	out := meResponse{UserID: p.UserID, Score: sc.Score, Rank: sc.Rank, Events: make([]eventJSON, 0, len(es))}
+	out := schemas.ReputationMe{UserID: p.UserID, Score: sc.Score, Rank: sc.Rank, Events: make([]schemas.ReputationEventView, 0, len(es))}
 	for _, e := range es {
-		j := eventJSON{ID: e.ID, Kind: e.Kind, SourceModule: e.SourceModule, Weight: e.Weight,
+		j := schemas.ReputationEventView{ID: e.ID, Kind: e.Kind, SourceModule: e.SourceModule, Weight: e.Weight,
 			ScoreAfter: e.ScoreAfter, RankAfter: e.RankAfter, CreatedAt: e.CreatedAt.UTC()}
 		if e.SourceID != "" {
 			s := e.SourceID
 			j.SourceID = &s
 		}
 		if e.Meta != nil {
-			j.Meta = json.RawMessage(e.Meta)
+			j.Meta = schemas.RawObject(e.Meta)
 		}
 		out.Events = append(out.Events, j)
 	}
 	return c.JSON(out)
 }
 
-type leaderboardResponse struct {
-	Items  []clickhouse.LeaderRow `json:"items"`
-	Limit  int                    `json:"limit"`
-	Rank   *string                `json:"rank"`
-	Since  *string                `json:"since"`
-	Source string                 `json:"source"`
+// leaderboardRequest is the query of GET /leaderboard.
+type leaderboardRequest struct {
+	Limit leaderLimit `query:"limit" json:"-"`
+	Rank  string      `query:"rank" json:"-" enum:"seedling,sprout,steady,strong,titan" description:"only users of this rank"`
+	Since string      `query:"since" json:"-" format:"date-time" description:"rank by the weights gained since this time"`
+	query clickhouse.LeaderQuery
 }
 
-func (h *Handlers) leaderboard(c *fiber.Ctx) error {
-	q := clickhouse.LeaderQuery{Limit: 50}
+// leaderLimit is the leaderboard size a client asks for: a positive
+// integer, clamped to MaxLeaderboard; 50 when absent.
+type leaderLimit string
+
+// PrepareJSONSchema describes the limit as the integer it is.
+func (leaderLimit) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Integer.Type()).WithMinimum(1).WithDefault(50).
+		WithDescription("leaderboard size; larger values are clamped to 100")
+	return nil
+}
+
+// Validate reads the limit, rank and since.
+func (req *leaderboardRequest) Validate() error {
+	req.query = clickhouse.LeaderQuery{Limit: 50}
 	var v bind.Validator
-	if s := c.Query("limit"); s != "" {
-		n, err := strconv.Atoi(s)
+	if req.Limit != "" {
+		n, err := strconv.Atoi(string(req.Limit))
 		v.Check(err == nil && n >= 1, "limit", "must be a positive integer")
-		q.Limit = min(max(n, 1), MaxLeaderboard)
+		req.query.Limit = min(max(n, 1), MaxLeaderboard)
 	}
-	out := leaderboardResponse{Source: "clickhouse"}
-	if r := c.Query("rank"); r != "" {
-		v.OneOf("rank", r, schemas.Ranks()...)
-		q.Rank = r
-		out.Rank = &q.Rank
+	if req.Rank != "" {
+		v.OneOf("rank", req.Rank, schemas.Ranks()...)
+		req.query.Rank = req.Rank
 	}
-	if s := c.Query("since"); s != "" {
-		t, err := time.Parse(time.RFC3339Nano, s)
+	if req.Since != "" {
+		t, err := time.Parse(time.RFC3339Nano, req.Since)
 		v.Check(err == nil, "since", "must be an ISO 8601 timestamp such as 2026-01-02T15:04:05Z")
-		q.Since = &t
-		f := t.UTC().Format(time.RFC3339)
-		out.Since = &f
+		req.query.Since = &t
 	}
-	if err := v.Err(); err != nil {
-		return err
-	}
-	rows, err := h.d.Analytics.Leaderboard(c.UserContext(), q)
+	return v.Err()
+}
+
+// leaderboard answers the top users by score from the analytics copy; 503
+// when it does not answer.
+func (h *Handlers) leaderboard(c *fiber.Ctx, req *leaderboardRequest) error {
+	q := req.query
+	rows, err := h.analytics.Leaderboard(c.UserContext(), q)
 	if err != nil {
 		return unavailable()
 	}
-	out.Items, out.Limit = rows, q.Limit
+	out := schemas.ReputationLeaderboard{Items: make([]schemas.ReputationLeader, 0, len(rows)), Limit: q.Limit, Source: "clickhouse"}
+	if q.Rank != "" {
+		out.Rank = &q.Rank
+	}
+	if q.Since != nil {
+		since := q.Since.UTC().Format(time.RFC3339)
+		out.Since = &since
+	}
+	for _, r := range rows {
+		out.Items = append(out.Items, schemas.ReputationLeader{Position: r.Position, UserID: r.UserID, Score: r.Score, Rank: r.Rank, Gained: r.Gained})
+	}
 	return c.JSON(out)
 }
 
@@ -305,25 +368,25 @@ func unavailable() error {
 	return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "reputation analytics are unavailable; retry shortly")
 }
 
-type rankResponse struct {
-	UserID string `json:"userId"`
-	Score  int64  `json:"score"`
-	Rank   string `json:"rank"`
+// rankPath is the request of GET /rank/:userId.
+type rankPath struct {
+	UserID string `path:"userId" json:"-" format:"ksuid"`
 }
 
-func (h *Handlers) rank(c *fiber.Ctx) error {
-	id := c.Params("userId")
+// rank answers a user's public score and rank: no personal data.
+func (h *Handlers) rank(c *fiber.Ctx, req *rankPath) error {
+	id := req.UserID
 	notFound := apierr.New(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id")
 	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) || len(id) > 128 {
 		return notFound
 	}
 	ctx := c.UserContext()
-	sc, found, err := h.d.Reads.ScoreOf(ctx, id)
+	sc, found, err := h.reads.ScoreOf(ctx, id)
 	if err != nil {
 		return err
 	}
 	if !found {
-		ok, err := h.d.Reads.UserExists(ctx, id)
+		ok, err := h.reads.UserExists(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -332,19 +395,11 @@ func (h *Handlers) rank(c *fiber.Ctx) error {
 		}
 		sc.Rank = schemas.RankOf(0)
 	}
-	return c.JSON(rankResponse{UserID: id, Score: sc.Score, Rank: sc.Rank})
+	return c.JSON(schemas.ReputationRank{UserID: id, Score: sc.Score, Rank: sc.Rank})
 }
 
 // Stats are the reputation statistics.
-type Stats struct {
-	RankedUsers   int64            `json:"rankedUsers"`
-	CountPerRank  map[string]int64 `json:"countPerRank"`
-	MeanScore     float64          `json:"meanScore"`
-	MedianScore   float64          `json:"medianScore"`
-	EventsLast24h int64            `json:"eventsLast24h"`
-	AsOf          string           `json:"asOf"`
-	Source        string           `json:"source"`
-}
+type Stats = schemas.ReputationStats
 
 // ComputeStats derives the statistics from a score distribution (ascending
 // by score): the median of an even count is the mean of the two middle
@@ -382,9 +437,11 @@ func ComputeStats(dist []clickhouse.ScoreCount) Stats {
 	return st
 }
 
-func (h *Handlers) stats(c *fiber.Ctx) error {
-	now := h.d.Now().UTC().Truncate(time.Second)
-	dist, recent, err := h.d.Analytics.Distribution(c.UserContext(), now.Add(-24*time.Hour))
+// stats answers the statistics from the analytics copy; 503 when it does
+// not answer.
+func (h *Handlers) stats(c *fiber.Ctx, _ *server.NoRequest) error {
+	now := h.now().UTC().Truncate(time.Second)
+	dist, recent, err := h.analytics.Distribution(c.UserContext(), now.Add(-24*time.Hour))
 	if err != nil {
 		return unavailable()
 	}

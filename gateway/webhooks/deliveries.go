@@ -3,31 +3,18 @@ package webhooks
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
 	store "github.com/fintech/platform/storage/webhooks"
 )
 
-type deliveryJSON struct {
-	ID             string     `json:"id"`
-	WebhookID      string     `json:"webhookId"`
-	EventID        string     `json:"eventId"`
-	Type           string     `json:"type"`
-	Status         string     `json:"status"`
-	Attempts       int        `json:"attempts"`
-	LastStatusCode *int       `json:"lastStatusCode"`
-	LastError      *string    `json:"lastError"`
-	NextAttemptAt  *time.Time `json:"nextAttemptAt"`
-	CreatedAt      time.Time  `json:"createdAt"`
-}
-
-func deliveryToJSON(d store.Delivery) deliveryJSON {
-	out := deliveryJSON{ID: d.ID, WebhookID: d.WebhookID, EventID: d.EventID, Type: d.Type, Status: d.Status,
+func deliveryToJSON(d store.Delivery) schemas.WebhookDelivery {
+	out := schemas.WebhookDelivery{ID: d.ID, WebhookID: d.WebhookID, EventID: d.EventID, Type: d.Type, Status: d.Status,
 		Attempts: d.Attempts, LastStatusCode: d.LastStatusCode, CreatedAt: d.CreatedAt.UTC()}
 	if d.LastError != "" {
 		e := d.LastError
@@ -41,54 +28,54 @@ func deliveryToJSON(d store.Delivery) deliveryJSON {
 	return out
 }
 
-type deliveryPage struct {
-	Items      []deliveryJSON `json:"items"`
-	NextCursor *string        `json:"nextCursor"`
+// listDeliveriesRequest is the query of GET /admin/webhook-deliveries.
+type listDeliveriesRequest struct {
+	bind.Paging
+	WebhookID string `query:"webhookId" json:"-" description:"only deliveries of this subscription"`
+	Status    string `query:"status" json:"-" enum:"pending,failed,delivered,dead_letter" description:"only deliveries in this status"`
+}
+
+// Validate reads the page and checks the status.
+func (req *listDeliveriesRequest) Validate() error {
+	if err := req.Paging.Validate(); err != nil {
+		return err
+	}
+	if req.Status != "" {
+		var v bind.Validator
+		v.OneOf("status", req.Status, store.StatusPending, store.StatusFailed, store.StatusDelivered, store.StatusDeadLetter)
+		return v.Err()
+	}
+	return nil
 }
 
 // listDeliveries serves GET /admin/webhook-deliveries: newest first,
 // filtered by `webhookId` and `status`, paginated with `cursor`/`limit`.
-func (h *Handlers) listDeliveries(c *fiber.Ctx) error {
-	page, err := bind.PageQuery(c)
+func (h *Handlers) listDeliveries(c *fiber.Ctx, req *listDeliveriesRequest) error {
+	page := req.Page()
+	rows, err := h.store.List(c.UserContext(), store.Filter{WebhookID: req.WebhookID, Status: req.Status,
+		Before: page.After, Limit: page.Limit + 1})
 	if err != nil {
 		return err
 	}
-	f := store.Filter{WebhookID: c.Query("webhookId"), Status: c.Query("status"), Before: page.After, Limit: page.Limit + 1}
-	if f.Status != "" {
-		var v bind.Validator
-		v.OneOf("status", f.Status, store.StatusPending, store.StatusFailed, store.StatusDelivered, store.StatusDeadLetter)
-		if err := v.Err(); err != nil {
-			return err
-		}
-	}
-	rows, err := h.cfg.Store.List(c.UserContext(), f)
-	if err != nil {
-		return err
-	}
-	out := deliveryPage{Items: make([]deliveryJSON, 0, len(rows))}
-	if len(rows) > page.Limit {
-		rows = rows[:page.Limit]
-		next := bind.Cursor(rows[len(rows)-1].ID)
-		out.NextCursor = &next
-	}
-	for _, d := range rows {
-		out.Items = append(out.Items, deliveryToJSON(d))
-	}
-	return c.JSON(out)
+	return c.JSON(bind.PageOf(rows, page.Limit, func(d store.Delivery) string { return d.ID }, deliveryToJSON))
+}
+
+// deliveryPath is the request of an operation on one delivery.
+type deliveryPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
 }
 
 // retryDelivery serves POST /admin/webhook-deliveries/:id/retry: the
 // delivery is queued for an attempt now (202); the attempt itself runs on
 // the scheduler's pool.
-func (h *Handlers) retryDelivery(c *fiber.Ctx) error {
-	id := string([]byte(c.Params("id")))
-	d, err := h.cfg.Store.Retry(c.UserContext(), id, h.cfg.Now().UTC())
+func (h *Handlers) retryDelivery(c *fiber.Ctx, req *deliveryPath) error {
+	d, err := h.store.Retry(c.UserContext(), req.ID, h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return apierr.NotFound("no such webhook delivery")
 	}
 	if err != nil {
 		return err
 	}
-	h.cfg.Waker.Wake()
+	h.waker.Wake()
 	return c.Status(http.StatusAccepted).JSON(deliveryToJSON(d))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"net/netip"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/webhooks"
 	"github.com/fintech/platform/topics"
 )
@@ -43,17 +45,8 @@ var (
 	_ Stream = (*topics.Hub)(nil)
 )
 
-// Config holds the handlers' dependencies and settings.
+// Config holds the handlers' options.
 type Config struct {
-	Store  Store
-	Stream Stream
-	Waker  Waker
-	Tokens *auth.Tokens
-	// Admin admits only fiat admins (verified e-mail on the allowlist): the
-	// delivery log, retries and the stream are theirs.
-	Admin fiber.Handler
-	// Vault seals signing secrets before they are stored.
-	Vault Vault
 	// AllowPrivate lifts the https and public-address rules on endpoint
 	// URLs (WEBHOOK_ALLOW_PRIVATE=1).
 	AllowPrivate bool
@@ -62,7 +55,25 @@ type Config struct {
 	// Heartbeat is the interval of the stream's comment heartbeat. Default
 	// 15 s.
 	Heartbeat time.Duration
-	Now       func() time.Time
+}
+
+// setDefaults fills the options left out.
+func (c *Config) setDefaults() {
+	if c.Resolver == nil {
+		c.Resolver = net.DefaultResolver
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = 15 * time.Second
+	}
+}
+
+// Validate reports every problem of the options.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Heartbeat < 0 {
+		errs = append(errs, errors.New("webhooks: Heartbeat must not be negative"))
+	}
+	return errors.Join(errs...)
 }
 
 // MaxSubscriptions caps the subscriptions (the primary one included) a user
@@ -71,37 +82,83 @@ const MaxSubscriptions = 10
 
 // Handlers serve the webhook routes.
 type Handlers struct {
-	cfg Config
+	store  Store
+	stream Stream
+	waker  Waker
+	tokens *auth.Tokens
+	admin  fiber.Handler
+	vault  Vault
+	now    func() time.Time
+	cfg    Config
 }
 
-// NewHandlers checks the dependencies and builds the handlers.
-func NewHandlers(cfg Config) (*Handlers, error) {
-	if cfg.Store == nil || cfg.Stream == nil || cfg.Waker == nil || cfg.Tokens == nil || cfg.Admin == nil || cfg.Vault == nil || cfg.Now == nil {
+// NewHandlers checks the dependencies and builds the handlers. admin admits
+// only fiat admins (verified e-mail on the allowlist): the delivery log,
+// retries and the stream are theirs. vault seals signing secrets before
+// they are stored.
+func NewHandlers(store Store, stream Stream, waker Waker, tokens *auth.Tokens, admin fiber.Handler, vault Vault,
+	now func() time.Time, cfg Config) (*Handlers, error) {
+	if store == nil || stream == nil || waker == nil || tokens == nil || admin == nil || vault == nil || now == nil {
 		return nil, errors.New("webhook handlers: nil dependency")
 	}
-	if cfg.Resolver == nil {
-		cfg.Resolver = net.DefaultResolver
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Heartbeat <= 0 {
-		cfg.Heartbeat = 15 * time.Second
-	}
-	return &Handlers{cfg: cfg}, nil
+	return &Handlers{store: store, stream: stream, waker: waker, tokens: tokens, admin: admin, vault: vault, now: now, cfg: cfg}, nil
 }
 
-// Register mounts the routes under /api/fiat.
+// fiatAdmin is the role of the admin routes.
+const fiatAdmin = "fiat admin"
+
+// Register mounts the routes under /api/fiat. Each operation is declared
+// with its request and answer types (server.Op); they are documented in the
+// fiat slice, whose prefix they share.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group("/api/fiat")
-	user := h.cfg.Tokens.Require()
-	admin := h.cfg.Admin
-	g.Post("/me/webhook", ratelimit.Write, "Create or replace the caller's webhook endpoint", user, h.savePrimary)
-	g.Handle(fiber.MethodPatch, "/me/webhook", ratelimit.Write, "Rotate the webhook signing secret", user, h.rotate)
-	g.Post("/webhook-subs", ratelimit.Write, "Add a further webhook subscription", user, h.addSubscription)
-	g.Get("/admin/webhook-deliveries", "Webhook delivery log (fiat admin)", user, admin, h.listDeliveries)
-	g.Post("/admin/webhook-deliveries/:id/retry", ratelimit.Write, "Attempt a webhook delivery again now (fiat admin)",
-		user, admin, h.retryDelivery)
-	g.Get("/admin/events", "Server-sent events of every platform event (fiat admin)",
-		queryToken, user, admin, h.events)
-	g.Get("/admin/stream", "Browser page showing the admin event stream", h.page)
+	user := h.tokens.Require()
+	admin := h.admin
+	server.Post(g, "/me/webhook", server.Op[subscribeRequest]{
+		Summary: "Create or replace the caller's webhook endpoint", Class: ratelimit.Write, Handle: h.savePrimary,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the caller's first endpoint", schemas.WebhookSubscription{}),
+			server.Answers(http.StatusOK, "the endpoint replaced: same id and createdAt, new url, secret and events", schemas.WebhookSubscription{}),
+		},
+	}, user)
+	server.Handle(g, fiber.MethodPatch, "/me/webhook", server.Op[rotateRequest]{
+		Summary: "Rotate the webhook signing secret", Class: ratelimit.Write, Handle: h.rotate,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the endpoint; the new secret signs every attempt from now on", schemas.WebhookSubscription{}),
+			server.Fails(http.StatusNotFound, "not_found: no such webhook subscription of the caller"),
+		},
+	}, user)
+	server.Post(g, "/webhook-subs", server.Op[subscribeRequest]{
+		Summary: "Add a further webhook subscription", Class: ratelimit.Write, Handle: h.addSubscription,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the new subscription", schemas.WebhookSubscription{}),
+			server.Fails(http.StatusConflict, "webhook_limit_reached: a user may hold at most 10 webhook subscriptions"),
+		},
+	}, user)
+	server.Get(g, "/admin/webhook-deliveries", server.Op[listDeliveriesRequest]{
+		Summary: "Webhook delivery log (fiat admin)", Role: fiatAdmin, Handle: h.listDeliveries,
+		Responses: []server.Response{server.Answers(http.StatusOK, "deliveries, newest first", schemas.Page[schemas.WebhookDelivery]{})},
+	}, user, admin)
+	server.Post(g, "/admin/webhook-deliveries/:id/retry", server.Op[deliveryPath]{
+		Summary: "Attempt a webhook delivery again now (fiat admin)", Class: ratelimit.Write, Role: fiatAdmin,
+		Handle: h.retryDelivery,
+		Responses: []server.Response{
+			server.Answers(http.StatusAccepted, "queued for an attempt now", schemas.WebhookDelivery{}),
+			server.Fails(http.StatusNotFound, "not_found: no such webhook delivery"),
+		},
+	}, user, admin)
+	server.Get(g, "/admin/events", server.Op[eventsRequest]{
+		Summary: "Server-sent events of every platform event (fiat admin)", Role: fiatAdmin, Handle: h.events,
+		Responses: []server.Response{{Status: http.StatusOK, Description: "server-sent events of every platform event", ContentType: "text/event-stream"}},
+	}, queryToken, user, admin)
+	server.Get(g, "/admin/stream", server.Op[server.NoRequest]{
+		Summary: "Browser page showing the admin event stream (it holds no data)", Public: true, Handle: h.page,
+		Responses: []server.Response{{Status: http.StatusOK, Description: "the admin event stream page", ContentType: "text/html"}},
+	})
 }
 
 // Vault seals values kept at rest, bound to their owner.

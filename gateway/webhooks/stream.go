@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/htmlpage"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/topics"
 )
 
@@ -37,6 +39,25 @@ func queryToken(c *fiber.Ctx) error {
 // maxRecent caps the `recent` query of the stream.
 const maxRecent = 500
 
+// eventsRequest is the request of GET /admin/events.
+type eventsRequest struct {
+	AccessToken       string      `query:"access_token" json:"-" description:"the bearer token, for EventSource, which cannot send headers; the Authorization header wins"`
+	LastEventIDHeader string      `header:"Last-Event-ID" json:"-" description:"resume after this event id"`
+	LastEventID       string      `query:"lastEventId" json:"-" description:"resume after this event id (when no Last-Event-ID header is sent)"`
+	Recent            recentCount `query:"recent" json:"-"`
+}
+
+// recentCount is the number of kept events a fresh connection replays
+// first: a non-negative integer, clamped to maxRecent.
+type recentCount string
+
+// PrepareJSONSchema describes the count as the integer it is.
+func (recentCount) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithType(jsonschema.Integer.Type()).WithMinimum(0).WithDefault(0).
+		WithDescription("on a fresh connection, first replay the last N kept events; larger values are clamped to 500")
+	return nil
+}
+
 // events serves GET /admin/events as server-sent events: one message per
 // event (`id:` the event id, `event:` its type, `data:` the delivery payload
 // JSON), a `: heartbeat` comment every Heartbeat, and with a Last-Event-ID
@@ -46,20 +67,20 @@ const maxRecent = 500
 // stream ends when the client goes away (a failed write or flush), when it
 // falls too far behind (it reconnects and resumes), or when the server
 // shuts down.
-func (h *Handlers) events(c *fiber.Ctx) error {
-	last := c.Get("Last-Event-ID")
+func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
+	last := req.LastEventIDHeader
 	if last == "" {
-		last = c.Query("lastEventId")
+		last = req.LastEventID
 	}
 	recent := 0
-	if q := c.Query("recent"); q != "" {
+	if q := string(req.Recent); q != "" {
 		n, err := strconv.Atoi(q)
 		if err != nil || n < 0 {
 			return apierr.Validation(map[string]string{"recent": "must be a non-negative integer"})
 		}
 		recent = min(n, maxRecent)
 	}
-	backlog, l := h.cfg.Stream.Subscribe(string([]byte(last)), recent)
+	backlog, l := h.stream.Subscribe(last, recent)
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
@@ -118,7 +139,7 @@ func writeMessage(w *bufio.Writer, m topics.Message) error {
 
 // page serves the admin stream page. It holds no data: it asks for a token
 // (or an admin login) and reads the stream with fetch().
-func (h *Handlers) page(c *fiber.Ctx) error {
+func (h *Handlers) page(c *fiber.Ctx, _ *server.NoRequest) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return htmlpage.Render(c, fiber.StatusOK, streamPage, htmlpage.Policy{Connect: true}, func(nonce string) any {
 		return struct{ Nonce string }{nonce}

@@ -59,8 +59,8 @@ VALUES ('u-admin', 'boss@example.com', 'x', now()), ('u-user', 'someone@example.
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := gwebhooks.NewHandlers(gwebhooks.Config{Store: store.NewStore(pool), Stream: hub, Waker: noWake{},
-		Tokens: tokens, Admin: guard.Require(allow), Vault: vault, Heartbeat: 100 * time.Millisecond, Now: time.Now})
+	h, err := gwebhooks.NewHandlers(store.NewStore(pool), hub, noWake{}, tokens, guard.Require(allow), vault, time.Now,
+		gwebhooks.Config{Heartbeat: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package webhooks
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -15,32 +14,20 @@ import (
 	store "github.com/fintech/platform/storage/webhooks"
 )
 
+// subscribeRequest is the body of POST /me/webhook and POST /webhook-subs.
 type subscribeRequest struct {
-	URL    string   `json:"url"`
-	Secret string   `json:"secret"`
-	Events []string `json:"events"`
+	URL    string   `json:"url" required:"true" format:"uri" maxLength:"2048" description:"absolute https URL whose host resolves only to public addresses (unless WEBHOOK_ALLOW_PRIVATE=1)"`
+	Secret string   `json:"secret" required:"true" minLength:"16" maxLength:"256" description:"signs every delivery; never returned"`
+	Events []string `json:"events" minItems:"1" description:"event types to receive; left out for every event about the caller"`
 }
 
-// subscriptionJSON is a subscription as returned: never the secret. Events
-// null means all events.
-type subscriptionJSON struct {
-	ID        string    `json:"id"`
-	URL       string    `json:"url"`
-	Events    []string  `json:"events"`
-	CreatedAt time.Time `json:"createdAt"`
+func toJSON(s store.Subscription) schemas.WebhookSubscription {
+	return schemas.WebhookSubscription{ID: s.ID, URL: s.URL, Events: s.Events, CreatedAt: s.CreatedAt.UTC()}
 }
 
-func toJSON(s store.Subscription) subscriptionJSON {
-	return subscriptionJSON{ID: s.ID, URL: s.URL, Events: s.Events, CreatedAt: s.CreatedAt.UTC()}
-}
-
-// bindSubscription reads and validates a subscription request for the
-// caller.
-func (h *Handlers) bindSubscription(c *fiber.Ctx) (store.Subscription, error) {
-	var req subscribeRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return store.Subscription{}, err
-	}
+// bindSubscription validates a subscription request for the caller (the
+// host of the URL is resolved, so it takes the request's context).
+func (h *Handlers) bindSubscription(c *fiber.Ctx, req *subscribeRequest) (store.Subscription, error) {
 	var v bind.Validator
 	u := checkURL(c.UserContext(), &v, h.cfg.Resolver, req.URL, h.cfg.AllowPrivate)
 	checkSecret(&v, req.Secret)
@@ -49,22 +36,22 @@ func (h *Handlers) bindSubscription(c *fiber.Ctx) (store.Subscription, error) {
 		return store.Subscription{}, err
 	}
 	p, _ := auth.User(c)
-	secret, err := h.cfg.Vault.SealText(req.Secret, store.SecretAAD(p.UserID))
+	secret, err := h.vault.SealText(req.Secret, store.SecretAAD(p.UserID))
 	if err != nil {
 		return store.Subscription{}, err
 	}
 	return store.Subscription{ID: schemas.NewID(), UserID: p.UserID, URL: u, Secret: secret,
-		Events: events, CreatedAt: h.cfg.Now().UTC()}, nil
+		Events: events, CreatedAt: h.now().UTC()}, nil
 }
 
 // savePrimary serves POST /me/webhook: 201 for the first endpoint, 200 when
 // it replaces the existing one (same id; url, secret and events replaced).
-func (h *Handlers) savePrimary(c *fiber.Ctx) error {
-	sub, err := h.bindSubscription(c)
+func (h *Handlers) savePrimary(c *fiber.Ctx, req *subscribeRequest) error {
+	sub, err := h.bindSubscription(c, req)
 	if err != nil {
 		return err
 	}
-	saved, created, err := h.cfg.Store.SavePrimary(c.UserContext(), sub)
+	saved, created, err := h.store.SavePrimary(c.UserContext(), sub)
 	if err != nil {
 		return err
 	}
@@ -76,12 +63,12 @@ func (h *Handlers) savePrimary(c *fiber.Ctx) error {
 }
 
 // addSubscription serves POST /webhook-subs: a further endpoint, 201.
-func (h *Handlers) addSubscription(c *fiber.Ctx) error {
-	sub, err := h.bindSubscription(c)
+func (h *Handlers) addSubscription(c *fiber.Ctx, req *subscribeRequest) error {
+	sub, err := h.bindSubscription(c, req)
 	if err != nil {
 		return err
 	}
-	saved, err := h.cfg.Store.Add(c.UserContext(), sub, MaxSubscriptions)
+	saved, err := h.store.Add(c.UserContext(), sub, MaxSubscriptions)
 	if errors.Is(err, store.ErrLimit) {
 		return apierr.New(http.StatusConflict, schemas.CodeWebhookLimitReached,
 			"a user may hold at most 10 webhook subscriptions")
@@ -92,32 +79,31 @@ func (h *Handlers) addSubscription(c *fiber.Ctx) error {
 	return c.Status(http.StatusCreated).JSON(toJSON(saved))
 }
 
+// rotateRequest is the body of PATCH /me/webhook.
 type rotateRequest struct {
-	Secret string `json:"secret"`
+	Secret string `json:"secret" required:"true" minLength:"16" maxLength:"256"`
 	// ID names a subscription made with /webhook-subs; empty means the
 	// primary endpoint of /me/webhook.
-	ID string `json:"id"`
+	ID string `json:"id" maxLength:"64" description:"a subscription made with /webhook-subs; the primary endpoint when left out"`
+}
+
+// Validate checks the secret and the id.
+func (req *rotateRequest) Validate() error {
+	var v bind.Validator
+	checkSecret(&v, req.Secret)
+	v.MaxLen("id", req.ID, 64)
+	return v.Err()
 }
 
 // rotate serves PATCH /me/webhook: the new secret signs every attempt from
 // now on, retries of earlier events included.
-func (h *Handlers) rotate(c *fiber.Ctx) error {
-	var req rotateRequest
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
-	var v bind.Validator
-	checkSecret(&v, req.Secret)
-	v.MaxLen("id", req.ID, 64)
-	if err := v.Err(); err != nil {
-		return err
-	}
+func (h *Handlers) rotate(c *fiber.Ctx, req *rotateRequest) error {
 	p, _ := auth.User(c)
-	secret, err := h.cfg.Vault.SealText(req.Secret, store.SecretAAD(p.UserID))
+	secret, err := h.vault.SealText(req.Secret, store.SecretAAD(p.UserID))
 	if err != nil {
 		return err
 	}
-	sub, err := h.cfg.Store.RotateSecret(c.UserContext(), p.UserID, req.ID, secret, h.cfg.Now().UTC())
+	sub, err := h.store.RotateSecret(c.UserContext(), p.UserID, req.ID, secret, h.now().UTC())
 	if errors.Is(err, postgres.ErrNotFound) {
 		return apierr.NotFound("no such webhook subscription; create one with POST /api/fiat/me/webhook")
 	}

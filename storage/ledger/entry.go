@@ -3,7 +3,6 @@ package ledger
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +49,7 @@ func (e Entry) JSON() schemas.LedgerEntry {
 		out.Currency = &c
 	}
 	if e.Meta != nil {
-		out.Meta = json.RawMessage(e.Meta)
+		out.Meta = schemas.RawObject(e.Meta)
 	}
 	return out
 }

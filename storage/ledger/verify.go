@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/schemas"
 )
 
 // VerifyResult is the chain verification result of the spec. On failure
@@ -19,20 +21,7 @@ import (
 // it should carry (the previous entry's hash) and the one it carries; Reason
 // says what broke, and for a recomputed hash that differs from the stored
 // one ExpectedHash and FoundHash show both.
-type VerifyResult struct {
-	Valid            bool    `json:"valid"`
-	Verified         bool    `json:"verified"`
-	Height           int64   `json:"height"`
-	HeadHash         string  `json:"headHash"`
-	VerifiedAt       string  `json:"verifiedAt"`
-	MsToVerify       int64   `json:"msToVerify"`
-	BrokenAt         *int64  `json:"brokenAt,omitempty"`
-	ExpectedPrevHash *string `json:"expectedPrevHash,omitempty"`
-	FoundPrevHash    *string `json:"foundPrevHash,omitempty"`
-	Reason           string  `json:"reason,omitempty"`
-	ExpectedHash     string  `json:"expectedHash,omitempty"`
-	FoundHash        string  `json:"foundHash,omitempty"`
-}
+type VerifyResult = schemas.LedgerVerifyResult
 
 // Reasons a chain breaks.
 const (

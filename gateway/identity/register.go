@@ -1,0 +1,63 @@
+package identity
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/alexedwards/argon2id"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/identity"
+	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/storage/postgres"
+	"github.com/fintech/platform/topics"
+)
+
+// registerRequest is the body of POST /register.
+type registerRequest struct {
+	Email    string `json:"email" required:"true" format:"email" maxLength:"254" description:"surrounding spaces are trimmed"`
+	Password string `json:"password" required:"true" minLength:"8" maxLength:"128" description:"8 to 128 characters"`
+	Name     string `json:"name" maxLength:"200"`
+}
+
+// Validate checks the e-mail address, the password length and the name.
+func (req *registerRequest) Validate() error {
+	req.Email = strings.TrimSpace(req.Email)
+	var v bind.Validator
+	v.Email("email", req.Email)
+	n := len([]rune(req.Password))
+	v.Check(n >= minPassword && n <= maxPassword, "password", "must be 8 to 128 characters")
+	v.MaxLen("name", req.Name, bind.MaxTitle)
+	return v.Err()
+}
+
+// register creates the account and its user.registered event in one
+// transaction and answers 201 with a token.
+func (h *Handlers) register(c *fiber.Ctx, req *registerRequest) error {
+	hash, err := argon2id.CreateHash(req.Password, hashParams)
+	if err != nil {
+		return err
+	}
+	now := h.now().UTC()
+	u := identity.User{ID: schemas.NewID(), Email: req.Email, Name: strings.TrimSpace(req.Name), PasswordHash: hash, CreatedAt: now}
+	env, err := schemas.New(schemas.TypeUserRegistered, u.ID, u.ID,
+		schemas.UserRegistered{UserID: u.ID, Email: u.Email, Name: u.Name}, now)
+	if err != nil {
+		return err
+	}
+	row, err := pipeline.EventRow(topics.EventsIdentity, env)
+	if err != nil {
+		return err
+	}
+	if err := h.users.Create(c.UserContext(), u, row); err != nil {
+		if errors.Is(err, postgres.ErrConflict) {
+			return apierr.New(http.StatusConflict, schemas.CodeEmailTaken, "an account with this e-mail exists")
+		}
+		return err
+	}
+	return h.respondToken(c, http.StatusCreated, u)
+}

@@ -1,0 +1,75 @@
+package reputation
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
+)
+
+type noReader struct{ Reader }
+type noAnalytics struct{ Analytics }
+type noSender struct{}
+type noDB struct{}
+
+func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
+	return schemas.Reply{}, nil
+}
+func (noDB) Ping(context.Context) error { return nil }
+
+// TestOpenAPI builds the slice from the routes Register really declares.
+func TestOpenAPI(t *testing.T) {
+	t.Parallel()
+	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandlers(noDB{}, noReader{}, noAnalytics{}, noSender{}, tokens, func(c *fiber.Ctx) error { return c.Next() },
+		time.Now, s.Routes, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Register(s.Root())
+	doc := OpenAPI(s.Routes())
+	paths := doc["paths"].(map[string]any)
+	if len(paths) != 7 {
+		t.Fatalf("paths = %v", paths)
+	}
+	post := paths["/api/reputation/events"].(map[string]any)["post"].(map[string]any)
+	var header bool
+	for _, p := range post["parameters"].([]any) {
+		header = header || p.(map[string]any)["name"] == HeaderServiceKey
+	}
+	if !header {
+		t.Errorf("POST events does not state %s: %v", HeaderServiceKey, post["parameters"])
+	}
+	for _, status := range []string{"200", "201", "401", "403", "404", "409", "422"} {
+		if _, ok := post["responses"].(map[string]any)[status]; !ok {
+			t.Errorf("POST events lacks %s", status)
+		}
+	}
+	comps := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	w := comps["EventRequest"].(map[string]any)["properties"].(map[string]any)["weight"].(map[string]any)
+	if w["type"] != "integer" || w["minimum"] != float64(-1000) || w["maximum"] != float64(1000) {
+		t.Errorf("weight = %v", w)
+	}
+	rank := comps["ReputationRank"].(map[string]any)["properties"].(map[string]any)["rank"].(map[string]any)
+	if len(rank["enum"].([]any)) != 5 {
+		t.Errorf("rank = %v", rank)
+	}
+	board := paths["/api/reputation/leaderboard"].(map[string]any)["get"].(map[string]any)
+	if sec := board["security"].([]any); len(sec) != 0 {
+		t.Errorf("leaderboard needs a token")
+	}
+}

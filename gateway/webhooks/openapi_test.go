@@ -1,0 +1,76 @@
+package webhooks
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/openapi"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
+)
+
+type noStore struct{ Store }
+type noStream struct{ Stream }
+type noWaker struct{}
+type noVault struct{ Vault }
+
+func (noWaker) Wake() {}
+
+// TestOpenAPI documents the routes Register really declares (they are part
+// of the fiat slice, whose prefix they share).
+func TestOpenAPI(t *testing.T) {
+	t.Parallel()
+	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandlers(noStore{}, noStream{}, noWaker{}, tokens, func(c *fiber.Ctx) error { return c.Next() }, noVault{}, time.Now, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Register(s.Root())
+	doc := openapi.Build(s.Routes(), openapi.Doc{Title: "webhooks", Prefixes: []string{"/api/fiat"}})
+	paths := doc["paths"].(map[string]any)
+	if len(paths) != 6 {
+		t.Fatalf("paths = %v", paths)
+	}
+	me := paths["/api/fiat/me/webhook"].(map[string]any)
+	for _, m := range []string{"post", "patch"} {
+		if _, ok := me[m].(map[string]any)["requestBody"]; !ok {
+			t.Errorf("%s /me/webhook has no body", m)
+		}
+	}
+	list := paths["/api/fiat/admin/webhook-deliveries"].(map[string]any)["get"].(map[string]any)
+	if list["x-required-role"] != fiatAdmin {
+		t.Errorf("delivery log = %v", list)
+	}
+	if _, ok := list["responses"].(map[string]any)["403"]; !ok {
+		t.Errorf("delivery log lacks 403")
+	}
+	retry := paths["/api/fiat/admin/webhook-deliveries/{id}/retry"].(map[string]any)["post"].(map[string]any)
+	if _, ok := retry["responses"].(map[string]any)["202"]; !ok {
+		t.Errorf("retry lacks 202: %v", retry["responses"])
+	}
+	page := paths["/api/fiat/admin/stream"].(map[string]any)["get"].(map[string]any)
+	if sec := page["security"].([]any); len(sec) != 0 {
+		t.Errorf("the stream page needs a token")
+	}
+	events := paths["/api/fiat/admin/events"].(map[string]any)["get"].(map[string]any)
+	ok200 := events["responses"].(map[string]any)["200"].(map[string]any)
+	if _, ok := ok200["content"].(map[string]any)["text/event-stream"]; !ok {
+		t.Errorf("events 200 = %v", ok200)
+	}
+	comps := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, name := range []string{"SubscribeRequest", "RotateRequest", "WebhookSubscription", "WebhookDeliveryPage"} {
+		if _, ok := comps[name]; !ok {
+			t.Errorf("no %s among %v", name, comps)
+		}
+	}
+}
