@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -49,6 +50,33 @@ type LedgerAppend struct {
 	// on (Kind, SourceID); entries posted by users carry their user id, so
 	// they de-duplicate per actor and never collide with a module's entry.
 	Scope string `json:"scope,omitempty"`
+}
+
+// ledgerCurrency is a currency code as entries carry it: KZT, USD, TNU.
+var ledgerCurrency = regexp.MustCompile(`^[A-Z]{3,8}$`)
+
+// Validate is the one rule for an entry to chain, applied by the gateway
+// before it sends a user's entry and by the appender to every command (a
+// module's too). The meta object's size is checked where it is encoded
+// canonically (storage/ledger), on both sides.
+func (a LedgerAppend) Validate() error {
+	p := FieldProblems{}
+	if p.Required("kind", a.Kind) {
+		p.MaxLen("kind", a.Kind, LedgerMaxKind)
+	}
+	if p.Required("sourceId", a.SourceID) {
+		p.MaxLen("sourceId", a.SourceID, LedgerMaxSourceID)
+	}
+	p.MaxLen("actorUserId", a.ActorUserID, LedgerMaxActor)
+	p.MaxLen("entryId", a.EntryID, LedgerMaxActor)
+	if a.Currency != "" {
+		p.Check(ledgerCurrency.MatchString(a.Currency), "currency", "must be an upper-case currency code such as KZT or USD")
+	}
+	for field, v := range map[string]string{"kind": a.Kind, "sourceId": a.SourceID, "actorUserId": a.ActorUserID,
+		"currency": a.Currency, "entryId": a.EntryID} {
+		p.Check(!strings.ContainsRune(v, 0), field, "must not contain NUL characters")
+	}
+	return p.Err()
 }
 
 // moduleNamespaces are the kind prefixes ("<module>:…") that only the

@@ -6,11 +6,10 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -170,29 +169,19 @@ func decode(env schemas.Envelope) (*schemas.LedgerAppend, []byte, *pipeline.Outc
 		return nil, nil, &o
 	}
 	fields := map[string]string{}
-	check := func(ok bool, field, reason string) {
-		if !ok {
-			if _, seen := fields[field]; !seen {
-				fields[field] = reason
-			}
-		}
-	}
-	check(req.Kind != "", "kind", "is required")
-	check(utf8.RuneCountInString(req.Kind) <= schemas.LedgerMaxKind, "kind", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxKind))
-	check(req.SourceID != "", "sourceId", "is required")
-	check(utf8.RuneCountInString(req.SourceID) <= schemas.LedgerMaxSourceID, "sourceId", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxSourceID))
-	check(len(req.ActorUserID) <= schemas.LedgerMaxActor, "actorUserId", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxActor))
-	check(len(req.Currency) <= schemas.LedgerMaxCurrency, "currency", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxCurrency))
-	check(len(req.EntryID) <= schemas.LedgerMaxActor, "entryId", fmt.Sprintf("must be at most %d characters", schemas.LedgerMaxActor))
-	for field, v := range map[string]string{"kind": req.Kind, "sourceId": req.SourceID, "actorUserId": req.ActorUserID,
-		"currency": req.Currency, "entryId": req.EntryID} {
-		check(!strings.ContainsRune(v, 0), field, "must not contain NUL characters")
+	var problems schemas.FieldProblems
+	if errors.As(req.Validate(), &problems) {
+		fields = problems
 	}
 	var meta []byte
 	if req.Meta != nil {
 		meta, err = ledger.Canonical(req.Meta)
-		check(err == nil, "meta", "must be a JSON object")
-		check(len(meta) <= schemas.LedgerMaxMeta, "meta", "must be at most 64 KiB")
+		switch {
+		case err != nil:
+			fields["meta"] = "must be a JSON object"
+		case len(meta) > schemas.LedgerMaxMeta:
+			fields["meta"] = "must be at most 64 KiB"
+		}
 	}
 	if len(fields) > 0 {
 		return reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid", fields)

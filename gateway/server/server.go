@@ -23,6 +23,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/schemas"
 )
 
 // BodyLimit is the largest request body accepted (decisions.md).
@@ -126,7 +127,12 @@ func RequestID(ctx context.Context) string {
 // handleError is the one place that maps errors to responses.
 func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	var ae *apierr.Error
-	if !errors.As(err, &ae) {
+	var problems schemas.FieldProblems
+	if errors.As(err, &problems) {
+		// A command's own rule (schemas), checked before it is sent.
+		ae = apierr.Validation(problems)
+	}
+	if ae == nil && !errors.As(err, &ae) {
 		var fe *fiber.Error
 		switch {
 		case errors.As(err, &fe) && fe.Code == http.StatusNotFound:

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 )
 
 // TestPanicIsAnInternalErrorNotACrash: a handler's panic answers 500
@@ -44,5 +46,29 @@ func TestPanicIsAnInternalErrorNotACrash(t *testing.T) {
 	resp, err = s.App.Test(httptest.NewRequest(http.MethodGet, "/t/ok", nil))
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("after the panic: %v %v", resp, err)
+	}
+}
+
+// TestCommandRuleIsValidationFailed: a command's own Validate (schemas)
+// returned by a handler is answered 422 validation_failed with its fields.
+func TestCommandRuleIsValidationFailed(t *testing.T) {
+	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s.Root().Get("/append", "appends", func(*fiber.Ctx) error {
+		return fmt.Errorf("checking the entry: %w", schemas.LedgerAppend{SourceID: "s"}.Validate())
+	})
+	s.Finish()
+	resp, err := s.App.Test(httptest.NewRequest(http.MethodGet, "/append", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Error  string            `json:"error"`
+		Fields map[string]string `json:"fields"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusUnprocessableEntity || body.Error != "validation_failed" || body.Fields["kind"] != "is required" {
+		t.Fatalf("answered %d %+v", resp.StatusCode, body)
 	}
 }
