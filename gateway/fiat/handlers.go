@@ -65,7 +65,8 @@ type Sender interface {
 	Send(ctx context.Context, cmd commands.Command) (schemas.Reply, error)
 }
 
-// Config holds the module settings.
+// Config holds the module settings; the dependencies are NewHandlers'
+// arguments.
 type Config struct {
 	// PublicBaseURL prefixes the checkout URLs (PUBLIC_BASE_URL).
 	PublicBaseURL string
@@ -76,14 +77,6 @@ type Config struct {
 	ProcessorKey string
 	// KYCAutoApprove approves KYC submissions at once (KYC_AUTO_APPROVE).
 	KYCAutoApprove bool
-	// Vault seals KYC document numbers and bank accounts before they are
-	// stored or published.
-	Vault Vault
-	// Admin admits only fiat admins (FIAT_ADMIN_EMAILS, verified e-mail);
-	// it runs after the bearer-token check.
-	Admin fiber.Handler
-	// Routes lists the registered routes, for the OpenAPI slice.
-	Routes func() []server.Route
 	// Caps are the pre-KYC limits, shown on the dashboard (the consumer
 	// enforces them).
 	Caps schemas.FiatCaps
@@ -96,6 +89,9 @@ type Config struct {
 	// Analytics reads the processor side from the ClickHouse copy; nil
 	// serves reconciliation from Postgres only.
 	Analytics ProcessorLedger
+	// HTTPTimeout bounds the module's outbound calls (the test processor's
+	// webhook delivery, the drift alert); 15 s when zero.
+	HTTPTimeout time.Duration
 }
 
 // TestProcessor reports whether deposits are paid through the embedded test
@@ -103,7 +99,13 @@ type Config struct {
 // signs processor events itself.
 func (c Config) TestProcessor() bool { return c.ProcessorKey == "" }
 
-// Validate reports every missing setting.
+func (c *Config) setDefaults() {
+	if c.HTTPTimeout == 0 {
+		c.HTTPTimeout = 15 * time.Second
+	}
+}
+
+// Validate reports every missing or invalid setting.
 func (c Config) Validate() error {
 	var errs []error
 	if c.PublicBaseURL == "" {
@@ -112,17 +114,11 @@ func (c Config) Validate() error {
 	if c.WebhookSecret == "" {
 		errs = append(errs, errors.New("PROCESSOR_WEBHOOK_SECRET is empty"))
 	}
-	if c.Routes == nil {
-		errs = append(errs, errors.New("routes lister is nil"))
-	}
-	if c.Admin == nil {
-		errs = append(errs, errors.New("admin middleware is nil"))
-	}
-	if c.Vault == nil {
-		errs = append(errs, errors.New("vault is nil"))
-	}
 	if c.ReconcileAlertURL != "" && !strings.HasPrefix(c.ReconcileAlertURL, "http://") && !strings.HasPrefix(c.ReconcileAlertURL, "https://") {
 		errs = append(errs, errors.New("RECONCILE_ALERT_URL must start with http:// or https://"))
+	}
+	if c.HTTPTimeout < 0 {
+		errs = append(errs, errors.New("HTTPTimeout is negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -134,28 +130,36 @@ type Handlers struct {
 	commerce CommerceStore
 	bus      Sender
 	tokens   *auth.Tokens
+	vault    Vault
+	admin    fiber.Handler
 	db       platform.Pinger
 	now      func() time.Time
+	routes   func() []server.Route
 	client   *http.Client
 	// checkout opens sessions: the embedded test processor without
 	// ProcessorKey, Stripe with it.
 	checkout Checkout
 }
 
-// NewHandlers builds the handlers.
-func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, db platform.Pinger, now func() time.Time) (*Handlers, error) {
+// NewHandlers builds the handlers. vault seals KYC document numbers and
+// bank accounts before they are stored or published; admin admits only fiat
+// admins (FIAT_ADMIN_EMAILS, verified e-mail) after the bearer-token check;
+// routes lists the server's routes for /openapi.json.
+func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, vault Vault, admin fiber.Handler,
+	db platform.Pinger, now func() time.Time, routes func() []server.Route) (*Handlers, error) {
+	if st == nil || bus == nil || tokens == nil || vault == nil || admin == nil || db == nil || now == nil || routes == nil {
+		return nil, errors.New("fiat handlers: nil dependency")
+	}
+	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if st == nil || bus == nil || tokens == nil || db == nil || now == nil {
-		return nil, errors.New("fiat handlers: nil dependency")
 	}
 	var co Checkout = localCheckout{baseURL: cfg.PublicBaseURL, newID: schemas.NewID}
 	if cfg.ProcessorKey != "" {
 		co = newStripeCheckout(cfg.ProcessorKey, cfg.PublicBaseURL)
 	}
-	return &Handlers{cfg: cfg, store: st, commerce: st, bus: bus, tokens: tokens, db: db, now: now,
-		client: &http.Client{Timeout: 15 * time.Second}, checkout: co}, nil
+	return &Handlers{cfg: cfg, store: st, commerce: st, bus: bus, tokens: tokens, vault: vault, admin: admin, db: db, now: now,
+		routes: routes, client: &http.Client{Timeout: cfg.HTTPTimeout}, checkout: co}, nil
 }
 
 // Register mounts the routes. Each operation is declared with its request
@@ -172,7 +176,7 @@ func (h *Handlers) Register(r server.Router) {
 	h.registerMerchant(g, tok)
 	h.registerRequests(g, tok)
 	h.registerRefunds(g, tok)
-	h.registerAdmin(g, tok, h.cfg.Admin)
+	h.registerAdmin(g, tok, h.admin)
 }
 
 // adminRole is who may call the admin routes (FIAT_ADMIN_EMAILS).

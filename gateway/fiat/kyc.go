@@ -45,7 +45,7 @@ func (h *Handlers) kycSubmit(c *fiber.Ctx, req *kycRequest) error {
 	p, _ := auth.User(c)
 	now := h.now().UTC().Truncate(time.Microsecond)
 	k.ID, k.UserID, k.Status, k.CreatedAt = schemas.NewID(), p.UserID, "pending", now
-	sealedNumber, err := h.cfg.Vault.SealText(k.DocumentNumber, "kyc:"+k.ID)
+	sealedNumber, err := h.vault.SealText(k.DocumentNumber, "kyc:"+k.ID)
 	if err != nil {
 		return err
 	}

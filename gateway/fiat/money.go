@@ -180,7 +180,7 @@ func (h *Handlers) payout(c *fiber.Ctx, req *payoutRequest) error {
 	}
 	p, _ := auth.User(c)
 	payoutID := schemas.NewID()
-	sealedAcct, err := h.cfg.Vault.SealText(acct, "payout:"+payoutID)
+	sealedAcct, err := h.vault.SealText(acct, "payout:"+payoutID)
 	if err != nil {
 		return err
 	}

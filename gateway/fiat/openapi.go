@@ -33,7 +33,7 @@ var openAPIDoc = openapi.Doc{
 // openapi answers the module's OpenAPI 3.0 slice, generated from the routes
 // the server actually registered under Prefix.
 func (h *Handlers) openapi(c *fiber.Ctx) error {
-	return c.JSON(OpenAPIDocument(h.cfg.Routes()))
+	return c.JSON(OpenAPIDocument(h.routes()))
 }
 
 // OpenAPIDocument builds the fiat slice of routes.

@@ -38,9 +38,8 @@ func slice(t *testing.T) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandlers(Config{PublicBaseURL: "http://localhost", WebhookSecret: "whsec_x", Vault: noVault{},
-		Admin: func(c *fiber.Ctx) error { return c.Next() }, Routes: s.Routes, Caps: schemas.FiatCaps{PerTransfer: 1, DailyDeposit: 1, Monthly: 1}},
-		noStore{}, noSender{}, tokens, noDB{}, time.Now)
+	h, err := NewHandlers(Config{PublicBaseURL: "http://localhost", WebhookSecret: "whsec_x", Caps: schemas.FiatCaps{PerTransfer: 1, DailyDeposit: 1, Monthly: 1}},
+		noStore{}, noSender{}, tokens, noVault{}, func(c *fiber.Ctx) error { return c.Next() }, noDB{}, time.Now, s.Routes)
 	if err != nil {
 		t.Fatal(err)
 	}
