@@ -245,13 +245,19 @@ func TestFiatRefundsCharge(t *testing.T) {
 		ev["merchantUserId"] != s.merchant.ID || ev["reason"] != "one book was damaged" {
 		t.Fatalf("refund.created: %v", ev)
 	}
-	// The OpenAPI slice documents the refund routes and their fee rule.
+	// The OpenAPI slice documents the refund routes and, on their body, the
+	// fee rule.
 	var doc struct {
-		Paths map[string]map[string]map[string]any `json:"paths"`
+		Paths      map[string]map[string]map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
 	}
 	p.Get(t, "/api/fiat/openapi.json", "").Decode(t, &doc)
 	for _, path := range []string{"/api/fiat/merchant/charges/{id}/refunds", "/api/fiat/requests/{token}/refunds"} {
-		d, _ := doc.Paths[path]["post"]["description"].(string)
+		body, _ := doc.Paths[path]["post"]["requestBody"].(map[string]any)
+		ref, _ := body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["$ref"].(string)
+		d, _ := doc.Components.Schemas[strings.TrimPrefix(ref, "#/components/schemas/")]["description"].(string)
 		if !strings.Contains(d, "no fee is charged on a refund") || !strings.Contains(d, "original payment is not returned") ||
 			doc.Paths[path]["get"] == nil {
 			t.Errorf("openapi.json %s: %v", path, doc.Paths[path])

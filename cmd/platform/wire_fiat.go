@@ -34,14 +34,11 @@ func (a *app) fiatModule() (module, error) {
 				WebhookSecret:        a.cfg.ProcessorHook,
 				ProcessorKey:         a.cfg.ProcessorKey,
 				KYCAutoApprove:       a.cfg.KYCAutoApprove,
-				Admin:                a.requireAdmin(a.cfg.Admins.Fiat),
-				Vault:                a.vault,
-				Routes:               a.server.Routes,
 				Caps:                 caps,
 				ReconcileAlertURL:    a.cfg.ReconcileURL,
 				ReconcileAlertSecret: a.cfg.ReconcileKey,
 				Analytics:            analytics,
-			}, sfiat.NewStore(a.pool), a.bus, a.tokens, a.pool, a.now)
+			}, sfiat.NewStore(a.pool), a.bus, a.tokens, a.vault, a.requireAdmin(a.cfg.Admins.Fiat), a.pool, a.now, a.server.Routes)
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,12 @@ import (
 // OptionalBody is a request type whose JSON body may be left out entirely.
 type OptionalBody interface{ BodyIsOptional() }
 
+// RawBody is a request type whose body the handler reads itself, byte for
+// byte (a signed payload whose signature is checked before it is parsed):
+// Request binds only its parameters, and the document still describes the
+// body from the type's json fields.
+type RawBody interface{ BodyIsRaw() }
+
 // Request binds a request into dst, a pointer to a struct declared for an
 // operation: fields tagged `path:"name"`, `query:"name"` and
 // `header:"Name"` take those parameters (string kinds as they are, integer
@@ -29,7 +35,7 @@ func Request(c *fiber.Ctx, dst any) error {
 	if v.Kind() != reflect.Struct {
 		return fmt.Errorf("bind.Request: %T is not a pointer to a struct", dst)
 	}
-	if hasBody(v.Type()) {
+	if _, raw := dst.(RawBody); !raw && hasBody(v.Type()) {
 		_, optional := dst.(OptionalBody)
 		if !optional || len(bytes.TrimSpace(c.Body())) > 0 {
 			if err := JSON(c, dst); err != nil {

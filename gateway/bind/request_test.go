@@ -96,3 +96,36 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+type rawBodyRequest struct {
+	Signature string `header:"X-Signature" json:"-"`
+	ID        string `json:"id"`
+}
+
+func (rawBodyRequest) BodyIsRaw() {}
+
+// TestRequestRawBody: a RawBody request binds its parameters and leaves the
+// body, whatever it is, to the handler.
+func TestRequestRawBody(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{`{"id":"e1"}`, `not json`, ``, `{"id":5}`} {
+		app := fiber.New()
+		var got rawBodyRequest
+		app.Post("/", func(c *fiber.Ctx) error {
+			if err := Request(c, &got); err != nil {
+				return err
+			}
+			return c.SendString(string(c.Body()))
+		})
+		req := httptest.NewRequest("POST", "/", strings.NewReader(body))
+		req.Header.Set("X-Signature", "sig")
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || string(raw) != body || got.Signature != "sig" || got.ID != "" {
+			t.Fatalf("body %q: %d %q, bound %+v", body, resp.StatusCode, raw, got)
+		}
+	}
+}

@@ -13,12 +13,15 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/stripe/stripe-go/v82/webhook"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/gateway/htmlpage"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/topics"
@@ -30,19 +33,95 @@ const EventPaymentSucceeded = "payment_intent.succeeded"
 // HeaderSignature is the processor's signature header.
 const HeaderSignature = "Stripe-Signature"
 
-type depositReq struct {
-	WalletID  string      `json:"walletId"`
-	Amount    bind.Amount `json:"amount"`
-	AmountKzt bind.Amount `json:"amountKzt"`
+// registerDeposits mounts the top-up routes: the checkout session, the
+// processor's signed callbacks, the local checkout pages of the embedded
+// test processor and the caller's deposit history.
+func (h *Handlers) registerDeposits(g server.Router, tok fiber.Handler) {
+	deposit := server.Op[depositRequest]{
+		Summary: "Start a top-up checkout; returns the session URL", Class: ratelimit.Money, Handle: h.deposit,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the open checkout session: send the payer to url", schemas.FiatDepositResult{}),
+			server.Fails(http.StatusBadRequest, "wallet_inactive: the wallet is frozen or deleted"),
+			failsWalletNotFound, failsKeyReused,
+			server.Fails(http.StatusForbidden, "kyc_required: beyond the daily deposit limit of an account without KYC"),
+			server.Fails(http.StatusBadGateway, "processor_unavailable: the card processor did not open a checkout session"),
+		},
+	}
+	checkout := deposit
+	checkout.Summary = "Create a processor checkout session for a top-up"
+	server.Post(g, "/deposit/checkout", checkout, tok)
+	server.Post(g, "/deposit", deposit, tok)
+
+	hook := server.Op[webhookRequest]{
+		Summary: "Processor webhook: credits on payment_intent.succeeded", Class: ratelimit.Partner, Public: true, Handle: h.webhook,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the verified event was processed (credited, already credited, kept for review) or needs nothing",
+				jsonschema.OneOf(schemas.FiatCreditResult{}, schemas.FiatWebhookIgnored{})),
+			server.Fails(http.StatusBadRequest, "signature_invalid, invalid_event or amount_mismatch: a forged, unreadable or mismatched event (signature_invalid carries detail)"),
+			server.Fails(http.StatusNotFound, "deposit_not_found or wallet_not_found: the event names no deposit of this platform"),
+		},
+	}
+	server.Post(g, "/deposit/webhook", hook)
+	hook.Summary = "Processor direct callback target"
+	server.Post(g, "/processor/webhook", hook)
+	server.Post(g, "/processor/verify", server.Op[verifyRequest]{
+		Summary: "Verify and apply a processor event", Class: ratelimit.Partner, Handle: h.verify,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the event verified and was applied (or needed nothing)", schemas.FiatVerifyResult{}),
+			server.Fails(http.StatusBadRequest, "validation_failed, invalid_event, event_mismatch, signature_invalid or amount_mismatch: "+
+				"a field is missing or of the wrong type (reported as 400, without fields), or the event is forged, unreadable or mismatched"),
+			server.Fails(http.StatusNotFound, "deposit_not_found or wallet_not_found: the event names no deposit of this platform"),
+		},
+	}, tok, badRequestOnInvalid)
+	if h.cfg.TestProcessor() {
+		// The embedded test processor signs processor events with the real
+		// webhook secret: it exists only while no real processor is configured.
+		server.Get(g, "/checkout/:sessionId", server.Op[sessionPath]{
+			Summary: "Local checkout page of the embedded test processor", Public: true, Handle: h.checkoutPage,
+			Responses: []server.Response{
+				{Status: http.StatusOK, Description: "the local checkout page of the test processor", ContentType: fiber.MIMETextHTML},
+				server.Fails(http.StatusNotFound, "session_not_found: no such checkout session"),
+			},
+		})
+		server.Post(g, "/checkout/:sessionId/pay", server.Op[sessionPath]{
+			Summary: "Pay a local checkout session (test processor)", Class: ratelimit.Write, Public: true, Handle: h.checkoutPay,
+			Responses: []server.Response{
+				{Status: http.StatusOK, Description: "the checkout page after paying (or already paid)", ContentType: fiber.MIMETextHTML},
+				{Status: http.StatusBadGateway, Description: "the checkout page: the payment event could not be delivered", ContentType: fiber.MIMETextHTML},
+				server.Fails(http.StatusNotFound, "session_not_found: no such checkout session"),
+			},
+		})
+	}
+	server.Get(g, "/me/deposits", server.Op[listDepositsRequest]{
+		Summary: "Own deposit history", Handle: h.listDeposits,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's deposits, newest first", schemas.Page[schemas.FiatDeposit]{})},
+	}, tok)
+}
+
+// badRequestOnInvalid answers the validation failures of the route it
+// guards (a field missing or of the wrong type) as 400 validation_failed
+// without fields: problems with a processor call are 400 (spec: Errors,
+// rule 1).
+func badRequestOnInvalid(c *fiber.Ctx) error {
+	err := c.Next()
+	var ae *apierr.Error
+	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity && ae.Code == schemas.CodeValidationFailed {
+		ae = ae.With(nil)
+		ae.Status = http.StatusBadRequest
+		return ae
+	}
+	return err
+}
+
+type depositRequest struct {
+	WalletID  string      `json:"walletId" required:"true" maxLength:"200" format:"ksuid" description:"one of the caller's wallets"`
+	Amount    bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
+	AmountKzt bind.Amount `json:"amountKzt" description:"the same as amount (the spec's name); amount wins when both are sent"`
 }
 
 // deposit opens a checkout session for a top-up. The session is recorded by
 // the consumer, which also enforces the daily cap before KYC.
-func (h *Handlers) deposit(c *fiber.Ctx) error {
-	var req depositReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) deposit(c *fiber.Ctx, req *depositRequest) error {
 	var v bind.Validator
 	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
 	if err := v.Err(); err != nil {
@@ -64,57 +143,54 @@ func (h *Handlers) deposit(c *fiber.Ctx) error {
 	})
 }
 
-type depositJSON struct {
-	ID            string     `json:"id"`
-	DepositID     string     `json:"depositId"`
-	WalletID      string     `json:"walletId"`
-	Amount        int64      `json:"amount"`
-	Currency      string     `json:"currency"`
-	Status        string     `json:"status"`
-	SessionID     string     `json:"sessionId"`
-	URL           string     `json:"url"`
-	TransactionID string     `json:"transactionId,omitempty"`
-	CreatedAt     time.Time  `json:"createdAt"`
-	CompletedAt   *time.Time `json:"completedAt,omitempty"`
-}
+// listDepositsRequest is a page of the caller's deposits.
+type listDepositsRequest struct{ bind.Paging }
 
-func (h *Handlers) listDeposits(c *fiber.Ctx) error {
-	page, err := bind.PageQuery(c)
-	if err != nil {
-		return err
-	}
+func (h *Handlers) listDeposits(c *fiber.Ctx, req *listDepositsRequest) error {
+	page := req.Page()
 	p, _ := auth.User(c)
 	ds, err := h.store.DepositsOf(c.UserContext(), p.UserID, page.After, page.Limit+1)
 	if err != nil {
 		return err
 	}
-	return depositPage(c, ds, page.Limit)
+	return c.JSON(depositPage(ds, page.Limit))
 }
 
-// depositPage answers one page of deposits, read with limit+1 rows so that
-// a further page shows as nextCursor.
-func depositPage(c *fiber.Ctx, ds []store.Deposit, limit int) error {
-	var next *string
-	if len(ds) > limit {
-		ds = ds[:limit]
-		cur := bind.Cursor(ds[len(ds)-1].ID)
-		next = &cur
-	}
-	items := make([]depositJSON, len(ds))
-	for i, d := range ds {
-		items[i] = depositJSON{ID: d.ID, DepositID: d.ID, WalletID: d.WalletID, Amount: d.Amount, Currency: d.Currency,
+// depositPage is one page of deposits, read with limit+1 rows so that a
+// further page shows as nextCursor.
+func depositPage(ds []store.Deposit, limit int) schemas.Page[schemas.FiatDeposit] {
+	return bind.PageOf(ds, limit, func(d store.Deposit) string { return d.ID }, func(d store.Deposit) schemas.FiatDeposit {
+		return schemas.FiatDeposit{ID: d.ID, DepositID: d.ID, WalletID: d.WalletID, Amount: d.Amount, Currency: d.Currency,
 			Status: d.Status, SessionID: d.SessionID, URL: d.URL, TransactionID: d.TransactionID,
 			CreatedAt: d.CreatedAt, CompletedAt: d.CompletedAt}
-	}
-	return c.JSON(fiber.Map{"items": items, "nextCursor": next})
+	})
+}
+
+// webhookRequest is the processor's signed callback: a Stripe event. The
+// body is verified byte for byte against Stripe-Signature before it is
+// read, so it is not bound (bind.RawBody); the fields describe it.
+type webhookRequest struct {
+	_         struct{}    `description:"A Stripe event, verified against Stripe-Signature before it is read."`
+	Signature string      `header:"Stripe-Signature" json:"-" required:"true" description:"t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" with the webhook secret>; 300 s tolerance"`
+	ID        string      `json:"id" required:"true" description:"the processor's event id; a replayed event gets the first answer"`
+	Type      string      `json:"type" required:"true" description:"payment_intent.succeeded credits a deposit; other types are acknowledged and ignored"`
+	Data      webhookData `json:"data"`
+}
+
+// BodyIsRaw leaves the body to the handler (the signature covers its bytes).
+func (webhookRequest) BodyIsRaw() {}
+
+// webhookData holds the event's object.
+type webhookData struct {
+	Object paymentIntent `json:"object"`
 }
 
 // paymentIntent is the part of a payment_intent object the platform reads.
 type paymentIntent struct {
 	ID       string            `json:"id"`
-	Amount   int64             `json:"amount"`
-	Currency string            `json:"currency"`
-	Metadata map[string]string `json:"metadata"`
+	Amount   int64             `json:"amount" description:"integer minor units; must be the deposit's"`
+	Currency string            `json:"currency" description:"lower-case ISO 4217 code; must be the deposit's"`
+	Metadata map[string]string `json:"metadata" description:"depositId names the deposit to credit"`
 }
 
 // eventOutcome is what processing one verified processor event produced.
@@ -201,14 +277,14 @@ func signatureDetail(err error) (string, bool) {
 // webhook is the processor's callback: it answers 2xx for every event it
 // verified (also replays and events it does not act on) so the processor
 // stops retrying, and 4xx for forged or unusable ones.
-func (h *Handlers) webhook(c *fiber.Ctx) error {
+func (h *Handlers) webhook(c *fiber.Ctx, req *webhookRequest) error {
 	payload := bytes.Clone(c.Body())
-	out, evID, err := h.processEvent(c.UserContext(), payload, c.Get(HeaderSignature))
+	out, evID, err := h.processEvent(c.UserContext(), payload, req.Signature)
 	if err != nil {
 		return err
 	}
 	if out.ignored {
-		return c.JSON(fiber.Map{"received": true, "ignored": true, "eventId": evID})
+		return c.JSON(schemas.FiatWebhookIgnored{Received: true, Ignored: true, EventID: evID})
 	}
 	rep := out.reply
 	if rep.Status == http.StatusOK && rep.Replayed {
@@ -222,44 +298,27 @@ func (h *Handlers) webhook(c *fiber.Ctx) error {
 	return commands.Respond(c, rep)
 }
 
-type verifyReq struct {
-	EventID            string `json:"event_id"`
-	EventType          string `json:"event_type"`
-	RawPayload         string `json:"raw_payload"`
-	ProcessorSignature string `json:"processor_signature"`
+type verifyRequest struct {
+	EventID            string `json:"event_id" required:"true" description:"the id inside raw_payload"`
+	EventType          string `json:"event_type" required:"true" description:"the type inside raw_payload"`
+	RawPayload         string `json:"raw_payload" required:"true" description:"the event exactly as the processor signed it"`
+	ProcessorSignature string `json:"processor_signature" required:"true" description:"its Stripe-Signature header"`
 }
 
-type verifyResp struct {
-	OK         bool    `json:"ok"`
-	Anchored   bool    `json:"anchored"`
-	LedgerID   *string `json:"ledger_id"`
-	Idempotent bool    `json:"idempotent"`
-	EventID    string  `json:"event_id"`
-}
-
-// verify checks a processor event handed in by a platform caller and
-// applies it like the webhook. Problems with the request are 400 (spec:
-// Errors, rule 1), including missing fields.
-func (h *Handlers) verify(c *fiber.Ctx) error {
-	var req verifyReq
-	if err := bind.JSON(c, &req); err != nil {
-		if ae, ok := err.(*apierr.Error); ok && ae.Status == http.StatusUnprocessableEntity {
-			ae = ae.With(nil)
-			ae.Status = http.StatusBadRequest
-			return ae
-		}
-		return err
-	}
+// Validate requires every field (badRequestOnInvalid makes it a 400).
+func (req *verifyRequest) Validate() error {
 	var v bind.Validator
 	v.Required("event_id", req.EventID)
 	v.Required("event_type", req.EventType)
 	v.Required("raw_payload", req.RawPayload)
 	v.Required("processor_signature", req.ProcessorSignature)
-	if err := v.Err(); err != nil {
-		ae := err.(*apierr.Error).With(nil)
-		ae.Status = http.StatusBadRequest
-		return ae
-	}
+	return v.Err()
+}
+
+// verify checks a processor event handed in by a platform caller and
+// applies it like the webhook. Problems with the request are 400 (spec:
+// Errors, rule 1), including missing fields.
+func (h *Handlers) verify(c *fiber.Ctx, req *verifyRequest) error {
 	payload := []byte(req.RawPayload)
 	var head struct {
 		ID   string `json:"id"`
@@ -276,7 +335,7 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 		return err
 	}
 	if out.ignored {
-		return c.JSON(verifyResp{OK: true, EventID: evID})
+		return c.JSON(schemas.FiatVerifyResult{OK: true, EventID: evID})
 	}
 	rep := out.reply
 	if rep.Status != http.StatusOK {
@@ -290,7 +349,7 @@ func (h *Handlers) verify(c *fiber.Ctx) error {
 	if cr.LedgerEntryID != "" {
 		ledgerID = &cr.LedgerEntryID
 	}
-	return c.JSON(verifyResp{OK: true, Anchored: ledgerID != nil, LedgerID: ledgerID,
+	return c.JSON(schemas.FiatVerifyResult{OK: true, Anchored: ledgerID != nil, LedgerID: ledgerID,
 		Idempotent: rep.Replayed || cr.Idempotent, EventID: evID})
 }
 
@@ -327,8 +386,13 @@ func (h *Handlers) renderCheckout(c *fiber.Ctx, d store.Deposit, status int, msg
 	})
 }
 
-func (h *Handlers) sessionDeposit(c *fiber.Ctx) (store.Deposit, error) {
-	d, err := h.store.DepositBySession(c.UserContext(), c.Params("sessionId"))
+// sessionPath is the request of a local checkout page.
+type sessionPath struct {
+	SessionID string `path:"sessionId" json:"-" description:"the checkout session id (cs_test_…)"`
+}
+
+func (h *Handlers) sessionDeposit(c *fiber.Ctx, sessionID string) (store.Deposit, error) {
+	d, err := h.store.DepositBySession(c.UserContext(), sessionID)
 	if err != nil {
 		if isNotFound(err) {
 			return d, apierr.New(http.StatusNotFound, schemas.CodeSessionNotFound, "no such checkout session")
@@ -339,8 +403,8 @@ func (h *Handlers) sessionDeposit(c *fiber.Ctx) (store.Deposit, error) {
 }
 
 // checkoutPage is the local checkout page of the embedded test processor.
-func (h *Handlers) checkoutPage(c *fiber.Ctx) error {
-	d, err := h.sessionDeposit(c)
+func (h *Handlers) checkoutPage(c *fiber.Ctx, req *sessionPath) error {
+	d, err := h.sessionDeposit(c, req.SessionID)
 	if err != nil {
 		return err
 	}
@@ -350,8 +414,8 @@ func (h *Handlers) checkoutPage(c *fiber.Ctx) error {
 // checkoutPay is the Pay button: the embedded test processor sends the
 // signed payment_intent.succeeded webhook to the platform's own webhook
 // endpoint, exactly as the real processor would.
-func (h *Handlers) checkoutPay(c *fiber.Ctx) error {
-	d, err := h.sessionDeposit(c)
+func (h *Handlers) checkoutPay(c *fiber.Ctx, req *sessionPath) error {
+	d, err := h.sessionDeposit(c, req.SessionID)
 	if err != nil {
 		return err
 	}

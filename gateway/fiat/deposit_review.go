@@ -1,6 +1,7 @@
 package fiat
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
@@ -11,45 +12,65 @@ import (
 	"github.com/fintech/platform/schemas"
 )
 
-// listReviews is the fiat admins' queue of paid deposits that could not be
-// credited (status needs_review; `status=refunded` lists the refunded ones).
-func (h *Handlers) listReviews(c *fiber.Ctx) error {
-	page, err := bind.PageQuery(c)
-	if err != nil {
-		return err
-	}
-	status := c.Query("status", schemas.DepositNeedsReview)
-	if status != schemas.DepositNeedsReview && status != schemas.DepositRefunded {
-		return apierr.Validation(map[string]string{"status": "must be needs_review or refunded"})
-	}
-	ds, err := h.store.DepositsByStatus(c.UserContext(), status, page.After, page.Limit+1)
-	if err != nil {
-		return err
-	}
-	return depositPage(c, ds, page.Limit)
+// listReviewsRequest is a page of the review queue.
+type listReviewsRequest struct {
+	bind.Paging
+	Status string `query:"status" json:"-" enum:"needs_review,refunded" default:"needs_review" description:"needs_review (the default) or refunded"`
 }
 
+// Validate reads the page, then the status.
+func (req *listReviewsRequest) Validate() error {
+	if err := req.Paging.Validate(); err != nil {
+		return err
+	}
+	if req.Status == "" {
+		req.Status = schemas.DepositNeedsReview
+	}
+	if req.Status != schemas.DepositNeedsReview && req.Status != schemas.DepositRefunded {
+		return apierr.Validation(map[string]string{"status": "must be needs_review or refunded"})
+	}
+	return nil
+}
+
+// listReviews is the fiat admins' queue of paid deposits that could not be
+// credited (status needs_review; `status=refunded` lists the refunded ones).
+func (h *Handlers) listReviews(c *fiber.Ctx, req *listReviewsRequest) error {
+	page := req.Page()
+	ds, err := h.store.DepositsByStatus(c.UserContext(), req.Status, page.After, page.Limit+1)
+	if err != nil {
+		return err
+	}
+	return c.JSON(depositPage(ds, page.Limit))
+}
+
+// reviewRequest is an admin's decision on one deposit in needs_review; the
+// body may be left out.
 type reviewRequest struct {
-	Reason string `json:"reason"`
+	ID     string `path:"id" json:"-" format:"ksuid"`
+	Reason string `json:"reason" maxLength:"500" description:"recorded in the audit log (and the deposit.refunded event)"`
+}
+
+// BodyIsOptional lets the body be left out.
+func (*reviewRequest) BodyIsOptional() {}
+
+// Validate checks the reason.
+func (req *reviewRequest) Validate() error {
+	var v bind.Validator
+	v.MaxLen("reason", req.Reason, bind.MaxMemo)
+	return v.Err()
 }
 
 // reviewDeposit sends an admin's decision on a deposit in needs_review
 // (credit it to its wallet, or refund it to the processor) through
 // fiat.commands, keyed by the deposit's wallet.
-func (h *Handlers) reviewDeposit(action string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		var req reviewRequest
-		if len(c.Body()) > 0 {
-			if err := bind.JSON(c, &req); err != nil {
-				return err
-			}
+func (h *Handlers) reviewDeposit(action string) func(c *fiber.Ctx, req *reviewRequest) error {
+	return func(c *fiber.Ctx, req *reviewRequest) error {
+		if len(c.Body()) > 0 && len(bytes.TrimSpace(c.Body())) == 0 {
+			// A body of blanks is read, and refused, as before the body
+			// became optional.
+			return bind.JSON(c, &reviewRequest{})
 		}
-		var v bind.Validator
-		v.MaxLen("reason", req.Reason, bind.MaxMemo)
-		if err := v.Err(); err != nil {
-			return err
-		}
-		d, err := h.store.Deposit(c.UserContext(), clean(c.Params("id")))
+		d, err := h.store.Deposit(c.UserContext(), clean(req.ID))
 		if err != nil {
 			if isNotFound(err) {
 				return apierr.New(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit")

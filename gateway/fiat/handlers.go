@@ -18,7 +18,6 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/gateway/platform"
-	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
@@ -66,7 +65,8 @@ type Sender interface {
 	Send(ctx context.Context, cmd commands.Command) (schemas.Reply, error)
 }
 
-// Config holds the module settings.
+// Config holds the module settings; the dependencies are NewHandlers'
+// arguments.
 type Config struct {
 	// PublicBaseURL prefixes the checkout URLs (PUBLIC_BASE_URL).
 	PublicBaseURL string
@@ -77,14 +77,6 @@ type Config struct {
 	ProcessorKey string
 	// KYCAutoApprove approves KYC submissions at once (KYC_AUTO_APPROVE).
 	KYCAutoApprove bool
-	// Vault seals KYC document numbers and bank accounts before they are
-	// stored or published.
-	Vault Vault
-	// Admin admits only fiat admins (FIAT_ADMIN_EMAILS, verified e-mail);
-	// it runs after the bearer-token check.
-	Admin fiber.Handler
-	// Routes lists the registered routes, for the OpenAPI slice.
-	Routes func() []server.Route
 	// Caps are the pre-KYC limits, shown on the dashboard (the consumer
 	// enforces them).
 	Caps schemas.FiatCaps
@@ -97,6 +89,9 @@ type Config struct {
 	// Analytics reads the processor side from the ClickHouse copy; nil
 	// serves reconciliation from Postgres only.
 	Analytics ProcessorLedger
+	// HTTPTimeout bounds the module's outbound calls (the test processor's
+	// webhook delivery, the drift alert); 15 s when zero.
+	HTTPTimeout time.Duration
 }
 
 // TestProcessor reports whether deposits are paid through the embedded test
@@ -104,7 +99,13 @@ type Config struct {
 // signs processor events itself.
 func (c Config) TestProcessor() bool { return c.ProcessorKey == "" }
 
-// Validate reports every missing setting.
+func (c *Config) setDefaults() {
+	if c.HTTPTimeout == 0 {
+		c.HTTPTimeout = 15 * time.Second
+	}
+}
+
+// Validate reports every missing or invalid setting.
 func (c Config) Validate() error {
 	var errs []error
 	if c.PublicBaseURL == "" {
@@ -113,17 +114,11 @@ func (c Config) Validate() error {
 	if c.WebhookSecret == "" {
 		errs = append(errs, errors.New("PROCESSOR_WEBHOOK_SECRET is empty"))
 	}
-	if c.Routes == nil {
-		errs = append(errs, errors.New("routes lister is nil"))
-	}
-	if c.Admin == nil {
-		errs = append(errs, errors.New("admin middleware is nil"))
-	}
-	if c.Vault == nil {
-		errs = append(errs, errors.New("vault is nil"))
-	}
 	if c.ReconcileAlertURL != "" && !strings.HasPrefix(c.ReconcileAlertURL, "http://") && !strings.HasPrefix(c.ReconcileAlertURL, "https://") {
 		errs = append(errs, errors.New("RECONCILE_ALERT_URL must start with http:// or https://"))
+	}
+	if c.HTTPTimeout < 0 {
+		errs = append(errs, errors.New("HTTPTimeout is negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -135,91 +130,87 @@ type Handlers struct {
 	commerce CommerceStore
 	bus      Sender
 	tokens   *auth.Tokens
+	vault    Vault
+	admin    fiber.Handler
 	db       platform.Pinger
 	now      func() time.Time
+	routes   func() []server.Route
 	client   *http.Client
 	// checkout opens sessions: the embedded test processor without
 	// ProcessorKey, Stripe with it.
 	checkout Checkout
 }
 
-// NewHandlers builds the handlers.
-func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, db platform.Pinger, now func() time.Time) (*Handlers, error) {
+// NewHandlers builds the handlers. vault seals KYC document numbers and
+// bank accounts before they are stored or published; admin admits only fiat
+// admins (FIAT_ADMIN_EMAILS, verified e-mail) after the bearer-token check;
+// routes lists the server's routes for /openapi.json.
+func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, vault Vault, admin fiber.Handler,
+	db platform.Pinger, now func() time.Time, routes func() []server.Route) (*Handlers, error) {
+	if st == nil || bus == nil || tokens == nil || vault == nil || admin == nil || db == nil || now == nil || routes == nil {
+		return nil, errors.New("fiat handlers: nil dependency")
+	}
+	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if st == nil || bus == nil || tokens == nil || db == nil || now == nil {
-		return nil, errors.New("fiat handlers: nil dependency")
 	}
 	var co Checkout = localCheckout{baseURL: cfg.PublicBaseURL, newID: schemas.NewID}
 	if cfg.ProcessorKey != "" {
 		co = newStripeCheckout(cfg.ProcessorKey, cfg.PublicBaseURL)
 	}
-	return &Handlers{cfg: cfg, store: st, commerce: st, bus: bus, tokens: tokens, db: db, now: now,
-		client: &http.Client{Timeout: 15 * time.Second}, checkout: co}, nil
+	return &Handlers{cfg: cfg, store: st, commerce: st, bus: bus, tokens: tokens, vault: vault, admin: admin, db: db, now: now,
+		routes: routes, client: &http.Client{Timeout: cfg.HTTPTimeout}, checkout: co}, nil
 }
 
-// Register mounts the routes.
+// Register mounts the routes. Each operation is declared with its request
+// and answer types (server.Op): binding, validation and the OpenAPI slice
+// come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	tok := h.tokens.Require()
-	admin := h.cfg.Admin
-
-	g.Get("/health", "Liveness, database reachability, active wallet count", platform.Health(h.db, h.healthCounts))
-	g.Get("/openapi.json", "OpenAPI 3.0 slice of the fiat module", h.openapi)
-
-	g.Post("/wallets", ratelimit.Write, "Create a wallet (one per currency)", tok, h.createWallet)
-	g.Get("/wallets", "Own wallets with balances", tok, h.listWallets)
-	g.Get("/wallets/:id/public", "Public-safe wallet view for receive links", h.publicWallet)
-
-	g.Post("/deposit/checkout", ratelimit.Money, "Create a processor checkout session for a top-up", tok, h.deposit)
-	g.Post("/deposit", ratelimit.Money, "Start a top-up checkout; returns the session URL", tok, h.deposit)
-	g.Post("/deposit/webhook", ratelimit.Partner, "Processor webhook: credits on payment_intent.succeeded", h.webhook)
-	g.Post("/processor/webhook", ratelimit.Partner, "Processor direct callback target", h.webhook)
-	g.Post("/processor/verify", ratelimit.Partner, "Verify and apply a processor event", tok, h.verify)
-	if h.cfg.TestProcessor() {
-		// The embedded test processor signs processor events with the real
-		// webhook secret: it exists only while no real processor is configured.
-		g.Get("/checkout/:sessionId", "Local checkout page of the embedded test processor", h.checkoutPage)
-		g.Post("/checkout/:sessionId/pay", ratelimit.Write, "Pay a local checkout session (test processor)", h.checkoutPay)
-	}
-	g.Get("/me/deposits", "Own deposit history", tok, h.listDeposits)
-
-	g.Post("/transfer", ratelimit.Money, "Transfer to another user by e-mail (0.1% fee)", tok, h.transfer)
-	g.Post("/withdraw", ratelimit.Money, "Withdraw off-platform", tok, h.withdraw)
-	g.Post("/payouts", ratelimit.Money, "Request a bank payout (admin-reviewed, funds held)", tok, h.payout)
-	g.Post("/kyc/submit", ratelimit.Write, "Submit KYC documents to lift the caps", tok, h.kycSubmit)
-
-	g.Get("/transactions", "Paginated transaction history", tok, h.listTransactions)
-	g.Get("/transactions.csv", "Transaction history as CSV", tok, h.transactionsCSV)
-	g.Get("/me/dashboard", "Aggregated wallet, transaction and limits snapshot", tok, h.dashboard)
-
-	g.Post("/merchant/keys", ratelimit.Write, "Issue a merchant API key (shown once; 3 active per user)", tok, h.createKey)
-	g.Get("/merchant/keys", "Own merchant API keys (no plaintext)", tok, h.listKeys)
-	g.Handle(http.MethodDelete, "/merchant/keys/:id", ratelimit.Write, "Revoke an own merchant API key", tok, h.revokeKey)
-	g.Post("/merchant/authorizations", ratelimit.Write, "Authorize a merchant to charge one of your wallets up to maxAmount", tok, h.createAuthorization)
-	g.Get("/merchant/authorizations", "Own merchant authorizations", tok, h.listAuthorizations)
-	g.Handle(http.MethodDelete, "/merchant/authorizations/:id", ratelimit.Write, "Revoke a merchant authorization", tok, h.revokeAuthorization)
-	g.Post("/merchant/charge", ratelimit.Money, "Charge an authorizing customer's wallet (X-API-Key); replay by paymentRef is idempotent", h.charge)
-
-	g.Post("/requests", ratelimit.Write, "Create a payment request; returns a shareable token and pay URL", tok, h.createRequest)
-	g.Get("/requests/:token", "Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view", h.viewRequest)
-	g.Post("/requests/:token/pay", ratelimit.Money, "Pay a payment request from the caller's wallet", tok, h.payRequest)
+	h.registerBasics(g)
+	h.registerWallets(g, tok)
+	h.registerDeposits(g, tok)
+	h.registerMoney(g, tok)
+	h.registerHistory(g, tok)
+	h.registerMerchant(g, tok)
+	h.registerRequests(g, tok)
 	h.registerRefunds(g, tok)
+	h.registerAdmin(g, tok, h.admin)
+}
 
-	g.Get("/admin/reconcile", "Reconcile processor charges with the ledger and balances; drift alerts the configured target", tok, admin, h.reconcile)
-	g.Get("/admin/audit", "Append-only audit log", tok, admin, h.audit)
-	g.Post("/admin/wallets/:id/freeze", ratelimit.Write, "Freeze a wallet", tok, admin, h.setStatus(store.StatusFrozen))
-	g.Post("/admin/wallets/:id/unfreeze", ratelimit.Write, "Unfreeze a wallet", tok, admin, h.setStatus(store.StatusActive))
-	g.Post("/admin/payouts/:id/approve", ratelimit.Write, "Approve a payout (paid)", tok, admin, h.decidePayout(true))
-	g.Post("/admin/payouts/:id/reject", ratelimit.Write, "Reject a payout (funds released)", tok, admin, h.decidePayout(false))
-	g.Post("/admin/kyc/:id/approve", ratelimit.Write, "Approve a KYC submission", tok, admin, h.decideKYC(true))
-	g.Post("/admin/kyc/:id/reject", ratelimit.Write, "Reject a KYC submission", tok, admin, h.decideKYC(false))
-	g.Get("/admin/deposits", "Paid deposits that could not be credited (status needs_review, or refunded)", tok, admin, h.listReviews)
-	g.Post("/admin/deposits/:id/credit", ratelimit.Money, "Credit a deposit in needs_review to its (active) wallet", tok, admin,
-		h.reviewDeposit(schemas.ReviewCredit))
-	g.Post("/admin/deposits/:id/refund", ratelimit.Money, "Refund a deposit in needs_review to the processor", tok, admin,
-		h.reviewDeposit(schemas.ReviewRefund))
+// adminRole is who may call the admin routes (FIAT_ADMIN_EMAILS).
+const adminRole = "fiat admin"
+
+// Answers several routes share.
+var (
+	failsWalletNotFound = server.Fails(http.StatusNotFound, "wallet_not_found: no such wallet of the caller")
+	failsKeyReused      = server.Fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body")
+	failsKYC            = server.Fails(http.StatusForbidden, "kyc_required: beyond the limits of an account without KYC (submit KYC at /api/fiat/kyc/submit)")
+	failsKeyInvalid     = server.Fails(http.StatusUnauthorized, "key_invalid: X-API-Key is missing, malformed, unknown or revoked")
+)
+
+// fiatHealth is the module's /health body: the platform's, with the
+// number of active wallets.
+type fiatHealth struct {
+	platform.HealthAnswer
+	ActiveWallets int64 `json:"activeWallets" required:"true"`
+}
+
+// registerBasics mounts GET /health (with the active wallet count) and GET
+// /openapi.json.
+func (h *Handlers) registerBasics(g server.Router) {
+	health := platform.Health(h.db, h.healthCounts)
+	server.Get(g, "/health", server.Op[server.NoRequest]{
+		Summary: "Liveness, database reachability, active wallet count", Public: true,
+		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
+		Responses: []server.Response{server.Answers(http.StatusOK, "alive, and the database answers", fiatHealth{})},
+	})
+	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
+		Summary: "OpenAPI 3.0 slice of the fiat module", Public: true,
+		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return h.openapi(c) },
+		Responses: []server.Response{server.Answers(http.StatusOK, "the document", platform.Document{})},
+	})
 }
 
 func (h *Handlers) healthCounts(ctx context.Context) (map[string]any, error) {

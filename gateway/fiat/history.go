@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -11,24 +12,30 @@ import (
 
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 )
 
-type txJSON struct {
-	ID            string    `json:"id"`
-	TransactionID string    `json:"transactionId"`
-	Kind          string    `json:"kind"`
-	Status        string    `json:"status"`
-	Direction     string    `json:"direction"`
-	FromWalletID  string    `json:"fromWalletId,omitempty"`
-	ToWalletID    string    `json:"toWalletId,omitempty"`
-	AmountKzt     int64     `json:"amountKzt"`
-	FeeKzt        int64     `json:"feeKzt"`
-	Currency      string    `json:"currency"`
-	Memo          string    `json:"memo"`
-	CreatedAt     time.Time `json:"createdAt"`
+// registerHistory mounts the caller's history, its CSV export and the
+// dashboard.
+func (h *Handlers) registerHistory(g server.Router, tok fiber.Handler) {
+	server.Get(g, "/transactions", server.Op[listTransactionsRequest]{
+		Summary: "Paginated transaction history", Handle: h.listTransactions,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's transactions, newest first", schemas.Page[schemas.FiatTransaction]{})},
+	}, tok)
+	server.Get(g, "/transactions.csv", server.Op[server.NoRequest]{
+		Summary: "Transaction history as CSV", Handle: h.transactionsCSV,
+		Responses: []server.Response{{Status: http.StatusOK, Description: "the caller's transactions as CSV (RFC 4180), oldest first", ContentType: "text/csv"}},
+	}, tok)
+	server.Get(g, "/me/dashboard", server.Op[server.NoRequest]{
+		Summary: "Aggregated wallet, transaction and limits snapshot", Handle: h.dashboard,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's snapshot", schemas.FiatDashboard{})},
+	}, tok)
 }
+
+// listTransactionsRequest is a page of the caller's history.
+type listTransactionsRequest struct{ bind.Paging }
 
 // direction is "out" when the user's money left (they are the sender).
 func direction(t store.Tx, userID string) string {
@@ -38,33 +45,21 @@ func direction(t store.Tx, userID string) string {
 	return "in"
 }
 
-func toTxJSON(t store.Tx, userID string) txJSON {
-	return txJSON{ID: t.ID, TransactionID: t.ID, Kind: t.Kind, Status: t.Status, Direction: direction(t, userID),
+func toTransaction(t store.Tx, userID string) schemas.FiatTransaction {
+	return schemas.FiatTransaction{ID: t.ID, TransactionID: t.ID, Kind: t.Kind, Status: t.Status, Direction: direction(t, userID),
 		FromWalletID: t.FromWallet, ToWalletID: t.ToWallet, AmountKzt: t.Amount, FeeKzt: t.Fee,
 		Currency: t.Currency, Memo: t.Memo, CreatedAt: t.CreatedAt}
 }
 
-func (h *Handlers) listTransactions(c *fiber.Ctx) error {
-	page, err := bind.PageQuery(c)
-	if err != nil {
-		return err
-	}
+func (h *Handlers) listTransactions(c *fiber.Ctx, req *listTransactionsRequest) error {
+	page := req.Page()
 	p, _ := auth.User(c)
 	txs, err := h.store.Transactions(c.UserContext(), p.UserID, page.After, page.Limit+1)
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(txs) > page.Limit {
-		txs = txs[:page.Limit]
-		cur := bind.Cursor(txs[len(txs)-1].ID)
-		next = &cur
-	}
-	items := make([]txJSON, len(txs))
-	for i, t := range txs {
-		items[i] = toTxJSON(t, p.UserID)
-	}
-	return c.JSON(fiber.Map{"items": items, "nextCursor": next})
+	return c.JSON(bind.PageOf(txs, page.Limit, func(t store.Tx) string { return t.ID },
+		func(t store.Tx) schemas.FiatTransaction { return toTransaction(t, p.UserID) }))
 }
 
 // csvHeader is the header row of the CSV export.
@@ -81,7 +76,7 @@ func csvCell(s string) string {
 
 // transactionsCSV streams the caller's whole history as RFC 4180 CSV, row
 // by row from the database cursor to the connection.
-func (h *Handlers) transactionsCSV(c *fiber.Ctx) error {
+func (h *Handlers) transactionsCSV(c *fiber.Ctx, _ *server.NoRequest) error {
 	p, _ := auth.User(c)
 	userID := p.UserID
 	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
@@ -115,77 +110,55 @@ func (h *Handlers) transactionsCSV(c *fiber.Ctx) error {
 	return nil
 }
 
-func (h *Handlers) dashboard(c *fiber.Ctx) error {
+func (h *Handlers) dashboard(c *fiber.Ctx, _ *server.NoRequest) error {
 	p, _ := auth.User(c)
 	now := h.now()
 	d, err := h.store.DashboardOf(c.UserContext(), p.UserID, schemas.MonthKey(now))
 	if err != nil {
 		return err
 	}
-	wallets := make([]walletJSON, len(d.Wallets))
+	wallets := make([]schemas.FiatWallet, len(d.Wallets))
 	balances := map[string]int64{}
 	for i, w := range d.Wallets {
-		wallets[i] = toWalletJSON(w)
+		wallets[i] = toWallet(w)
 		balances[w.Currency] += w.Balance
 	}
-	recent := make([]txJSON, len(d.RecentTxs))
+	recent := make([]schemas.FiatTransaction, len(d.RecentTxs))
 	for i, t := range d.RecentTxs {
-		recent[i] = toTxJSON(t, p.UserID)
+		recent[i] = toTransaction(t, p.UserID)
 	}
 	open, err := h.openRequests(c, p.UserID)
 	if err != nil {
 		return err
 	}
 	caps := h.cfg.Caps
-	return c.JSON(fiber.Map{
-		"wallets":  wallets,
-		"balances": balances,
-		"transactions": fiber.Map{
-			"count": d.TxCount, "sentTotal": d.SentTotal, "receivedTotal": d.ReceivedTotal,
-			"feesPaid": d.FeesPaid, "recent": recent,
-		},
-		"requests": fiber.Map{"pendingDeposits": d.PendingDeposits, "pendingPayouts": d.PendingPayouts,
-			"openPaymentRequests": len(open)},
-		"openRequests": open,
-		"kyc":          fiber.Map{"approved": d.KYCApproved, "status": d.KYCLatest},
-		"limits": fiber.Map{
-			"perTransfer": caps.PerTransfer, "dailyDeposit": caps.DailyDeposit, "monthly": caps.Monthly,
-			"monthlyUsed": d.MonthOut, "capsApply": !d.KYCApproved,
-		},
-		"generatedAt": now.UTC(),
+	return c.JSON(schemas.FiatDashboard{
+		Wallets:  wallets,
+		Balances: balances,
+		Transactions: schemas.FiatDashboardTotals{Count: d.TxCount, SentTotal: d.SentTotal, ReceivedTotal: d.ReceivedTotal,
+			FeesPaid: d.FeesPaid, Recent: recent},
+		Requests: schemas.FiatDashboardPending{PendingDeposits: d.PendingDeposits, PendingPayouts: d.PendingPayouts,
+			OpenPaymentRequests: len(open)},
+		OpenRequests: open,
+		KYC:          schemas.FiatDashboardKYC{Approved: d.KYCApproved, Status: d.KYCLatest},
+		Limits: schemas.FiatDashboardLimits{PerTransfer: caps.PerTransfer, DailyDeposit: caps.DailyDeposit, Monthly: caps.Monthly,
+			MonthlyUsed: d.MonthOut, CapsApply: !d.KYCApproved},
+		GeneratedAt: now.UTC(),
 	})
 }
 
-type auditJSON struct {
-	ID        string    `json:"id"`
-	Actor     string    `json:"actor"`
-	Action    string    `json:"action"`
-	Subject   string    `json:"subject"`
-	Amount    int64     `json:"amount"`
-	Currency  string    `json:"currency"`
-	Detail    string    `json:"detail"`
-	CreatedAt time.Time `json:"createdAt"`
-}
+// auditRequest is a page of the audit log.
+type auditRequest struct{ bind.Paging }
 
-func (h *Handlers) audit(c *fiber.Ctx) error {
-	page, err := bind.PageQuery(c)
-	if err != nil {
-		return err
-	}
+func (h *Handlers) audit(c *fiber.Ctx, req *auditRequest) error {
+	page := req.Page()
 	rows, err := h.store.Audit(c.UserContext(), page.After, page.Limit+1)
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(rows) > page.Limit {
-		rows = rows[:page.Limit]
-		cur := bind.Cursor(rows[len(rows)-1].ID)
-		next = &cur
-	}
-	items := make([]auditJSON, len(rows))
-	for i, a := range rows {
-		items[i] = auditJSON{ID: a.ID, Actor: a.Actor, Action: a.Action, Subject: a.Subject, Amount: a.Amount,
-			Currency: a.Currency, Detail: a.Detail, CreatedAt: a.CreatedAt}
-	}
-	return c.JSON(fiber.Map{"items": items, "nextCursor": next})
+	return c.JSON(bind.PageOf(rows, page.Limit, func(a store.AuditRow) string { return a.ID },
+		func(a store.AuditRow) schemas.FiatAuditEntry {
+			return schemas.FiatAuditEntry{ID: a.ID, Actor: a.Actor, Action: a.Action, Subject: a.Subject, Amount: a.Amount,
+				Currency: a.Currency, Detail: a.Detail, CreatedAt: a.CreatedAt}
+		}))
 }

@@ -16,26 +16,14 @@ import (
 
 const maxShort = 64
 
-type kycReq struct {
-	FullName       string `json:"fullName"`
-	DocumentType   string `json:"documentType"`
-	DocumentNumber string `json:"documentNumber"`
-	Country        string `json:"country"`
+type kycRequest struct {
+	FullName       string `json:"fullName" required:"true" maxLength:"200"`
+	DocumentType   string `json:"documentType" required:"true" maxLength:"64" description:"e.g. passport or id_card"`
+	DocumentNumber string `json:"documentNumber" required:"true" maxLength:"64" description:"sealed at rest"`
+	Country        string `json:"country" required:"true" maxLength:"64"`
 }
 
-type kycJSON struct {
-	ID        string     `json:"id"`
-	Status    string     `json:"status"`
-	UserID    string     `json:"userId,omitempty"`
-	CreatedAt time.Time  `json:"createdAt"`
-	DecidedAt *time.Time `json:"decidedAt,omitempty"`
-}
-
-func (h *Handlers) kycSubmit(c *fiber.Ctx) error {
-	var req kycReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) kycSubmit(c *fiber.Ctx, req *kycRequest) error {
 	k := store.KYC{FullName: clean(req.FullName), DocumentType: clean(req.DocumentType),
 		DocumentNumber: clean(req.DocumentNumber), Country: clean(req.Country)}
 	var v bind.Validator
@@ -57,7 +45,7 @@ func (h *Handlers) kycSubmit(c *fiber.Ctx) error {
 	p, _ := auth.User(c)
 	now := h.now().UTC().Truncate(time.Microsecond)
 	k.ID, k.UserID, k.Status, k.CreatedAt = schemas.NewID(), p.UserID, "pending", now
-	sealedNumber, err := h.cfg.Vault.SealText(k.DocumentNumber, "kyc:"+k.ID)
+	sealedNumber, err := h.vault.SealText(k.DocumentNumber, "kyc:"+k.ID)
 	if err != nil {
 		return err
 	}
@@ -70,14 +58,19 @@ func (h *Handlers) kycSubmit(c *fiber.Ctx) error {
 		Action: action, Subject: p.UserID + ":" + k.ID, Detail: k.DocumentType + " " + k.Country, CreatedAt: now}); err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(kycJSON{ID: k.ID, Status: k.Status, CreatedAt: k.CreatedAt, DecidedAt: k.DecidedAt})
+	return c.Status(http.StatusCreated).JSON(schemas.FiatKYC{ID: k.ID, Status: k.Status, CreatedAt: k.CreatedAt, DecidedAt: k.DecidedAt})
+}
+
+// kycPath is the request of an admin's decision on one KYC submission.
+type kycPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
 }
 
 // decideKYC approves (caps lift at once) or rejects a pending submission.
-func (h *Handlers) decideKYC(approve bool) fiber.Handler {
-	return func(c *fiber.Ctx) error {
+func (h *Handlers) decideKYC(approve bool) func(c *fiber.Ctx, req *kycPath) error {
+	return func(c *fiber.Ctx, req *kycPath) error {
 		p, _ := auth.User(c)
-		id := clean(c.Params("id"))
+		id := clean(req.ID)
 		action := "kyc.reject"
 		if approve {
 			action = "kyc.approve"
@@ -93,6 +86,6 @@ func (h *Handlers) decideKYC(approve bool) fiber.Handler {
 		case err != nil:
 			return err
 		}
-		return c.JSON(kycJSON{ID: k.ID, Status: k.Status, UserID: k.UserID, CreatedAt: k.CreatedAt, DecidedAt: k.DecidedAt})
+		return c.JSON(schemas.FiatKYC{ID: k.ID, Status: k.Status, UserID: k.UserID, CreatedAt: k.CreatedAt, DecidedAt: k.DecidedAt})
 	}
 }

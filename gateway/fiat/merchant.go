@@ -19,6 +19,8 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 	spipeline "github.com/fintech/platform/storage/pipeline"
@@ -100,29 +102,81 @@ var (
 		"the wallet owner has not authorized this merchant to charge the wallet (POST /api/fiat/merchant/authorizations)")
 )
 
-type keyJSON struct {
-	ID        string     `json:"id"`
-	Key       string     `json:"key,omitempty"`
-	Prefix    string     `json:"prefix"`
-	Label     string     `json:"label"`
-	Status    string     `json:"status"`
-	CreatedAt time.Time  `json:"createdAt"`
-	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+// registerMerchant mounts the merchant routes: API keys, the customers'
+// authorizations and the charge a merchant makes with its key.
+func (h *Handlers) registerMerchant(g server.Router, tok fiber.Handler) {
+	server.Post(g, "/merchant/keys", server.Op[createKeyRequest]{
+		Summary: "Issue a merchant API key (shown once; 3 active per user)", Class: ratelimit.Write, Handle: h.createKey,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the new key, with its plaintext (shown only here)", schemas.FiatMerchantKey{}),
+			server.Fails(http.StatusTooManyRequests, "key_limit_reached: the caller holds 3 active keys; revoke one first"),
+		},
+	}, tok)
+	server.Get(g, "/merchant/keys", server.Op[server.NoRequest]{
+		Summary: "Own merchant API keys (no plaintext)", Handle: h.listKeys,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's keys", schemas.FiatItems[schemas.FiatMerchantKey]{})},
+	}, tok)
+	server.Handle(g, http.MethodDelete, "/merchant/keys/:id", server.Op[keyPath]{
+		Summary: "Revoke an own merchant API key", Class: ratelimit.Write, Handle: h.revokeKey,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the revoked key", schemas.FiatMerchantKey{}),
+			server.Fails(http.StatusNotFound, "not_found: no such API key of the caller"),
+		},
+	}, tok)
+	server.Post(g, "/merchant/authorizations", server.Op[createAuthorizationRequest]{
+		Summary: "Authorize a merchant to charge one of your wallets up to maxAmount", Class: ratelimit.Write, Handle: h.createAuthorization,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the authorization (it replaces the merchant's previous one on the wallet)", schemas.FiatAuthorization{}),
+			server.Fails(http.StatusNotFound, "wallet_not_found or merchant_not_found: no such wallet of the caller, or no active merchant key has this id"),
+		},
+	}, tok)
+	server.Get(g, "/merchant/authorizations", server.Op[server.NoRequest]{
+		Summary: "Own merchant authorizations", Handle: h.listAuthorizations,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's authorizations", schemas.FiatItems[schemas.FiatAuthorization]{})},
+	}, tok)
+	server.Handle(g, http.MethodDelete, "/merchant/authorizations/:id", server.Op[authorizationPath]{
+		Summary: "Revoke a merchant authorization", Class: ratelimit.Write, Handle: h.revokeAuthorization,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the revoked authorization", schemas.FiatAuthorization{}),
+			server.Fails(http.StatusNotFound, "not_found: no such authorization of the caller"),
+		},
+	}, tok)
+	server.Post(g, "/merchant/charge", server.Op[chargeRequest]{
+		Summary: "Charge an authorizing customer's wallet (X-API-Key); replay by paymentRef is idempotent", Class: ratelimit.Money,
+		Public: true, Handle: h.charge,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the settled charge", schemas.FiatChargeResult{}),
+			server.Answers(http.StatusOK, "a replay of (merchant, paymentRef): the original charge with idempotent true", schemas.FiatChargeResult{}),
+			failsKeyInvalid,
+			server.Fails(http.StatusNotFound, "wallet_not_found: no such customer wallet, or the merchant has no wallet in its currency"),
+			server.Fails(http.StatusForbidden, "charge_not_authorized, authorization_exceeded or kyc_required: the wallet owner has not authorized "+
+				"this merchant, the charge exceeds what remains authorized (remaining), or the customer is beyond the limits without KYC"),
+			server.Fails(http.StatusBadRequest, "wallet_inactive or insufficient_balance: a wallet is not active, or the customer balance "+
+				"does not cover the amount (required)"),
+			server.Fails(http.StatusConflict, "idempotency_key_reused: this paymentRef (or Idempotency-Key) was used for a different charge"),
+		},
+	}, h.requireMerchantKey)
 }
 
-func toKeyJSON(k store.MerchantKey) keyJSON {
-	return keyJSON{ID: k.ID, Prefix: k.Prefix, Label: k.Label, Status: k.Status, CreatedAt: k.CreatedAt.UTC(), RevokedAt: k.RevokedAt}
+// keyPath is the request of an operation on one merchant key.
+type keyPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
 }
 
-type createKeyReq struct {
-	Label string `json:"label"`
+// authorizationPath is the request of an operation on one authorization.
+type authorizationPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
 }
 
-func (h *Handlers) createKey(c *fiber.Ctx) error {
-	var req createKeyReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func toKey(k store.MerchantKey) schemas.FiatMerchantKey {
+	return schemas.FiatMerchantKey{ID: k.ID, Prefix: k.Prefix, Label: k.Label, Status: k.Status, CreatedAt: k.CreatedAt.UTC(), RevokedAt: k.RevokedAt}
+}
+
+type createKeyRequest struct {
+	Label string `json:"label" maxLength:"200"`
+}
+
+func (h *Handlers) createKey(c *fiber.Ctx, req *createKeyRequest) error {
 	label := clean(req.Label)
 	var v bind.Validator
 	v.MaxLen("label", label, bind.MaxTitle)
@@ -142,27 +196,27 @@ func (h *Handlers) createKey(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	out := toKeyJSON(k)
+	out := toKey(k)
 	out.Key = plain
 	return c.Status(http.StatusCreated).JSON(out)
 }
 
-func (h *Handlers) listKeys(c *fiber.Ctx) error {
+func (h *Handlers) listKeys(c *fiber.Ctx, _ *server.NoRequest) error {
 	p, _ := auth.User(c)
 	ks, err := h.commerce.MerchantKeysOf(c.UserContext(), p.UserID)
 	if err != nil {
 		return err
 	}
-	items := make([]keyJSON, len(ks))
+	items := make([]schemas.FiatMerchantKey, len(ks))
 	for i, k := range ks {
-		items[i] = toKeyJSON(k)
+		items[i] = toKey(k)
 	}
-	return c.JSON(fiber.Map{"items": items})
+	return c.JSON(schemas.FiatItems[schemas.FiatMerchantKey]{Items: items})
 }
 
-func (h *Handlers) revokeKey(c *fiber.Ctx) error {
+func (h *Handlers) revokeKey(c *fiber.Ctx, req *keyPath) error {
 	p, _ := auth.User(c)
-	id := clean(c.Params("id"))
+	id := clean(req.ID)
 	now := h.now().UTC()
 	k, err := h.commerce.RevokeMerchantKey(c.UserContext(), p.UserID, id, now, store.AuditRow{ID: schemas.NewID(),
 		Actor: p.UserID, Action: "merchant.key.revoke", Subject: id, CreatedAt: now})
@@ -172,41 +226,26 @@ func (h *Handlers) revokeKey(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	return c.JSON(toKeyJSON(k))
+	return c.JSON(toKey(k))
 }
 
-type authorizationJSON struct {
-	ID             string     `json:"id"`
-	WalletID       string     `json:"walletId"`
-	MerchantUserID string     `json:"merchantUserId"`
-	MaxAmount      int64      `json:"maxAmount"`
-	Remaining      int64      `json:"remaining"`
-	Status         string     `json:"status"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	RevokedAt      *time.Time `json:"revokedAt,omitempty"`
-}
-
-func toAuthorizationJSON(a store.Authorization) authorizationJSON {
-	return authorizationJSON{ID: a.ID, WalletID: a.WalletID, MerchantUserID: a.MerchantUserID, MaxAmount: a.MaxAmount,
+func toAuthorization(a store.Authorization) schemas.FiatAuthorization {
+	return schemas.FiatAuthorization{ID: a.ID, WalletID: a.WalletID, MerchantUserID: a.MerchantUserID, MaxAmount: a.MaxAmount,
 		Remaining: a.Remaining, Status: a.Status, CreatedAt: a.CreatedAt.UTC(), RevokedAt: a.RevokedAt}
 }
 
-type createAuthorizationReq struct {
-	WalletID       string      `json:"walletId"`
-	MerchantKeyID  string      `json:"merchantKeyId"`
-	MerchantUserID string      `json:"merchantUserId"`
-	MaxAmount      bind.Amount `json:"maxAmount"`
+type createAuthorizationRequest struct {
+	WalletID       string      `json:"walletId" required:"true" maxLength:"200" description:"one of the caller's wallets"`
+	MerchantKeyID  string      `json:"merchantKeyId" maxLength:"200" description:"an active key of the merchant; merchantKeyId or merchantUserId is required"`
+	MerchantUserID string      `json:"merchantUserId" maxLength:"200" description:"the merchant's user id (not the caller's)"`
+	MaxAmount      bind.Amount `json:"maxAmount" required:"true" description:"integer minor units (1 to 10^15) the merchant may charge in total"`
 }
 
 // createAuthorization lets a wallet owner authorize a merchant (named by
 // one of its key ids, or its user id) to charge the wallet up to maxAmount
 // in total. A new authorization replaces the previous one of that merchant
 // on that wallet.
-func (h *Handlers) createAuthorization(c *fiber.Ctx) error {
-	var req createAuthorizationReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) createAuthorization(c *fiber.Ctx, req *createAuthorizationRequest) error {
 	wid, keyID, merchant := clean(req.WalletID), clean(req.MerchantKeyID), clean(req.MerchantUserID)
 	var v bind.Validator
 	if v.Required("walletId", wid) {
@@ -248,32 +287,32 @@ func (h *Handlers) createAuthorization(c *fiber.Ctx) error {
 		Detail: "wallet " + w.ID + " merchant " + merchant, CreatedAt: now}); err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(toAuthorizationJSON(a))
+	return c.Status(http.StatusCreated).JSON(toAuthorization(a))
 }
 
-func (h *Handlers) listAuthorizations(c *fiber.Ctx) error {
+func (h *Handlers) listAuthorizations(c *fiber.Ctx, _ *server.NoRequest) error {
 	p, _ := auth.User(c)
 	as, err := h.commerce.AuthorizationsOf(c.UserContext(), p.UserID)
 	if err != nil {
 		return err
 	}
-	items := make([]authorizationJSON, len(as))
+	items := make([]schemas.FiatAuthorization, len(as))
 	for i, a := range as {
-		items[i] = toAuthorizationJSON(a)
+		items[i] = toAuthorization(a)
 	}
-	return c.JSON(fiber.Map{"items": items})
+	return c.JSON(schemas.FiatItems[schemas.FiatAuthorization]{Items: items})
 }
 
-func (h *Handlers) revokeAuthorization(c *fiber.Ctx) error {
+func (h *Handlers) revokeAuthorization(c *fiber.Ctx, req *authorizationPath) error {
 	p, _ := auth.User(c)
-	a, err := h.commerce.RevokeAuthorization(c.UserContext(), p.UserID, clean(c.Params("id")), h.now().UTC())
+	a, err := h.commerce.RevokeAuthorization(c.UserContext(), p.UserID, clean(req.ID), h.now().UTC())
 	if err != nil {
 		if isNotFound(err) {
 			return apierr.NotFound("no such authorization")
 		}
 		return err
 	}
-	return c.JSON(toAuthorizationJSON(a))
+	return c.JSON(toAuthorization(a))
 }
 
 // merchantKey authenticates X-API-Key: missing, malformed, unknown and
@@ -296,27 +335,41 @@ func (h *Handlers) merchantKey(c *fiber.Ctx) (store.MerchantKey, error) {
 	return k, nil
 }
 
-type chargeReq struct {
-	WalletID    string      `json:"walletId"`
-	Amount      bind.Amount `json:"amount"`
-	AmountKzt   bind.Amount `json:"amountKzt"`
-	PaymentRef  string      `json:"paymentRef"`
-	Description string      `json:"description"`
+// merchantKeyLocal holds the merchant key requireMerchantKey authenticated.
+const merchantKeyLocal = "fiat.merchantKey"
+
+// requireMerchantKey authenticates X-API-Key before anything of the request
+// is read (401 key_invalid) and keeps the key for the handler.
+func (h *Handlers) requireMerchantKey(c *fiber.Ctx) error {
+	k, err := h.merchantKey(c)
+	if err != nil {
+		return err
+	}
+	c.Locals(merchantKeyLocal, k)
+	return c.Next()
+}
+
+// callerKey is the merchant key requireMerchantKey authenticated.
+func callerKey(c *fiber.Ctx) store.MerchantKey {
+	k, _ := c.Locals(merchantKeyLocal).(store.MerchantKey)
+	return k
+}
+
+type chargeRequest struct {
+	APIKey      string      `header:"X-API-Key" json:"-" required:"true" pattern:"^mk_live_[0-9a-f]{32}$" description:"the merchant's API key"`
+	WalletID    string      `json:"walletId" required:"true" maxLength:"200" description:"the customer's wallet, which authorized this merchant"`
+	Amount      bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
+	AmountKzt   bind.Amount `json:"amountKzt" description:"the same as amount; amount wins when both are sent"`
+	PaymentRef  string      `json:"paymentRef" required:"true" maxLength:"200" description:"the merchant's reference: a replay of it answers the first charge"`
+	Description string      `json:"description" maxLength:"500"`
 }
 
 // charge charges a customer wallet the merchant is authorized on. The
 // command id is derived from (merchant, paymentRef), so a replay is
 // answered from the stored result; a settled charge is also found by the
 // unique (merchant, paymentRef) after the 24 h idempotency window.
-func (h *Handlers) charge(c *fiber.Ctx) error {
-	k, err := h.merchantKey(c)
-	if err != nil {
-		return err
-	}
-	var req chargeReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) charge(c *fiber.Ctx, req *chargeRequest) error {
+	k := callerKey(c)
 	ref, desc := clean(req.PaymentRef), strings.Clone(req.Description)
 	var v bind.Validator
 	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
@@ -386,11 +439,11 @@ func markReplay(rep schemas.Reply) schemas.Reply {
 	if !rep.Replayed || rep.Status < 200 || rep.Status >= 300 {
 		return rep
 	}
-	var body map[string]any
+	var body schemas.FiatChargeResult
 	if err := json.Unmarshal(rep.Body, &body); err != nil {
 		return rep
 	}
-	body["idempotent"] = true
+	body.Idempotent = true
 	b, err := json.Marshal(body)
 	if err != nil {
 		return rep

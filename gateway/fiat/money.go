@@ -9,6 +9,8 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 )
@@ -24,21 +26,51 @@ const (
 // maxRef bounds short reference strings (wallet ids, bank accounts).
 const maxRef = 200
 
-type transferReq struct {
-	FromWalletID string      `json:"fromWalletId"`
-	ToEmail      string      `json:"toEmail"`
-	AmountKzt    bind.Amount `json:"amountKzt"`
-	Amount       bind.Amount `json:"amount"`
-	Memo         string      `json:"memo"`
+// registerMoney mounts the routes that move money off a wallet: transfers,
+// withdrawals and payouts, and KYC, which lifts their caps.
+func (h *Handlers) registerMoney(g server.Router, tok fiber.Handler) {
+	debit := []server.Response{
+		failsWalletNotFound, failsKeyReused, failsKYC,
+		server.Fails(http.StatusBadRequest, "wallet_inactive or insufficient_balance: the wallet is not active, or its balance "+
+			"does not cover the amount (insufficient_balance carries required and balance)"),
+	}
+	server.Post(g, "/transfer", server.Op[transferRequest]{
+		Summary: "Transfer to another user by e-mail (0.1% fee)", Class: ratelimit.Money, Handle: h.transfer,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the completed transfer", schemas.FiatTransferResult{}),
+			server.Fails(http.StatusNotFound, "wallet_not_found or recipient_not_found: no such wallet of the caller, or no user (wallet) has this e-mail"),
+			server.Fails(http.StatusBadRequest, "wallet_inactive or insufficient_balance: a wallet is not active, or the balance "+
+				"does not cover the amount plus the 0.1% fee (insufficient_balance carries required, feeKzt and balance)"),
+			server.Fails(http.StatusUnprocessableEntity, "validation_failed or currency_mismatch: a field is missing or invalid (fields names each), "+
+				"or the recipient's wallet holds another currency"),
+			failsKeyReused, failsKYC,
+		},
+	}, tok)
+	server.Post(g, "/withdraw", server.Op[withdrawRequest]{
+		Summary: "Withdraw off-platform", Class: ratelimit.Money, Handle: h.withdraw,
+		Responses: append([]server.Response{server.Answers(http.StatusCreated, "the completed withdrawal", schemas.FiatWithdrawResult{})}, debit...),
+	}, tok)
+	server.Post(g, "/payouts", server.Op[payoutRequest]{
+		Summary: "Request a bank payout (admin-reviewed, funds held)", Class: ratelimit.Money, Handle: h.payout,
+		Responses: append([]server.Response{server.Answers(http.StatusCreated, "the payout, pending review; its funds are held", schemas.FiatPayoutResult{})}, debit...),
+	}, tok)
+	server.Post(g, "/kyc/submit", server.Op[kycRequest]{
+		Summary: "Submit KYC documents to lift the caps", Class: ratelimit.Write, Handle: h.kycSubmit,
+		Responses: []server.Response{server.Answers(http.StatusCreated, "the submission: pending, or approved at once when KYC_AUTO_APPROVE is set", schemas.FiatKYC{})},
+	}, tok)
+}
+
+type transferRequest struct {
+	FromWalletID string      `json:"fromWalletId" required:"true" maxLength:"200" description:"one of the caller's wallets"`
+	ToEmail      string      `json:"toEmail" required:"true" description:"the recipient's e-mail (not the caller's); their wallet of the currency is created when needed"`
+	AmountKzt    bind.Amount `json:"amountKzt" description:"integer minor units (1 to 10^15) of the wallet's currency; amountKzt or amount is required"`
+	Amount       bind.Amount `json:"amount" description:"the same as amountKzt; amountKzt wins when both are sent"`
+	Memo         string      `json:"memo" maxLength:"500"`
 }
 
 // transfer validates, resolves the recipient (creating their wallet of the
 // currency on demand) and sends the command keyed by the source wallet.
-func (h *Handlers) transfer(c *fiber.Ctx) error {
-	var req transferReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 	p, _ := auth.User(c)
 	from, to, memo := clean(req.FromWalletID), clean(req.ToEmail), strings.Clone(req.Memo)
 	amountField := req.AmountKzt
@@ -100,18 +132,14 @@ func validateWalletAmount(v *bind.Validator, walletID string, amount, amountKzt 
 	return wid, v.Amount("amount", amount)
 }
 
-type withdrawReq struct {
-	WalletID    string      `json:"walletId"`
-	Amount      bind.Amount `json:"amount"`
-	AmountKzt   bind.Amount `json:"amountKzt"`
-	Destination string      `json:"destination"`
+type withdrawRequest struct {
+	WalletID    string      `json:"walletId" required:"true" maxLength:"200" description:"one of the caller's wallets"`
+	Amount      bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
+	AmountKzt   bind.Amount `json:"amountKzt" description:"the same as amount; amount wins when both are sent"`
+	Destination string      `json:"destination" required:"true" maxLength:"500" description:"where the money goes off-platform"`
 }
 
-func (h *Handlers) withdraw(c *fiber.Ctx) error {
-	var req withdrawReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) withdraw(c *fiber.Ctx, req *withdrawRequest) error {
 	dest := clean(req.Destination)
 	var v bind.Validator
 	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
@@ -130,18 +158,14 @@ func (h *Handlers) withdraw(c *fiber.Ctx) error {
 	})
 }
 
-type payoutReq struct {
-	WalletID    string      `json:"walletId"`
-	Amount      bind.Amount `json:"amount"`
-	AmountKzt   bind.Amount `json:"amountKzt"`
-	BankAccount string      `json:"bankAccount"`
+type payoutRequest struct {
+	WalletID    string      `json:"walletId" required:"true" maxLength:"200" description:"one of the caller's wallets"`
+	Amount      bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
+	AmountKzt   bind.Amount `json:"amountKzt" description:"the same as amount; amount wins when both are sent"`
+	BankAccount string      `json:"bankAccount" required:"true" maxLength:"200" description:"sealed at rest; only its last four characters are ever shown"`
 }
 
-func (h *Handlers) payout(c *fiber.Ctx) error {
-	var req payoutReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) payout(c *fiber.Ctx, req *payoutRequest) error {
 	acct := clean(req.BankAccount)
 	var v bind.Validator
 	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
@@ -156,7 +180,7 @@ func (h *Handlers) payout(c *fiber.Ctx) error {
 	}
 	p, _ := auth.User(c)
 	payoutID := schemas.NewID()
-	sealedAcct, err := h.cfg.Vault.SealText(acct, "payout:"+payoutID)
+	sealedAcct, err := h.vault.SealText(acct, "payout:"+payoutID)
 	if err != nil {
 		return err
 	}
@@ -166,11 +190,16 @@ func (h *Handlers) payout(c *fiber.Ctx) error {
 	})
 }
 
+// payoutPath is the request of an admin's decision on one payout.
+type payoutPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
+}
+
 // decidePayout approves or rejects a payout (admin). The decision goes
 // through the consumer because a rejection releases the held funds.
-func (h *Handlers) decidePayout(approve bool) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		id := clean(c.Params("id"))
+func (h *Handlers) decidePayout(approve bool) func(c *fiber.Ctx, req *payoutPath) error {
+	return func(c *fiber.Ctx, req *payoutPath) error {
+		id := clean(req.ID)
 		po, err := h.store.Payout(c.UserContext(), id)
 		if err != nil {
 			if isNotFound(err) {

@@ -32,26 +32,6 @@ const (
 	SourceClickHouse = "clickhouse"
 )
 
-// CurrencyReconcile is one currency's line of the reconciliation report, in
-// minor units.
-type CurrencyReconcile struct {
-	Currency               string `json:"currency"`
-	ProcessorCreditedMinor int64  `json:"processorCreditedMinor"`
-	DepositsCreditedMinor  int64  `json:"depositsCreditedMinor"`
-	WithdrawnMinor         int64  `json:"withdrawnMinor"`
-	PaidOutMinor           int64  `json:"paidOutMinor"`
-	FeesMinor              int64  `json:"feesMinor"`
-	FeeWalletsMinor        int64  `json:"feeWalletsMinor"`
-	ExpectedBalancesMinor  int64  `json:"expectedBalancesMinor"`
-	WalletBalancesMinor    int64  `json:"walletBalancesMinor"`
-	// Drift is what the books say should be in the wallets minus what is.
-	Drift int64 `json:"drift"`
-	// ProcessorDrift is what the processor charged minus what the ledger
-	// credited.
-	ProcessorDrift int64 `json:"processorDrift"`
-	OK             bool  `json:"ok"`
-}
-
 // Reconcile computes a currency's line. Money enters the wallets only by
 // credited deposits and leaves only by withdrawals and (held) payouts;
 // transfers, merchant charges and request payments move it between wallets
@@ -59,9 +39,9 @@ type CurrencyReconcile struct {
 // deposits − withdrawals − payouts; Drift is that minus the actual sum of
 // balances, and ProcessorDrift compares the processor's credited total with
 // the ledger's deposits. The line is OK when both are zero.
-func Reconcile(b store.Books) CurrencyReconcile {
+func Reconcile(b store.Books) schemas.FiatCurrencyReconcile {
 	expected := b.DepositsCredited - b.Withdrawn - b.PaidOut
-	r := CurrencyReconcile{Currency: b.Currency, ProcessorCreditedMinor: b.ProcessorCredited,
+	r := schemas.FiatCurrencyReconcile{Currency: b.Currency, ProcessorCreditedMinor: b.ProcessorCredited,
 		DepositsCreditedMinor: b.DepositsCredited, WithdrawnMinor: b.Withdrawn, PaidOutMinor: b.PaidOut,
 		FeesMinor: b.Fees, FeeWalletsMinor: b.FeeWallets, ExpectedBalancesMinor: expected,
 		WalletBalancesMinor: b.WalletBalances, Drift: expected - b.WalletBalances,
@@ -70,24 +50,20 @@ func Reconcile(b store.Books) CurrencyReconcile {
 	return r
 }
 
-// ReconcileReport is the body of GET /admin/reconcile.
-type ReconcileReport struct {
-	OK         bool                `json:"ok"`
-	Source     string              `json:"source"`
-	Currencies []CurrencyReconcile `json:"currencies"`
-	// DepositReview counts paid deposits that were not credited (awaiting
-	// an admin, or refunded to the processor): money the processor took
-	// that no wallet holds.
-	DepositReview store.ReviewSummary `json:"depositReview"`
-	GeneratedAt   time.Time           `json:"generatedAt"`
-	Alert         *AlertResult        `json:"alert,omitempty"`
+// reconcileRequest names the source of the processor side.
+type reconcileRequest struct {
+	Source string `query:"source" json:"-" enum:"postgres,clickhouse" default:"postgres" description:"where the processor side is read: postgres (the state of record) or the clickhouse copy, which may lag and never alerts"`
 }
 
-// AlertResult says whether the drift alert reached its target.
-type AlertResult struct {
-	Sent   bool   `json:"sent"`
-	Status int    `json:"status,omitempty"`
-	Error  string `json:"error,omitempty"`
+// Validate defaults and checks the source.
+func (req *reconcileRequest) Validate() error {
+	if req.Source == "" {
+		req.Source = SourcePostgres
+	}
+	if req.Source != SourcePostgres && req.Source != SourceClickHouse {
+		return apierr.Validation(map[string]string{"source": "must be postgres or clickhouse"})
+	}
+	return nil
 }
 
 // reconcile compares the processor's charges with the ledger and the
@@ -97,11 +73,8 @@ type AlertResult struct {
 // Drift found in the state of record posts a signed alert to
 // ReconcileAlertURL; the ClickHouse copy may lag by seconds, so its answer
 // reports drift but never alerts.
-func (h *Handlers) reconcile(c *fiber.Ctx) error {
-	source := c.Query("source", SourcePostgres)
-	if source != SourcePostgres && source != SourceClickHouse {
-		return apierr.Validation(map[string]string{"source": "must be postgres or clickhouse"})
-	}
+func (h *Handlers) reconcile(c *fiber.Ctx, req *reconcileRequest) error {
+	source := req.Source
 	ctx := c.UserContext()
 	books, err := h.commerce.Books(ctx)
 	if err != nil {
@@ -123,7 +96,9 @@ func (h *Handlers) reconcile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rep := ReconcileReport{OK: true, Source: source, GeneratedAt: h.now().UTC(), DepositReview: review}
+	rep := schemas.FiatReconcileReport{OK: true, Source: source, GeneratedAt: h.now().UTC(),
+		DepositReview: schemas.FiatDepositReviewSummary{NeedsReview: review.NeedsReview, NeedsReviewAmount: review.NeedsReviewAmount,
+			Refunded: review.Refunded, RefundedAmount: review.RefundedAmount}}
 	for _, b := range books {
 		line := Reconcile(b)
 		rep.OK = rep.OK && line.OK
@@ -152,18 +127,18 @@ func SignAlert(secret string, timestamp int64, body []byte) string {
 
 // sendAlert posts the drift report to the alert target, signed, with a
 // 5 second budget.
-func (h *Handlers) sendAlert(ctx context.Context, rep ReconcileReport) *AlertResult {
+func (h *Handlers) sendAlert(ctx context.Context, rep schemas.FiatReconcileReport) *schemas.FiatAlertResult {
 	now := h.now().UTC()
 	body, err := json.Marshal(map[string]any{"id": schemas.NewID(), "type": "reconcile.drift", "module": "fiat",
 		"sentAt": now, "data": rep})
 	if err != nil {
-		return &AlertResult{Error: err.Error()}
+		return &schemas.FiatAlertResult{Error: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.cfg.ReconcileAlertURL, bytes.NewReader(body))
 	if err != nil {
-		return &AlertResult{Error: err.Error()}
+		return &schemas.FiatAlertResult{Error: err.Error()}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "platform-reconcile/1")
@@ -174,9 +149,9 @@ func (h *Handlers) sendAlert(ctx context.Context, rep ReconcileReport) *AlertRes
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return &AlertResult{Error: fmt.Sprintf("post alert: %v", err)}
+		return &schemas.FiatAlertResult{Error: fmt.Sprintf("post alert: %v", err)}
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	return &AlertResult{Sent: resp.StatusCode < 300, Status: resp.StatusCode}
+	return &schemas.FiatAlertResult{Sent: resp.StatusCode < 300, Status: resp.StatusCode}
 }

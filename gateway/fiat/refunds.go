@@ -1,7 +1,6 @@
 package fiat
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -34,14 +33,6 @@ const (
 	pathRequestRefunds = "/requests/:token/refunds"
 )
 
-// refundFeeNote is the fee rule every refund route documents.
-const refundFeeNote = "A refund moves exactly `amount` from the payee's wallet back to the wallet that paid: " +
-	"no fee is charged on a refund, and the fee of the original payment is not returned. " +
-	"The body is `{ amount?, reason? }`; without `amount` the whole remaining amount is refunded. " +
-	"The refunds of a payment never exceed what was paid: beyond what remains refundable → 409 " +
-	"`refund_exceeds_charge` (whatever the balance); within it, a wallet that does not hold the amount → 400 " +
-	"`insufficient_balance`. `Idempotency-Key` makes retries safe: a replay returns the original refund."
-
 var (
 	errChargeNotFound = apierr.New(http.StatusNotFound, schemas.CodeChargeNotFound, "no such charge")
 	errRequestNotPaid = apierr.New(http.StatusConflict, schemas.CodeRequestNotPaid, "only a paid payment request can be refunded")
@@ -49,59 +40,94 @@ var (
 
 // registerRefunds mounts the refund routes.
 func (h *Handlers) registerRefunds(g server.Router, tok fiber.Handler) {
-	g.Post(pathChargeRefunds, ratelimit.Money, "Refund a merchant charge, partially or fully (X-API-Key)", h.refundCharge)
-	g.Get(pathChargeRefunds, "Refunds of a merchant charge (X-API-Key)", h.listChargeRefunds)
-	g.Post(pathRequestRefunds, ratelimit.Money, "Refund a paid payment request, partially or fully (its creator)", tok, h.refundRequest)
-	g.Get(pathRequestRefunds, "Refunds of an own payment request", tok, h.listRequestRefunds)
+	refund := []server.Response{
+		server.Answers(http.StatusCreated, "the settled refund, with what is refunded and refundable right after it", schemas.FiatRefundResult{}),
+		server.Fails(http.StatusBadRequest, "wallet_inactive or insufficient_balance: a wallet of the payment is not active, or the payee's "+
+			"wallet does not hold the amount (required, balance)"),
+	}
+	server.Post(g, pathChargeRefunds, server.Op[refundChargeRequest]{
+		Summary: "Refund a merchant charge, partially or fully (X-API-Key)", Class: ratelimit.Money, Public: true, Handle: h.refundCharge,
+		Responses: append(refund, failsKeyInvalid,
+			server.Fails(http.StatusNotFound, "charge_not_found or wallet_not_found: no such charge of the calling merchant"),
+			server.Fails(http.StatusConflict, "refund_exceeds_charge or idempotency_key_reused: beyond what remains refundable "+
+				"(refundable, refunded), or the Idempotency-Key came with another body"),
+		),
+	}, h.requireMerchantKey)
+	server.Get(g, pathChargeRefunds, server.Op[listChargeRefundsRequest]{
+		Summary: "Refunds of a merchant charge (X-API-Key)", Public: true, Handle: h.listChargeRefunds,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the charge's refunds, newest first", schemas.FiatRefundPage{}),
+			failsKeyInvalid,
+			server.Fails(http.StatusNotFound, "charge_not_found: no such charge of the calling merchant"),
+		},
+	}, h.requireMerchantKey)
+	server.Post(g, pathRequestRefunds, server.Op[refundRequestRequest]{
+		Summary: "Refund a paid payment request, partially or fully (its creator)", Class: ratelimit.Money, Handle: h.refundRequest,
+		Responses: append(refund,
+			server.Fails(http.StatusNotFound, "request_not_found or wallet_not_found: no such payment request of the caller"),
+			server.Fails(http.StatusConflict, "request_not_paid, refund_exceeds_charge or idempotency_key_reused: only a paid request can "+
+				"be refunded, beyond what remains refundable (refundable, refunded), or the Idempotency-Key came with another body"),
+		),
+	}, tok)
+	server.Get(g, pathRequestRefunds, server.Op[listRequestRefundsRequest]{
+		Summary: "Refunds of an own payment request", Handle: h.listRequestRefunds,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the request's refunds, newest first", schemas.FiatRefundPage{}),
+			server.Fails(http.StatusNotFound, "request_not_found: no such payment request of the caller"),
+		},
+	}, tok)
 }
 
-// refundOperation documents the refund routes in the OpenAPI slice.
-func refundOperation(r server.Route, op map[string]any) {
-	switch r.Path {
-	case Prefix + pathChargeRefunds, Prefix + pathRequestRefunds:
-	default:
-		return
-	}
-	if r.Path == Prefix+pathChargeRefunds {
-		op["parameters"] = append(asList(op["parameters"]), map[string]any{"name": "X-API-Key", "in": "header",
-			"required": true, "schema": map[string]any{"type": "string"}})
-	}
-	if r.Method == http.MethodPost {
-		op["description"] = refundFeeNote
-		op["requestBody"] = map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"amount": map[string]any{"type": "integer", "format": "int64", "minimum": 1, "maximum": bind.MaxAmount,
-					"description": "minor units; default: the whole remaining amount"},
-				"reason": map[string]any{"type": "string", "maxLength": bind.MaxMemo},
-			},
-		}}}}
-	}
+// refundBody is { amount?, reason? }: an amount given must be a positive
+// integer of minor units; reason is at most 500 characters. The body may
+// be left out (the whole remaining amount, no reason).
+type refundBody struct {
+	_      struct{}    `description:"A refund moves exactly amount from the payee's wallet back to the wallet that paid: no fee is charged on a refund, and the fee of the original payment is not returned. Without amount the whole remaining amount is refunded. The refunds of a payment never exceed what was paid: beyond what remains refundable is 409 refund_exceeds_charge (whatever the balance); within it, a wallet that does not hold the amount is 400 insufficient_balance. Idempotency-Key makes retries safe: a replay returns the original refund."`
+	Amount bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); the whole remaining amount when left out"`
+	Reason string      `json:"reason" maxLength:"500"`
+	amount int64
+	reason string
 }
 
-type refundReq struct {
-	Amount bind.Amount `json:"amount"`
-	Reason string      `json:"reason"`
-}
+// BodyIsOptional lets the body be left out.
+func (*refundBody) BodyIsOptional() {}
 
-// bindRefund reads { amount?, reason? }: an amount given must be a
-// positive integer of minor units; reason is at most 500 characters.
-func bindRefund(c *fiber.Ctx) (int64, string, error) {
-	var req refundReq
-	if len(bytes.TrimSpace(c.Body())) > 0 {
-		if err := bind.JSON(c, &req); err != nil {
-			return 0, "", err
-		}
-	}
-	reason := strings.Clone(strings.TrimSpace(req.Reason))
+// Validate checks the amount and the reason.
+func (b *refundBody) Validate() error {
+	b.reason = strings.Clone(strings.TrimSpace(b.Reason))
 	var v bind.Validator
-	var amount int64
-	if req.Amount.Set {
-		amount = v.Amount("amount", req.Amount)
+	if b.Amount.Set {
+		b.amount = v.Amount("amount", b.Amount)
 	}
-	v.MaxLen("reason", reason, bind.MaxMemo)
-	v.Check(utf8.ValidString(reason) && !strings.Contains(reason, "\x00"), "reason", "must be valid UTF-8 without NUL bytes")
-	return amount, reason, v.Err()
+	v.MaxLen("reason", b.reason, bind.MaxMemo)
+	v.Check(utf8.ValidString(b.reason) && !strings.Contains(b.reason, "\x00"), "reason", "must be valid UTF-8 without NUL bytes")
+	return v.Err()
+}
+
+// refundChargeRequest refunds one charge of the calling merchant.
+type refundChargeRequest struct {
+	APIKey string `header:"X-API-Key" json:"-" required:"true" pattern:"^mk_live_[0-9a-f]{32}$" description:"the merchant's API key"`
+	ID     string `path:"id" json:"-" format:"ksuid"`
+	refundBody
+}
+
+// refundRequestRequest refunds one paid payment request of the caller.
+type refundRequestRequest struct {
+	Token string `path:"token" json:"-" description:"the request's token (pr_ and 32 hex digits)"`
+	refundBody
+}
+
+// listChargeRefundsRequest is a page of a charge's refunds.
+type listChargeRefundsRequest struct {
+	APIKey string `header:"X-API-Key" json:"-" required:"true" pattern:"^mk_live_[0-9a-f]{32}$" description:"the merchant's API key"`
+	ID     string `path:"id" json:"-" format:"ksuid"`
+	bind.Paging
+}
+
+// listRequestRefundsRequest is a page of a payment request's refunds.
+type listRequestRefundsRequest struct {
+	Token string `path:"token" json:"-" description:"the request's token (pr_ and 32 hex digits)"`
+	bind.Paging
 }
 
 // refundCharge refunds a charge of the calling merchant (X-API-Key). Another
@@ -109,26 +135,19 @@ func bindRefund(c *fiber.Ctx) (int64, string, error) {
 // under the charge's row lock; the command is keyed by the customer wallet
 // (the one that paid) and its id derives from the Idempotency-Key scoped to
 // (merchant, this charge's refund endpoint).
-func (h *Handlers) refundCharge(c *fiber.Ctx) error {
-	k, err := h.merchantKey(c)
-	if err != nil {
-		return err
-	}
-	amount, reason, err := bindRefund(c)
-	if err != nil {
-		return err
-	}
+func (h *Handlers) refundCharge(c *fiber.Ctx, req *refundChargeRequest) error {
+	k := callerKey(c)
 	idem, err := commands.KeyOf(c)
 	if err != nil {
 		return err
 	}
-	ch, err := h.ownCharge(c, k.UserID)
+	ch, err := h.ownCharge(c, req.ID, k.UserID)
 	if err != nil {
 		return err
 	}
 	env, err := schemas.New(schemas.TypeFiatRefund, ch.CustomerWallet, k.UserID, schemas.FiatRefund{
 		RefundID: schemas.NewID(), Source: schemas.RefundSourceCharge, ChargeID: ch.ID, RefunderUserID: k.UserID,
-		FromWalletID: ch.MerchantWallet, CustomerWalletID: ch.CustomerWallet, Amount: amount, Reason: reason,
+		FromWalletID: ch.MerchantWallet, CustomerWalletID: ch.CustomerWallet, Amount: req.amount, Reason: req.reason,
 	}, h.now())
 	if err != nil {
 		return err
@@ -139,8 +158,8 @@ func (h *Handlers) refundCharge(c *fiber.Ctx) error {
 }
 
 // ownCharge loads the charge of the path that belongs to the merchant.
-func (h *Handlers) ownCharge(c *fiber.Ctx, merchantUserID string) (store.Charge, error) {
-	id := clean(c.Params("id"))
+func (h *Handlers) ownCharge(c *fiber.Ctx, pathID, merchantUserID string) (store.Charge, error) {
+	id := clean(pathID)
 	if id == "" || len(id) > maxRef {
 		return store.Charge{}, errChargeNotFound
 	}
@@ -158,8 +177,8 @@ func (h *Handlers) ownCharge(c *fiber.Ctx, merchantUserID string) (store.Charge,
 }
 
 // ownRequest loads the caller's payment request of the path.
-func (h *Handlers) ownRequest(c *fiber.Ctx) (store.PaymentRequest, error) {
-	token := clean(c.Params("token"))
+func (h *Handlers) ownRequest(c *fiber.Ctx, pathToken string) (store.PaymentRequest, error) {
+	token := clean(pathToken)
 	if !validRequestToken(token) {
 		return store.PaymentRequest{}, errRequestNotFound
 	}
@@ -179,12 +198,8 @@ func (h *Handlers) ownRequest(c *fiber.Ctx) (store.PaymentRequest, error) {
 
 // refundRequest refunds the caller's paid payment request to the payer's
 // wallet, keyed by that wallet.
-func (h *Handlers) refundRequest(c *fiber.Ctx) error {
-	amount, reason, err := bindRefund(c)
-	if err != nil {
-		return err
-	}
-	r, err := h.ownRequest(c)
+func (h *Handlers) refundRequest(c *fiber.Ctx, req *refundRequestRequest) error {
+	r, err := h.ownRequest(c, req.Token)
 	if err != nil {
 		return err
 	}
@@ -196,32 +211,20 @@ func (h *Handlers) refundRequest(c *fiber.Ctx) error {
 	p, _ := auth.User(c)
 	return h.send(c, "POST "+Prefix+"/requests/"+r.Token+"/refunds", schemas.TypeFiatRefund, r.PayerWallet, schemas.FiatRefund{
 		RefundID: schemas.NewID(), Source: schemas.RefundSourceRequest, RequestID: r.ID, RefunderUserID: p.UserID,
-		FromWalletID: r.WalletID, CustomerWalletID: r.PayerWallet, Amount: amount, Reason: reason,
+		FromWalletID: r.WalletID, CustomerWalletID: r.PayerWallet, Amount: req.amount, Reason: req.reason,
 	})
 }
 
-func (h *Handlers) listChargeRefunds(c *fiber.Ctx) error {
-	k, err := h.merchantKey(c)
+func (h *Handlers) listChargeRefunds(c *fiber.Ctx, req *listChargeRefundsRequest) error {
+	ch, err := h.ownCharge(c, req.ID, callerKey(c).UserID)
 	if err != nil {
 		return err
 	}
-	page, err := bind.PageQuery(c)
-	if err != nil {
-		return err
-	}
-	ch, err := h.ownCharge(c, k.UserID)
-	if err != nil {
-		return err
-	}
-	return h.refundList(c, schemas.RefundSourceCharge, ch.ID, ch.Amount, page)
+	return h.refundList(c, schemas.RefundSourceCharge, ch.ID, ch.Amount, req.Page())
 }
 
-func (h *Handlers) listRequestRefunds(c *fiber.Ctx) error {
-	page, err := bind.PageQuery(c)
-	if err != nil {
-		return err
-	}
-	r, err := h.ownRequest(c)
+func (h *Handlers) listRequestRefunds(c *fiber.Ctx, req *listRequestRefundsRequest) error {
+	r, err := h.ownRequest(c, req.Token)
 	if err != nil {
 		return err
 	}
@@ -229,7 +232,7 @@ func (h *Handlers) listRequestRefunds(c *fiber.Ctx) error {
 	if r.Status == schemas.RequestStatusPaid {
 		paid = r.Amount
 	}
-	return h.refundList(c, schemas.RefundSourceRequest, r.ID, paid, page)
+	return h.refundList(c, schemas.RefundSourceRequest, r.ID, paid, req.Page())
 }
 
 // refundList answers { items, total, nextCursor, refundedTotal, refundable },
@@ -248,17 +251,9 @@ func (h *Handlers) refundList(c *fiber.Ctx, source, sourceID string, paid int64,
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(rp.Items) > page.Limit {
-		rp.Items = rp.Items[:page.Limit]
-		last := rp.Items[len(rp.Items)-1]
-		cur := bind.Cursor(last.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + last.ID)
-		next = &cur
-	}
-	items := make([]schemas.FiatRefundResult, len(rp.Items))
-	for i, r := range rp.Items {
-		items[i] = store.RefundResultOf(r)
-	}
-	return c.JSON(fiber.Map{"items": items, "total": rp.Total, "nextCursor": next,
-		"refundedTotal": rp.Refunded, "refundable": paid - rp.Refunded})
+	items := bind.PageOf(rp.Items, page.Limit, func(r store.Refund) string {
+		return r.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + r.ID
+	}, store.RefundResultOf)
+	return c.JSON(schemas.FiatRefundPage{Items: items.Items, Total: rp.Total, NextCursor: items.NextCursor,
+		RefundedTotal: rp.Refunded, Refundable: paid - rp.Refunded})
 }

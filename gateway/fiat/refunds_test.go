@@ -11,17 +11,21 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/gateway/bind"
 )
 
-// TestBindRefund: the body is optional; an amount given must be a positive
+// TestRefundBody: the body is optional; an amount given must be a positive
 // integer of minor units; reason is bounded text.
-func TestBindRefund(t *testing.T) {
+func TestRefundBody(t *testing.T) {
 	t.Parallel()
 	app := fiber.New()
 	app.Post("/", func(c *fiber.Ctx) error {
-		amount, reason, err := bindRefund(c)
+		var req refundRequestRequest
+		err := bind.Request(c, &req)
+		if err == nil {
+			err = req.Validate()
+		}
+		amount, reason := req.amount, req.reason
 		var ae *apierr.Error
 		switch {
 		case errors.As(err, &ae):
@@ -63,28 +67,5 @@ func TestBindRefund(t *testing.T) {
 		if resp.StatusCode != tc.status || buf.String() != tc.want {
 			t.Errorf("%s: %d %s, want %d %s", tc.name, resp.StatusCode, buf, tc.status, tc.want)
 		}
-	}
-}
-
-// TestRefundOperation: the refund routes document the fee rule and the
-// charge refunds their X-API-Key.
-func TestRefundOperation(t *testing.T) {
-	t.Parallel()
-	op := map[string]any{}
-	refundOperation(server.Route{Method: http.MethodPost, Path: Prefix + pathChargeRefunds, Class: ratelimit.Money}, op)
-	if d, _ := op["description"].(string); !strings.Contains(d, "no fee is charged on a refund") ||
-		!strings.Contains(d, "fee of the original payment is not returned") {
-		t.Fatalf("description: %v", op["description"])
-	}
-	if ps := asList(op["parameters"]); len(ps) != 1 || ps[0].(map[string]any)["name"] != "X-API-Key" {
-		t.Fatalf("parameters: %v", op["parameters"])
-	}
-	other := map[string]any{}
-	refundOperation(server.Route{Method: http.MethodPost, Path: Prefix + "/transfer"}, other)
-	if len(other) != 0 {
-		t.Fatalf("a non-refund route was changed: %v", other)
-	}
-	if !publicRoutes["POST "+Prefix+pathChargeRefunds] || publicRoutes["POST "+Prefix+pathRequestRefunds] {
-		t.Fatal("charge refunds authenticate by X-API-Key, request refunds by bearer token")
 	}
 }

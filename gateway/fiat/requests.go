@@ -14,6 +14,8 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 	spipeline "github.com/fintech/platform/storage/pipeline"
@@ -58,42 +60,66 @@ func (h *Handlers) payURL(token string) string {
 	return h.cfg.PublicBaseURL + Prefix + "/requests/" + token
 }
 
-type requestJSON struct {
-	ID             string     `json:"id"`
-	Token          string     `json:"token"`
-	PayURL         string     `json:"payUrl"`
-	Status         string     `json:"status"`
-	Amount         int64      `json:"amount"`
-	Currency       string     `json:"currency"`
-	Description    string     `json:"description"`
-	Views          int        `json:"views"`
-	MaxViews       int        `json:"maxViews"`
-	RemainingViews int        `json:"remainingViews"`
-	ExpiresAt      time.Time  `json:"expiresAt"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	PaidAt         *time.Time `json:"paidAt,omitempty"`
+// registerRequests mounts the payment requests: create, the public view
+// (JSON or the pay page) and paying one.
+func (h *Handlers) registerRequests(g server.Router, tok fiber.Handler) {
+	server.Post(g, "/requests", server.Op[createRequestRequest]{
+		Summary: "Create a payment request; returns a shareable token and pay URL", Class: ratelimit.Write, Handle: h.createRequest,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the open request", schemas.FiatPaymentRequest{}),
+			failsWalletNotFound,
+			server.Fails(http.StatusBadRequest, "wallet_inactive: the receiving wallet is frozen or deleted"),
+		},
+	}, tok)
+	server.Get(g, "/requests/:token", server.Op[requestPath]{
+		Summary: "Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view", Public: true,
+		Handle: h.viewRequest,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the request as JSON, or its pay page with Accept: text/html", schemas.FiatPaymentRequest{}),
+			{Status: http.StatusOK, Description: "the request as JSON, or its pay page with Accept: text/html", ContentType: fiber.MIMETextHTML},
+			{Status: http.StatusNotFound, Description: "the not-found page", ContentType: fiber.MIMETextHTML},
+			{Status: http.StatusGone, Description: "the expired page", ContentType: fiber.MIMETextHTML},
+			server.Fails(http.StatusNotFound, "request_not_found: no such payment request (the page with Accept: text/html)"),
+			server.Fails(http.StatusGone, "request_expired: the payment request has expired (the page with Accept: text/html)"),
+		},
+	})
+	server.Post(g, "/requests/:token/pay", server.Op[payRequestRequest]{
+		Summary: "Pay a payment request from the caller's wallet", Class: ratelimit.Money, Handle: h.payRequest,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the paid request", schemas.FiatRequestPayResult{}),
+			server.Fails(http.StatusNotFound, "request_not_found or wallet_not_found: no such payment request, or no such wallet of the caller "+
+				"(or the receiving wallet is gone)"),
+			server.Fails(http.StatusBadRequest, "request_paid, request_expired, cannot_pay_own_request, wallet_inactive or insufficient_balance: "+
+				"the request is no longer open, is paid from its own wallet, a wallet is not active, or the balance does not cover "+
+				"the amount plus the 0.1% fee (insufficient_balance carries required, feeKzt and balance)"),
+			server.Fails(http.StatusUnprocessableEntity, "validation_failed or currency_mismatch: a field is missing or invalid (fields names each), "+
+				"or the payer wallet is in another currency than the request"),
+			failsKYC, failsKeyReused,
+		},
+	}, tok)
 }
 
-func (h *Handlers) toRequestJSON(r store.PaymentRequest) requestJSON {
-	return requestJSON{ID: r.ID, Token: r.Token, PayURL: h.payURL(r.Token), Status: r.Status, Amount: r.Amount,
+// requestPath is the request of an operation on one payment request.
+type requestPath struct {
+	Token string `path:"token" json:"-" description:"the request's token (pr_ and 32 hex digits)"`
+}
+
+func (h *Handlers) toRequest(r store.PaymentRequest) schemas.FiatPaymentRequest {
+	return schemas.FiatPaymentRequest{ID: r.ID, Token: r.Token, PayURL: h.payURL(r.Token), Status: r.Status, Amount: r.Amount,
 		Currency: r.Currency, Description: r.Description, Views: r.Views, MaxViews: r.MaxViews,
 		RemainingViews: max(r.MaxViews-r.Views, 0), ExpiresAt: r.ExpiresAt.UTC(), CreatedAt: r.CreatedAt.UTC(), PaidAt: r.PaidAt}
 }
 
-type createRequestReq struct {
-	WalletID         string      `json:"walletId"`
-	Amount           bind.Amount `json:"amount"`
-	AmountKzt        bind.Amount `json:"amountKzt"`
-	Description      string      `json:"description"`
-	ExpiresInSeconds *int64      `json:"expiresInSeconds"`
-	MaxViews         *int64      `json:"maxViews"`
+type createRequestRequest struct {
+	WalletID         string      `json:"walletId" required:"true" maxLength:"200" description:"the caller's wallet that receives the payment"`
+	Amount           bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
+	AmountKzt        bind.Amount `json:"amountKzt" description:"the same as amount; amount wins when both are sent"`
+	Description      string      `json:"description" maxLength:"500"`
+	ExpiresInSeconds *int64      `json:"expiresInSeconds" minimum:"1" maximum:"2592000" description:"lifetime; 86400 when left out"`
+	MaxViews         *int64      `json:"maxViews" minimum:"1" maximum:"1000000" description:"public views before it expires; 100 when left out"`
 }
 
-func (h *Handlers) createRequest(c *fiber.Ctx) error {
-	var req createRequestReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) createRequest(c *fiber.Ctx, req *createRequestRequest) error {
 	wid, desc := clean(req.WalletID), strings.Clone(strings.TrimSpace(req.Description))
 	amountField := req.Amount
 	if !amountField.Set && req.AmountKzt.Set {
@@ -136,7 +162,7 @@ func (h *Handlers) createRequest(c *fiber.Ctx) error {
 	if err := h.commerce.CreateRequest(c.UserContext(), r); err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(h.toRequestJSON(r))
+	return c.Status(http.StatusCreated).JSON(h.toRequest(r))
 }
 
 // wantsHTML reports whether the client asked for the HTML pay page.
@@ -145,8 +171,8 @@ func wantsHTML(c *fiber.Ctx) bool { return strings.Contains(c.Get(fiber.HeaderAc
 // viewRequest serves the public request: one view per read (see
 // schemas.RequestView), expiring it by views or time with request.expired queued in
 // the same transaction.
-func (h *Handlers) viewRequest(c *fiber.Ctx) error {
-	token := clean(c.Params("token"))
+func (h *Handlers) viewRequest(c *fiber.Ctx, req *requestPath) error {
+	token := clean(req.Token)
 	html := wantsHTML(c)
 	if !validRequestToken(token) {
 		return h.requestMissing(c, html)
@@ -188,7 +214,7 @@ func (h *Handlers) viewRequest(c *fiber.Ctx) error {
 	if gone {
 		return errRequestGone
 	}
-	return c.JSON(h.toRequestJSON(r))
+	return c.JSON(h.toRequest(r))
 }
 
 func (h *Handlers) requestMissing(c *fiber.Ctx, html bool) error {
@@ -198,18 +224,15 @@ func (h *Handlers) requestMissing(c *fiber.Ctx, html bool) error {
 	return errRequestNotFound
 }
 
-type payRequestReq struct {
-	WalletID string `json:"walletId"`
+type payRequestRequest struct {
+	Token    string `path:"token" json:"-" description:"the request's token (pr_ and 32 hex digits)"`
+	WalletID string `json:"walletId" required:"true" maxLength:"200" description:"the caller's wallet that pays, in the request's currency"`
 }
 
 // payRequest pays the request from the caller's wallet through the fiat
 // consumer, keyed by the payer wallet (the source of the money).
-func (h *Handlers) payRequest(c *fiber.Ctx) error {
-	token := clean(c.Params("token"))
-	var req payRequestReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) payRequest(c *fiber.Ctx, req *payRequestRequest) error {
+	token := clean(req.Token)
 	wid := clean(req.WalletID)
 	var v bind.Validator
 	if v.Required("walletId", wid) {
@@ -238,18 +261,18 @@ func (h *Handlers) payRequest(c *fiber.Ctx) error {
 }
 
 // openRequests lists the caller's open payment requests for the dashboard.
-func (h *Handlers) openRequests(c *fiber.Ctx, userID string) ([]requestJSON, error) {
+func (h *Handlers) openRequests(c *fiber.Ctx, userID string) ([]schemas.FiatPaymentRequest, error) {
 	rs, err := h.commerce.OpenRequestsOf(c.UserContext(), userID, openRequestsOnBoard)
 	if err != nil {
 		return nil, err
 	}
 	now := h.now()
-	out := make([]requestJSON, 0, len(rs))
+	out := make([]schemas.FiatPaymentRequest, 0, len(rs))
 	for _, r := range rs {
 		if schemas.RequestExpiryReason(r.Views, r.MaxViews, r.ExpiresAt, now) != "" {
 			continue // due; the expirer is about to mark it
 		}
-		out = append(out, h.toRequestJSON(r))
+		out = append(out, h.toRequest(r))
 	}
 	return out, nil
 }

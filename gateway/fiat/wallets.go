@@ -11,6 +11,8 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/storage/postgres"
@@ -19,29 +21,44 @@ import (
 // Currencies the module holds.
 var currencies = []string{"KZT", "USD"}
 
-type walletJSON struct {
-	ID        string    `json:"id"`
-	Currency  string    `json:"currency"`
-	Balance   int64     `json:"balance"`
-	Status    string    `json:"status"`
-	CreatedAt time.Time `json:"createdAt"`
+// registerWallets mounts the wallet routes.
+func (h *Handlers) registerWallets(g server.Router, tok fiber.Handler) {
+	server.Post(g, "/wallets", server.Op[createWalletRequest]{
+		Summary: "Create a wallet (one per currency)", Class: ratelimit.Write, Handle: h.createWallet,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the new wallet", schemas.FiatWallet{}),
+			server.Fails(http.StatusConflict, "wallet_exists: the caller has a wallet in this currency"),
+		},
+	}, tok)
+	server.Get(g, "/wallets", server.Op[server.NoRequest]{
+		Summary: "Own wallets with balances", Handle: h.listWallets,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's wallets", schemas.FiatItems[schemas.FiatWallet]{})},
+	}, tok)
+	server.Get(g, "/wallets/:id/public", server.Op[walletPath]{
+		Summary: "Public-safe wallet view for receive links", Public: true, Handle: h.publicWallet,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "what a payer needs to recognise a receive link: no e-mail, user id or balance", schemas.FiatPublicWallet{}),
+			server.Fails(http.StatusNotFound, "wallet_not_found: no such wallet"),
+		},
+	})
 }
 
-func toWalletJSON(w store.Wallet) walletJSON {
-	return walletJSON{ID: w.ID, Currency: w.Currency, Balance: w.Balance, Status: w.Status, CreatedAt: w.CreatedAt}
+// walletPath is the request of an operation on one wallet.
+type walletPath struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
+}
+
+func toWallet(w store.Wallet) schemas.FiatWallet {
+	return schemas.FiatWallet{ID: w.ID, Currency: w.Currency, Balance: w.Balance, Status: w.Status, CreatedAt: w.CreatedAt}
 }
 
 func isNotFound(err error) bool { return errors.Is(err, postgres.ErrNotFound) }
 
-type createWalletReq struct {
-	Currency string `json:"currency"`
+type createWalletRequest struct {
+	Currency string `json:"currency" required:"true" description:"KZT or USD (any case)"`
 }
 
-func (h *Handlers) createWallet(c *fiber.Ctx) error {
-	var req createWalletReq
-	if err := bind.JSON(c, &req); err != nil {
-		return err
-	}
+func (h *Handlers) createWallet(c *fiber.Ctx, req *createWalletRequest) error {
 	cur := strings.ToUpper(strings.TrimSpace(req.Currency))
 	var v bind.Validator
 	if v.Required("currency", cur) {
@@ -59,47 +76,40 @@ func (h *Handlers) createWallet(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(toWalletJSON(w))
+	return c.Status(http.StatusCreated).JSON(toWallet(w))
 }
 
-func (h *Handlers) listWallets(c *fiber.Ctx) error {
+func (h *Handlers) listWallets(c *fiber.Ctx, _ *server.NoRequest) error {
 	p, _ := auth.User(c)
 	ws, err := h.store.WalletsOf(c.UserContext(), p.UserID)
 	if err != nil {
 		return err
 	}
-	items := make([]walletJSON, len(ws))
+	items := make([]schemas.FiatWallet, len(ws))
 	for i, w := range ws {
-		items[i] = toWalletJSON(w)
+		items[i] = toWallet(w)
 	}
-	return c.JSON(fiber.Map{"items": items})
-}
-
-type publicWalletJSON struct {
-	ID        string `json:"id"`
-	Currency  string `json:"currency"`
-	Status    string `json:"status"`
-	OwnerName string `json:"ownerName"`
+	return c.JSON(schemas.FiatItems[schemas.FiatWallet]{Items: items})
 }
 
 // publicWallet shows what a payer needs to recognise a receive link: no
 // e-mail, no user id, no balance.
-func (h *Handlers) publicWallet(c *fiber.Ctx) error {
-	w, name, err := h.store.PublicWallet(c.UserContext(), c.Params("id"))
+func (h *Handlers) publicWallet(c *fiber.Ctx, req *walletPath) error {
+	w, name, err := h.store.PublicWallet(c.UserContext(), req.ID)
 	if err != nil {
 		if isNotFound(err) {
 			return errWalletNotFound
 		}
 		return err
 	}
-	return c.JSON(publicWalletJSON{ID: w.ID, Currency: w.Currency, Status: w.Status, OwnerName: name})
+	return c.JSON(schemas.FiatPublicWallet{ID: w.ID, Currency: w.Currency, Status: w.Status, OwnerName: name})
 }
 
 // setStatus freezes or unfreezes a wallet (admin).
-func (h *Handlers) setStatus(status string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
+func (h *Handlers) setStatus(status string) func(c *fiber.Ctx, req *walletPath) error {
+	return func(c *fiber.Ctx, req *walletPath) error {
 		p, _ := auth.User(c)
-		id := clean(c.Params("id"))
+		id := clean(req.ID)
 		now := h.now().UTC()
 		action := "wallet.freeze"
 		if status == store.StatusActive {
@@ -115,6 +125,6 @@ func (h *Handlers) setStatus(status string) fiber.Handler {
 		case err != nil:
 			return err
 		}
-		return c.JSON(toWalletJSON(w))
+		return c.JSON(toWallet(w))
 	}
 }

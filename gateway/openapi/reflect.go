@@ -155,7 +155,19 @@ func (x *reflector) operation(r server.Route, path string, op map[string]any) er
 		status := strconv.Itoa(resp.Status)
 		switch {
 		case resp.Error:
-			responses[status] = ErrorAnswer(resp.Description)
+			answer := ErrorAnswer(resp.Description)
+			if page, ok := responses[status].(map[string]any); ok {
+				// A page of the same status (Accept: text/html) is the
+				// other media type of this answer.
+				content := answer["content"].(map[string]any)
+				pc, _ := page["content"].(map[string]any)
+				for mt, v := range pc {
+					if _, set := content[mt]; !set {
+						content[mt] = v
+					}
+				}
+			}
+			responses[status] = answer
 		case resp.Body == nil && resp.ContentType == "":
 			responses[status] = map[string]any{"description": resp.Description}
 		}

@@ -94,7 +94,7 @@ async function flow(): Promise<void> {
   const hook = await alice.client.POST("/api/fiat/deposit/webhook", {
     body: JSON.parse(payload),
     bodySerializer: () => payload,
-    headers: { "Stripe-Signature": stripeSignature(secret, payload) },
+    params: { header: { "Stripe-Signature": stripeSignature(secret, payload) } },
   });
   body(hook, 200, "deposit webhook");
   assert.equal(await balance(alice.client, walletId), amount, "deposit not credited");
