@@ -59,7 +59,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the identity routes */
+        /** OpenAPI 3.0 slice of the identity module */
         get: operations["getAuthOpenapiJson"];
         put?: never;
         post?: never;
@@ -180,7 +180,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness, database reachability, active-campaign count */
+        /** Liveness and database reachability */
         get: operations["getCharityHealth"];
         put?: never;
         post?: never;
@@ -401,7 +401,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Browser page showing the admin event stream */
+        /** Browser page showing the admin event stream (it holds no data) */
         get: operations["getFiatAdminStream"];
         put?: never;
         post?: never;
@@ -712,10 +712,7 @@ export interface paths {
         /** Refunds of a merchant charge (X-API-Key) */
         get: operations["getFiatMerchantChargesIdRefunds"];
         put?: never;
-        /**
-         * Refund a merchant charge, partially or fully (X-API-Key)
-         * @description A refund moves exactly `amount` from the payee's wallet back to the wallet that paid: no fee is charged on a refund, and the fee of the original payment is not returned. The body is `{ amount?, reason? }`; without `amount` the whole remaining amount is refunded. The refunds of a payment never exceed what was paid: beyond what remains refundable → 409 `refund_exceeds_charge` (whatever the balance); within it, a wallet that does not hold the amount → 400 `insufficient_balance`. `Idempotency-Key` makes retries safe: a replay returns the original refund.
-         */
+        /** Refund a merchant charge, partially or fully (X-API-Key) */
         post: operations["postFiatMerchantChargesIdRefunds"];
         delete?: never;
         options?: never;
@@ -887,10 +884,7 @@ export interface paths {
         /** Refunds of an own payment request */
         get: operations["getFiatRequestsTokenRefunds"];
         put?: never;
-        /**
-         * Refund a paid payment request, partially or fully (its creator)
-         * @description A refund moves exactly `amount` from the payee's wallet back to the wallet that paid: no fee is charged on a refund, and the fee of the original payment is not returned. The body is `{ amount?, reason? }`; without `amount` the whole remaining amount is refunded. The refunds of a payment never exceed what was paid: beyond what remains refundable → 409 `refund_exceeds_charge` (whatever the balance); within it, a wallet that does not hold the amount → 400 `insufficient_balance`. `Idempotency-Key` makes retries safe: a replay returns the original refund.
-         */
+        /** Refund a paid payment request, partially or fully (its creator) */
         post: operations["postFiatRequestsTokenRefunds"];
         delete?: never;
         options?: never;
@@ -1025,7 +1019,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness, database reachability, open-proposal count */
+        /** Liveness and database reachability */
         get: operations["getGovHealth"];
         put?: never;
         post?: never;
@@ -1231,10 +1225,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List entries; filters kind, actorUserId, since */
+        /** List entries in chain order; filters kind, actorUserId, since */
         get: operations["getLedgerEntries"];
         put?: never;
-        /** Append an entry (platform-internal callers) */
+        /** Append an entry (platform-internal callers); prevHash is computed server-side */
         post: operations["postLedgerEntries"];
         delete?: never;
         options?: never;
@@ -1266,7 +1260,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness, database reachability, last entry timestamp */
+        /** Liveness and database reachability */
         get: operations["getLedgerHealth"];
         put?: never;
         post?: never;
@@ -1283,7 +1277,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of this module */
+        /** OpenAPI 3.0 slice of the ledger module */
         get: operations["getLedgerOpenapiJson"];
         put?: never;
         post?: never;
@@ -1438,7 +1432,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness, database reachability, ranked-user count */
+        /** Liveness and database reachability */
         get: operations["getReputationHealth"];
         put?: never;
         post?: never;
@@ -1489,7 +1483,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of this module */
+        /** OpenAPI 3.0 slice of the reputation module */
         get: operations["getReputationOpenapiJson"];
         put?: never;
         post?: never;
@@ -1544,101 +1538,182 @@ export interface components {
              */
             amountCents?: number;
             currency?: string;
+            /** @description a kind of the caller's own; module namespaces (fiat:, mask:, gov:, …) are refused */
             kind: string;
             /** @description at most 64 KiB of JSON */
             meta?: {
                 [key: string]: unknown;
-            };
+            } | null;
             sourceId: string;
         } & {
             [key: string]: unknown;
         };
         ApproveRequest: {
+            /** @description mark the campaign as featured */
             feature?: boolean;
+            /** @description show the campaign first in the list */
             pin?: boolean;
         } & {
             [key: string]: unknown;
         };
-        Ballot: {
-            choice?: string;
-            /** Format: date-time */
-            createdAt: string;
-            ranking?: string[];
+        AuthToken: {
+            /** @description HS256 JWT, sent as Authorization: Bearer <token> */
+            token: string;
+            user: components["schemas"]["AuthUser"];
+        };
+        AuthUser: {
+            email: string;
             /** @description ksuid (27 base62 characters) */
-            userId: string;
-            /** @description ksuid (27 base62 characters) */
-            voteId: string;
-            weights?: {
-                [key: string]: number;
-            };
+            id: string;
         };
         Campaign: {
             /** Format: date-time */
-            approvedAt?: string | null;
+            approvedAt: string | null;
             category: string;
             /** Format: date-time */
             createdAt: string;
             description: string;
             /** Format: date-time */
-            endsAt?: string | null;
+            endsAt: string | null;
             featured: boolean;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
             goalKzt: number;
             /** Format: date-time */
-            goalReachedAt?: string | null;
+            goalReachedAt: string | null;
             /** @description ksuid (27 base62 characters) */
             id: string;
+            /** @description https URLs */
             media: string[];
             pinned: boolean;
-            progress: {
-                /** Format: int64 */
-                donorCount: number;
-                /** Format: int64 */
-                goalKzt: number;
-                /** Format: int64 */
-                percent: number;
-                /** Format: int64 */
-                raisedKzt: number;
-            };
-            recentDonors?: {
-                /** Format: int64 */
-                amountKzt: number;
-                /** Format: date-time */
-                donatedAt: string;
-                name: string;
-            }[];
-            /** @enum {string} */
+            progress: components["schemas"]["CampaignProgress"];
+            /** @description the last 10 donors who did not give anonymously (single read only) */
+            recentDonors?: components["schemas"]["CampaignDonor"][] | null;
+            /**
+             * @description ended: an active campaign past its endsAt
+             * @enum {string}
+             */
             status: "pending" | "active" | "ended";
             title: string;
+        };
+        CampaignDonor: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amountKzt: number;
+            /** Format: date-time */
+            donatedAt: string;
+            name: string;
         };
         CampaignList: {
             items: components["schemas"]["Campaign"][];
             nextCursor: string | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description campaigns matching the filters, every page
+             */
             total: number;
         };
-        CharityStats: {
+        CampaignProgress: {
             /** Format: int64 */
             donorCount: number;
-            topCategories: {
-                category: string;
-                /** Format: int64 */
-                raisedKzt: number;
-            }[];
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            goalKzt: number;
+            /**
+             * Format: int64
+             * @description floor(raised * 100 / goal); passes 100 when the goal is exceeded
+             */
+            percent: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            raisedKzt: number;
+        };
+        ChargeRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount?: number;
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt?: number;
+            description?: string;
+            /** @description the merchant's reference: a replay of it answers the first charge */
+            paymentRef: string;
+            /** @description the customer's wallet, which authorized this merchant */
+            walletId: string;
+        } & {
+            [key: string]: unknown;
+        };
+        CharityCategory: {
+            category: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            raisedKzt: number;
+        };
+        CharityHealth: {
             /** Format: int64 */
+            activeCampaigns: number;
+            /** @enum {string} */
+            database: "ok" | "unreachable";
+            /** @enum {string} */
+            status: "ok" | "degraded";
+        };
+        CharityStats: {
+            /**
+             * Format: int64
+             * @description distinct donors, anonymous ones included
+             */
+            donorCount: number;
+            topCategories: components["schemas"]["CharityCategory"][];
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
             totalRaisedKzt: number;
+        };
+        CreateAuthorizationRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            maxAmount: number;
+            /** @description an active key of the merchant; merchantKeyId or merchantUserId is required */
+            merchantKeyId?: string;
+            /** @description the merchant's user id (not the caller's) */
+            merchantUserId?: string;
+            /** @description one of the caller's wallets */
+            walletId: string;
+        } & {
+            [key: string]: unknown;
         };
         CreateCampaignRequest: {
             category: string;
             description: string;
-            /** Format: date-time */
-            endsAt?: string;
+            /**
+             * Format: date-time
+             * @description in the future; open-ended when left out
+             */
+            endsAt?: string | null;
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
              */
             goalKzt: number;
-            media?: string[];
+            /** @description https URLs of at most 2048 characters */
+            media?: string[] | null;
             title: string;
         } & {
             [key: string]: unknown;
@@ -1656,6 +1731,11 @@ export interface components {
             merchantUserId?: string;
             /** @description the merchant's reference; a replay of (maskId, paymentRef) answers the first outcome */
             paymentRef: string;
+        } & {
+            [key: string]: unknown;
+        };
+        CreateKeyRequest: {
+            label?: string;
         } & {
             [key: string]: unknown;
         };
@@ -1685,11 +1765,18 @@ export interface components {
         CreateProposalRequest: {
             body?: string;
             category: string;
-            options?: string[];
-            /** @default 1 */
+            /** @description ranked-choice and weighted: 2 to 20 distinct option names of at most 64 characters (not "rounds") */
+            options?: string[] | null;
+            /**
+             * @description ballots needed for a decision
+             * @default 1
+             */
             quorum: number;
             summary?: string;
-            /** @default 0.5 */
+            /**
+             * @description the share a passing tally must exceed: greater than 0, less than 1, at most 10 decimal places
+             * @default 0.5
+             */
             threshold: number;
             title: string;
             /** @enum {string} */
@@ -1699,97 +1786,96 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        CreateRequestRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount?: number;
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt?: number;
+            description?: string;
+            /** @description lifetime; 86400 when left out */
+            expiresInSeconds?: number | null;
+            /** @description public views before it expires; 100 when left out */
+            maxViews?: number | null;
+            /** @description the caller's wallet that receives the payment */
+            walletId: string;
+        } & {
+            [key: string]: unknown;
+        };
         CreateWalletRequest: {
             /** @description KZT or USD (any case) */
             currency: string;
         } & {
             [key: string]: unknown;
         };
+        DepositRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount?: number;
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt?: number;
+            /** @description one of the caller's wallets (ksuid (27 base62 characters)) */
+            walletId: string;
+        } & {
+            [key: string]: unknown;
+        };
         Document: {
             [key: string]: unknown;
         };
-        Donation: {
-            /** Format: int64 */
-            amountKzt?: number;
-            anonymous?: boolean;
-            /** @description ksuid (27 base62 characters) */
-            campaignId?: string;
-            /** Format: int64 */
-            campaignTotalKzt: number;
-            /** Format: date-time */
-            createdAt?: string;
-            /** @description ksuid (27 base62 characters) */
-            donationId: string;
-            ledgerEntryId: string;
-            /** Format: uri */
-            thankYouUrl: string;
-            transactionId: string;
-            /** @description ksuid (27 base62 characters) */
-            walletId?: string;
-        };
-        DonationRequest: {
+        DonateRequest: {
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
              */
             amountKzt: number;
+            /** @description keep the donor's name out of every public read */
             anonymous?: boolean;
             message?: string;
-            /** @description ksuid (27 base62 characters) */
+            /** @description the caller's own KZT wallet */
             walletId: string;
         } & {
             [key: string]: unknown;
         };
-        Entry: {
-            actorUserId: string;
+        DonationResult: {
             /**
              * Format: int64
              * @description integer minor units
              */
-            amountCents: number | null;
-            currency: string | null;
-            hash: string;
-            /** Format: int64 */
-            height: number;
+            amountKzt: number;
+            anonymous: boolean;
             /** @description ksuid (27 base62 characters) */
-            id: string;
-            kind: string;
-            meta: {
-                [key: string]: unknown;
-            } | null;
-            prevHash: string;
-            sourceId: string;
+            campaignId: string;
+            /**
+             * Format: int64
+             * @description integer minor units: the campaign's total after this donation
+             */
+            campaignTotalKzt: number;
             /** Format: date-time */
-            timestamp: string;
+            createdAt: string;
+            /** @description ksuid (27 base62 characters) */
+            donationId: string;
+            /** @description the id of the donation's ledger entry (ksuid (27 base62 characters)) */
+            ledgerEntryId: string;
+            /** Format: uri */
+            thankYouUrl: string;
+            /** @description ksuid (27 base62 characters) */
+            transactionId: string;
+            /** @description the donor's KZT wallet (ksuid (27 base62 characters)) */
+            walletId: string;
         };
-        EntryWithChain: {
-            actorUserId: string;
-            /**
-             * Format: int64
-             * @description integer minor units
-             */
-            amountCents: number | null;
-            chain: {
-                linked: boolean;
-                nextHash: string | null;
-                nextId: string | null;
-                previousHash: string;
-                previousId: string | null;
-            };
-            currency: string | null;
-            hash: string;
-            /** Format: int64 */
-            height: number;
-            /** @description ksuid (27 base62 characters) */
-            id: string;
-            kind: string;
-            meta: {
-                [key: string]: unknown;
-            } | null;
-            prevHash: string;
-            sourceId: string;
-            /** Format: date-time */
-            timestamp: string;
+        EmailVerified: {
+            email: string;
+            verified: boolean;
         };
         Error: {
             error: string;
@@ -1803,104 +1889,773 @@ export interface components {
             /** @description at most 16 KiB of JSON */
             meta?: {
                 [key: string]: unknown;
-            };
+            } | null;
+            /** @description names the originating record: a re-sent event is applied once */
             sourceId?: string;
             sourceModule: string;
-            /** @description ksuid (27 base62 characters) */
+            /** @description the user the event is about (ksuid (27 base62 characters)) */
             userId: string;
+            /** @description the signed change the event makes to the score */
             weight: number;
         } & {
             [key: string]: unknown;
         };
-        EventResult: {
+        FiatAlertResult: {
+            error?: string;
+            sent: boolean;
+            status?: number;
+        };
+        FiatAuditEntry: {
+            action: string;
+            /** @description a user id, processor or admin:<user id> */
+            actor: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amount: number;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            detail: string;
             /** @description ksuid (27 base62 characters) */
+            id: string;
+            subject: string;
+        };
+        FiatAuditEntryPage: {
+            items: components["schemas"]["FiatAuditEntry"][];
+            nextCursor: string | null;
+        };
+        FiatAuthorization: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            maxAmount: number;
+            /** @description ksuid (27 base62 characters) */
+            merchantUserId: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            remaining: number;
+            /** Format: date-time */
+            revokedAt?: string | null;
+            /** @enum {string} */
+            status: "active" | "revoked";
+            /** @description ksuid (27 base62 characters) */
+            walletId: string;
+        };
+        FiatAuthorizationFiatItems: {
+            items: components["schemas"]["FiatAuthorization"][];
+        };
+        FiatChargeResult: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amount: number;
+            /** @description ksuid (27 base62 characters) */
+            chargeId: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            description: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            fee: number;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            idempotent: boolean;
+            /** @description ksuid (27 base62 characters) */
+            merchantWalletId: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            netAmount: number;
+            paymentRef: string;
+            /** @enum {string} */
+            status: "succeeded";
+            /** @description ksuid (27 base62 characters) */
+            transactionId: string;
+            /** @description ksuid (27 base62 characters) */
+            walletId: string;
+        };
+        FiatCreditResult: {
+            /** @description ksuid (27 base62 characters) */
+            depositId: string;
+            idempotent: boolean;
+            ledgerEntryId: string;
+            received: boolean;
+            /** @enum {string} */
+            status: "completed" | "needs_review" | "refunded";
+            transactionId: string;
+        };
+        FiatCurrencyReconcile: {
+            currency: string;
+            /** Format: int64 */
+            depositsCreditedMinor: number;
+            /**
+             * Format: int64
+             * @description expected minus actual wallet balances, minor units
+             */
+            drift: number;
+            /** Format: int64 */
+            expectedBalancesMinor: number;
+            /** Format: int64 */
+            feeWalletsMinor: number;
+            /** Format: int64 */
+            feesMinor: number;
+            ok: boolean;
+            /** Format: int64 */
+            paidOutMinor: number;
+            /** Format: int64 */
+            processorCreditedMinor: number;
+            /**
+             * Format: int64
+             * @description processor credited minus ledger deposits, minor units
+             */
+            processorDrift: number;
+            /** Format: int64 */
+            walletBalancesMinor: number;
+            /** Format: int64 */
+            withdrawnMinor: number;
+        };
+        FiatDashboard: {
+            /** @description integer minor units by currency */
+            balances: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            generatedAt: string;
+            kyc: components["schemas"]["FiatDashboardKYC"];
+            limits: components["schemas"]["FiatDashboardLimits"];
+            openRequests: components["schemas"]["FiatPaymentRequest"][];
+            requests: components["schemas"]["FiatDashboardPending"];
+            transactions: components["schemas"]["FiatDashboardTotals"];
+            wallets: components["schemas"]["FiatWallet"][];
+        };
+        FiatDashboardKYC: {
+            approved: boolean;
+            status: string;
+        };
+        FiatDashboardLimits: {
+            capsApply: boolean;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            dailyDeposit: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            monthly: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            monthlyUsed: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            perTransfer: number;
+        };
+        FiatDashboardPending: {
+            openPaymentRequests: number;
+            /** Format: int64 */
+            pendingDeposits: number;
+            /** Format: int64 */
+            pendingPayouts: number;
+        };
+        FiatDashboardTotals: {
+            /** Format: int64 */
+            count: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            feesPaid: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            receivedTotal: number;
+            recent: components["schemas"]["FiatTransaction"][];
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            sentTotal: number;
+        };
+        FiatDeposit: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amount: number;
+            /** Format: date-time */
+            completedAt?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            /** @description ksuid (27 base62 characters) */
+            depositId: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            sessionId: string;
+            /** @enum {string} */
+            status: "pending" | "completed" | "needs_review" | "refunded";
+            /** @description the credit, once completed (ksuid (27 base62 characters)) */
+            transactionId?: string;
+            /** @description the processor's checkout page of the session */
+            url: string;
+            /** @description ksuid (27 base62 characters) */
+            walletId: string;
+        };
+        FiatDepositPage: {
+            items: components["schemas"]["FiatDeposit"][];
+            nextCursor: string | null;
+        };
+        FiatDepositResult: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amount: number;
+            currency: string;
+            /** @description ksuid (27 base62 characters) */
+            depositId: string;
+            sessionId: string;
+            /** @enum {string} */
+            status: "pending";
+            /** @description the processor's checkout page: send the payer there */
+            url: string;
+            /** @description ksuid (27 base62 characters) */
+            walletId: string;
+        };
+        FiatDepositReviewSummary: {
+            /** Format: int64 */
+            needsReview: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            needsReviewAmount: number;
+            /** Format: int64 */
+            refunded: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            refundedAmount: number;
+        };
+        FiatHealth: {
+            /** Format: int64 */
+            activeWallets: number;
+            /** @enum {string} */
+            database: "ok" | "unreachable";
+            /** @enum {string} */
+            detail?: "counts unavailable";
+            /** @enum {string} */
+            status: "ok" | "degraded";
+        };
+        FiatKYC: {
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            decidedAt?: string | null;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @enum {string} */
+            status: "pending" | "approved" | "rejected";
+            /** @description ksuid (27 base62 characters) */
+            userId?: string;
+        };
+        FiatMerchantKey: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @description the key itself, shown once */
+            key?: string;
+            label: string;
+            prefix: string;
+            /** Format: date-time */
+            revokedAt?: string | null;
+            /** @enum {string} */
+            status: "active" | "revoked";
+        };
+        FiatMerchantKeyFiatItems: {
+            items: components["schemas"]["FiatMerchantKey"][];
+        };
+        FiatPaymentRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amount: number;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            description: string;
+            /** Format: date-time */
+            expiresAt: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            maxViews: number;
+            /** Format: date-time */
+            paidAt?: string | null;
+            payUrl: string;
+            remainingViews: number;
+            /** @enum {string} */
+            status: "open" | "paid" | "expired";
+            token: string;
+            views: number;
+        };
+        FiatPayoutResult: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            balance: number;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @enum {string} */
+            status: "pending_review" | "paid" | "rejected";
+            /** @description ksuid (27 base62 characters) */
+            walletId: string;
+        };
+        FiatPublicWallet: {
+            /** @enum {string} */
+            currency: "KZT" | "USD";
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            ownerName: string;
+            /** @enum {string} */
+            status: "active" | "frozen" | "deleted";
+        };
+        FiatReconcileReport: {
+            alert?: components["schemas"]["FiatAlertResult"];
+            currencies: components["schemas"]["FiatCurrencyReconcile"][] | null;
+            depositReview: components["schemas"]["FiatDepositReviewSummary"];
+            /** Format: date-time */
+            generatedAt: string;
+            ok: boolean;
+            /** @enum {string} */
+            source: "postgres" | "clickhouse";
+        };
+        FiatRefundPage: {
+            items: components["schemas"]["FiatRefundResult"][];
+            nextCursor: string | null;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            refundable: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            refundedTotal: number;
+            /** Format: int64 */
+            total: number;
+        };
+        FiatRefundResult: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amount: number;
+            /** @description ksuid (27 base62 characters) */
+            chargeId?: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            /** @description ksuid (27 base62 characters) */
+            fromWalletId: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            reason: string;
+            /** @description integer minor units, right after this refund */
+            refundable?: number | null;
+            /** @description integer minor units, right after this refund */
+            refundedTotal?: number | null;
+            requestToken?: string;
+            /** @enum {string} */
+            status: "succeeded";
+            /** @description ksuid (27 base62 characters) */
+            transactionId: string;
+            /** @description ksuid (27 base62 characters) */
+            walletId: string;
+        };
+        FiatRequestPayResult: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amount: number;
+            currency: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            feeKzt: number;
+            /** Format: date-time */
+            paidAt: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            payerBalance: number;
+            /** @description ksuid (27 base62 characters) */
+            payerWalletId: string;
+            /** @description ksuid (27 base62 characters) */
+            requestId: string;
+            /** @enum {string} */
+            status: "paid";
+            token: string;
+            /** @description ksuid (27 base62 characters) */
+            transactionId: string;
+        };
+        FiatTransaction: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            amountKzt: number;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            /** @enum {string} */
+            direction: "in" | "out";
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            feeKzt: number;
+            fromWalletId?: string;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @description transfer, deposit, withdrawal, payout_hold, payout_release, merchant_charge, request_payment, refund, donation, ... */
+            kind: string;
+            memo: string;
+            status: string;
+            toWalletId?: string;
+            /** @description ksuid (27 base62 characters) */
+            transactionId: string;
+        };
+        FiatTransactionPage: {
+            items: components["schemas"]["FiatTransaction"][];
+            nextCursor: string | null;
+        };
+        FiatTransferResult: {
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            feeKzt: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            fromBalanceKzt: number;
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            toBalanceKzt: number;
+            /** @description ksuid (27 base62 characters) */
+            transactionId: string;
+        };
+        FiatVerifyResult: {
+            anchored: boolean;
+            event_id: string;
+            idempotent: boolean;
+            /** @description ksuid (27 base62 characters) */
+            ledger_id: string | null;
+            ok: boolean;
+        };
+        FiatWallet: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            balance: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            currency: "KZT" | "USD";
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @enum {string} */
+            status: "active" | "frozen" | "deleted";
+        };
+        FiatWalletFiatItems: {
+            items: components["schemas"]["FiatWallet"][];
+        };
+        FiatWebhookIgnored: {
             eventId: string;
-            idempotent?: boolean;
+            ignored: boolean;
+            received: boolean;
+        };
+        FiatWithdrawResult: {
+            /**
+             * Format: int64
+             * @description integer minor units
+             */
+            balance: number;
+            /** Format: date-time */
+            createdAt: string;
             /** @enum {string} */
-            newRank: "seedling" | "sprout" | "steady" | "strong" | "titan";
-            /** Format: int64 */
-            newScore: number;
-            /** @enum {string} */
-            previousRank: "seedling" | "sprout" | "steady" | "strong" | "titan";
-            /** Format: int64 */
-            previousScore: number;
-            promoted: boolean;
+            status: "completed";
+            /** @description ksuid (27 base62 characters) */
+            transactionId: string;
+            /** @description ksuid (27 base62 characters) */
+            withdrawalId: string;
+        };
+        GovBallot: {
+            /**
+             * @description yes-no-abstain ballots
+             * @enum {string|null}
+             */
+            choice?: "yes" | "no" | "abstain" | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description ranked-choice ballots: every option, most preferred first */
+            ranking?: string[];
             /** @description ksuid (27 base62 characters) */
             userId: string;
-            weight: number;
+            /** @description ksuid (27 base62 characters) */
+            voteId: string;
+            /** @description weighted ballots: a positive weight per option given one */
+            weights?: {
+                [key: string]: number;
+            };
+        };
+        GovBallotPage: {
+            items: components["schemas"]["GovBallot"][];
+            nextCursor: string | null;
+        };
+        GovCategoryCount: {
+            category: string;
+            /** Format: int64 */
+            count: number;
         };
         GovHealth: {
-            database?: string;
+            /** @enum {string} */
+            database: "ok" | "unreachable";
             /** Format: int64 */
             openProposals: number;
-            status: string;
+            /** @enum {string} */
+            status: "ok" | "degraded";
         };
         GovStats: {
             /** Format: date-time */
             asOf?: string;
+            /** @description proposals per status (draft, open, executed, rejected), every status listed */
             byStatus: {
-                /** Format: int64 */
-                draft: number;
-                /** Format: int64 */
-                executed: number;
-                /** Format: int64 */
-                open: number;
-                /** Format: int64 */
-                rejected: number;
+                [key: string]: number;
             };
+            /**
+             * Format: double
+             * @description mean ballot count of closed proposals, 0 when none is closed
+             */
             meanTurnout: number;
-            source?: string;
-            topCategories: {
-                category: string;
-                /** Format: int64 */
-                count: number;
-            }[];
+            /** @enum {string} */
+            source?: "clickhouse";
+            topCategories: components["schemas"]["GovCategoryCount"][];
         };
-        Head: {
-            hash: string;
+        GovTally: {
             /** Format: int64 */
-            height: number;
-            id: string | null;
-            timestamp: string | null;
+            ballots: number;
+            /** @description the option with the largest total; null for yes-no-abstain or without ballots */
+            leader: string | null;
+            passing: boolean;
+            /** Format: int64 */
+            quorum: number;
+            quorumMet: boolean;
+            /**
+             * Format: double
+             * @description what passing compares with the threshold; null when nothing was counted
+             */
+            share: number | null;
+            /** @description the value of every choice; ranked-choice adds its instant-runoff rounds under rounds */
+            tallyNow: {
+                [key: string]: unknown;
+            };
+            /** Format: double */
+            threshold: number;
+        };
+        GovVoteResult: {
+            /** Format: int64 */
+            ballots: number;
+            passing: boolean;
+            /** @description ksuid (27 base62 characters) */
+            proposalId: string;
+            quorumMet: boolean;
+            /** @description the value of every choice after this ballot */
+            tallyNow: {
+                [key: string]: unknown;
+            };
+            /** @description ksuid (27 base62 characters) */
+            voteId: string;
         };
         Health: {
-            database: string;
-            status: string;
+            /** @enum {string} */
+            database: "ok" | "unreachable";
+            /** @enum {string} */
+            detail?: "counts unavailable";
+            /** Format: int64 */
+            height: number;
+            /** Format: date-time */
+            lastEntryAt: string | null;
+            /** @enum {string} */
+            status: "ok" | "degraded";
         };
         HealthAnswer: {
             /** @enum {string} */
             database: "ok" | "unreachable";
             /** @enum {string} */
+            detail?: "counts unavailable";
+            /** @enum {string} */
             status: "ok" | "degraded";
         };
-        Leaderboard: {
-            items: {
-                /**
-                 * Format: int64
-                 * @description sum of weights since `since`, when given
-                 */
-                gained?: number;
-                /** Format: int64 */
-                position: number;
-                /** @enum {string} */
-                rank: "seedling" | "sprout" | "steady" | "strong" | "titan";
-                /** Format: int64 */
-                score: number;
-                /** @description ksuid (27 base62 characters) */
-                userId: string;
-            }[];
-            /** Format: int64 */
-            limit: number;
-            rank: string | null;
-            since: string | null;
-            source: string;
+        KycRequest: {
+            country: string;
+            /** @description sealed at rest */
+            documentNumber: string;
+            /** @description e.g. passport or id_card */
+            documentType: string;
+            fullName: string;
+        } & {
+            [key: string]: unknown;
         };
-        LedgerHealth: {
-            database?: string;
+        LedgerChainContext: {
+            /** @description the neighbours' stored hashes link to this entry */
+            linked: boolean;
+            nextHash: string | null;
+            /** @description ksuid (27 base62 characters) */
+            nextId: string | null;
+            /** @description the genesis hash before the first entry */
+            previousHash: string;
+            /** @description ksuid (27 base62 characters) */
+            previousId: string | null;
+        };
+        LedgerEntry: {
+            actorUserId: string;
+            /** @description integer minor units */
+            amountCents: number | null;
+            currency: string | null;
+            hash: string;
+            /**
+             * Format: int64
+             * @description position in the chain, from 1
+             */
+            height: number;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            kind: string;
+            meta: components["schemas"]["RawObject"];
+            prevHash: string;
+            sourceId: string;
+            /**
+             * Format: date-time
+             * @description UTC with six fractional digits, exactly as hashed
+             */
+            timestamp: string;
+        };
+        LedgerEntryInChain: {
+            actorUserId: string;
+            /** @description integer minor units */
+            amountCents: number | null;
+            chain: components["schemas"]["LedgerChainContext"];
+            currency: string | null;
+            hash: string;
+            /**
+             * Format: int64
+             * @description position in the chain, from 1
+             */
+            height: number;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            kind: string;
+            meta: components["schemas"]["RawObject"];
+            prevHash: string;
+            sourceId: string;
+            /**
+             * Format: date-time
+             * @description UTC with six fractional digits, exactly as hashed
+             */
+            timestamp: string;
+        };
+        LedgerEntryPage: {
+            items: components["schemas"]["LedgerEntry"][];
+            nextCursor: string | null;
+        };
+        LedgerHead: {
+            hash: string;
             /** Format: int64 */
-            height?: number;
-            lastEntryAt?: string | null;
-            status: string;
+            height: number;
+            /** @description ksuid (27 base62 characters) */
+            id: string | null;
+            /** Format: date-time */
+            timestamp: string | null;
+        };
+        LedgerStats: {
+            /** Format: date-time */
+            asOf: string;
+            byKind: {
+                [key: string]: components["schemas"]["LedgerWindows"];
+            } | null;
+            /** @enum {string} */
+            source: "clickhouse";
+            totals: components["schemas"]["LedgerWindows"];
+        };
+        LedgerVerifyResult: {
+            /** @description height of the first broken link */
+            brokenAt?: number | null;
+            expectedHash?: string;
+            expectedPrevHash?: string | null;
+            foundHash?: string;
+            foundPrevHash?: string | null;
+            headHash: string;
+            /** Format: int64 */
+            height: number;
+            /** Format: int64 */
+            msToVerify: number;
+            /** @enum {string} */
+            reason?: "prev_hash_mismatch" | "hash_mismatch" | "height_gap";
+            valid: boolean;
+            verified: boolean;
+            /** Format: date-time */
+            verifiedAt: string;
+        };
+        LedgerWindows: {
+            /** Format: int64 */
+            "24h": number;
+            /** Format: int64 */
+            "30d": number;
+            /** Format: int64 */
+            "7d": number;
         };
         LoginRequest: {
             email: string;
@@ -2008,7 +2763,45 @@ export interface components {
             /** Format: int64 */
             totalSpendCents?: number;
         };
-        Me: {
+        PayRequestRequest: {
+            /** @description the caller's wallet that pays, in the request's currency */
+            walletId: string;
+        } & {
+            [key: string]: unknown;
+        };
+        PaymentIntent: {
+            /**
+             * Format: int64
+             * @description integer minor units; must be the deposit's
+             */
+            amount?: number;
+            /** @description lower-case ISO 4217 code; must be the deposit's */
+            currency?: string;
+            id?: string;
+            /** @description depositId names the deposit to credit */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+        };
+        PayoutRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount?: number;
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt?: number;
+            /** @description sealed at rest; only its last four characters are ever shown */
+            bankAccount: string;
+            /** @description one of the caller's wallets */
+            walletId: string;
+        } & {
+            [key: string]: unknown;
+        };
+        Profile: {
             email: string;
             /** @description ksuid (27 base62 characters) */
             id: string;
@@ -2019,57 +2812,157 @@ export interface components {
         Proposal: {
             /** @description ksuid (27 base62 characters) */
             authorUserId: string;
-            body?: string;
+            body: string;
             category: string;
             /** Format: date-time */
-            closedAt?: string | null;
+            closedAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** @description ksuid (27 base62 characters) */
             id: string;
-            idempotent?: boolean;
+            idempotent?: boolean | null;
+            /** @description the options of a ranked-choice or weighted proposal; empty for yes-no-abstain */
             options: string[];
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description ballots needed for a decision
+             */
             quorum: number;
             /** @enum {string} */
             status: "draft" | "open" | "executed" | "rejected";
-            summary?: string;
-            tally?: {
-                /** Format: int64 */
-                ballots: number;
-                leader?: string | null;
-                passing: boolean;
-                /** Format: int64 */
-                quorum: number;
-                quorumMet: boolean;
-                share?: number | null;
-                /** @description a value per choice (ranked-choice: the final round, plus rounds) */
-                tallyNow: {
-                    [key: string]: unknown;
-                };
-                threshold: number;
-            };
+            summary: string;
+            tally?: components["schemas"]["GovTally"];
+            /**
+             * Format: double
+             * @description the share a passing tally must exceed, 0 < threshold < 1
+             */
             threshold: number;
             title: string;
             /** @enum {string} */
             voteMode: "yes-no-abstain" | "ranked-choice" | "weighted";
             /** Format: date-time */
-            votesCloseAt?: string | null;
+            votesCloseAt: string | null;
             /** Format: date-time */
-            votesOpenAt?: string | null;
+            votesOpenAt: string | null;
             /** Format: int64 */
-            votingDurationSeconds?: number;
+            votingDurationSeconds: number;
         };
-        PublicWallet: {
+        ProposalPage: {
+            items: components["schemas"]["Proposal"][];
+            nextCursor: string | null;
+        };
+        ProposalTally: {
+            /** Format: int64 */
+            ballots: number;
+            /** @description the option with the largest total; null for yes-no-abstain or without ballots */
+            leader: string | null;
+            passing: boolean;
+            /** @description ksuid (27 base62 characters) */
+            proposalId: string;
+            /** Format: int64 */
+            quorum: number;
+            quorumMet: boolean;
+            /**
+             * Format: double
+             * @description what passing compares with the threshold; null when nothing was counted
+             */
+            share: number | null;
             /** @enum {string} */
-            currency: "KZT" | "USD";
+            status: "draft" | "open" | "executed" | "rejected";
+            /** @description the value of every choice; ranked-choice adds its instant-runoff rounds under rounds */
+            tallyNow: {
+                [key: string]: unknown;
+            };
+            /** Format: double */
+            threshold: number;
+            /** @enum {string} */
+            voteMode: "yes-no-abstain" | "ranked-choice" | "weighted";
+        };
+        RawObject: {
+            [key: string]: unknown;
+        } | null;
+        /** @description A refund moves exactly amount from the payee's wallet back to the wallet that paid: no fee is charged on a refund, and the fee of the original payment is not returned. Without amount the whole remaining amount is refunded. The refunds of a payment never exceed what was paid: beyond what remains refundable is 409 refund_exceeds_charge (whatever the balance); within it, a wallet that does not hold the amount is 400 insufficient_balance. Idempotency-Key makes retries safe: a replay returns the original refund. */
+        RefundChargeRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount?: number;
+            reason?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A refund moves exactly amount from the payee's wallet back to the wallet that paid: no fee is charged on a refund, and the fee of the original payment is not returned. Without amount the whole remaining amount is refunded. The refunds of a payment never exceed what was paid: beyond what remains refundable is 409 refund_exceeds_charge (whatever the balance); within it, a wallet that does not hold the amount is 400 insufficient_balance. Idempotency-Key makes retries safe: a replay returns the original refund. */
+        RefundRequestRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount?: number;
+            reason?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        RegisterRequest: {
+            /**
+             * Format: email
+             * @description surrounding spaces are trimmed
+             */
+            email: string;
+            name?: string;
+            /** @description 8 to 128 characters */
+            password: string;
+        } & {
+            [key: string]: unknown;
+        };
+        ReputationEventResult: {
+            /** @description ksuid (27 base62 characters) */
+            eventId: string;
+            idempotent?: boolean;
+            /** @enum {string} */
+            newRank: "seedling" | "sprout" | "steady" | "strong" | "titan";
+            /** Format: int64 */
+            newScore: number;
+            /** @enum {string} */
+            previousRank: "seedling" | "sprout" | "steady" | "strong" | "titan";
+            /** Format: int64 */
+            previousScore: number;
+            promoted: boolean;
+            /** @description ksuid (27 base62 characters) */
+            userId: string;
+            /** Format: int64 */
+            weight: number;
+        };
+        ReputationEventView: {
+            /** Format: date-time */
+            createdAt: string;
             /** @description ksuid (27 base62 characters) */
             id: string;
-            ownerName: string;
+            kind: string;
+            meta: components["schemas"]["RawObject"];
             /** @enum {string} */
-            status: "active" | "frozen";
+            rankAfter: "seedling" | "sprout" | "steady" | "strong" | "titan";
+            /** Format: int64 */
+            scoreAfter: number;
+            sourceId: string | null;
+            sourceModule: string;
+            /** Format: int64 */
+            weight: number;
         };
-        Rank: {
+        ReputationHealth: {
+            /** @enum {string} */
+            database: "ok" | "unreachable";
+            /** @enum {string} */
+            detail?: "counts unavailable";
+            /** Format: int64 */
+            rankedUsers: number;
+            /** @enum {string} */
+            status: "ok" | "degraded";
+        };
+        ReputationLeader: {
+            /** @description sum of weights since since, when given */
+            gained?: number | null;
+            position: number;
             /** @enum {string} */
             rank: "seedling" | "sprout" | "steady" | "strong" | "titan";
             /** Format: int64 */
@@ -2077,38 +2970,26 @@ export interface components {
             /** @description ksuid (27 base62 characters) */
             userId: string;
         };
-        RegisterRequest: {
-            /** Format: email */
-            email: string;
-            name?: string;
-            password: string;
-        } & {
-            [key: string]: unknown;
-        };
-        ReputationHealth: {
-            database?: string;
-            /** Format: int64 */
-            rankedUsers?: number;
-            status: string;
+        ReputationLeaderboard: {
+            items: components["schemas"]["ReputationLeader"][];
+            limit: number;
+            /** @enum {string|null} */
+            rank: "seedling" | "sprout" | "steady" | "strong" | "titan" | null;
+            /** Format: date-time */
+            since: string | null;
+            /** @enum {string} */
+            source: "clickhouse";
         };
         ReputationMe: {
-            events: {
-                /** Format: date-time */
-                createdAt: string;
-                /** @description ksuid (27 base62 characters) */
-                id: string;
-                kind: string;
-                meta: {
-                    [key: string]: unknown;
-                } | null;
-                /** @enum {string} */
-                rankAfter: "seedling" | "sprout" | "steady" | "strong" | "titan";
-                /** Format: int64 */
-                scoreAfter: number;
-                sourceId: string | null;
-                sourceModule: string;
-                weight: number;
-            }[];
+            events: components["schemas"]["ReputationEventView"][];
+            /** @enum {string} */
+            rank: "seedling" | "sprout" | "steady" | "strong" | "titan";
+            /** Format: int64 */
+            score: number;
+            /** @description ksuid (27 base62 characters) */
+            userId: string;
+        };
+        ReputationRank: {
             /** @enum {string} */
             rank: "seedling" | "sprout" | "steady" | "strong" | "titan";
             /** Format: int64 */
@@ -2121,70 +3002,66 @@ export interface components {
             asOf: string;
             countPerRank: {
                 [key: string]: number;
-            };
+            } | null;
             /** Format: int64 */
             eventsLast24h: number;
+            /** Format: double */
             meanScore: number;
+            /** Format: double */
             medianScore: number;
             /** Format: int64 */
             rankedUsers: number;
-            source: string;
+            /** @enum {string} */
+            source: "clickhouse";
+        };
+        ReviewRequest: {
+            /** @description recorded in the audit log (and the deposit.refunded event) */
+            reason?: string;
+        } & {
+            [key: string]: unknown;
         };
         RiskFactor: {
             factor: string;
             points: number;
         };
-        Stats: {
-            /** Format: date-time */
-            asOf: string;
-            byKind: {
-                [key: string]: {
-                    /** Format: int64 */
-                    "24h": number;
-                    /** Format: int64 */
-                    "30d": number;
-                    /** Format: int64 */
-                    "7d": number;
-                };
-            };
-            source: string;
-            totals: {
-                /** Format: int64 */
-                "24h": number;
-                /** Format: int64 */
-                "30d": number;
-                /** Format: int64 */
-                "7d": number;
-            };
+        RotateRequest: {
+            /** @description a subscription made with /webhook-subs; the primary endpoint when left out */
+            id?: string;
+            secret: string;
+        } & {
+            [key: string]: unknown;
         };
-        TallyResult: {
-            /** Format: int64 */
-            ballots: number;
-            leader?: string | null;
-            passing: boolean;
-            /** @description ksuid (27 base62 characters) */
-            proposalId: string;
-            /** Format: int64 */
-            quorum?: number;
-            quorumMet: boolean;
-            share?: number | null;
-            /** @enum {string} */
-            status: "draft" | "open" | "executed" | "rejected";
-            /** @description a value per choice (ranked-choice: the final round, plus rounds) */
-            tallyNow: {
-                [key: string]: unknown;
-            };
-            threshold?: number;
-            /** @enum {string} */
-            voteMode: "yes-no-abstain" | "ranked-choice" | "weighted";
+        SubscribeRequest: {
+            /** @description event types to receive; left out for every event about the caller */
+            events?: string[] | null;
+            /** @description signs every delivery; never returned */
+            secret: string;
+            /**
+             * Format: uri
+             * @description absolute https URL whose host resolves only to public addresses (unless WEBHOOK_ALLOW_PRIVATE=1)
+             */
+            url: string;
+        } & {
+            [key: string]: unknown;
         };
-        Token: {
-            token: string;
-            user: {
-                email: string;
-                /** @description ksuid (27 base62 characters) */
-                id: string;
-            };
+        TransferRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount?: number;
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt?: number;
+            /** @description one of the caller's wallets */
+            fromWalletId: string;
+            memo?: string;
+            /** @description the recipient's e-mail (not the caller's); their wallet of the currency is created when needed */
+            toEmail: string;
+        } & {
+            [key: string]: unknown;
         };
         VerificationSent: {
             email: string;
@@ -2192,68 +3069,96 @@ export interface components {
             expiresAt: string;
             sent: boolean;
         };
-        Verified: {
-            email: string;
-            verified: boolean;
-        };
-        VerifyResult: {
-            /** Format: int64 */
-            brokenAt?: number | null;
-            expectedHash?: string;
-            expectedPrevHash?: string | null;
-            foundHash?: string;
-            foundPrevHash?: string | null;
-            headHash: string;
-            /** Format: int64 */
-            height: number;
-            /** Format: int64 */
-            msToVerify: number;
-            reason?: string;
-            valid: boolean;
-            verified: boolean;
-            verifiedAt: string;
-        };
-        VoteRequest: {
-            /** @enum {string} */
-            choice?: "yes" | "no" | "abstain";
-            /** @description ranked-choice: every option exactly once */
-            ranking?: string[];
-            reason?: string;
-            /** @description weighted: positive weights of a non-empty subset of the options */
-            weights?: {
-                [key: string]: number;
-            };
+        VerifyRequest: {
+            /** @description the id inside raw_payload */
+            event_id: string;
+            /** @description the type inside raw_payload */
+            event_type: string;
+            /** @description its Stripe-Signature header */
+            processor_signature: string;
+            /** @description the event exactly as the processor signed it */
+            raw_payload: string;
         } & {
             [key: string]: unknown;
         };
-        VoteResult: {
-            /** Format: int64 */
-            ballots: number;
-            passing: boolean;
-            /** @description ksuid (27 base62 characters) */
-            proposalId: string;
-            quorumMet: boolean;
-            /** @description a value per choice (ranked-choice: the final round, plus rounds) */
-            tallyNow: {
-                [key: string]: unknown;
-            };
-            /** @description ksuid (27 base62 characters) */
-            voteId: string;
-        };
-        Wallet: {
+        VoteRequest: {
             /**
-             * Format: int64
-             * @description integer minor units
+             * @description yes-no-abstain ballots (required there)
+             * @enum {string|null}
              */
-            balance: number;
+            choice?: "yes" | "no" | "abstain" | null;
+            /** @description ranked-choice ballots: every option of the proposal exactly once, most preferred first */
+            ranking?: string[] | null;
+            /** @description accepted in every mode; never published */
+            reason?: string;
+            /** @description weighted ballots: a positive number of at most 10^15 per option given one, for at least one option */
+            weights?: {
+                [key: string]: unknown;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        };
+        WebhookData: {
+            object?: components["schemas"]["PaymentIntent"];
+        };
+        WebhookDelivery: {
+            attempts: number;
             /** Format: date-time */
             createdAt: string;
-            /** @enum {string} */
-            currency: "KZT" | "USD";
+            eventId: string;
             /** @description ksuid (27 base62 characters) */
             id: string;
+            lastError: string | null;
+            /** @description the HTTP status of the last attempt */
+            lastStatusCode: number | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
             /** @enum {string} */
-            status: "active" | "frozen";
+            status: "pending" | "failed" | "delivered" | "dead_letter";
+            type: string;
+            /** @description ksuid (27 base62 characters) */
+            webhookId: string;
+        };
+        WebhookDeliveryPage: {
+            items: components["schemas"]["WebhookDelivery"][];
+            nextCursor: string | null;
+        };
+        /** @description A Stripe event, verified against Stripe-Signature before it is read. */
+        WebhookRequest: {
+            data?: components["schemas"]["WebhookData"];
+            /** @description the processor's event id; a replayed event gets the first answer */
+            id: string;
+            /** @description payment_intent.succeeded credits a deposit; other types are acknowledged and ignored */
+            type: string;
+        } & {
+            [key: string]: unknown;
+        };
+        WebhookSubscription: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description the event types it receives; null for all */
+            events: string[] | null;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            url: string;
+        };
+        WithdrawRequest: {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount?: number;
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt?: number;
+            /** @description where the money goes off-platform */
+            destination: string;
+            /** @description one of the caller's wallets */
+            walletId: string;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;
@@ -2273,13 +3178,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description liveness and database reachability */
+            /** @description alive, and the database answers */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Health"];
+                    "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -2330,18 +3235,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description the database does not answer */
+            /** @description degraded: the database (or a count) does not answer */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        database: "unreachable";
-                        /** @enum {string} */
-                        status: "degraded";
-                    };
+                    "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
         };
@@ -2366,7 +3266,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Token"];
+                    "application/json": components["schemas"]["AuthToken"];
                 };
             };
             /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
@@ -2381,7 +3281,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_credentials */
+            /** @description invalid_credentials: wrong e-mail or password */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2458,7 +3358,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Me"];
+                    "application/json": components["schemas"]["Profile"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -2544,13 +3444,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description this document */
+            /** @description the document */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, unknown>;
+                    "application/json": components["schemas"]["Document"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -2635,7 +3535,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Token"];
+                    "application/json": components["schemas"]["AuthToken"];
                 };
             };
             /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
@@ -2650,7 +3550,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description email_taken */
+            /** @description email_taken: an account with this e-mail exists */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2714,7 +3614,10 @@ export interface operations {
     };
     getAuthVerifyEmail: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description the token of the one-time link */
+                token: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2727,7 +3630,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Verified"];
+                    "application/json": components["schemas"]["EmailVerified"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -2882,7 +3785,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description mail_unavailable */
+            /** @description mail_unavailable: the e-mail could not be sent; try again later */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -2913,6 +3816,9 @@ export interface operations {
             query?: {
                 /** @description the nextCursor of the previous page */
                 cursor?: string;
+                limit?: number;
+                category?: string;
+                status?: "active" | "ended";
             };
             header?: never;
             path?: never;
@@ -2941,7 +3847,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed */
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3026,7 +3932,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3038,7 +3944,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed */
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3120,7 +4026,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found: unknown, or pending and not yours */
+            /** @description not_found: unknown, or pending and neither yours nor seen by a charity admin */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3219,7 +4125,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3231,7 +4137,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: not a charity admin */
+            /** @description forbidden: the caller is not a charity admin */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3243,7 +4149,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found */
+            /** @description not_found: no such campaign */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3255,7 +4161,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_state: not pending */
+            /** @description invalid_state: only a pending campaign can be approved */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3331,7 +4237,7 @@ export interface operations {
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["DonationRequest"];
+                "application/json": components["schemas"]["DonateRequest"];
             };
         };
         responses: {
@@ -3341,10 +4247,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Donation"];
+                    "application/json": components["schemas"]["DonationResult"];
                 };
             };
-            /** @description insufficient_balance, wallet_inactive */
+            /** @description insufficient_balance or wallet_inactive: the wallet cannot pay the amount */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3356,7 +4262,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3368,16 +4274,31 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found (campaign), wallet_not_found */
+            /** @description kyc_required: the amount is over the caller's pre-KYC cap */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "kyc_required";
+                    };
+                };
+            };
+            /** @description not_found or wallet_not_found: no such active campaign, or no such KZT wallet of the caller */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found" | "wallet_not_found";
+                    };
                 };
             };
-            /** @description campaign_not_active, idempotency_key_reused */
+            /** @description campaign_not_active or idempotency_key_reused: the campaign is pending or ended, or the Idempotency-Key came with another body */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3389,7 +4310,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed */
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3448,12 +4369,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description alive, and the database answers */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CharityHealth"];
+                };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
             400: {
@@ -3503,18 +4426,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description the database does not answer */
+            /** @description degraded: the database (or a count) does not answer */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        database: "unreachable";
-                        /** @enum {string} */
-                        status: "degraded";
-                    };
+                    "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
         };
@@ -3528,12 +4446,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description the document */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
             400: {
@@ -3679,13 +4599,86 @@ export interface operations {
     };
     getFiatAdminAudit: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description the audit log, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatAuditEntryPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -3708,37 +4701,94 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
     getFiatAdminDeposits: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description needs_review (the default) or refunded */
+                status?: "needs_review" | "refunded";
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description the deposits of the status, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatDepositPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -3761,24 +4811,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3797,12 +4829,103 @@ export interface operations {
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["ReviewRequest"];
             };
         };
         responses: {
+            /** @description the deposit: completed (credited) or refunded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatCreditResult"];
+                };
+            };
+            /** @description wallet_inactive: the wallet is not active; unfreeze it first */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description deposit_not_found or wallet_not_found: no such deposit */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "deposit_not_found" | "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state or idempotency_key_reused: the deposit is not in needs_review, or the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state" | "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -3825,24 +4948,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3861,12 +4966,103 @@ export interface operations {
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["ReviewRequest"];
             };
         };
         responses: {
+            /** @description the deposit: completed (credited) or refunded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatCreditResult"];
+                };
+            };
+            /** @description wallet_inactive: the wallet is not active; unfreeze it first */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description deposit_not_found or wallet_not_found: no such deposit */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "deposit_not_found" | "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state or idempotency_key_reused: the deposit is not in needs_review, or the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state" | "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -3891,30 +5087,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getFiatAdminEvents: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description the bearer token, for EventSource, which cannot send headers; the Authorization header wins */
+                access_token?: string;
+                /** @description resume after this event id (when no Last-Event-ID header is sent) */
+                lastEventId?: string;
+                recent?: number;
+            };
+            header?: {
+                /** @description resume after this event id */
+                "Last-Event-ID"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3953,7 +5140,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: fiat admins only */
+            /** @description forbidden: the caller is not a fiat admin */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4024,15 +5211,101 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
-            content: {
-                "application/json": {
-                    [key: string]: unknown;
+        requestBody?: never;
+        responses: {
+            /** @description the decided submission */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatKYC"];
                 };
             };
-        };
-        responses: {
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description kyc_not_found: no such KYC submission */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "kyc_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: the submission was already decided */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4055,24 +5328,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4086,15 +5341,101 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
-            content: {
-                "application/json": {
-                    [key: string]: unknown;
+        requestBody?: never;
+        responses: {
+            /** @description the decided submission */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatKYC"];
                 };
             };
-        };
-        responses: {
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description kyc_not_found: no such KYC submission */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "kyc_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: the submission was already decided */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4117,24 +5458,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4148,15 +5471,101 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
-            content: {
-                "application/json": {
-                    [key: string]: unknown;
+        requestBody?: never;
+        responses: {
+            /** @description the decided payout (paid, or rejected with its funds released) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatPayoutResult"];
                 };
             };
-        };
-        responses: {
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description payout_not_found or wallet_not_found: no such payout */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payout_not_found" | "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: the payout was already decided */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4179,24 +5588,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4210,15 +5601,101 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
-            content: {
-                "application/json": {
-                    [key: string]: unknown;
+        requestBody?: never;
+        responses: {
+            /** @description the decided payout (paid, or rejected with its funds released) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatPayoutResult"];
                 };
             };
-        };
-        responses: {
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description payout_not_found or wallet_not_found: no such payout */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payout_not_found" | "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: the payout was already decided */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4241,97 +5718,29 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
     getFiatAdminReconcile: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description where the processor side is read: postgres (the state of record) or the clickhouse copy, which may lag and never alerts */
+                source?: "postgres" | "clickhouse";
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description internal: the answer carries the requestId */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "internal";
-                    };
-                };
-            };
-            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "unavailable";
-                    };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getFiatAdminStream: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the admin event stream page (it holds no data) */
+            /** @description the report, per currency (alert: the drift alert's delivery, when one was sent) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": string;
+                    "application/json": components["schemas"]["FiatReconcileReport"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -4355,6 +5764,98 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description analytics_unavailable: source=clickhouse, and ClickHouse is not configured or did not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "analytics_unavailable" | "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getFiatAdminStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the admin event stream page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
                     };
                 };
             };
@@ -4419,6 +5920,99 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description the wallet in its new state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatWallet"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description wallet_not_found: no such wallet */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: a deleted wallet cannot change state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4441,24 +6035,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4474,6 +6050,99 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description the wallet in its new state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatWallet"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description wallet_not_found: no such wallet */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: a deleted wallet cannot change state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4496,37 +6165,96 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
     getFiatAdminWebhookDeliveries: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description only deliveries of this subscription */
+                webhookId?: string;
+                /** @description only deliveries in this status */
+                status?: "pending" | "failed" | "delivered" | "dead_letter";
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description deliveries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4549,24 +6277,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4580,15 +6290,89 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
-            content: {
-                "application/json": {
-                    [key: string]: unknown;
+        requestBody?: never;
+        responses: {
+            /** @description queued for an attempt now */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-        };
-        responses: {
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description forbidden: the caller is not a fiat admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook delivery */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4613,24 +6397,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getFiatCheckoutSessionId: {
@@ -4638,6 +6404,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the checkout session id (cs_test_…) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4732,19 +6499,70 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the checkout session id (cs_test_…) */
                 sessionId: string;
             };
             cookie?: never;
         };
-        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
-            content: {
-                "application/json": {
-                    [key: string]: unknown;
+        requestBody?: never;
+        responses: {
+            /** @description the checkout page after paying (or already paid) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
-        };
-        responses: {
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description session_not_found: no such checkout session */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "session_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4757,6 +6575,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description the checkout page: the payment event could not be delivered */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
             503: {
                 headers: {
@@ -4767,24 +6594,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4799,14 +6608,105 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["DepositRequest"];
             };
         };
         responses: {
+            /** @description the open checkout session: send the payer to url */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatDepositResult"];
+                };
+            };
+            /** @description wallet_inactive: the wallet is frozen or deleted */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description kyc_required: beyond the daily deposit limit of an account without KYC */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "kyc_required";
+                    };
+                };
+            };
+            /** @description wallet_not_found: no such wallet of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused: the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4816,6 +6716,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "internal";
+                    };
+                };
+            };
+            /** @description processor_unavailable: the card processor did not open a checkout session */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "processor_unavailable";
                     };
                 };
             };
@@ -4829,24 +6741,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4861,14 +6755,105 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["DepositRequest"];
             };
         };
         responses: {
+            /** @description the open checkout session: send the payer to url */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatDepositResult"];
+                };
+            };
+            /** @description wallet_inactive: the wallet is frozen or deleted */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description kyc_required: beyond the daily deposit limit of an account without KYC */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "kyc_required";
+                    };
+                };
+            };
+            /** @description wallet_not_found: no such wallet of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused: the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4878,6 +6863,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "internal";
+                    };
+                };
+            };
+            /** @description processor_unavailable: the card processor did not open a checkout session */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "processor_unavailable";
                     };
                 };
             };
@@ -4891,24 +6888,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4916,19 +6895,77 @@ export interface operations {
     postFiatDepositWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" with the webhook secret>; 300 s tolerance */
+                "Stripe-Signature": string;
+            };
             path?: never;
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["WebhookRequest"];
             };
         };
         responses: {
+            /** @description the verified event was processed (credited, already credited, kept for review) or needs nothing */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatCreditResult"] | components["schemas"]["FiatWebhookIgnored"];
+                };
+            };
+            /** @description signature_invalid, invalid_event or amount_mismatch: a forged, unreadable or mismatched event (signature_invalid carries detail) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "signature_invalid" | "invalid_event" | "amount_mismatch" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description deposit_not_found or wallet_not_found: the event names no deposit of this platform */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "deposit_not_found" | "wallet_not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -4951,24 +6988,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4982,6 +7001,51 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description alive, and the database answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatHealth"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5008,24 +7072,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     postFiatKycSubmit: {
@@ -5036,14 +7082,69 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["KycRequest"];
             };
         };
         responses: {
+            /** @description the submission: pending, or approved at once when KYC_AUTO_APPROVE is set */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatKYC"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5066,24 +7167,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5097,6 +7180,63 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description the caller's snapshot */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatDashboard"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5119,37 +7259,80 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
     getFiatMeDeposits: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description the caller's deposits, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatDepositPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5172,24 +7355,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5202,14 +7367,78 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["SubscribeRequest"];
             };
         };
         responses: {
+            /** @description the endpoint replaced: same id and createdAt, new url, secret and events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            /** @description the caller's first endpoint */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5232,24 +7461,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5262,14 +7473,81 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["RotateRequest"];
             };
         };
         responses: {
+            /** @description the endpoint; the new secret signs every attempt from now on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook subscription of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5292,24 +7570,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5323,6 +7583,63 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description the caller's authorizations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatAuthorizationFiatItems"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5345,24 +7662,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5375,14 +7674,81 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["CreateAuthorizationRequest"];
             };
         };
         responses: {
+            /** @description the authorization (it replaces the merchant's previous one on the wallet) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatAuthorization"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description wallet_not_found or merchant_not_found: no such wallet of the caller, or no active merchant key has this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found" | "merchant_not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5405,24 +7771,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5438,6 +7786,75 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description the revoked authorization */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatAuthorization"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such authorization of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5460,24 +7877,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5487,20 +7886,121 @@ export interface operations {
             query?: never;
             header: {
                 "Idempotency-Key"?: string;
+                /** @description the merchant's API key */
                 "X-API-Key": string;
             };
             path?: never;
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["ChargeRequest"];
             };
         };
         responses: {
+            /** @description a replay of (merchant, paymentRef): the original charge with idempotent true */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatChargeResult"];
+                };
+            };
+            /** @description the settled charge */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatChargeResult"];
+                };
+            };
+            /** @description wallet_inactive or insufficient_balance: a wallet is not active, or the customer balance does not cover the amount (required) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "insufficient_balance" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description key_invalid: X-API-Key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "key_invalid";
+                    };
+                };
+            };
+            /** @description charge_not_authorized, authorization_exceeded or kyc_required: the wallet owner has not authorized this merchant, the charge exceeds what remains authorized (remaining), or the customer is beyond the limits without KYC */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "charge_not_authorized" | "authorization_exceeded" | "kyc_required";
+                    };
+                };
+            };
+            /** @description wallet_not_found: no such customer wallet, or the merchant has no wallet in its currency */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused: this paymentRef (or Idempotency-Key) was used for a different charge */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5525,30 +8025,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getFiatMerchantChargesIdRefunds: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
             header: {
+                /** @description the merchant's API key */
                 "X-API-Key": string;
             };
             path: {
@@ -5558,6 +8045,75 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description the charge's refunds, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatRefundPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description key_invalid: X-API-Key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "key_invalid";
+                    };
+                };
+            };
+            /** @description charge_not_found: no such charge of the calling merchant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "charge_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5582,24 +8138,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     postFiatMerchantChargesIdRefunds: {
@@ -5607,6 +8145,7 @@ export interface operations {
             query?: never;
             header: {
                 "Idempotency-Key"?: string;
+                /** @description the merchant's API key */
                 "X-API-Key": string;
             };
             path: {
@@ -5617,19 +8156,91 @@ export interface operations {
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: int64
-                     * @description minor units; default: the whole remaining amount
-                     */
-                    amount?: number;
-                    reason?: string;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["RefundChargeRequest"];
             };
         };
         responses: {
+            /** @description the settled refund, with what is refunded and refundable right after it */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatRefundResult"];
+                };
+            };
+            /** @description wallet_inactive or insufficient_balance: a wallet of the payment is not active, or the payee's wallet does not hold the amount (required, balance) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "insufficient_balance" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description key_invalid: X-API-Key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "key_invalid";
+                    };
+                };
+            };
+            /** @description charge_not_found or wallet_not_found: no such charge of the calling merchant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "charge_not_found" | "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description refund_exceeds_charge or idempotency_key_reused: beyond what remains refundable (refundable, refunded), or the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "refund_exceeds_charge" | "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5652,24 +8263,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5683,6 +8276,63 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description the caller's keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatMerchantKeyFiatItems"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5705,24 +8355,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5735,14 +8367,69 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["CreateKeyRequest"];
             };
         };
         responses: {
+            /** @description the new key, with its plaintext (shown only here) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatMerchantKey"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description key_limit_reached: the caller holds 3 active keys; revoke one first */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "key_limit_reached" | "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5765,24 +8452,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5798,6 +8467,75 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description the revoked key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatMerchantKey"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such API key of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5820,24 +8558,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5851,6 +8571,51 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description the document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5873,24 +8638,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5905,14 +8652,105 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["PayoutRequest"];
             };
         };
         responses: {
+            /** @description the payout, pending review; its funds are held */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatPayoutResult"];
+                };
+            };
+            /** @description wallet_inactive or insufficient_balance: the wallet is not active, or its balance does not cover the amount (insufficient_balance carries required and balance) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "insufficient_balance" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description kyc_required: beyond the limits of an account without KYC (submit KYC at /api/fiat/kyc/submit) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "kyc_required";
+                    };
+                };
+            };
+            /** @description wallet_not_found: no such wallet of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused: the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5935,24 +8773,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5965,14 +8785,81 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["VerifyRequest"];
             };
         };
         responses: {
+            /** @description the event verified and was applied (or needed nothing) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatVerifyResult"];
+                };
+            };
+            /** @description validation_failed, invalid_event, event_mismatch, signature_invalid or amount_mismatch: a field is missing or of the wrong type (reported as 400, without fields), or the event is forged, unreadable or mismatched */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed" | "invalid_event" | "event_mismatch" | "signature_invalid" | "amount_mismatch" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description deposit_not_found or wallet_not_found: the event names no deposit of this platform */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "deposit_not_found" | "wallet_not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -5995,24 +8882,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6020,19 +8889,77 @@ export interface operations {
     postFiatProcessorWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" with the webhook secret>; 300 s tolerance */
+                "Stripe-Signature": string;
+            };
             path?: never;
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["WebhookRequest"];
             };
         };
         responses: {
+            /** @description the verified event was processed (credited, already credited, kept for review) or needs nothing */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatCreditResult"] | components["schemas"]["FiatWebhookIgnored"];
+                };
+            };
+            /** @description signature_invalid, invalid_event or amount_mismatch: a forged, unreadable or mismatched event (signature_invalid carries detail) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "signature_invalid" | "invalid_event" | "amount_mismatch" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description deposit_not_found or wallet_not_found: the event names no deposit of this platform */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "deposit_not_found" | "wallet_not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -6055,24 +8982,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6085,14 +8994,81 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["CreateRequestRequest"];
             };
         };
         responses: {
+            /** @description the open request */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatPaymentRequest"];
+                };
+            };
+            /** @description wallet_inactive: the receiving wallet is frozen or deleted */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description wallet_not_found: no such wallet of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -6117,24 +9093,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getFiatRequestsToken: {
@@ -6142,6 +9100,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the request's token (pr_ and 32 hex digits) */
                 token: string;
             };
             cookie?: never;
@@ -6154,7 +9113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, unknown>;
+                    "application/json": components["schemas"]["FiatPaymentRequest"];
                     "text/html": string;
                 };
             };
@@ -6170,7 +9129,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description request_not_found: no such payment request */
+            /** @description request_not_found: no such payment request (the page with Accept: text/html) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6183,7 +9142,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description request_expired: the payment request has expired */
+            /** @description request_expired: the payment request has expired (the page with Accept: text/html) */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -6253,19 +9212,111 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description the request's token (pr_ and 32 hex digits) */
                 token: string;
             };
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["PayRequestRequest"];
             };
         };
         responses: {
+            /** @description the paid request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatRequestPayResult"];
+                };
+            };
+            /** @description request_paid, request_expired, cannot_pay_own_request, wallet_inactive or insufficient_balance: the request is no longer open, is paid from its own wallet, a wallet is not active, or the balance does not cover the amount plus the 0.1% fee (insufficient_balance carries required, feeKzt and balance) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_paid" | "request_expired" | "cannot_pay_own_request" | "wallet_inactive" | "insufficient_balance" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description kyc_required: beyond the limits of an account without KYC (submit KYC at /api/fiat/kyc/submit) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "kyc_required";
+                    };
+                };
+            };
+            /** @description request_not_found or wallet_not_found: no such payment request, or no such wallet of the caller (or the receiving wallet is gone) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_not_found" | "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused: the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed or currency_mismatch: a field is missing or invalid (fields names each), or the payer wallet is in another currency than the request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed" | "currency_mismatch";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -6288,39 +9339,95 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
     getFiatRequestsTokenRefunds: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path: {
+                /** @description the request's token (pr_ and 32 hex digits) */
                 token: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description the request's refunds, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatRefundPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description request_not_found: no such payment request of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -6343,24 +9450,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6372,6 +9461,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description the request's token (pr_ and 32 hex digits) */
                 token: string;
             };
             cookie?: never;
@@ -6379,19 +9469,91 @@ export interface operations {
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody?: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: int64
-                     * @description minor units; default: the whole remaining amount
-                     */
-                    amount?: number;
-                    reason?: string;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["RefundRequestRequest"];
             };
         };
         responses: {
+            /** @description the settled refund, with what is refunded and refundable right after it */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatRefundResult"];
+                };
+            };
+            /** @description wallet_inactive or insufficient_balance: a wallet of the payment is not active, or the payee's wallet does not hold the amount (required, balance) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "insufficient_balance" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description request_not_found or wallet_not_found: no such payment request of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_not_found" | "wallet_not_found" | "not_found";
+                    };
+                };
+            };
+            /** @description request_not_paid, refund_exceeds_charge or idempotency_key_reused: only a paid request can be refunded, beyond what remains refundable (refundable, refunded), or the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_not_paid" | "refund_exceeds_charge" | "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -6414,37 +9576,80 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
     getFiatTransactions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description the caller's transactions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatTransactionPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -6467,24 +9672,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6498,7 +9685,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the caller's transactions as CSV */
+            /** @description the caller's transactions as CSV (RFC 4180), oldest first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6591,14 +9778,105 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["TransferRequest"];
             };
         };
         responses: {
+            /** @description the completed transfer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatTransferResult"];
+                };
+            };
+            /** @description wallet_inactive or insufficient_balance: a wallet is not active, or the balance does not cover the amount plus the 0.1% fee (insufficient_balance carries required, feeKzt and balance) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "insufficient_balance" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description kyc_required: beyond the limits of an account without KYC (submit KYC at /api/fiat/kyc/submit) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "kyc_required";
+                    };
+                };
+            };
+            /** @description wallet_not_found or recipient_not_found: no such wallet of the caller, or no user (wallet) has this e-mail */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found" | "recipient_not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused: the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed or currency_mismatch: a field is missing or invalid (fields names each), or the recipient's wallet holds another currency */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed" | "currency_mismatch";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -6623,24 +9901,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getFiatWallets: {
@@ -6658,9 +9918,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["Wallet"][];
-                    };
+                    "application/json": components["schemas"]["FiatWalletFiatItems"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -6757,7 +10015,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Wallet"];
+                    "application/json": components["schemas"]["FiatWallet"];
                 };
             };
             /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
@@ -6863,7 +10121,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PublicWallet"];
+                    "application/json": components["schemas"]["FiatPublicWallet"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -6948,14 +10206,81 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["SubscribeRequest"];
             };
         };
         responses: {
+            /** @description the new subscription */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description webhook_limit_reached: a user may hold at most 10 webhook subscriptions */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "webhook_limit_reached";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -6978,24 +10303,6 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unavailable";
                     };
-                };
-            };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -7010,14 +10317,105 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["WithdrawRequest"];
             };
         };
         responses: {
+            /** @description the completed withdrawal */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FiatWithdrawResult"];
+                };
+            };
+            /** @description wallet_inactive or insufficient_balance: the wallet is not active, or its balance does not cover the amount (insufficient_balance carries required and balance) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_inactive" | "insufficient_balance" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description kyc_required: beyond the limits of an account without KYC (submit KYC at /api/fiat/kyc/submit) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "kyc_required";
+                    };
+                };
+            };
+            /** @description wallet_not_found: no such wallet of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "wallet_not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused: the Idempotency-Key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
             /** @description internal: the answer carries the requestId */
             500: {
                 headers: {
@@ -7042,24 +10440,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description the answer (its body is not described in detail yet) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description a client error (its codes are not enumerated yet) */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getGovHealth: {
@@ -7071,7 +10451,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description liveness and the open-proposal count */
+            /** @description alive, and the database answers */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7128,18 +10508,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description the database does not answer */
+            /** @description degraded: the database (or a count) does not answer */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        database: "unreachable";
-                        /** @enum {string} */
-                        status: "degraded";
-                    };
+                    "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
         };
@@ -7153,13 +10528,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description this document */
+            /** @description the document */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, unknown>;
+                    "application/json": components["schemas"]["Document"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -7229,6 +10604,11 @@ export interface operations {
             query?: {
                 /** @description the nextCursor of the previous page */
                 cursor?: string;
+                limit?: number;
+                status?: "draft" | "open" | "executed" | "rejected";
+                category?: string;
+                /** @description only the proposals of this author */
+                authorUserId?: string;
             };
             header?: never;
             path?: never;
@@ -7242,10 +10622,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["Proposal"][];
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["ProposalPage"];
                 };
             };
             /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
@@ -7260,7 +10637,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed: unknown status or bad cursor */
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7327,7 +10704,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the draft (or, replayed, the original one) */
+            /** @description the draft (or, replayed with the same Idempotency-Key and body, the original one) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -7336,7 +10713,7 @@ export interface operations {
                     "application/json": components["schemas"]["Proposal"];
                 };
             };
-            /** @description invalid_json or content_type_required */
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7348,7 +10725,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7360,7 +10737,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_reused */
+            /** @description idempotency_key_reused: the Idempotency-Key came with another body */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7372,7 +10749,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed */
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7454,7 +10831,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found */
+            /** @description not_found: no such proposal */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7536,7 +10913,7 @@ export interface operations {
                     "application/json": components["schemas"]["Proposal"];
                 };
             };
-            /** @description invalid_json or content_type_required */
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7548,7 +10925,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7560,7 +10937,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: not a governance admin */
+            /** @description forbidden: the caller is not a governance admin */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7572,7 +10949,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found */
+            /** @description not_found: no such proposal */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7584,7 +10961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_state */
+            /** @description invalid_state: only an open proposal can be closed */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7666,7 +11043,7 @@ export interface operations {
                     "application/json": components["schemas"]["Proposal"];
                 };
             };
-            /** @description invalid_json or content_type_required */
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7678,7 +11055,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7690,7 +11067,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: not a governance admin */
+            /** @description forbidden: the caller is not a governance admin */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7702,7 +11079,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found */
+            /** @description not_found: no such proposal */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7796,7 +11173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Proposal"];
                 };
             };
-            /** @description invalid_json or content_type_required */
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7808,7 +11185,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7820,7 +11197,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: not a governance admin */
+            /** @description forbidden: the caller is not a governance admin */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7832,7 +11209,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found */
+            /** @description not_found: no such proposal */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7844,7 +11221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_state */
+            /** @description invalid_state: only a draft can be opened */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7923,10 +11300,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TallyResult"];
+                    "application/json": components["schemas"]["ProposalTally"];
                 };
             };
-            /** @description invalid_json or content_type_required */
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7938,7 +11315,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7950,7 +11327,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found */
+            /** @description not_found: no such proposal */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8017,6 +11394,7 @@ export interface operations {
             query?: {
                 /** @description the nextCursor of the previous page */
                 cursor?: string;
+                limit?: number;
             };
             header?: never;
             path: {
@@ -8032,10 +11410,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["Ballot"][];
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["GovBallotPage"];
                 };
             };
             /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
@@ -8050,7 +11425,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found */
+            /** @description not_found: no such proposal */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8062,7 +11437,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description proposal_not_closed */
+            /** @description proposal_not_closed: ballots are published once the proposal is closed */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8146,10 +11521,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VoteResult"];
+                    "application/json": components["schemas"]["GovVoteResult"];
                 };
             };
-            /** @description invalid_json or content_type_required */
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8161,7 +11536,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description auth_required */
+            /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8173,7 +11548,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found */
+            /** @description not_found: no such proposal */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8185,7 +11560,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description voting_closed or already_voted */
+            /** @description voting_closed or already_voted: the proposal is not open, or the caller has voted on it */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8197,7 +11572,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_failed: the ballot does not match the vote mode */
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8342,7 +11717,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Head"];
+                    "application/json": components["schemas"]["LedgerHead"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -8422,7 +11797,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VerifyResult"];
+                    "application/json": components["schemas"]["LedgerVerifyResult"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -8492,6 +11867,13 @@ export interface operations {
             query?: {
                 /** @description the nextCursor of the previous page */
                 cursor?: string;
+                limit?: number;
+                /** @description only entries of this kind */
+                kind?: string;
+                /** @description only entries of this actor */
+                actorUserId?: string;
+                /** @description only entries at or after this time */
+                since?: string;
             };
             header?: never;
             path?: never;
@@ -8505,10 +11887,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["Entry"][];
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["LedgerEntryPage"];
                 };
             };
             /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
@@ -8593,7 +11972,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Entry"];
+                    "application/json": components["schemas"]["LedgerEntry"];
                 };
             };
             /** @description the appended entry */
@@ -8602,7 +11981,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Entry"];
+                    "application/json": components["schemas"]["LedgerEntry"];
                 };
             };
             /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
@@ -8641,7 +12020,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description entry_exists or idempotency_key_reused */
+            /** @description entry_exists or idempotency_key_reused: the entry id is taken, or the Idempotency-Key came with another body */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8720,7 +12099,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EntryWithChain"];
+                    "application/json": components["schemas"]["LedgerEntryInChain"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -8735,7 +12114,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found: nothing at this path */
+            /** @description not_found: no ledger entry with this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8806,13 +12185,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description liveness, the chain height and the last entry's time */
+            /** @description alive, and the database answers */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LedgerHealth"];
+                    "application/json": components["schemas"]["Health"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -8863,18 +12242,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description the database does not answer */
+            /** @description degraded: the database (or a count) does not answer */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        database: "unreachable";
-                        /** @enum {string} */
-                        status: "degraded";
-                    };
+                    "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
         };
@@ -8888,13 +12262,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description this document */
+            /** @description the document */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, unknown>;
+                    "application/json": components["schemas"]["Document"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -8974,7 +12348,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Stats"];
+                    "application/json": components["schemas"]["LedgerStats"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -9344,18 +12718,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description the database does not answer */
+            /** @description degraded: the database (or a count) does not answer */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        database: "unreachable";
-                        /** @enum {string} */
-                        status: "degraded";
-                    };
+                    "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
         };
@@ -9866,7 +13235,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EventResult"];
+                    "application/json": components["schemas"]["ReputationEventResult"];
                 };
             };
             /** @description the event applied: the score and rank before and after */
@@ -9875,7 +13244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EventResult"];
+                    "application/json": components["schemas"]["ReputationEventResult"];
                 };
             };
             /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
@@ -9926,7 +13295,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_reused */
+            /** @description idempotency_key_reused: the Idempotency-Key came with another body */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9997,7 +13366,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description liveness and the ranked-user count */
+            /** @description alive, and the database answers */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10054,25 +13423,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description the database does not answer */
+            /** @description degraded: the database (or a count) does not answer */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        database: "unreachable";
-                        /** @enum {string} */
-                        status: "degraded";
-                    };
+                    "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
         };
     };
     getReputationLeaderboard: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description only users of this rank */
+                rank?: "seedling" | "sprout" | "steady" | "strong" | "titan";
+                /** @description rank by the weights gained since this time */
+                since?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -10085,7 +13455,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Leaderboard"];
+                    "application/json": components["schemas"]["ReputationLeaderboard"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -10251,13 +13621,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description this document */
+            /** @description the document */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, unknown>;
+                    "application/json": components["schemas"]["Document"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
@@ -10339,7 +13709,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Rank"];
+                    "application/json": components["schemas"]["ReputationRank"];
                 };
             };
             /** @description payload_too_large: the body is larger than 1 MiB */
