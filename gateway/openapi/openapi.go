@@ -28,18 +28,9 @@ type Doc struct {
 	// Public reports the routes that need no bearer token; nil means every
 	// route needs one.
 	Public func(method, path string) bool
-	// Bodies names the request body schema of operations, by "METHOD path"
-	// (the path as registered, e.g. "POST /api/gov/proposals/:id/votes");
-	// a write without one is documented without a body.
-	Bodies map[string]string
-	// Responses documents the answers of an operation, by status; nil keeps
-	// the generic default answer.
-	Responses func(method, path string) map[string]any
 	// Operation, when set, adds further module-specific detail to the
-	// generated operation of a route, after Bodies and Responses.
+	// generated operation of a route, after its declaration.
 	Operation func(r server.Route, op map[string]any)
-	// Schemas are the document's components.schemas, merged with Error.
-	Schemas map[string]any
 }
 
 // ErrorSchema is the error shape every endpoint answers with.
@@ -65,9 +56,6 @@ func JSONContent(schema map[string]any) map[string]any {
 func Build(routes []server.Route, d Doc) map[string]any {
 	paths := map[string]any{}
 	schemas := map[string]any{"Error": errorSchema}
-	for k, v := range d.Schemas {
-		schemas[k] = v
-	}
 	for _, r := range routes {
 		module, ok := selected(r.Path, d.Prefixes)
 		if !ok {
@@ -98,16 +86,6 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		} else {
 			op["security"] = []any{map[string]any{"bearerAuth": []string{}}}
 		}
-		if d.Responses != nil {
-			op["responses"] = d.Responses(r.Method, r.Path)
-		}
-		if d.Bodies != nil {
-			if body, ok := d.Bodies[r.Method+" "+r.Path]; ok {
-				op["requestBody"] = map[string]any{"required": true, "description": IgnoredFields, "content": JSONContent(Ref(body))}
-			} else {
-				delete(op, "requestBody")
-			}
-		}
 		isPaged := false
 		if r.Decl != nil {
 			// A typed declaration is the whole truth of its operation.
@@ -123,9 +101,6 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		}
 		if d.Operation != nil {
 			d.Operation(r, op)
-		}
-		if r.Decl == nil {
-			isPaged = paged(op, schemas)
 		}
 		completeResponses(r, op, isPaged)
 		item, _ := paths[path].(map[string]any)
@@ -305,34 +280,6 @@ func completeResponses(r server.Route, op map[string]any, paged bool) {
 	}
 	ensure("500", "the answer carries the requestId", "internal")
 	ensure("503", "a dependency did not answer; retry (writes with the same Idempotency-Key)", "unavailable")
-}
-
-// paged reports whether a read answers pages with a nextCursor (in its
-// schema or a component schema it references, at any depth).
-func paged(op map[string]any, schemas map[string]any) bool {
-	resp, _ := op["responses"].(map[string]any)
-	ok, _ := resp["200"].(map[string]any)
-	if ok == nil {
-		return false
-	}
-	seen := map[string]bool{}
-	var has func(v any) bool
-	has = func(v any) bool {
-		raw, _ := json.Marshal(v)
-		if strings.Contains(string(raw), `"nextCursor"`) {
-			return true
-		}
-		for name, schema := range schemas {
-			if !seen[name] && strings.Contains(string(raw), `"#/components/schemas/`+name+`"`) {
-				seen[name] = true
-				if has(schema) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	return has(ok)
 }
 
 func hasParam(op map[string]any, name string) bool {

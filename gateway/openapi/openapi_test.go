@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 )
 
 func TestBuild(t *testing.T) {
@@ -76,22 +78,35 @@ func TestErrorCodes(t *testing.T) {
 	}
 }
 
+type closeRequest struct {
+	ID   string `path:"id" json:"-"`
+	Memo string `json:"memo"`
+}
+
+type thing struct {
+	Name string `json:"name"`
+}
+
+type thingsRequest struct{ bind.Paging }
+
+type pageRequest struct {
+	ID string `path:"id" json:"-"`
+}
+
 func TestBuildCompletesAnswersAndPrunes(t *testing.T) {
 	t.Parallel()
-	routes := []server.Route{
-		{Method: http.MethodPost, Path: "/api/x/things/:id/close", Class: ratelimit.Write},
-		{Method: http.MethodGet, Path: "/api/x/things", Class: ratelimit.Read},
-		{Method: http.MethodGet, Path: "/x/pages/:id", Class: ratelimit.Read},
+	declare := func(request any, responses ...server.Response) *server.Declaration {
+		return &server.Declaration{Request: request, Responses: responses}
 	}
-	doc := Build(routes, Doc{Title: "X", Prefixes: []string{"/api/x", "/x"},
-		Bodies:  map[string]string{"POST /api/x/things/:id/close": "CloseRequest"},
-		Schemas: map[string]any{"CloseRequest": Obj(nil, map[string]any{"memo": Str}), "Unused": Obj(nil, nil), "Page": ListOf("Thing"), "Thing": Obj(nil, nil)},
-		Responses: func(method, path string) map[string]any {
-			if method == http.MethodGet && path == "/api/x/things" {
-				return map[string]any{"200": Answer("page", "Page")}
-			}
-			return map[string]any{"200": Answer("ok", "Thing"), "404": ErrorAnswer("thing_missing")}
-		}})
+	routes := []server.Route{
+		{Method: http.MethodPost, Path: "/api/x/things/:id/close", Class: ratelimit.Write,
+			Decl: declare(new(closeRequest), server.Answers(200, "ok", thing{}), server.Fails(404, "thing_missing"))},
+		{Method: http.MethodGet, Path: "/api/x/things", Class: ratelimit.Read,
+			Decl: declare(new(thingsRequest), server.Answers(200, "page", schemas.Page[thing]{}))},
+		{Method: http.MethodGet, Path: "/x/pages/:id", Class: ratelimit.Read,
+			Decl: declare(new(pageRequest), server.Response{Status: 200, Description: "page", ContentType: "text/html"})},
+	}
+	doc := Build(routes, Doc{Title: "X", Prefixes: []string{"/api/x", "/x"}})
 	paths := doc["paths"].(map[string]any)
 	closeOp := paths["/api/x/things/{id}/close"].(map[string]any)["post"].(map[string]any)
 	resp := closeOp["responses"].(map[string]any)
@@ -114,12 +129,12 @@ func TestBuildCompletesAnswersAndPrunes(t *testing.T) {
 	if page["operationId"] != "getSiteXPagesId" || closeOp["operationId"] != "postXThingsIdClose" {
 		t.Errorf("operationIds %v %v", page["operationId"], closeOp["operationId"])
 	}
-	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
-	if _, ok := schemas["Unused"]; ok {
-		t.Error("unused schema kept")
+	comps := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	if comps["CloseRequest"].(map[string]any)["additionalProperties"] != true {
+		t.Errorf("request schema not open: %v", comps["CloseRequest"])
 	}
-	if schemas["CloseRequest"].(map[string]any)["additionalProperties"] != true {
-		t.Errorf("request schema not open: %v", schemas["CloseRequest"])
+	if comps["ThingPage"] == nil || len(comps) != 4 { // Error, CloseRequest, Thing, ThingPage
+		t.Errorf("schemas = %v", comps)
 	}
 	if doc["info"].(map[string]any)["license"] == nil || len(doc["tags"].([]any)) != 1 {
 		t.Errorf("info/tags: %v %v", doc["info"], doc["tags"])
