@@ -1,38 +1,22 @@
 package charity
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/fintech/platform/gateway/commands"
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
-	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/gateway/server/servertest"
 )
 
 type noWriter struct{ Writer }
 type noReader struct{ Reader }
 type noStats struct{ Stats }
-type noSender struct{}
-type noDB struct{}
-
-func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
-	return schemas.Reply{}, nil
-}
-func (noDB) Ping(context.Context) error { return nil }
 
 // TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	next := func(c *fiber.Ctx) error { return c.Next() }
-	h, err := NewHandlers(noWriter{}, noReader{}, noSender{}, noStats{}, noDB{}, next, next, next, time.Now, s.Routes,
+	s := servertest.New()
+	next := servertest.Pass
+	h, err := NewHandlers(noWriter{}, noReader{}, servertest.Sender{}, noStats{}, servertest.DB{}, next, next, next, time.Now, s.Routes,
 		Config{PublicBaseURL: "https://example.com/"})
 	if err != nil {
 		t.Fatal(err)

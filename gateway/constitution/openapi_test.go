@@ -1,20 +1,15 @@
 package constitution
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/fintech/platform/gateway/server/servertest"
 
-	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 )
@@ -24,17 +19,14 @@ type noStore struct {
 	Usage
 	Catalog
 }
-type noDB struct{}
-
-func (noDB) Ping(context.Context) error { return nil }
 
 // registered builds the handlers with trivial fakes and returns the routes
 // Register really declares.
 func registered(t *testing.T) []server.Route {
 	t.Helper()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	next := func(c *fiber.Ctx) error { return c.Next() }
-	h, err := NewHandlers(noStore{}, noStore{}, noStore{}, Builtin{}, noDB{}, next, next, time.Now, s.Routes, Config{AILimit: 5})
+	s := servertest.New()
+	next := servertest.Pass
+	h, err := NewHandlers(noStore{}, noStore{}, noStore{}, Builtin{}, servertest.DB{}, next, next, time.Now, s.Routes, Config{AILimit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

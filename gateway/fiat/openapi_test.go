@@ -1,45 +1,32 @@
 package fiat
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/fintech/platform/gateway/server/servertest"
 
 	"github.com/fintech/platform/gateway/auth"
-	"github.com/fintech/platform/gateway/commands"
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 )
 
 type noStore struct{ Store }
-type noSender struct{}
-type noDB struct{}
 type noVault struct{}
 
-func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
-	return schemas.Reply{}, nil
-}
-func (noDB) Ping(context.Context) error              { return nil }
 func (noVault) SealText(p, _ string) (string, error) { return p, nil }
 
 // slice builds the fiat slice from the routes Register really declares.
 func slice(t *testing.T) map[string]any {
 	t.Helper()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := servertest.New()
 	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h, err := NewHandlers(Config{PublicBaseURL: "http://localhost", WebhookSecret: "whsec_x", Caps: schemas.FiatCaps{PerTransfer: 1, DailyDeposit: 1, Monthly: 1}},
-		noStore{}, noSender{}, tokens, noVault{}, func(c *fiber.Ctx) error { return c.Next() }, noDB{}, time.Now, s.Routes)
+		noStore{}, servertest.Sender{}, tokens, noVault{}, servertest.Pass, servertest.DB{}, time.Now, s.Routes)
 	if err != nil {
 		t.Fatal(err)
 	}

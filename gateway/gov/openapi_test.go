@@ -1,32 +1,22 @@
 package gov
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/gateway/server/servertest"
 )
 
 type noWriter struct{ Writer }
 type noReader struct{ Reader }
 type noAnalytics struct{ Analytics }
-type noDB struct{}
-
-func (noDB) Ping(context.Context) error { return nil }
 
 // TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	next := func(c *fiber.Ctx) error { return c.Next() }
-	h, err := NewHandlers(noDB{}, noWriter{}, noReader{}, noAnalytics{}, next, next, time.Now, s.Routes)
+	s := servertest.New()
+	next := servertest.Pass
+	h, err := NewHandlers(servertest.DB{}, noWriter{}, noReader{}, noAnalytics{}, next, next, time.Now, s.Routes)
 	if err != nil {
 		t.Fatal(err)
 	}

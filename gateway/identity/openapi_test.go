@@ -1,35 +1,27 @@
 package identity
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/fintech/platform/gateway/server/servertest"
 
 	"github.com/fintech/platform/gateway/auth"
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
 )
 
 type noUsers struct{ UserStore }
 type noRoles struct{ Roles }
 type noMailer struct{ Mailer }
-type noDB struct{}
-
-func (noDB) Ping(context.Context) error { return nil }
 
 // TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := servertest.New()
 	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandlers(noUsers{}, tokens, noRoles{}, noMailer{}, noDB{}, time.Now, s.Routes, Config{BaseURL: "http://localhost"})
+	h, err := NewHandlers(noUsers{}, tokens, noRoles{}, noMailer{}, servertest.DB{}, time.Now, s.Routes, Config{BaseURL: "http://localhost"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,41 +1,27 @@
 package ledger
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/fintech/platform/gateway/server/servertest"
 
 	"github.com/fintech/platform/gateway/auth"
-	"github.com/fintech/platform/gateway/commands"
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
-	"github.com/fintech/platform/schemas"
 )
 
 type noReader struct{ Reader }
 type noVerifier struct{ Verifier }
 type noStats struct{ Stats }
-type noSender struct{}
-type noDB struct{}
-
-func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
-	return schemas.Reply{}, nil
-}
-func (noDB) Ping(context.Context) error { return nil }
 
 // TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := servertest.New()
 	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandlers(noDB{}, noReader{}, noVerifier{}, noStats{}, noSender{}, tokens, time.Now, s.Routes, Config{})
+	h, err := NewHandlers(servertest.DB{}, noReader{}, noVerifier{}, noStats{}, servertest.Sender{}, tokens, time.Now, s.Routes, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,35 +1,19 @@
 package mask
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/fintech/platform/gateway/commands"
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
-	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/gateway/server/servertest"
 )
 
 type noReader struct{ Reader }
-type noSender struct{}
-type noDB struct{}
-
-func (noSender) Send(context.Context, commands.Command) (schemas.Reply, error) {
-	return schemas.Reply{}, nil
-}
-func (noDB) Ping(context.Context) error { return nil }
 
 // TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	h, err := NewHandlers(noReader{}, noSender{}, noDB{}, func(c *fiber.Ctx) error { return c.Next() }, time.Now, s.Routes)
+	s := servertest.New()
+	h, err := NewHandlers(noReader{}, servertest.Sender{}, servertest.DB{}, servertest.Pass, time.Now, s.Routes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,16 +2,10 @@ package partner
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/gateway/server/servertest"
 )
 
 type openDoc struct {
@@ -32,8 +26,8 @@ type openDoc struct {
 // TestOpenAPI builds the slices from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	h, err := NewHandlers(&fakeStore{}, &fakeStore{}, okPinger{}, func(c *fiber.Ctx) error { return c.Next() }, Secrets{}, time.Now, s.Routes)
+	s := servertest.New()
+	h, err := NewHandlers(&fakeStore{}, &fakeStore{}, okPinger{}, servertest.Pass, Secrets{}, time.Now, s.Routes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,17 +3,15 @@ package platform
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/fintech/platform/gateway/server/servertest"
 
-	"github.com/fintech/platform/gateway/ratelimit"
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 )
@@ -24,7 +22,7 @@ func (okDB) Ping(context.Context) error { return nil }
 
 func platformServer(t *testing.T) *server.Server {
 	t.Helper()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := servertest.New()
 	h, err := NewHandlers(Build{Version: "1.0.0", SDKPackages: []string{SDKPackage}}, okDB{}, time.Now, s.Routes)
 	if err != nil {
 		t.Fatal(err)

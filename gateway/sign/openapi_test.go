@@ -1,27 +1,18 @@
 package sign
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/fintech/platform/gateway/server/servertest"
 
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/sealed"
 )
 
 type noStore struct{ Store }
-type noDB struct{}
-
-func (noDB) Ping(context.Context) error { return nil }
 
 // TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
@@ -30,8 +21,8 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	h, err := NewHandlers(noStore{}, ring, noDB{}, func(c *fiber.Ctx) error { return c.Next() }, time.Now, schemas.NewID, s.Routes)
+	s := servertest.New()
+	h, err := NewHandlers(noStore{}, ring, servertest.DB{}, servertest.Pass, time.Now, schemas.NewID, s.Routes)
 	if err != nil {
 		t.Fatal(err)
 	}

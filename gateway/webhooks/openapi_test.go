@@ -1,18 +1,13 @@
 package webhooks
 
 import (
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/fintech/platform/gateway/server/servertest"
 
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/openapi"
-	"github.com/fintech/platform/gateway/ratelimit"
-	"github.com/fintech/platform/gateway/server"
 )
 
 type noStore struct{ Store }
@@ -26,12 +21,12 @@ func (noWaker) Wake() {}
 // of the fiat slice, whose prefix they share).
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := servertest.New()
 	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandlers(noStore{}, noStream{}, noWaker{}, tokens, func(c *fiber.Ctx) error { return c.Next() }, noVault{}, time.Now, Config{})
+	h, err := NewHandlers(noStore{}, noStream{}, noWaker{}, tokens, servertest.Pass, noVault{}, time.Now, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
