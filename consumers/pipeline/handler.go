@@ -74,3 +74,29 @@ func Unreadable(detail string) Outcome {
 func Reject(status int, code, message string, extra map[string]any) Outcome {
 	return Outcome{Status: status, Body: schemas.ErrorJSON(code, message, extra)}
 }
+
+// Pipelined is a Handler that can also apply a batch in two round trips to
+// Postgres: the runner sends BEGIN, the processed-command lookup and the
+// reads the handler queued (its row locks) as one pipelined batch, lets the
+// handler decide the fresh commands in memory, and sends the handler's
+// writes, the processed rows, the event log row and COMMIT as a second.
+// Handlers that do not implement it, or whose Load returns nil for a batch,
+// are applied through Apply in a pgx.Tx.
+type Pipelined interface {
+	Handler
+	// Load queues on b the reads for cmds: every command of the batch,
+	// applied before or not (locking the rows of one applied before is
+	// harmless). It must lock shared rows in a fixed order, as Apply does. It
+	// returns nil when this batch needs Apply.
+	Load(cmds []Command, b *pgx.Batch) Loaded
+}
+
+// Loaded decides the commands of one batch once the reads that Load queued
+// have run. It is used once.
+type Loaded interface {
+	// Decide applies fresh, the commands never applied before (a
+	// subsequence of those loaded, in order), in memory, returns one outcome
+	// per command and queues the writes on b. An error rolls the batch back,
+	// as an error of Apply does.
+	Decide(ctx context.Context, fresh []Command, b *pgx.Batch) ([]Outcome, error)
+}
