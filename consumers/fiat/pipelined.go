@@ -3,6 +3,7 @@ package fiat
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -98,4 +99,23 @@ func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, w *pgx.Batc
 	store.QueueInsertAudit(w, b.audit)
 	store.QueueCreditWallets(w, b.fees)
 	return out, nil
+}
+
+var _ pipeline.Recorder = (*Handler)(nil)
+
+// QueueRecorded queues the lookup of committed transfers among ids: their
+// transaction row is their record (ref_id is the command id, unique among
+// transfers), and the reply is rebuilt from it exactly as it was sent.
+// Rejected transfers and every other command keep a processed row.
+func (h *Handler) QueueRecorded(ids []string, b *pgx.Batch, found func(pipeline.Record)) {
+	store.QueueTransferRecords(b, ids, func(r store.TransferRecord) {
+		o := transferReply(r.TransactionID, r.Fee, r.FromBalance, r.ToBalance, r.CreatedAt)
+		found(pipeline.Record{CommandID: r.CommandID, RequestHash: r.RequestHash, Status: o.Status, Body: o.Body})
+	})
+}
+
+// transferReply is the 200 answer of a committed transfer.
+func transferReply(txID string, fee, fromBalance, toBalance int64, at time.Time) pipeline.Outcome {
+	return pipeline.JSON(http.StatusOK, schemas.FiatTransferResult{TransactionID: txID, FeeKzt: fee,
+		FromBalanceKzt: fromBalance, ToBalanceKzt: toBalance, CreatedAt: at})
 }

@@ -14,6 +14,7 @@ import (
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
 )
@@ -184,6 +185,79 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 	t.Logf("%d round trips over %d batches of transfers: %.2f per batch", n, nb, perBatch)
 	if perBatch > maxRoundTripsPerBatch {
 		t.Errorf("%.2f round trips per batch, want at most %d", perBatch, maxRoundTripsPerBatch)
+	}
+
+	// A committed transfer's record is its transaction row: no processed row.
+	var processed int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM processed_commands`).Scan(&processed); err != nil {
+		t.Fatal(err)
+	}
+	if processed != 0 {
+		t.Errorf("%d processed rows for %d committed transfers, want none", processed, sent)
+	}
+
+	// Every transfer redelivered, mixed with a deposit session (so those
+	// batches take Apply, not the pipelined path): nothing applies twice.
+	var balances int64
+	sumBalances := func() int64 {
+		var s int64
+		if err := pool.QueryRow(ctx, `SELECT sum(balance)::bigint FROM fiat_wallets WHERE kind = 'user'`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	balances = sumBalances()
+	fetched, err := topics.NewClient(kafka.Addrs(), kgo.ConsumeTopics(topics.FiatCommands),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fetched.Close()
+	var again []*kgo.Record
+	for len(again) < sent {
+		fs := fetched.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		again = append(again, fs.Records()...)
+	}
+	dep, err := schemas.New(schemas.TypeFiatDepositCreate, wallets[0], names[0], schemas.FiatDepositCreate{
+		DepositID: schemas.NewID(), SessionID: schemas.NewID(), URL: "https://pay.example/s", WalletID: wallets[0],
+		UserID: names[0], Amount: 100}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	depRec, err := topics.Record(topics.FiatCommands, dep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed := []*kgo.Record{depRec}
+	for _, r := range again {
+		mixed = append(mixed, &kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers})
+	}
+	if err := cl.ProduceSync(ctx, mixed...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM fiat_deposits`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 && groupLag(t, cl) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the redelivered batch was not consumed in time")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var txs int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM fiat_transactions WHERE kind = 'transfer'`).Scan(&txs); err != nil {
+		t.Fatal(err)
+	}
+	if txs != sent || sumBalances() != balances {
+		t.Fatalf("redelivery applied again: %d transfers for %d sent, user balances %d -> %d", txs, sent, balances, sumBalances())
 	}
 	cancel()
 	if err := <-done; err != nil {

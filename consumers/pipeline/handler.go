@@ -42,6 +42,11 @@ type Outcome struct {
 	// (ledger source, reputation source) and nobody waits for the reply
 	// (no ReplyTo), so the stored reply would never be read.
 	Unrecorded bool
+	// SelfRecorded skips the processed-command row because the handler's
+	// own row is the command's record: the handler is a Recorder whose
+	// lookup finds this command once the batch commits, and a unique key on
+	// that row makes a concurrent second application fail.
+	SelfRecorded bool
 }
 
 // Handler applies a batch of never-applied commands inside tx, in the order
@@ -99,4 +104,22 @@ type Loaded interface {
 	// per command and queues the writes on b. An error rolls the batch back,
 	// as an error of Apply does.
 	Decide(ctx context.Context, fresh []Command, b *pgx.Batch) ([]Outcome, error)
+}
+
+// Record is the stored result of a command applied before.
+type Record struct {
+	CommandID   string
+	RequestHash string
+	Status      int
+	Body        []byte
+}
+
+// Recorder is a Handler that keeps the record of some of its applied
+// commands on its own rows (see Outcome.SelfRecorded). The runner looks
+// them up with processed_commands, in the same round trip.
+type Recorder interface {
+	Handler
+	// QueueRecorded queues on b the lookup of the commands among ids that
+	// the handler recorded; closing b calls found with each one's result.
+	QueueRecorded(ids []string, b *pgx.Batch, found func(Record))
 }

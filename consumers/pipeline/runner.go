@@ -332,8 +332,10 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record,
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 
-	seen, err := pipeline.LookupProcessed(ctx, tx, commandIDs(cmds))
-	if err != nil {
+	lookup := &pgx.Batch{}
+	seen := make(map[string]pipeline.Processed)
+	r.queueLookup(lookup, commandIDs(cmds), seen)
+	if err := tx.SendBatch(ctx, lookup).Close(); err != nil {
 		return nil, err
 	}
 	s := sortOut(cmds, seen)
@@ -376,7 +378,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 	reads := &pgx.Batch{}
 	reads.Queue("BEGIN")
 	seen := make(map[string]pipeline.Processed)
-	pipeline.QueueLookupProcessed(reads, commandIDs(cmds), seen)
+	r.queueLookup(reads, commandIDs(cmds), seen)
 	loaded := ph.Load(cmds, reads)
 	if loaded == nil {
 		return nil, false, nil
@@ -418,6 +420,18 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 	committed = true
 	replies, err = s.replies(cmds)
 	return replies, true, err
+}
+
+// queueLookup queues the lookup of the commands among ids that were
+// applied before: processed_commands, and the handler's own records when
+// it is a Recorder. Closing b fills seen.
+func (r *Runner) queueLookup(b *pgx.Batch, ids []string, seen map[string]pipeline.Processed) {
+	pipeline.QueueLookupProcessed(b, ids, seen)
+	if rec, ok := r.handler.(Recorder); ok {
+		rec.QueueRecorded(ids, b, func(x Record) {
+			seen[x.CommandID] = pipeline.Processed{CommandID: x.CommandID, RequestHash: x.RequestHash, Status: x.Status, Body: x.Body}
+		})
+	}
 }
 
 func commandIDs(cmds []Command) []string {
@@ -467,7 +481,7 @@ func (s *sorted) record(outcomes []Outcome) ([]pipeline.Processed, []pipeline.Ou
 	var outbox []pipeline.OutboxRow
 	for k, c := range s.fresh {
 		o := outcomes[k]
-		if !o.Unrecorded || c.Env.ReplyTo != "" {
+		if !o.SelfRecorded && (!o.Unrecorded || c.Env.ReplyTo != "") {
 			processed = append(processed, pipeline.Processed{CommandID: c.Env.ID, CommandType: c.Env.Type,
 				RequestHash: c.Env.RequestHash, Status: o.Status, Body: o.Body})
 		}

@@ -317,11 +317,11 @@ func InsertTransactions(ctx context.Context, q postgres.Querier, txs []Tx) error
 	}
 	_, err := q.CopyFrom(ctx, pgx.Identifier{"fiat_transactions"},
 		[]string{"id", "kind", "status", "from_wallet", "to_wallet", "from_user", "to_user",
-			"amount", "fee", "currency", "memo", "ref_id", "created_at"},
+			"amount", "fee", "currency", "memo", "ref_id", "created_at", "request_hash", "from_balance", "to_balance"},
 		pgx.CopyFromSlice(len(txs), func(i int) ([]any, error) {
 			t := txs[i]
 			return []any{t.ID, t.Kind, t.Status, t.FromWallet, t.ToWallet, t.FromUser, t.ToUser,
-				t.Amount, t.Fee, t.Currency, t.Memo, t.RefID, t.CreatedAt}, nil
+				t.Amount, t.Fee, t.Currency, t.Memo, t.RefID, t.CreatedAt, t.RequestHash, t.FromBalance, t.ToBalance}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("insert %d transactions: %w", len(txs), err)
@@ -455,9 +455,10 @@ func QueueWriteMonthly(b *pgx.Batch, ls []*Limits) {
 
 const insertTransactionsSQL = `
 INSERT INTO fiat_transactions (id, kind, status, from_wallet, to_wallet, from_user, to_user,
-    amount, fee, currency, memo, ref_id, created_at)
+    amount, fee, currency, memo, ref_id, created_at, request_hash, from_balance, to_balance)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-    $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])`
+    $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::timestamptz[],
+    $14::text[], $15::bigint[], $16::bigint[])`
 
 // QueueInsertTransactions queues the insert of transaction rows (one
 // INSERT … SELECT unnest: COPY cannot be pipelined).
@@ -470,11 +471,13 @@ func QueueInsertTransactions(b *pgx.Batch, txs []Tx) {
 		make([]string, n), make([]string, n), make([]string, n)
 	amts, fees := make([]int64, n), make([]int64, n)
 	curs, memos, refs, ats := make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	hashes, fbs, tbs := make([]string, n), make([]int64, n), make([]int64, n)
 	for i, t := range txs {
 		ids[i], kinds[i], sts[i], fw[i], tw[i], fu[i], tu[i] = t.ID, t.Kind, t.Status, t.FromWallet, t.ToWallet, t.FromUser, t.ToUser
 		amts[i], fees[i], curs[i], memos[i], refs[i], ats[i] = t.Amount, t.Fee, t.Currency, t.Memo, t.RefID, t.CreatedAt
+		hashes[i], fbs[i], tbs[i] = t.RequestHash, t.FromBalance, t.ToBalance
 	}
-	b.Queue(insertTransactionsSQL, ids, kinds, sts, fw, tw, fu, tu, amts, fees, curs, memos, refs, ats)
+	b.Queue(insertTransactionsSQL, ids, kinds, sts, fw, tw, fu, tu, amts, fees, curs, memos, refs, ats, hashes, fbs, tbs)
 }
 
 const insertAuditSQL = `
@@ -494,4 +497,42 @@ func QueueInsertAudit(b *pgx.Batch, rows []AuditRow) {
 		amts[i], curs[i], details[i], ats[i] = a.Amount, a.Currency, a.Detail, a.CreatedAt
 	}
 	b.Queue(insertAuditSQL, ids, actors, actions, subjects, amts, curs, details, ats)
+}
+
+const transferRecordsSQL = `
+SELECT ref_id, id, fee, from_balance, to_balance, created_at, request_hash
+FROM fiat_transactions WHERE kind = 'transfer' AND ref_id <> '' AND ref_id = ANY($1)`
+
+// TransferRecord is what a committed transfer's row keeps of its command:
+// enough to rebuild the reply.
+type TransferRecord struct {
+	CommandID     string
+	TransactionID string
+	Fee           int64
+	FromBalance   int64
+	ToBalance     int64
+	CreatedAt     time.Time
+	RequestHash   string
+}
+
+// QueueTransferRecords queues the lookup of the committed transfers among
+// the command ids; closing the batch calls found for each.
+func QueueTransferRecords(b *pgx.Batch, commandIDs []string, found func(TransferRecord)) {
+	if len(commandIDs) == 0 {
+		return
+	}
+	b.Queue(transferRecordsSQL, commandIDs).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var r TransferRecord
+			if err := rows.Scan(&r.CommandID, &r.TransactionID, &r.Fee, &r.FromBalance, &r.ToBalance, &r.CreatedAt, &r.RequestHash); err != nil {
+				return fmt.Errorf("scan transfer record: %w", err)
+			}
+			r.CreatedAt = r.CreatedAt.UTC()
+			found(r)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("look up transfer records: %w", err)
+		}
+		return nil
+	})
 }
