@@ -416,12 +416,11 @@ func (b *batch) transfer(env schemas.Envelope, t *schemas.FiatTransfer) pipeline
 	txID := schemas.NewID()
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "transfer", Status: "completed", FromWallet: from.ID, ToWallet: to.ID,
 		FromUser: from.UserID, ToUser: to.UserID, Amount: t.Amount, Fee: fee, Currency: from.Currency, Memo: t.Memo,
-		RefID: env.ID, CreatedAt: b.now})
+		RefID: env.ID, CreatedAt: b.now, RequestHash: env.RequestHash, FromBalance: from.Balance, ToBalance: to.Balance})
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: from.UserID, Action: "transfer", Subject: txID,
 		Amount: t.Amount, Currency: from.Currency, Detail: fmt.Sprintf("%s -> %s fee %d", from.ID, to.ID, fee), CreatedAt: b.now})
 
-	o := pipeline.JSON(http.StatusOK, schemas.FiatTransferResult{TransactionID: txID, FeeKzt: fee,
-		FromBalanceKzt: from.Balance, ToBalanceKzt: to.Balance, CreatedAt: b.now})
+	o := transferReply(txID, fee, from.Balance, to.Balance, b.now) // rebuilt from the row for a replay
 	b.emit(&o, topics.EventsFiat, schemas.TypeTransferCompleted, from.ID, from.UserID, schemas.TransferCompleted{
 		TxID: txID, FromWallet: from.ID, ToWallet: to.ID, AmountKzt: t.Amount, FeeKzt: fee, Description: t.Memo,
 	})
@@ -430,6 +429,7 @@ func (b *batch) transfer(env schemas.Envelope, t *schemas.FiatTransfer) pipeline
 		Meta: map[string]any{"fromWallet": from.ID, "toWallet": to.ID, "fee": fee}})
 	b.reputation(&o, from.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":from")
 	b.reputation(&o, to.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":to")
+	o.SelfRecorded = true // the transaction row is the record: see QueueRecorded
 	return o
 }
 

@@ -230,7 +230,10 @@ func TestRunnerRedelivery(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
 			var n int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM processed_commands WHERE command_type = $1`, schemas.TypeFiatTransfer).Scan(&n); err != nil {
+			// A committed transfer's record is its transaction row; a
+			// rejected one's is a processed row.
+			if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM processed_commands WHERE command_type = $1)
+				+ (SELECT count(*) FROM fiat_transactions WHERE kind = 'transfer')`, schemas.TypeFiatTransfer).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			if n == len(recs) {

@@ -42,6 +42,11 @@ type Outcome struct {
 	// (ledger source, reputation source) and nobody waits for the reply
 	// (no ReplyTo), so the stored reply would never be read.
 	Unrecorded bool
+	// SelfRecorded skips the processed-command row because the handler's
+	// own row is the command's record: the handler is a Recorder whose
+	// lookup finds this command once the batch commits, and a unique key on
+	// that row makes a concurrent second application fail.
+	SelfRecorded bool
 }
 
 // Handler applies a batch of never-applied commands inside tx, in the order
@@ -73,4 +78,48 @@ func Unreadable(detail string) Outcome {
 // Reject is a business rejection outcome with the spec's error shape.
 func Reject(status int, code, message string, extra map[string]any) Outcome {
 	return Outcome{Status: status, Body: schemas.ErrorJSON(code, message, extra)}
+}
+
+// Pipelined is a Handler that can also apply a batch in two round trips to
+// Postgres: the runner sends BEGIN, the processed-command lookup and the
+// reads the handler queued (its row locks) as one pipelined batch, lets the
+// handler decide the fresh commands in memory, and sends the handler's
+// writes, the processed rows, the event log row and COMMIT as a second.
+// Handlers that do not implement it, or whose Load returns nil for a batch,
+// are applied through Apply in a pgx.Tx.
+type Pipelined interface {
+	Handler
+	// Load queues on b the reads for cmds: every command of the batch,
+	// applied before or not (locking the rows of one applied before is
+	// harmless). It must lock shared rows in a fixed order, as Apply does. It
+	// returns nil when this batch needs Apply.
+	Load(cmds []Command, b *pgx.Batch) Loaded
+}
+
+// Loaded decides the commands of one batch once the reads that Load queued
+// have run. It is used once.
+type Loaded interface {
+	// Decide applies fresh, the commands never applied before (a
+	// subsequence of those loaded, in order), in memory, returns one outcome
+	// per command and queues the writes on b. An error rolls the batch back,
+	// as an error of Apply does.
+	Decide(ctx context.Context, fresh []Command, b *pgx.Batch) ([]Outcome, error)
+}
+
+// Record is the stored result of a command applied before.
+type Record struct {
+	CommandID   string
+	RequestHash string
+	Status      int
+	Body        []byte
+}
+
+// Recorder is a Handler that keeps the record of some of its applied
+// commands on its own rows (see Outcome.SelfRecorded). The runner looks
+// them up with processed_commands, in the same round trip.
+type Recorder interface {
+	Handler
+	// QueueRecorded queues on b the lookup of the commands among ids that
+	// the handler recorded; closing b calls found with each one's result.
+	QueueRecorded(ids []string, b *pgx.Batch, found func(Record))
 }

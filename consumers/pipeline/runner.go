@@ -317,66 +317,36 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 
 // applyBatch runs one transaction: look up which commands were applied
 // before, apply the rest, record them with their replies, queue their
-// emissions, commit. It returns the reply records to send.
+// emissions, commit. It returns the reply records to send. A Pipelined
+// handler's batch takes two round trips; any other takes one per statement.
 func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record, error) {
+	if ph, ok := r.handler.(Pipelined); ok {
+		replies, done, err := r.applyPipelined(ctx, ph, cmds)
+		if done || err != nil {
+			return replies, err
+		}
+	}
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin batch: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 
-	ids := make([]string, len(cmds))
-	for i, c := range cmds {
-		ids[i] = c.Env.ID
-	}
-	seen, err := pipeline.LookupProcessed(ctx, tx, ids)
-	if err != nil {
+	lookup := &pgx.Batch{}
+	seen := make(map[string]pipeline.Processed)
+	r.queueLookup(lookup, commandIDs(cmds), seen)
+	if err := tx.SendBatch(ctx, lookup).Close(); err != nil {
 		return nil, err
 	}
-
-	results := make([]schemas.Reply, len(cmds))
-	first := make(map[string]int, len(cmds))
-	dupOf := make(map[int]int) // a repeated id inside the batch -> its first index
-	var fresh []Command
-	var freshIdx []int
-	for i, c := range cmds {
-		if p, ok := seen[c.Env.ID]; ok {
-			results[i] = storedReply(c.Env, p.RequestHash, p.Status, p.Body)
-			continue
-		}
-		if j, ok := first[c.Env.ID]; ok {
-			dupOf[i] = j
-			continue
-		}
-		first[c.Env.ID] = i
-		fresh = append(fresh, c)
-		freshIdx = append(freshIdx, i)
-	}
-
-	if len(fresh) > 0 {
-		outcomes, err := r.applySafely(ctx, tx, fresh)
+	s := sortOut(cmds, seen)
+	if len(s.fresh) > 0 {
+		outcomes, err := r.applySafely(ctx, tx, s.fresh)
 		if err != nil {
-			return nil, fmt.Errorf("apply %d commands: %w", len(fresh), err)
+			return nil, fmt.Errorf("apply %d commands: %w", len(s.fresh), err)
 		}
-		if len(outcomes) != len(fresh) {
-			return nil, fmt.Errorf("handler returned %d outcomes for %d commands", len(outcomes), len(fresh))
-		}
-		processed := make([]pipeline.Processed, 0, len(fresh))
-		var outbox []pipeline.OutboxRow
-		for k, c := range fresh {
-			o := outcomes[k]
-			if !o.Unrecorded || c.Env.ReplyTo != "" {
-				processed = append(processed, pipeline.Processed{CommandID: c.Env.ID, CommandType: c.Env.Type,
-					RequestHash: c.Env.RequestHash, Status: o.Status, Body: o.Body})
-			}
-			results[freshIdx[k]] = schemas.Reply{CommandID: c.Env.ID, Status: o.Status, Body: o.Body}
-			for _, e := range o.Emit {
-				row, err := pipeline.EventRow(e.Topic, e.Env)
-				if err != nil {
-					return nil, err
-				}
-				outbox = append(outbox, row)
-			}
+		processed, outbox, err := s.record(outcomes)
+		if err != nil {
+			return nil, err
 		}
 		if err := pipeline.InsertProcessed(ctx, tx, processed); err != nil {
 			return nil, err
@@ -388,18 +358,157 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record,
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("commit batch: %w", err)
 	}
+	return s.replies(cmds)
+}
 
-	// Duplicates inside the batch answer like their first occurrence.
-	for i, j := range dupOf {
-		results[i] = storedReply(cmds[i].Env, cmds[j].Env.RequestHash, results[j].Status, results[j].Body)
+// applyPipelined applies the batch of a Pipelined handler in two round
+// trips on one connection: BEGIN, the processed-command lookup and the
+// handler's reads; then the handler's writes, the processed rows, the event
+// log row and COMMIT. A statement that fails makes Postgres skip the rest
+// of its round trip, COMMIT included, and the transaction is rolled back.
+// done is false when the handler declines the batch (Load returns nil).
+func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Command) (replies []*kgo.Record, done bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("handler panicked", "group", r.cfg.Group, "commands", len(cmds), "panic", fmt.Sprint(p),
+				"stack", string(debug.Stack()))
+			replies, done, err = nil, true, fmt.Errorf("%w: %v", ErrPanicked, p)
+		}
+	}()
+	reads := &pgx.Batch{}
+	reads.Queue("BEGIN")
+	seen := make(map[string]pipeline.Processed)
+	r.queueLookup(reads, commandIDs(cmds), seen)
+	loaded := ph.Load(cmds, reads)
+	if loaded == nil {
+		return nil, false, nil
 	}
+	conn, err := r.pool.Acquire(ctx)
+	if err != nil {
+		return nil, true, fmt.Errorf("acquire a connection: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			// On a broken connection this fails too, and Release then
+			// closes the connection, which is not idle.
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+		conn.Release()
+	}()
+	if err := conn.SendBatch(ctx, reads).Close(); err != nil {
+		return nil, true, fmt.Errorf("begin batch and load: %w", err)
+	}
+	s := sortOut(cmds, seen)
+	writes := &pgx.Batch{}
+	if len(s.fresh) > 0 {
+		outcomes, err := loaded.Decide(ctx, s.fresh, writes)
+		if err != nil {
+			return nil, true, fmt.Errorf("apply %d commands: %w", len(s.fresh), err)
+		}
+		processed, outbox, err := s.record(outcomes)
+		if err != nil {
+			return nil, true, err
+		}
+		pipeline.QueueInsertProcessed(writes, processed)
+		pipeline.QueueInsertOutbox(writes, outbox)
+	}
+	writes.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, writes).Close(); err != nil {
+		return nil, true, fmt.Errorf("write and commit batch: %w", err)
+	}
+	committed = true
+	replies, err = s.replies(cmds)
+	return replies, true, err
+}
 
+// queueLookup queues the lookup of the commands among ids that were
+// applied before: processed_commands, and the handler's own records when
+// it is a Recorder. Closing b fills seen.
+func (r *Runner) queueLookup(b *pgx.Batch, ids []string, seen map[string]pipeline.Processed) {
+	pipeline.QueueLookupProcessed(b, ids, seen)
+	if rec, ok := r.handler.(Recorder); ok {
+		rec.QueueRecorded(ids, b, func(x Record) {
+			seen[x.CommandID] = pipeline.Processed{CommandID: x.CommandID, RequestHash: x.RequestHash, Status: x.Status, Body: x.Body}
+		})
+	}
+}
+
+func commandIDs(cmds []Command) []string {
+	ids := make([]string, len(cmds))
+	for i, c := range cmds {
+		ids[i] = c.Env.ID
+	}
+	return ids
+}
+
+// sorted is a batch split into the commands applied before (answered from
+// their stored result), the repeats of an id inside the batch, and the
+// fresh commands to apply.
+type sorted struct {
+	results  []schemas.Reply
+	dupOf    map[int]int // a repeated id inside the batch -> its first index
+	fresh    []Command
+	freshIdx []int
+}
+
+func sortOut(cmds []Command, seen map[string]pipeline.Processed) *sorted {
+	s := &sorted{results: make([]schemas.Reply, len(cmds)), dupOf: make(map[int]int)}
+	first := make(map[string]int, len(cmds))
+	for i, c := range cmds {
+		if p, ok := seen[c.Env.ID]; ok {
+			s.results[i] = storedReply(c.Env, p.RequestHash, p.Status, p.Body)
+			continue
+		}
+		if j, ok := first[c.Env.ID]; ok {
+			s.dupOf[i] = j
+			continue
+		}
+		first[c.Env.ID] = i
+		s.fresh = append(s.fresh, c)
+		s.freshIdx = append(s.freshIdx, i)
+	}
+	return s
+}
+
+// record takes the outcomes of the fresh commands: their results, their
+// processed rows and their event log rows.
+func (s *sorted) record(outcomes []Outcome) ([]pipeline.Processed, []pipeline.OutboxRow, error) {
+	if len(outcomes) != len(s.fresh) {
+		return nil, nil, fmt.Errorf("handler returned %d outcomes for %d commands", len(outcomes), len(s.fresh))
+	}
+	processed := make([]pipeline.Processed, 0, len(s.fresh))
+	var outbox []pipeline.OutboxRow
+	for k, c := range s.fresh {
+		o := outcomes[k]
+		if !o.SelfRecorded && (!o.Unrecorded || c.Env.ReplyTo != "") {
+			processed = append(processed, pipeline.Processed{CommandID: c.Env.ID, CommandType: c.Env.Type,
+				RequestHash: c.Env.RequestHash, Status: o.Status, Body: o.Body})
+		}
+		s.results[s.freshIdx[k]] = schemas.Reply{CommandID: c.Env.ID, Status: o.Status, Body: o.Body}
+		for _, e := range o.Emit {
+			row, err := pipeline.EventRow(e.Topic, e.Env)
+			if err != nil {
+				return nil, nil, err
+			}
+			outbox = append(outbox, row)
+		}
+	}
+	return processed, outbox, nil
+}
+
+// replies builds the reply records of a committed batch; duplicates inside
+// the batch answer like their first occurrence.
+func (s *sorted) replies(cmds []Command) ([]*kgo.Record, error) {
+	for i, j := range s.dupOf {
+		s.results[i] = storedReply(cmds[i].Env, cmds[j].Env.RequestHash, s.results[j].Status, s.results[j].Body)
+	}
 	var replies []*kgo.Record
 	for i, c := range cmds {
 		if c.Env.ReplyTo == "" {
 			continue
 		}
-		rec, err := replyRecord(c.Env, results[i])
+		rec, err := replyRecord(c.Env, s.results[i])
 		if err != nil {
 			return nil, err
 		}

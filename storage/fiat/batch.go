@@ -317,11 +317,11 @@ func InsertTransactions(ctx context.Context, q postgres.Querier, txs []Tx) error
 	}
 	_, err := q.CopyFrom(ctx, pgx.Identifier{"fiat_transactions"},
 		[]string{"id", "kind", "status", "from_wallet", "to_wallet", "from_user", "to_user",
-			"amount", "fee", "currency", "memo", "ref_id", "created_at"},
+			"amount", "fee", "currency", "memo", "ref_id", "created_at", "request_hash", "from_balance", "to_balance"},
 		pgx.CopyFromSlice(len(txs), func(i int) ([]any, error) {
 			t := txs[i]
 			return []any{t.ID, t.Kind, t.Status, t.FromWallet, t.ToWallet, t.FromUser, t.ToUser,
-				t.Amount, t.Fee, t.Currency, t.Memo, t.RefID, t.CreatedAt}, nil
+				t.Amount, t.Fee, t.Currency, t.Memo, t.RefID, t.CreatedAt, t.RequestHash, t.FromBalance, t.ToBalance}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("insert %d transactions: %w", len(txs), err)
@@ -344,4 +344,195 @@ func InsertAudit(ctx context.Context, q postgres.Querier, rows []AuditRow) error
 		return fmt.Errorf("insert %d audit rows: %w", len(rows), err)
 	}
 	return nil
+}
+
+// The Queue functions put the batch statements on a pgx.Batch, for a
+// consumer that sends its reads in one round trip and its writes in
+// another; closing the batch runs them and fills the maps given.
+
+// QueueLockWallets queues LockWallets: closing the batch fills into.
+func QueueLockWallets(b *pgx.Batch, ids []string, into map[string]*Wallet) {
+	if len(ids) == 0 {
+		return
+	}
+	sorted := append([]string(nil), ids...)
+	sort.Strings(sorted)
+	b.Queue(lockWalletsSQL, sorted).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var w Wallet
+			if err := rows.Scan(&w.ID, &w.UserID, &w.Currency, &w.Balance, &w.Status, &w.Kind, &w.CreatedAt); err != nil {
+				return fmt.Errorf("scan wallet: %w", err)
+			}
+			into[w.ID] = &w
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("lock %d wallets: %w", len(ids), err)
+		}
+		return nil
+	})
+}
+
+// QueueLockLimits queues LockLimits: into gets a zero state for every user
+// at once, and closing the batch fills in the stored ones.
+func QueueLockLimits(b *pgx.Batch, userIDs []string, into map[string]*Limits) {
+	for _, id := range userIDs {
+		into[id] = &Limits{UserID: id}
+	}
+	if len(userIDs) == 0 {
+		return
+	}
+	sorted := append([]string(nil), userIDs...)
+	sort.Strings(sorted)
+	b.Queue(ensureLimitsSQL, sorted)
+	b.Queue(lockLimitsSQL, sorted).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var l Limits
+			if err := rows.Scan(&l.UserID, &l.KYCApproved, &l.Month, &l.MonthOut); err != nil {
+				return fmt.Errorf("scan limits: %w", err)
+			}
+			into[l.UserID] = &l
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("lock limits of %d users: %w", len(userIDs), err)
+		}
+		return nil
+	})
+}
+
+// QueueWriteBalances queues WriteBalances.
+func QueueWriteBalances(b *pgx.Batch, balances map[string]int64) {
+	if len(balances) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(balances))
+	for id := range balances {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	vals := make([]int64, len(ids))
+	for i, id := range ids {
+		vals[i] = balances[id]
+	}
+	b.Queue(writeBalancesSQL, ids, vals)
+}
+
+// creditWalletCheckedSQL credits one wallet and fails in Postgres when no
+// wallet matched: in a pipeline a check of the row count by the client
+// would come after the COMMIT queued behind it had run. (The failing cast
+// depends on n, so the planner cannot fold it into a constant and raise it
+// when the wallet exists.)
+const creditWalletCheckedSQL = `
+WITH u AS (UPDATE fiat_wallets SET balance = balance + $2 WHERE id = $1 RETURNING id)
+SELECT CASE WHEN n = 1 THEN n ELSE ('credit of wallet ' || $1 || ' matched ' || n || ' wallets')::int END
+FROM (SELECT count(*)::int AS n FROM u) AS c`
+
+// QueueCreditWallets queues CreditWallets: one statement per wallet in id
+// order (the lock order); a wallet that does not exist fails the
+// transaction, so a credit is never dropped.
+func QueueCreditWallets(b *pgx.Batch, deltas map[string]int64) {
+	ids := make([]string, 0, len(deltas))
+	for id := range deltas {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		b.Queue(creditWalletCheckedSQL, id, deltas[id])
+	}
+}
+
+// QueueWriteMonthly queues WriteMonthly.
+func QueueWriteMonthly(b *pgx.Batch, ls []*Limits) {
+	if len(ls) == 0 {
+		return
+	}
+	sort.Slice(ls, func(i, j int) bool { return ls[i].UserID < ls[j].UserID })
+	ids, months, outs := make([]string, len(ls)), make([]string, len(ls)), make([]int64, len(ls))
+	for i, l := range ls {
+		ids[i], months[i], outs[i] = l.UserID, l.Month, l.MonthOut
+	}
+	b.Queue(upsertLimitsSQL, ids, months, outs)
+}
+
+const insertTransactionsSQL = `
+INSERT INTO fiat_transactions (id, kind, status, from_wallet, to_wallet, from_user, to_user,
+    amount, fee, currency, memo, ref_id, created_at, request_hash, from_balance, to_balance)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+    $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::timestamptz[],
+    $14::text[], $15::bigint[], $16::bigint[])`
+
+// QueueInsertTransactions queues the insert of transaction rows (one
+// INSERT … SELECT unnest: COPY cannot be pipelined).
+func QueueInsertTransactions(b *pgx.Batch, txs []Tx) {
+	if len(txs) == 0 {
+		return
+	}
+	n := len(txs)
+	ids, kinds, sts, fw, tw, fu, tu := make([]string, n), make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n)
+	amts, fees := make([]int64, n), make([]int64, n)
+	curs, memos, refs, ats := make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	hashes, fbs, tbs := make([]string, n), make([]int64, n), make([]int64, n)
+	for i, t := range txs {
+		ids[i], kinds[i], sts[i], fw[i], tw[i], fu[i], tu[i] = t.ID, t.Kind, t.Status, t.FromWallet, t.ToWallet, t.FromUser, t.ToUser
+		amts[i], fees[i], curs[i], memos[i], refs[i], ats[i] = t.Amount, t.Fee, t.Currency, t.Memo, t.RefID, t.CreatedAt
+		hashes[i], fbs[i], tbs[i] = t.RequestHash, t.FromBalance, t.ToBalance
+	}
+	b.Queue(insertTransactionsSQL, ids, kinds, sts, fw, tw, fu, tu, amts, fees, curs, memos, refs, ats, hashes, fbs, tbs)
+}
+
+const insertAuditSQL = `
+INSERT INTO fiat_audit (id, actor, action, subject, amount, currency, detail, created_at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::timestamptz[])`
+
+// QueueInsertAudit queues the insert of audit rows.
+func QueueInsertAudit(b *pgx.Batch, rows []AuditRow) {
+	if len(rows) == 0 {
+		return
+	}
+	n := len(rows)
+	ids, actors, actions, subjects := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	amts, curs, details, ats := make([]int64, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	for i, a := range rows {
+		ids[i], actors[i], actions[i], subjects[i] = a.ID, a.Actor, a.Action, a.Subject
+		amts[i], curs[i], details[i], ats[i] = a.Amount, a.Currency, a.Detail, a.CreatedAt
+	}
+	b.Queue(insertAuditSQL, ids, actors, actions, subjects, amts, curs, details, ats)
+}
+
+const transferRecordsSQL = `
+SELECT ref_id, id, fee, from_balance, to_balance, created_at, request_hash
+FROM fiat_transactions WHERE kind = 'transfer' AND ref_id <> '' AND ref_id = ANY($1)`
+
+// TransferRecord is what a committed transfer's row keeps of its command:
+// enough to rebuild the reply.
+type TransferRecord struct {
+	CommandID     string
+	TransactionID string
+	Fee           int64
+	FromBalance   int64
+	ToBalance     int64
+	CreatedAt     time.Time
+	RequestHash   string
+}
+
+// QueueTransferRecords queues the lookup of the committed transfers among
+// the command ids; closing the batch calls found for each.
+func QueueTransferRecords(b *pgx.Batch, commandIDs []string, found func(TransferRecord)) {
+	if len(commandIDs) == 0 {
+		return
+	}
+	b.Queue(transferRecordsSQL, commandIDs).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var r TransferRecord
+			if err := rows.Scan(&r.CommandID, &r.TransactionID, &r.Fee, &r.FromBalance, &r.ToBalance, &r.CreatedAt, &r.RequestHash); err != nil {
+				return fmt.Errorf("scan transfer record: %w", err)
+			}
+			r.CreatedAt = r.CreatedAt.UTC()
+			found(r)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("look up transfer records: %w", err)
+		}
+		return nil
+	})
 }

@@ -59,6 +59,11 @@ type Tx struct {
 	Memo       string
 	RefID      string
 	CreatedAt  time.Time
+	// A transfer's row is its command's record: RefID is the command id,
+	// with the request hash and the balances after it (the stored reply).
+	RequestHash string
+	FromBalance int64
+	ToBalance   int64
 }
 
 // Deposit is a checkout session and its outcome.

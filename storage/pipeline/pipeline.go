@@ -226,3 +226,59 @@ func EventRow(topic string, env schemas.Envelope) (OutboxRow, error) {
 	}
 	return OutboxRow{Topic: topic, Key: env.Key, Type: env.Type, EventID: env.ID, Payload: rec.Value}, nil
 }
+
+// The Queue functions put the same statements on a pgx.Batch, so that a
+// consumer sends them in one round trip with others (pipelining); their
+// results are read when the batch is closed.
+
+// QueueLookupProcessed queues the lookup of the applied commands among ids;
+// closing the batch fills into.
+func QueueLookupProcessed(b *pgx.Batch, ids []string, into map[string]Processed) {
+	if len(ids) == 0 {
+		return
+	}
+	b.Queue(lookupProcessedSQL, ids).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var p Processed
+			if err := rows.Scan(&p.CommandID, &p.CommandType, &p.RequestHash, &p.Status, &p.Body); err != nil {
+				return fmt.Errorf("scan processed command: %w", err)
+			}
+			into[p.CommandID] = p
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("lookup processed commands: %w", err)
+		}
+		return nil
+	})
+}
+
+const insertProcessedSQL = `
+INSERT INTO processed_commands (command_id, command_type, request_hash, status, body, created_at)
+SELECT v.*, $6 FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bytea[]) AS v`
+
+// QueueInsertProcessed queues the records of applied commands, with the
+// same unique-violation contract as InsertProcessed.
+func QueueInsertProcessed(b *pgx.Batch, rows []Processed) {
+	if len(rows) == 0 {
+		return
+	}
+	n := len(rows)
+	ids, types, hashes, sts, bodies := make([]string, n), make([]string, n), make([]string, n), make([]int32, n), make([][]byte, n)
+	for i, r := range rows {
+		ids[i], types[i], hashes[i], sts[i], bodies[i] = r.CommandID, r.CommandType, r.RequestHash, int32(r.Status), r.Body
+	}
+	b.Queue(insertProcessedSQL, ids, types, hashes, sts, bodies, time.Now().UTC())
+}
+
+// QueueInsertOutbox queues the event log row of the events, as InsertOutbox.
+func QueueInsertOutbox(b *pgx.Batch, rows []OutboxRow) {
+	if len(rows) == 0 {
+		return
+	}
+	tps, keys, types, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+	payloads := make([][]byte, len(rows))
+	for i, r := range rows {
+		tps[i], keys[i], types[i], ids[i], payloads[i] = r.Topic, r.Key, r.Type, r.EventID, r.Payload
+	}
+	b.Queue(insertLogSQL, tps, keys, types, ids, payloads)
+}
