@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"strings"
 	"time"
 )
 
@@ -39,6 +40,26 @@ type ReputationEvent struct {
 	Weight       int64          `json:"weight"`
 	SourceID     string         `json:"sourceId,omitempty"`
 	Meta         map[string]any `json:"meta,omitempty"`
+}
+
+// Validate is the one rule for a reputation event, applied by the gateway
+// before it sends an admin's event and by the applier to every command (a
+// module's too). The meta object's size is checked where it is encoded.
+func (e ReputationEvent) Validate() error {
+	p := FieldProblems{}
+	if p.Required("userId", e.UserID) {
+		p.MaxLen("userId", e.UserID, ReputationMaxUserID)
+	}
+	if p.Required("kind", e.Kind) {
+		p.MaxLen("kind", e.Kind, ReputationMaxKind)
+	}
+	p.MaxLen("sourceModule", e.SourceModule, ReputationMaxModule)
+	p.MaxLen("sourceId", e.SourceID, ReputationMaxSourceID)
+	for field, v := range map[string]string{"userId": e.UserID, "kind": e.Kind, "sourceModule": e.SourceModule, "sourceId": e.SourceID} {
+		p.Check(!strings.ContainsRune(v, 0), field, "must not contain NUL characters")
+	}
+	p.Check(e.Weight >= -ReputationMaxWeight && e.Weight <= ReputationMaxWeight, "weight", "must be between -1000 and 1000")
+	return p.Err()
 }
 
 // ScoreUpdated is the data of TypeScoreUpdated: one applied event and the
@@ -85,6 +106,7 @@ func Ranks() []string {
 // Limits of a reputation event (decisions.md: weight within ±1000).
 const (
 	ReputationMaxWeight   = 1000
+	ReputationMaxUserID   = 128
 	ReputationMaxKind     = 64
 	ReputationMaxModule   = 64
 	ReputationMaxSourceID = 256

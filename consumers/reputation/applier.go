@@ -6,12 +6,11 @@ package reputation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -197,26 +196,19 @@ func decode(env schemas.Envelope) (*cmd, *pipeline.Outcome) {
 		return nil, &o
 	}
 	fields := map[string]string{}
-	check := func(ok bool, field, reason string) {
-		if _, seen := fields[field]; !ok && !seen {
-			fields[field] = reason
-		}
+	var problems schemas.FieldProblems
+	if errors.As(ev.Validate(), &problems) {
+		fields = problems
 	}
-	check(ev.UserID != "", "userId", "is required")
-	check(len(ev.UserID) <= 128, "userId", "must be at most 128 characters")
-	check(ev.Kind != "", "kind", "is required")
-	check(utf8.RuneCountInString(ev.Kind) <= schemas.ReputationMaxKind, "kind", fmt.Sprintf("must be at most %d characters", schemas.ReputationMaxKind))
-	check(utf8.RuneCountInString(ev.SourceModule) <= schemas.ReputationMaxModule, "sourceModule", fmt.Sprintf("must be at most %d characters", schemas.ReputationMaxModule))
-	check(utf8.RuneCountInString(ev.SourceID) <= schemas.ReputationMaxSourceID, "sourceId", fmt.Sprintf("must be at most %d characters", schemas.ReputationMaxSourceID))
-	for field, v := range map[string]string{"userId": ev.UserID, "kind": ev.Kind, "sourceModule": ev.SourceModule, "sourceId": ev.SourceID} {
-		check(!strings.ContainsRune(v, 0), field, "must not contain NUL characters")
-	}
-	check(ev.Weight >= -schemas.ReputationMaxWeight && ev.Weight <= schemas.ReputationMaxWeight, "weight", "must be between -1000 and 1000")
 	var meta []byte
 	if ev.Meta != nil {
 		meta, err = json.Marshal(ev.Meta)
-		check(err == nil, "meta", "must be a JSON object")
-		check(len(meta) <= schemas.ReputationMaxMeta, "meta", "must be at most 16 KiB")
+		switch {
+		case err != nil:
+			fields["meta"] = "must be a JSON object"
+		case len(meta) > schemas.ReputationMaxMeta:
+			fields["meta"] = "must be at most 16 KiB"
+		}
 	}
 	if len(fields) > 0 {
 		return reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid", fields)

@@ -191,8 +191,9 @@ func noNUL(v *bind.Validator, field, s string) {
 	v.Check(!strings.ContainsRune(s, 0), field, "must not contain NUL characters")
 }
 
-// Validate checks the request's own fields (the amount, the meta object's
-// size); the entry's rule is the command's, checked in append.
+// Validate checks what only the request has (the amount as sent, the meta
+// object's size) and the entry's own rule (schemas.LedgerAppend.Validate),
+// reporting every field at once.
 func (req *appendRequest) Validate() error {
 	var v bind.Validator
 	if req.AmountCents.Set {
@@ -203,26 +204,33 @@ func (req *appendRequest) Validate() error {
 			v.Fail("meta", "must be a JSON object of at most 64 KiB")
 		}
 	}
+	var problems schemas.FieldProblems
+	if errors.As(req.entry("").Validate(), &problems) {
+		for field, reason := range problems {
+			v.Fail(field, reason)
+		}
+	}
 	return v.Err()
 }
 
-// append queues the entry for the one appender and answers its reply.
-func (h *Handlers) append(c *fiber.Ctx, req *appendRequest) error {
+// entry is the entry the request asks actor to chain.
+func (req *appendRequest) entry(actor string) schemas.LedgerAppend {
 	var amount *int64
 	if req.AmountCents.Set {
 		amount = &req.AmountCents.Value
 	}
+	return schemas.LedgerAppend{Kind: req.Kind, SourceID: req.SourceID, ActorUserID: actor, AmountCents: amount,
+		Currency: req.Currency, Meta: req.Meta, Scope: actor}
+}
+
+// append queues the entry for the one appender and answers its reply.
+func (h *Handlers) append(c *fiber.Ctx, req *appendRequest) error {
 	if schemas.IsModuleKind(req.Kind) {
 		return apierr.New(http.StatusForbidden, apierr.CodeForbidden,
 			"kind "+req.Kind+" is emitted by a platform module and cannot be posted")
 	}
 	p, _ := auth.User(c)
-	entry := schemas.LedgerAppend{Kind: req.Kind, SourceID: req.SourceID, ActorUserID: p.UserID, AmountCents: amount,
-		Currency: req.Currency, Meta: req.Meta, Scope: p.UserID}
-	if err := entry.Validate(); err != nil {
-		return err // 422 validation_failed naming the fields
-	}
-	env, err := schemas.New(schemas.TypeLedgerAppend, "", p.UserID, entry, h.now())
+	env, err := schemas.New(schemas.TypeLedgerAppend, "", p.UserID, req.entry(p.UserID), h.now())
 	if err != nil {
 		return err
 	}

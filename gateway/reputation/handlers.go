@@ -219,24 +219,12 @@ func (w *weight) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func validText(v *bind.Validator, field, s string, max int) {
-	v.MaxLen(field, s, max)
-	v.Check(utf8.ValidString(s) && !strings.ContainsRune(s, 0), field, "must be valid text without NUL characters")
-}
-
-// Validate checks the fields as the applier expects them.
+// Validate checks what only the request has (the weight as sent, the meta
+// object's size, the source module an admin must name) and the event's own
+// rule (schemas.ReputationEvent.Validate), reporting every field at once.
 func (req *eventRequest) Validate() error {
 	var v bind.Validator
-	if v.Required("userId", req.UserID) {
-		validText(&v, "userId", req.UserID, 128)
-	}
-	if v.Required("kind", req.Kind) {
-		validText(&v, "kind", req.Kind, schemas.ReputationMaxKind)
-	}
-	if v.Required("sourceModule", req.SourceModule) {
-		validText(&v, "sourceModule", req.SourceModule, schemas.ReputationMaxModule)
-	}
-	validText(&v, "sourceId", req.SourceID, schemas.ReputationMaxSourceID)
+	v.Required("sourceModule", req.SourceModule)
 	if req.Weight == nil {
 		v.Fail("weight", "is required")
 	} else {
@@ -254,16 +242,26 @@ func (req *eventRequest) Validate() error {
 			v.Fail("meta", "must be a JSON object of at most 16 KiB")
 		}
 	}
+	var problems schemas.FieldProblems
+	if errors.As(req.event().Validate(), &problems) {
+		for field, reason := range problems {
+			v.Fail(field, reason)
+		}
+	}
 	return v.Err()
+}
+
+// event is the command the request asks for.
+func (req *eventRequest) event() schemas.ReputationEvent {
+	return schemas.ReputationEvent{UserID: req.UserID, Kind: req.Kind, SourceModule: req.SourceModule, Weight: req.weight,
+		SourceID: req.SourceID, Meta: req.Meta}
 }
 
 // post queues the event on the user's partition and answers the applier's
 // reply.
 func (h *Handlers) post(c *fiber.Ctx, req *eventRequest) error {
 	actor, _ := c.Locals(actorKey).(string)
-	env, err := schemas.New(schemas.TypeReputationEvent, req.UserID, actor, schemas.ReputationEvent{
-		UserID: req.UserID, Kind: req.Kind, SourceModule: req.SourceModule, Weight: req.weight,
-		SourceID: req.SourceID, Meta: req.Meta}, h.now())
+	env, err := schemas.New(schemas.TypeReputationEvent, req.UserID, actor, req.event(), h.now())
 	if err != nil {
 		return err
 	}
