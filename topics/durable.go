@@ -210,10 +210,9 @@ func (g *groupCommit) activeFiles(dir string) []string {
 	if seen && newest == last {
 		return files(newest)
 	}
-	if seen {
-		// Segments before the last synced one were synced in earlier rounds.
-		defer g.forget(dir, last)
-	}
+	// The broker rolled past the older segments: their kept descriptors are
+	// closed, and this round syncs them by name (see fsync).
+	g.forget(dir, newest)
 	out := []string{dir}
 	for _, b := range bases {
 		if !seen && b == newest || seen && b >= last {
@@ -224,10 +223,11 @@ func (g *groupCommit) activeFiles(dir string) []string {
 }
 
 func (g *groupCommit) fsync(path string) error {
-	if strings.HasSuffix(path, ".log") {
+	if strings.HasSuffix(path, ".log") || g.rolledPast(path) {
 		// kfake compacts groups.log (and may rewrite pids.log) by writing a
 		// new file and renaming it over the old one: a kept descriptor would
 		// sync the replaced inode, so the log is opened by name each round.
+		// A segment the broker rolled past is synced once more and let go.
 		return g.syncByName(path)
 	}
 	g.mu.Lock()
@@ -276,10 +276,34 @@ func (g *groupCommit) syncByName(path string) error {
 	return fdatasync(f)
 }
 
+// rolledPast reports whether path is a segment file older than its
+// partition's newest segment.
+func (g *groupCommit) rolledPast(path string) bool {
+	base, ok := segmentBase(path)
+	if !ok {
+		return false
+	}
+	g.mu.Lock()
+	newest, seen := g.synced[filepath.Dir(path)]
+	g.mu.Unlock()
+	return seen && base < newest
+}
+
+// segmentBase is the base offset a segment or index file is named after.
+func segmentBase(path string) (int64, bool) {
+	name := filepath.Base(path)
+	trimmed := strings.TrimSuffix(strings.TrimSuffix(name, ".dat"), ".idx")
+	if trimmed == name {
+		return 0, false
+	}
+	b, err := strconv.ParseInt(trimmed, 10, 64)
+	return b, err == nil
+}
+
 // forget closes the kept descriptors of a partition's segments older than
-// base: the broker no longer writes them (they were synced when it rolled
-// past them) and retention may delete them, which a kept descriptor would
-// stop from freeing their space.
+// base: the broker no longer writes them (the round of the roll syncs them
+// by name) and retention may delete them, which a kept descriptor would stop
+// from freeing their space.
 func (g *groupCommit) forget(dir string, base int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -287,9 +311,7 @@ func (g *groupCommit) forget(dir string, base int64) {
 		if filepath.Dir(path) != dir {
 			continue
 		}
-		name := filepath.Base(path)
-		b, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSuffix(name, ".dat"), ".idx"), 10, 64)
-		if err == nil && b < base {
+		if b, ok := segmentBase(path); ok && b < base {
 			f.Close()
 			delete(g.files, path)
 		}

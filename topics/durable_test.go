@@ -3,6 +3,7 @@ package topics
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -150,5 +151,62 @@ func BenchmarkEmbeddedProduce(b *testing.B) {
 			b.ResetTimer()
 			produceAll(b, addrs, FiatCommands, 32, b.N)
 		})
+	}
+}
+
+// TestGroupCommitFilesAfterRollAndRename: the broker's logs are synced by
+// name (kfake replaces groups.log by rename, so a kept descriptor would sync
+// the dead inode), and the descriptors of segments the broker rolled past
+// are closed once synced (retention deletes them).
+func TestGroupCommitFilesAfterRollAndRename(t *testing.T) {
+	dir := t.TempDir()
+	part := filepath.Join(dir, "partitions", "t-0")
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string) {
+		if err := os.WriteFile(filepath.Join(part, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := newGroupCommit(dir)
+	defer g.close()
+	write("0.dat")
+	write("0.idx")
+	if err := g.round(map[partKey]struct{}{{topic: "t", part: 0}: {}}, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if g.files[filepath.Join(part, "0.dat")] == nil {
+		t.Fatal("the active segment's descriptor is not kept")
+	}
+	write("5.dat") // the broker rolled to a new segment
+	write("5.idx")
+	for range 2 { // the round after the roll syncs 0 and 5; the next forgets 0
+		if err := g.round(map[partKey]struct{}{{topic: "t", part: 0}: {}}, false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g.files[filepath.Join(part, "0.dat")] != nil || g.files[filepath.Join(part, "5.dat")] == nil {
+		t.Fatalf("descriptors after the roll: %v", g.files)
+	}
+	logPath := filepath.Join(dir, "groups.log")
+	if err := os.WriteFile(logPath, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.round(nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logPath+".tmp", []byte("b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(logPath+".tmp", logPath); err != nil { // compaction
+		t.Fatal(err)
+	}
+	before := g.fsyncs
+	if err := g.round(nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if g.fsyncs == before || g.files[logPath] != nil {
+		t.Fatalf("groups.log after its rename: fsyncs %d → %d, kept descriptor %v", before, g.fsyncs, g.files[logPath] != nil)
 	}
 }
