@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
@@ -88,18 +87,7 @@ func TestPipelinedPanicAndCrash(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- second.Run(runCtx) }()
-	dlq, err := topics.NewClient(brokers, kgoConsume(topics.DLQ(topics.FiatCommands))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dlq.Close()
-	var parked []string
-	for len(parked) < 1 && ctx.Err() == nil {
-		dlq.PollFetches(ctx).EachRecord(func(r *kgo.Record) { parked = append(parked, topics.Header(r, "id")) })
-	}
-	if len(parked) != 1 || parked[0] != "poison" {
-		t.Fatalf("parked %v, want [poison]", parked)
-	}
+	wantParked(t, ctx, brokers, "poison")
 	if got := total(t, pool); got != 12 {
 		t.Fatalf("total = %d, want 12 (each command around the poison one applied once)", got)
 	}

@@ -313,18 +313,7 @@ func TestHandlerPanicParksOnlyItsCommand(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(runCtx) }()
-	dlq, err := topics.NewClient(brokers, kgoConsume(topics.DLQ(topics.FiatCommands))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dlq.Close()
-	var parked []string
-	for len(parked) < 1 && ctx.Err() == nil {
-		dlq.PollFetches(ctx).EachRecord(func(r *kgo.Record) { parked = append(parked, topics.Header(r, "id")) })
-	}
-	if len(parked) != 1 || parked[0] != "poison" {
-		t.Fatalf("parked %v, want [poison]", parked)
-	}
+	wantParked(t, ctx, brokers, "poison")
 	if got := total(t, pool); got != 12 {
 		t.Fatalf("total = %d, want 12 (the commands around the poison one applied)", got)
 	}
