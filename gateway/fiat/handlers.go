@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
@@ -139,7 +141,16 @@ type Handlers struct {
 	// checkout opens sessions: the embedded test processor without
 	// ProcessorKey, Stripe with it.
 	checkout Checkout
+	// targets caches resolved transfer targets (see transferTarget).
+	targets *expirable.LRU[string, store.Target]
 }
+
+// Bounds of the transfer-target cache: a client sending again to the same
+// recipient skips a Postgres query on the hot path.
+const (
+	targetCacheSize = 10_000
+	targetCacheTTL  = time.Minute
+)
 
 // NewHandlers builds the handlers. vault seals KYC document numbers and
 // bank accounts before they are stored or published; admin admits only fiat
@@ -159,7 +170,8 @@ func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, vault Va
 		co = newStripeCheckout(cfg.ProcessorKey, cfg.PublicBaseURL)
 	}
 	return &Handlers{cfg: cfg, store: st, commerce: st, bus: bus, tokens: tokens, vault: vault, admin: admin, db: db, now: now,
-		routes: routes, client: &http.Client{Timeout: cfg.HTTPTimeout}, checkout: co}, nil
+		routes: routes, client: &http.Client{Timeout: cfg.HTTPTimeout}, checkout: co,
+		targets: expirable.NewLRU[string, store.Target](targetCacheSize, nil, targetCacheTTL)}, nil
 }
 
 // Register mounts the routes. Each operation is declared with its request

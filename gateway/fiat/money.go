@@ -1,6 +1,7 @@
 package fiat
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -91,7 +92,7 @@ func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 		return err
 	}
 	ctx := c.UserContext()
-	t, err := h.store.TransferTarget(ctx, from, to)
+	t, err := h.transferTarget(ctx, from, to)
 	if err != nil {
 		if isNotFound(err) {
 			return errWalletNotFound
@@ -112,10 +113,32 @@ func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 			return err
 		}
 	}
+	h.targets.Add(targetKey(from, to), t)
 	return h.send(c, endpointTransfer, schemas.TypeFiatTransfer, from, schemas.FiatTransfer{
 		FromWalletID: from, ToWalletID: t.ToWalletID, FromUserID: p.UserID, ToUserID: t.ToUserID,
 		Amount: amount, Memo: memo,
 	})
+}
+
+// transferTarget resolves the sending wallet and the recipient's user and
+// wallet of its currency, from the cache when this pair was resolved in the
+// last minute. What the handler reads of a target never changes once it
+// exists (a wallet's owner, kind and currency; an e-mail's user; a user's
+// wallet of a currency), and the consumer checks owner, kind, currency and
+// status again under lock, so a cached target can never move money wrongly;
+// only complete targets are cached, so a recipient who registers later is
+// found at once.
+func (h *Handlers) transferTarget(ctx context.Context, from, toEmail string) (store.Target, error) {
+	if t, ok := h.targets.Get(targetKey(from, toEmail)); ok {
+		return t, nil
+	}
+	return h.store.TransferTarget(ctx, from, toEmail)
+}
+
+// targetKey names a (sending wallet, recipient e-mail) pair; e-mails match
+// case-insensitively, as in storage.
+func targetKey(from, toEmail string) string {
+	return from + "\x00" + strings.ToLower(toEmail)
 }
 
 // validateWalletAmount checks the part of a money request that names one of
