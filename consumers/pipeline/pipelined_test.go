@@ -3,15 +3,12 @@ package pipeline_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
@@ -50,13 +47,7 @@ func (l *counterLoaded) Decide(_ context.Context, fresh []pipeline.Command, b *p
 
 func newPipelinedRunner(t testing.TB, pool *pgxpool.Pool, brokers []string, hook func(context.Context) error) *pipeline.Runner {
 	t.Helper()
-	r, err := pipeline.NewRunner(pipeline.Config{
-		Group: "test-group", Topics: []string{topics.FiatCommands}, Brokers: brokers, AfterDBCommit: hook,
-	}, pool, pipelinedCounter{}, pipeline.NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return newRunnerOf(t, pipelinedCounter{}, pool, brokers, hook)
 }
 
 // TestPipelinedPanicAndCrash: on the pipelined path a handler panic parks

@@ -74,9 +74,15 @@ func setup(t testing.TB) (*pgxpool.Pool, []string) {
 
 func newRunner(t testing.TB, pool *pgxpool.Pool, brokers []string, hook func(context.Context) error) *pipeline.Runner {
 	t.Helper()
+	return newRunnerOf(t, counterHandler{}, pool, brokers, hook)
+}
+
+// newRunnerOf is the test group's runner of h on the fiat command topic.
+func newRunnerOf(t testing.TB, h pipeline.Handler, pool *pgxpool.Pool, brokers []string, hook func(context.Context) error) *pipeline.Runner {
+	t.Helper()
 	r, err := pipeline.NewRunner(pipeline.Config{
 		Group: "test-group", Topics: []string{topics.FiatCommands}, Brokers: brokers, AfterDBCommit: hook,
-	}, pool, counterHandler{}, pipeline.NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}, pool, h, pipeline.NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

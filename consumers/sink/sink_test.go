@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/segmentio/ksuid"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -20,32 +22,7 @@ import (
 )
 
 func TestSinkCopiesEventsOnce(t *testing.T) {
-	addr := os.Getenv("CLICKHOUSE_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:19000"
-	}
-	ctx := context.Background()
-	lazy := clickhouse.NewLazy(addr, "default")
-	conn, err := lazy.Conn(ctx)
-	if err != nil {
-		t.Fatalf("clickhouse (run `make test`, which starts the local stack): %v", err)
-	}
-	db := "t_" + strings.ToLower(ksuid.New().String())
-	t.Cleanup(func() {
-		_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
-		_ = lazy.Close()
-	})
-
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(broker.Close)
-	cl, err := topics.NewClient(broker.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	ctx, lazy, conn, db, broker, cl := sinkFixture(t)
 
 	var recs []*kgo.Record
 	add := func(topic string, env schemas.Envelope) {
@@ -149,31 +126,7 @@ func TestSinkCopiesEventsOnce(t *testing.T) {
 // TestSinkFlushesOnShutdown: records gathered for a batch not yet due are
 // inserted when the sink stops, and only then committed.
 func TestSinkFlushesOnShutdown(t *testing.T) {
-	addr := os.Getenv("CLICKHOUSE_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:19000"
-	}
-	ctx := context.Background()
-	lazy := clickhouse.NewLazy(addr, "default")
-	conn, err := lazy.Conn(ctx)
-	if err != nil {
-		t.Fatalf("clickhouse (run `make test`, which starts the local stack): %v", err)
-	}
-	db := "t_" + strings.ToLower(ksuid.New().String())
-	t.Cleanup(func() {
-		_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
-		_ = lazy.Close()
-	})
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(broker.Close)
-	cl, err := topics.NewClient(broker.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	ctx, lazy, conn, db, broker, cl := sinkFixture(t)
 	now := time.Now()
 	const n = 12
 	for i := range n {
@@ -224,4 +177,37 @@ func TestSinkFlushesOnShutdown(t *testing.T) {
 	if c := committed(); c != n {
 		t.Fatalf("committed %d offsets after shutdown, want %d", c, n)
 	}
+}
+
+// sinkFixture connects to the local stack's ClickHouse with a database of
+// its own (dropped after the test) and starts an embedded broker with a
+// client.
+func sinkFixture(t *testing.T) (context.Context, *clickhouse.Lazy, driver.Conn, string, *topics.Embedded, *kgo.Client) {
+	t.Helper()
+	addr := os.Getenv("CLICKHOUSE_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:19000"
+	}
+	ctx := context.Background()
+	lazy := clickhouse.NewLazy(addr, "default")
+	conn, err := lazy.Conn(ctx)
+	if err != nil {
+		t.Fatalf("clickhouse (run `make test`, which starts the local stack): %v", err)
+	}
+	db := "t_" + strings.ToLower(ksuid.New().String())
+	t.Cleanup(func() {
+		_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
+		_ = lazy.Close()
+	})
+	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(broker.Close)
+	cl, err := topics.NewClient(broker.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return ctx, lazy, conn, db, broker, cl
 }

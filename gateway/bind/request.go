@@ -23,27 +23,109 @@ type OptionalBody interface{ BodyIsOptional() }
 // body from the type's json fields.
 type RawBody interface{ BodyIsRaw() }
 
-// Request binds a request into dst, a pointer to a struct declared for an
-// operation: fields tagged `path:"name"`, `query:"name"` and
-// `header:"Name"` take those parameters (string kinds as they are, integer
-// and boolean kinds parsed, a bad one is 422 naming the parameter), and when
-// the struct has `json:` fields the body is decoded with JSON's rules
-// (Content-Type, object, typed fields; undeclared fields are ignored).
-// Embedded structs are bound the same way.
-func Request(c *fiber.Ctx, dst any) error {
-	v := reflect.ValueOf(dst).Elem()
-	if v.Kind() != reflect.Struct {
-		return fmt.Errorf("bind.Request: %T is not a pointer to a struct", dst)
+// Binder binds the requests of one declared type: where its parameters
+// are and whether it has a body are read from the type once (For), not on
+// every request.
+type Binder struct {
+	typ      reflect.Type
+	body     bool // JSON body fields, and not RawBody
+	optional bool // OptionalBody
+	params   []param
+}
+
+// param is one `path:`, `query:` or `header:` field, by its index path
+// (through embedded structs).
+type param struct {
+	index []int
+	in    string // "path", "query" or "header"
+	name  string
+}
+
+// For builds the binder of t, a struct type declared for an operation:
+// fields tagged `path:"name"`, `query:"name"` and `header:"Name"` take
+// those parameters (string kinds as they are, integer and boolean kinds
+// parsed, a bad one is 422 naming the parameter), and when the struct has
+// `json:` fields the body is decoded with JSON's rules (Content-Type,
+// object, typed fields; undeclared fields are ignored). Embedded structs
+// are bound the same way. A field of another kind is a declaration error.
+func For(t reflect.Type) (*Binder, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("bind: %s is not a struct", t)
 	}
-	if _, raw := dst.(RawBody); !raw && hasBody(v.Type()) {
-		_, optional := dst.(OptionalBody)
-		if !optional || len(bytes.TrimSpace(c.Body())) > 0 {
-			if err := JSON(c, dst); err != nil {
+	ptr := reflect.PointerTo(t)
+	b := &Binder{typ: t, body: hasBody(t) && !ptr.Implements(reflect.TypeFor[RawBody]()),
+		optional: ptr.Implements(reflect.TypeFor[OptionalBody]())}
+	if err := b.collect(t, nil); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Binder) collect(t reflect.Type, prefix []int) error {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		index := append(append([]int(nil), prefix...), i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if err := b.collect(f.Type, index); err != nil {
 				return err
+			}
+			continue
+		}
+		for _, in := range []string{"path", "query", "header"} {
+			if name := f.Tag.Get(in); name != "" {
+				switch f.Type.Kind() {
+				case reflect.String, reflect.Int, reflect.Int32, reflect.Int64, reflect.Bool:
+				default:
+					return fmt.Errorf("bind: %s parameter %s has unsupported kind %s", t, name, f.Type.Kind())
+				}
+				b.params = append(b.params, param{index: index, in: in, name: name})
+				break
 			}
 		}
 	}
-	return bindParams(c, v)
+	return nil
+}
+
+// Bind binds the request into dst, a pointer to the binder's type.
+func (b *Binder) Bind(c *fiber.Ctx, dst any) error {
+	v := reflect.ValueOf(dst).Elem()
+	if v.Type() != b.typ {
+		return fmt.Errorf("bind: %T is not a *%s", dst, b.typ)
+	}
+	if b.body && (!b.optional || len(bytes.TrimSpace(c.Body())) > 0) {
+		if err := JSON(c, dst); err != nil {
+			return err
+		}
+	}
+	for _, p := range b.params {
+		var raw string
+		switch p.in {
+		case "path":
+			raw = c.Params(p.name)
+		case "query":
+			raw = c.Query(p.name)
+		default:
+			raw = c.Get(p.name)
+		}
+		if err := setParam(v.FieldByIndex(p.index), p.name, strings.Clone(raw)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Request binds a request into dst, a pointer to a struct declared for an
+// operation, as For(its type).Bind does.
+func Request(c *fiber.Ctx, dst any) error {
+	t := reflect.TypeOf(dst)
+	if t.Kind() != reflect.Pointer {
+		return fmt.Errorf("bind.Request: %T is not a pointer to a struct", dst)
+	}
+	b, err := For(t.Elem())
+	if err != nil {
+		return err
+	}
+	return b.Bind(c, dst)
 }
 
 // hasBody reports whether t declares JSON body fields.
@@ -61,38 +143,6 @@ func hasBody(t reflect.Type) bool {
 		}
 	}
 	return false
-}
-
-func bindParams(c *fiber.Ctx, v reflect.Value) error {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			if err := bindParams(c, v.Field(i)); err != nil {
-				return err
-			}
-			continue
-		}
-		var raw string
-		var name string
-		switch {
-		case f.Tag.Get("path") != "":
-			name = f.Tag.Get("path")
-			raw = c.Params(name)
-		case f.Tag.Get("query") != "":
-			name = f.Tag.Get("query")
-			raw = c.Query(name)
-		case f.Tag.Get("header") != "":
-			name = f.Tag.Get("header")
-			raw = c.Get(name)
-		default:
-			continue
-		}
-		if err := setParam(v.Field(i), name, strings.Clone(raw)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func setParam(field reflect.Value, name, raw string) error {
@@ -117,8 +167,6 @@ func setParam(field reflect.Value, name, raw string) error {
 			return apierr.Validation(map[string]string{name: "must be true or false"})
 		}
 		field.SetBool(b)
-	default:
-		return fmt.Errorf("bind.Request: parameter %s has unsupported kind %s", name, field.Kind())
 	}
 	return nil
 }

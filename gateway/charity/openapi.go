@@ -1,8 +1,6 @@
 package charity
 
 import (
-	"net/http"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/openapi"
@@ -15,11 +13,6 @@ func (h *Handlers) openapi(c *fiber.Ctx) error {
 	return c.JSON(OpenAPI(h.routes()))
 }
 
-// publicRoute reports the routes that need no bearer token.
-func publicRoute(method, _ string) bool {
-	return method == http.MethodGet
-}
-
 // OpenAPI builds the charity slice of the routes from their typed
 // declarations.
 func OpenAPI(routes []server.Route) map[string]any {
@@ -27,6 +20,5 @@ func OpenAPI(routes []server.Route) map[string]any {
 		Title:       "Charity campaigns",
 		Description: "Campaigns proposed by users and approved by charity admins; donations from KZT wallets settle through the wallet pipeline.",
 		Prefixes:    []string{Prefix},
-		Public:      publicRoute,
 	})
 }

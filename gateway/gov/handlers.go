@@ -116,12 +116,6 @@ func NewHandlers(db platform.Pinger, writer Writer, reader Reader, analytics Ana
 // adminRole is who may open, close and execute proposals.
 const adminRole = "governance admin"
 
-// publicPaths are the routes that need no bearer token, by method and path.
-var publicPaths = map[string]bool{
-	"GET " + Prefix + "/health": true, "GET " + Prefix + "/openapi.json": true, "GET " + Prefix + "/stats": true,
-	"GET " + Prefix + "/proposals": true, "GET " + Prefix + "/proposals/:id": true, "GET " + Prefix + "/proposals/:id/votes": true,
-}
-
 // proposalPath is the request of an operation on one proposal.
 type proposalPath struct {
 	ID string `path:"id" json:"-" format:"ksuid"`

@@ -20,6 +20,5 @@ func OpenAPI(routes []server.Route) map[string]any {
 		Title:       "Governance",
 		Description: "Proposals, ballots in three vote modes (yes-no-abstain, ranked-choice, weighted) and their exact tallies.",
 		Prefixes:    []string{Prefix},
-		Public:      func(method, path string) bool { return publicPaths[method+" "+path] },
 	})
 }

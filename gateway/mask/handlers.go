@@ -64,9 +64,6 @@ func NewHandlers(reader Reader, sender Sender, db platform.Pinger, require fiber
 	return &Handlers{reader: reader, sender: sender, db: db, require: require, now: now, routes: routes}, nil
 }
 
-// publicPaths are the routes that need no bearer token.
-var publicPaths = map[string]bool{Prefix + "/health": true, Prefix + "/openapi.json": true}
-
 // Register mounts the routes. Each operation is declared with its request
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.

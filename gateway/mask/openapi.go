@@ -10,16 +10,15 @@ import (
 // openapi answers the module's OpenAPI 3.0 slice, generated from the routes
 // the server actually registered under Prefix.
 func (h *Handlers) openapi(c *fiber.Ctx) error {
-	return c.JSON(OpenAPI(h.routes(), Prefix, publicPaths))
+	return c.JSON(OpenAPI(h.routes(), Prefix))
 }
 
 // OpenAPI builds an OpenAPI 3.0 document of the routes under prefix from
 // their typed declarations; routes not in public need a bearer token.
-func OpenAPI(routes []server.Route, prefix string, public map[string]bool) map[string]any {
+func OpenAPI(routes []server.Route, prefix string) map[string]any {
 	return openapi.Build(routes, openapi.Doc{
 		Title:       "Virtual payment masks",
 		Description: "Virtual cards that stand in for a real card. No real card data is stored or shown: only the virtual PAN.",
 		Prefixes:    []string{prefix},
-		Public:      func(_, path string) bool { return public[path] },
 	})
 }

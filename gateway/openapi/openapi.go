@@ -25,9 +25,6 @@ type Doc struct {
 	// Prefixes select the routes: a route is included when its path is a
 	// prefix or lies under one.
 	Prefixes []string
-	// Public reports the routes that need no bearer token; nil means every
-	// route needs one.
-	Public func(method, path string) bool
 	// Operation, when set, adds further module-specific detail to the
 	// generated operation of a route, after its declaration.
 	Operation func(r server.Route, op map[string]any)
@@ -81,11 +78,8 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
 			op["requestBody"] = map[string]any{"description": IgnoredFields, "content": JSONContent(map[string]any{"type": "object", "additionalProperties": true})}
 		}
-		if d.Public != nil && d.Public(r.Method, r.Path) {
-			op["security"] = []any{}
-		} else {
-			op["security"] = []any{map[string]any{"bearerAuth": []string{}}}
-		}
+		// Every route needs a token unless its declaration says Public.
+		op["security"] = []any{map[string]any{"bearerAuth": []string{}}}
 		isPaged := false
 		if r.Decl != nil {
 			// A typed declaration is the whole truth of its operation.

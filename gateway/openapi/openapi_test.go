@@ -20,11 +20,10 @@ func TestBuild(t *testing.T) {
 		{Method: http.MethodGet, Path: "/api/mask/masks", Class: ratelimit.Read, Summary: "list"},
 		{Method: http.MethodPost, Path: "/api/mask/masks/:id/revoke", Class: ratelimit.Write, Summary: "revoke"},
 		{Method: http.MethodPost, Path: "/api/fiat/transfer", Class: ratelimit.Money, Summary: "transfer"},
-		{Method: http.MethodGet, Path: "/api/mask/health", Class: ratelimit.Read, Summary: "health"},
+		{Method: http.MethodGet, Path: "/api/mask/health", Class: ratelimit.Read, Summary: "health", Decl: &server.Declaration{Public: true}},
 		{Method: http.MethodGet, Path: "/api/maskother/x", Class: ratelimit.Read},
 	}
-	doc := Build(routes, Doc{Title: "Masks", Prefixes: []string{"/api/mask"},
-		Public: func(_, p string) bool { return p == "/api/mask/health" }})
+	doc := Build(routes, Doc{Title: "Masks", Prefixes: []string{"/api/mask"}})
 	if got, want := SortedPaths(doc), []string{"/api/mask/health", "/api/mask/masks", "/api/mask/masks/{id}/revoke"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("paths = %v, want %v", got, want)
 	}

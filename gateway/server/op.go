@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"reflect"
 	"sync"
 
 	"github.com/gofiber/fiber/v2"
@@ -112,10 +114,14 @@ func Handle[Req any](r Router, method, path string, op Op[Req], mw ...fiber.Hand
 		request = new(Req)
 	}
 	decl := &Declaration{Request: request, Responses: op.Responses, Public: op.Public, Role: op.Role}
+	binder, err := bind.For(reflect.TypeFor[Req]())
+	if err != nil {
+		panic(fmt.Sprintf("%s %s: %v", method, path, err)) // a declaration error, found at start-up
+	}
 	handle := op.Handle
 	hs := append(append([]fiber.Handler(nil), mw...), func(c *fiber.Ctx) error {
 		var req Req
-		if err := bind.Request(c, &req); err != nil {
+		if err := binder.Bind(c, &req); err != nil {
 			return err
 		}
 		if v, ok := any(&req).(Validator); ok {

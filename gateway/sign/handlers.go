@@ -72,11 +72,6 @@ func NewHandlers(st Store, ring *sealed.Keyring, db platform.Pinger, require fib
 	return &Handlers{store: st, ring: ring, db: db, require: require, now: now, newID: newID, routes: routes}, nil
 }
 
-// publicPaths are the routes that need no bearer token.
-var publicPaths = map[string]bool{
-	Prefix + "/health": true, Prefix + "/openapi.json": true, Prefix + "/verify": true, Prefix + "/keys/:keyId": true,
-}
-
 // Register mounts the routes. Each operation is declared with its request
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.

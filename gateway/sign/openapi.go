@@ -10,17 +10,16 @@ import (
 // openapi answers the module's OpenAPI 3.0 slice, generated from the routes
 // the server actually registered under Prefix.
 func (h *Handlers) openapi(c *fiber.Ctx) error {
-	return c.JSON(OpenAPI(h.routes(), Prefix, publicPaths))
+	return c.JSON(OpenAPI(h.routes(), Prefix))
 }
 
 // OpenAPI builds an OpenAPI 3.0 document of the routes under prefix from
 // their typed declarations; routes not in public need a bearer token.
-func OpenAPI(routes []server.Route, prefix string, public map[string]bool) map[string]any {
+func OpenAPI(routes []server.Route, prefix string) map[string]any {
 	return openapi.Build(routes, openapi.Doc{
 		Title: "Signing",
 		Description: "Ed25519 signatures over the RFC 8785 canonical JSON of a payload object. " +
 			"Public keys are published as RFC 8037 JWKs for offline verification.",
 		Prefixes: []string{prefix},
-		Public:   func(_, path string) bool { return public[path] },
 	})
 }

@@ -27,7 +27,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Register(s.Root())
-	doc := OpenAPI(s.Routes(), Prefix, publicPaths)
+	doc := OpenAPI(s.Routes(), Prefix)
 	raw, _ := json.Marshal(doc)
 	var d struct {
 		Paths map[string]map[string]struct {

@@ -74,9 +74,6 @@ func NewHandlers(accounts Accounts, sender Sender, db platform.Pinger, require f
 	return &Handlers{accounts: accounts, sender: sender, db: db, require: require, now: now, routes: routes}, nil
 }
 
-// publicPaths are the routes that need no bearer token.
-var publicPaths = map[string]bool{Prefix + "/health": true, Prefix + "/openapi.json": true}
-
 // Register mounts the routes. Each operation is declared with its request
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.
