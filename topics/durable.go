@@ -34,6 +34,8 @@ import (
 // on it; rounds run back to back while responses wait.
 type groupCommit struct {
 	dir string // the broker's data directory
+	// volatile topics are acknowledged without a sync (Spec.Volatile).
+	volatile map[string]bool
 
 	// topicName maps a topic id (produce v13+) to its name; nil until the
 	// cluster is up.
@@ -66,8 +68,8 @@ type partKey struct {
 // errBrokerClosed fails the waiters of a broker that is shutting down.
 var errBrokerClosed = errors.New("embedded broker closed")
 
-func newGroupCommit(dir string) *groupCommit {
-	g := &groupCommit{dir: dir, dirty: map[partKey]struct{}{}, synced: map[string]int64{},
+func newGroupCommit(dir string, volatile map[string]bool) *groupCommit {
+	g := &groupCommit{dir: dir, volatile: volatile, dirty: map[partKey]struct{}{}, synced: map[string]int64{},
 		files: map[string]*os.File{}, ids: map[[16]byte]string{}}
 	g.cond = sync.NewCond(&g.mu)
 	go g.loop()
@@ -459,9 +461,15 @@ func (c *durableConn) produce(body []byte) {
 				continue
 			}
 		}
+		if c.g.volatile[name] {
+			continue
+		}
 		for _, p := range t.Partitions {
 			parts = append(parts, partKey{topic: name, part: p.Partition})
 		}
+	}
+	if len(parts) == 0 && !unknown {
+		return // only volatile records: acknowledged as soon as written
 	}
 	c.g.mark(parts, unknown)
 	if unknown {

@@ -89,6 +89,20 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 	}
 	t.Logf("400 records from 16 producers: %d fsyncs", fsyncs)
 
+	// A reply (a volatile topic) is acknowledged while a round is held. It
+	// comes from another client, with its producer id taken before the
+	// hold, because the broker answers a connection's requests in order.
+	replies, err := NewClient(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replies.Close()
+	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer rcancel()
+	if err := replies.ProduceSync(rctx, &kgo.Record{Topic: GatewayReplies, Value: []byte("warm")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
 	// Hold the next round: a produce is not acknowledged while it is held.
 	gate := make(chan struct{})
 	e.commit.mu.Lock()
@@ -101,6 +115,9 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 	acked := make(chan error, 1)
 	cl.Produce(context.Background(), &kgo.Record{Topic: FiatCommands, Value: []byte("held")},
 		func(_ *kgo.Record, err error) { acked <- err })
+	if err := replies.ProduceSync(rctx, &kgo.Record{Topic: GatewayReplies, Value: []byte("reply")}).FirstErr(); err != nil {
+		t.Fatalf("a reply was not acknowledged while a sync round was held: %v", err)
+	}
 	select {
 	case err := <-acked:
 		t.Fatalf("produce acknowledged before its fsync round ran (err %v)", err)
@@ -119,6 +136,7 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 	}
 	defer e2.Close()
 	countRecords(t, e2.Addrs(), FiatCommands, 401)
+	countRecords(t, e2.Addrs(), GatewayReplies, 2) // written, and flushed on a clean close
 }
 
 // BenchmarkEmbeddedProduce compares kfake's SyncWrites (an fsync of every
@@ -169,7 +187,7 @@ func TestGroupCommitFilesAfterRollAndRename(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g := newGroupCommit(dir)
+	g := newGroupCommit(dir, nil)
 	defer g.close()
 	write("0.dat")
 	write("0.idx")

@@ -20,14 +20,21 @@ type Embedded struct {
 // on disk before it is acknowledged, so an acknowledged record — a command a
 // request waits on, or an outbox row the relay then deletes — survives a
 // host crash, not only a process kill; so is every offset commit and
-// producer id. The fsyncs are group commits (durable.go): the broker writes
+// producer id. Records of volatile topics (Spec.Volatile) are acknowledged
+// without waiting. The fsyncs are group commits (durable.go): the broker writes
 // to the page cache, and each acknowledgement waits for the next fsync round
 // of the files written, shared by every request waiting at that moment,
 // outside the broker's request loop (kfake.SyncWrites fsyncs every
 // partition of every produce inside it, one at a time).
 func StartEmbedded(dataDir string, port int) (*Embedded, error) {
 	dir := filepath.Join(dataDir, "kafka")
-	commit := newGroupCommit(dir)
+	volatile := map[string]bool{}
+	for _, s := range All() {
+		if s.Volatile {
+			volatile[s.Name] = true
+		}
+	}
+	commit := newGroupCommit(dir, volatile)
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.Ports(port),

@@ -54,6 +54,14 @@ type Spec struct {
 	Partitions int32
 	// RetentionMs is retention.ms; -1 keeps records forever.
 	RetentionMs int64
+	// Volatile marks a topic whose records nobody needs after a host crash:
+	// gateway.replies. A reply is produced after its command's result is
+	// committed in Postgres and stored for replays, its producer does not
+	// wait for the acknowledgement, and the gateway reads it the moment the
+	// broker has it; a reply lost with the page cache only makes the waiting
+	// request time out, and its retry gets the stored result. The embedded
+	// broker acknowledges volatile records without an fsync.
+	Volatile bool
 }
 
 const week = 7 * 24 * 3600 * 1000
@@ -68,21 +76,21 @@ func EventTopics() []string {
 // topic, with the partition counts of architecture.md.
 func All() []Spec {
 	specs := []Spec{
-		{FiatCommands, 12, week},
-		{MaskCommands, 12, week},
-		{ReputationCommands, 6, week},
-		{TradeCommands, 6, week},
-		{LedgerAppend, 1, -1},
-		{GatewayReplies, 12, 3600 * 1000},
+		{Name: FiatCommands, Partitions: 12, RetentionMs: week},
+		{Name: MaskCommands, Partitions: 12, RetentionMs: week},
+		{Name: ReputationCommands, Partitions: 6, RetentionMs: week},
+		{Name: TradeCommands, Partitions: 6, RetentionMs: week},
+		{Name: LedgerAppend, Partitions: 1, RetentionMs: -1},
+		{Name: GatewayReplies, Partitions: 12, RetentionMs: 3600 * 1000, Volatile: true},
 	}
 	for _, t := range EventTopics() {
-		specs = append(specs, Spec{t, 6, -1})
+		specs = append(specs, Spec{Name: t, Partitions: 6, RetentionMs: -1})
 	}
 	for _, s := range specs[:] {
 		if s.Name == GatewayReplies {
 			continue
 		}
-		specs = append(specs, Spec{DLQ(s.Name), 1, -1})
+		specs = append(specs, Spec{Name: DLQ(s.Name), Partitions: 1, RetentionMs: -1})
 	}
 	return specs
 }
