@@ -51,7 +51,11 @@ func (a *app) fiatModule() (module, error) {
 				if err != nil {
 					return nil, err
 				}
-				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands}, Workers: 2,
+				// One worker: a pipelined batch costs two round trips
+				// whatever its size, so one larger batch per poll beats two
+				// concurrent smaller ones (fewer commits, WAL flushes and
+				// reply requests; measured in e2e/bench/README.md).
+				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands}, Workers: 1,
 					Brokers: a.brokers}, a.pool, h, a.metrics, a.log)
 			},
 		},
