@@ -24,14 +24,19 @@ import (
 // produce touching 12 partitions pays 24 fsyncs in a row. Under the bench
 // the loop spent about 85% of its time in fsync.
 //
-// groupCommit keeps the same promise — a produce, an offset commit or a
-// producer-id grant is acknowledged only once it is on disk — but moves the
-// fsync out of the loop and shares it: the broker runs without SyncWrites
+// groupCommit keeps the same promise — a produce with acks=all, an offset
+// commit or a producer-id grant is acknowledged only once it is on disk —
+// but moves the fsync out of the loop and shares it: the broker runs without SyncWrites
 // (writes go to the page cache), every broker connection is wrapped, and a
 // response that acknowledges a write is held back until an fsync that
 // started after the broker wrote it has finished. One fsync round covers
 // every file written since the previous round, however many requests wait
-// on it; rounds run back to back while responses wait.
+// on it; rounds run back to back while responses wait. A produce with
+// acks=1 asks only that the broker wrote it (Kafka's leader
+// acknowledgement, not a promise of disk) and records of volatile topics
+// are not needed after a crash: both are answered at once, and acks=1
+// records are synced by the next round, before any offset commit it
+// acknowledges.
 type groupCommit struct {
 	dir string // the broker's data directory
 	// volatile topics are acknowledged without a sync (Spec.Volatile).
@@ -449,9 +454,6 @@ func (c *durableConn) produce(body []byte) {
 	}
 	var parts []partKey
 	unknown := req.ReadFrom(r.Src) != nil
-	if req.Acks == 0 {
-		return // no response to hold
-	}
 	for _, t := range req.Topics {
 		name := t.Topic
 		if version >= 13 {
@@ -471,7 +473,16 @@ func (c *durableConn) produce(body []byte) {
 	if len(parts) == 0 && !unknown {
 		return // only volatile records: acknowledged as soon as written
 	}
+	// Marked dirty whatever the acks, so that the next round syncs them
+	// before any offset commit it acknowledges: a committed offset never
+	// points past records a host crash could lose.
 	c.g.mark(parts, unknown)
+	if req.Acks != -1 {
+		// acks=0 has no response; acks=1 asks only that the leader wrote
+		// the records (Kafka's meaning: in its log, not yet on disk
+		// everywhere). Durability is what acks=all asks for.
+		return
+	}
 	if unknown {
 		parts = append(parts, partKey{}) // makes the round sync everything
 	}

@@ -106,7 +106,14 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 	// Hold the next round: a produce is not acknowledged while it is held.
 	gate := make(chan struct{})
 	e.commit.mu.Lock()
-	e.commit.beforeRound = func() { <-gate }
+	held := make(chan struct{}, 1)
+	e.commit.beforeRound = func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-gate
+	}
 	e.commit.mu.Unlock()
 	cl, err := NewClient(addrs)
 	if err != nil {
@@ -117,6 +124,24 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 		func(_ *kgo.Record, err error) { acked <- err })
 	if err := replies.ProduceSync(rctx, &kgo.Record{Topic: GatewayReplies, Value: []byte("reply")}).FirstErr(); err != nil {
 		t.Fatalf("a reply was not acknowledged while a sync round was held: %v", err)
+	}
+	// So is a produce with acks=1 (the gateway's commands), and its
+	// partition waits for the next round, which any offset commit awaits.
+	<-held // the round holding the first produce has taken its dirty set
+	leader, err := NewClient(addrs, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leader.Close()
+	lrec := &kgo.Record{Topic: FiatCommands, Value: []byte("leader-ack")}
+	if err := leader.ProduceSync(rctx, lrec).FirstErr(); err != nil {
+		t.Fatalf("an acks=1 produce was not acknowledged while a sync round was held: %v", err)
+	}
+	e.commit.mu.Lock()
+	_, dirty := e.commit.dirty[partKey{topic: FiatCommands, part: lrec.Partition}]
+	e.commit.mu.Unlock()
+	if !dirty {
+		t.Fatal("the acks=1 record's partition is not marked for the next sync round")
 	}
 	select {
 	case err := <-acked:
@@ -135,7 +160,7 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e2.Close()
-	countRecords(t, e2.Addrs(), FiatCommands, 401)
+	countRecords(t, e2.Addrs(), FiatCommands, 402)
 	countRecords(t, e2.Addrs(), GatewayReplies, 2) // written, and flushed on a clean close
 }
 

@@ -38,7 +38,13 @@ type Bus struct {
 // gateway.replies, so that no reply to a command sent after NewBus returns
 // can be missed.
 func NewBus(ctx context.Context, brokers []string, timeout time.Duration, log *slog.Logger) (*Bus, error) {
-	producer, err := topics.NewClient(brokers)
+	// A command's outcome reaches the caller only as the consumer's reply,
+	// sent after its Postgres commit, so the send needs only the leader's
+	// acknowledgement (acks=1), not the disk's: a command lost before it was
+	// applied times out (503) and its retry applies it once. Without
+	// idempotence a producer retry may write a command twice; the consumer
+	// answers the second from its stored result by the command id.
+	producer, err := topics.NewClient(brokers, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	if err != nil {
 		return nil, err
 	}
