@@ -151,6 +151,12 @@ func TestRelayPublishesLargeBacklogInOrder(t *testing.T) {
 	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&events); err != nil || events != n {
 		t.Fatalf("log holds %d events (err %v), want %d", events, err, n)
 	}
+	// Rows large enough to be compressed are compressed with lz4 (0133):
+	// pglz cost over three times as much per insert.
+	var method string
+	if err := e.pool.QueryRow(ctx, `SELECT coalesce(pg_column_compression(payloads), 'none') FROM event_log ORDER BY seq LIMIT 1`).Scan(&method); err != nil || method != "lz4" {
+		t.Fatalf("event_log payloads compressed with %q (err %v), want lz4", method, err)
+	}
 }
 
 // TestRelayDoesNotSkipSlowTransactionsLowerSeq: transaction A takes its xid
