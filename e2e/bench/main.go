@@ -150,7 +150,7 @@ func run(o options) int {
 	p := harness.Start(ptb, harness.Options{Env: env})
 	defer p.Stop()
 	brokers := []string{p.KafkaAddr}
-	broker := fmt.Sprintf("embedded franz-go kfake inside the `platform run` process on %s (every acknowledged write fsynced, group commit); not a Kafka cluster", p.KafkaAddr)
+	broker := fmt.Sprintf("embedded franz-go kfake inside the `platform run` process on %s (acks=all writes and offset commits fsynced before they are acknowledged, group commit; the gateway's commands acks=1); not a Kafka cluster", p.KafkaAddr)
 	if o.kafka != "embedded" {
 		brokers = topics.ParseBrokers(o.kafka)
 		broker = "external Kafka at " + o.kafka + " (KAFKA_BROKERS)"
