@@ -25,18 +25,17 @@ import (
 // the loop spent about 85% of its time in fsync.
 //
 // groupCommit keeps the same promise — a produce with acks=all, an offset
-// commit or a producer-id grant is acknowledged only once it is on disk —
-// but moves the fsync out of the loop and shares it: the broker runs without SyncWrites
-// (writes go to the page cache), every broker connection is wrapped, and a
-// response that acknowledges a write is held back until an fsync that
-// started after the broker wrote it has finished. One fsync round covers
-// every file written since the previous round, however many requests wait
-// on it; rounds run back to back while responses wait. A produce with
-// acks=1 asks only that the broker wrote it (Kafka's leader
-// acknowledgement, not a promise of disk) and records of volatile topics
-// are not needed after a crash: both are answered at once, and acks=1
-// records are synced by the next round, before any offset commit it
-// acknowledges.
+// commit or a producer-id grant is acknowledged only once it is on disk — but
+// moves the fsync out of the loop and shares it: the broker runs without
+// SyncWrites (writes go to the page cache), every broker connection is
+// wrapped, and a response that acknowledges a write is held back until an
+// fsync that started after the broker wrote it has finished. One fsync round
+// covers every file written since the previous round, however many requests
+// wait on it; rounds run back to back while responses wait. A produce with
+// acks=1 asks only that the broker wrote it (Kafka's leader acknowledgement,
+// not a promise of disk) and records of volatile topics are not needed after
+// a crash: both are answered at once, and acks=1 records are synced by the
+// next round, before any offset commit it acknowledges.
 type groupCommit struct {
 	dir string // the broker's data directory
 	// volatile topics are acknowledged without a sync (Spec.Volatile).

@@ -17,16 +17,17 @@ type Embedded struct {
 // StartEmbedded starts the broker on 127.0.0.1:port (0 picks a free port)
 // with its data under dataDir, seeded with every topic of All. Data written
 // before a restart on the same dataDir is there after it. A produce with
-// acks=all is on disk before it is acknowledged, so an acknowledged record
-// — an event-log row the relay then moves its cursor past — survives a
-// host crash, not only a process kill; so is every offset commit and
-// producer id. Produces with acks=1 (the gateway's commands, whose answer
-// is the consumer's reply after its Postgres commit) and records of
-// volatile topics (Spec.Volatile) are acknowledged once written. The fsyncs are group commits (durable.go): the broker writes
-// to the page cache, and each acknowledgement waits for the next fsync round
-// of the files written, shared by every request waiting at that moment,
-// outside the broker's request loop (kfake.SyncWrites fsyncs every
-// partition of every produce inside it, one at a time).
+// acks=all is on disk before it is acknowledged, so an acknowledged record —
+// an event-log row the relay then moves its cursor past — survives a host
+// crash, not only a process kill; so is every offset commit and producer id.
+// Produces with acks=1 (the gateway's commands, whose answer is the
+// consumer's reply after its Postgres commit) and records of volatile topics
+// (Spec.Volatile) are acknowledged once written. The fsyncs are group commits
+// (durable.go): the broker writes to the page cache, and each acknowledgement
+// waits for the next fsync round of the files written, shared by every
+// request waiting at that moment, outside the broker's request loop
+// (kfake.SyncWrites fsyncs every partition of every produce inside it, one at
+// a time).
 func StartEmbedded(dataDir string, port int) (*Embedded, error) {
 	dir := filepath.Join(dataDir, "kafka")
 	volatile := map[string]bool{}
