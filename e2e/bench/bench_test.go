@@ -27,6 +27,18 @@ func TestFeeFrom(t *testing.T) {
 	}
 }
 
+func TestErrorCode(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"error":{"code":"insufficient_balance","message":"x"}}`, "insufficient_balance"},
+		{`{"transactionId":"x","feeKzt":17}`, ""},
+		{`{"error":{"code":"unterminated`, ""},
+	} {
+		if got := errorCode([]byte(tc.body)); got != tc.want {
+			t.Errorf("errorCode(%s) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
+
 func TestMedian(t *testing.T) {
 	for _, tc := range []struct {
 		in   []float64

@@ -220,6 +220,7 @@ type results struct {
 	attempted int64 // transfers started
 	retries   int64
 	byStatus  map[int]int64
+	byCode    map[string]int64 // answers other than 200 by "status code"
 	transport int64 // transfers given up after transport errors
 	// transportRetries counts resends after a transport error (same key).
 	transportRetries int64
@@ -304,6 +305,22 @@ func prebuild(accounts []account, n int, o options, rng *rand.Rand) []prebuilt {
 
 var feeField = []byte(`"feeKzt":`)
 
+var codeField = []byte(`"code":"`)
+
+// errorCode reads the error code of an error answer ("" when it has none),
+// so that a run says why an answer was not 200.
+func errorCode(body []byte) string {
+	i := bytes.Index(body, codeField)
+	if i < 0 {
+		return ""
+	}
+	rest := body[i+len(codeField):]
+	if j := bytes.IndexByte(rest, '"'); j >= 0 {
+		return string(rest[:j])
+	}
+	return ""
+}
+
 // feeFrom reads feeKzt from a transfer answer without decoding the whole
 // document.
 func feeFrom(body []byte) int64 {
@@ -325,7 +342,7 @@ func feeFrom(body []byte) int64 {
 func (c *client) load(accounts []account, clients int, o options, runID string) *results {
 	var (
 		mu               sync.Mutex
-		res              = &results{byStatus: map[int]int64{}}
+		res              = &results{byStatus: map[int]int64{}, byCode: map[string]int64{}}
 		okCount          atomic.Int64
 		retries          atomic.Int64
 		attempted        atomic.Int64
@@ -360,6 +377,7 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 			lats := make([]time.Duration, 0, 1<<14)
 			var fees, transport int64
 			status := map[int]int64{}
+			codes := map[string]int64{}
 			mine := bodies[w]
 			for seq := 0; time.Now().Before(end); seq++ {
 				pb := mine[seq%len(mine)]
@@ -395,6 +413,8 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 					lats = append(lats, time.Since(t0))
 					fees += feeFrom(resp.Body())
 					okCount.Add(1)
+				} else {
+					codes[strconv.Itoa(st)+" "+errorCode(resp.Body())]++
 				}
 			}
 			mu.Lock()
@@ -403,6 +423,9 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 			res.transport += transport
 			for k, v := range status {
 				res.byStatus[k] += v
+			}
+			for k, v := range codes {
+				res.byCode[k] += v
 			}
 			mu.Unlock()
 		}()

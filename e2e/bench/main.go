@@ -351,6 +351,9 @@ func printRun(what string, clients int, r *results) {
 	if r.drainTime > 0 {
 		fmt.Printf("  %-22s %d of %d started (%.2f%%); 503 retries (same key) %d; answers %v; transport errors %d\n",
 			"settled", r.ok, r.attempted, 100*r.settledShare(), r.retries, r.byStatus, r.transport)
+		if len(r.byCode) > 0 {
+			fmt.Printf("  %-22s %v\n", "not 200", r.byCode)
+		}
 		if r.transportRetries > 0 {
 			fmt.Printf("  %-22s %d resends after a transport error (same key)\n", "", r.transportRetries)
 		}
