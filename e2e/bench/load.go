@@ -221,7 +221,7 @@ type results struct {
 	retries   int64
 	byStatus  map[int]int64
 	byCode    map[string]int64 // answers other than 200 by "status code"
-	transport int64 // transfers given up after transport errors
+	transport int64            // transfers given up after transport errors
 	// transportRetries counts resends after a transport error (same key).
 	transportRetries int64
 	start            time.Time     // first request
