@@ -191,6 +191,9 @@ checkpoint_timeout = 15min
 wal_compression = on
 # short OLTP statements: JIT compilation costs more than it saves
 jit = off
+# a few rows take an update per transfer: visit each database often enough
+# for their per-table autovacuum thresholds (migration 0134) to matter
+autovacuum_naptime = 10s
 logging_collector = off
 log_min_duration_statement = 1000
 log_line_prefix = '%m [%p] %q%u@%d '
