@@ -149,77 +149,92 @@ func (s set) list() []string {
 	return out
 }
 
+// lockSet gathers the rows a batch's commands lock (and read), by kind:
+// the one place that says which rows a command needs, for Apply and Load.
+type lockSet struct {
+	wallets, limitUsers, deposits, payouts, depositUsers, requests, authorizations set
+	charges                                                                        map[store.ChargeKey]bool
+}
+
+func newLockSet() *lockSet {
+	return &lockSet{wallets: set{}, limitUsers: set{}, deposits: set{}, payouts: set{}, depositUsers: set{},
+		requests: set{}, authorizations: set{}, charges: map[store.ChargeKey]bool{}}
+}
+
+// add notes the rows command d needs; an unreadable command needs none.
+func (l *lockSet) add(d decoded) {
+	switch {
+	case d.bad != nil:
+	case d.transfer != nil:
+		l.wallets.add(d.transfer.FromWalletID)
+		l.wallets.add(d.transfer.ToWalletID)
+		l.limitUsers.add(d.transfer.FromUserID)
+	case d.depCreat != nil:
+		l.wallets.add(d.depCreat.WalletID)
+		l.limitUsers.add(d.depCreat.UserID)
+		l.depositUsers.add(d.depCreat.UserID)
+	case d.credit != nil:
+		l.wallets.add(d.credit.WalletID)
+		l.deposits.add(d.credit.DepositID)
+	case d.withdraw != nil:
+		l.wallets.add(d.withdraw.WalletID)
+		l.limitUsers.add(d.withdraw.UserID)
+	case d.payReq != nil:
+		l.wallets.add(d.payReq.WalletID)
+		l.limitUsers.add(d.payReq.UserID)
+	case d.decide != nil:
+		l.wallets.add(d.decide.WalletID)
+		l.payouts.add(d.decide.PayoutID)
+	case d.charge != nil:
+		l.wallets.add(d.charge.CustomerWalletID)
+		l.wallets.add(d.charge.MerchantWalletID)
+		l.limitUsers.add(d.charge.CustomerUserID)
+		l.authorizations.add(d.charge.AuthorizationID)
+		l.charges[store.ChargeKey{MerchantUserID: d.charge.MerchantUserID, PaymentRef: d.charge.PaymentRef}] = true
+	case d.reqPay != nil:
+		l.wallets.add(d.reqPay.PayerWalletID)
+		l.wallets.add(d.reqPay.ReceiverWalletID)
+		l.limitUsers.add(d.reqPay.PayerUserID)
+		l.requests.add(d.reqPay.RequestID)
+	case d.donate != nil:
+		l.wallets.add(d.donate.WalletID)
+		l.limitUsers.add(d.donate.DonorUserID)
+	case d.refund != nil:
+		refundLocks(d.refund, l.wallets, l.requests)
+	case d.review != nil:
+		l.wallets.add(d.review.WalletID)
+		l.deposits.add(d.review.DepositID)
+	}
+}
+
 // Apply applies the batch; see the package comment.
 func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
 	now := h.now().UTC().Truncate(time.Microsecond)
 	ds := make([]decoded, len(cmds))
-	walletIDs, limitUsers, depositIDs, payoutIDs, depUsers := set{}, set{}, set{}, set{}, set{}
-	requestIDs, authIDs, chargeKeys := set{}, set{}, map[store.ChargeKey]bool{}
+	locks := newLockSet()
 	for i, c := range cmds {
-		d := decode(c)
-		ds[i] = d
-		switch {
-		case d.bad != nil:
-		case d.transfer != nil:
-			walletIDs.add(d.transfer.FromWalletID)
-			walletIDs.add(d.transfer.ToWalletID)
-			limitUsers.add(d.transfer.FromUserID)
-		case d.depCreat != nil:
-			walletIDs.add(d.depCreat.WalletID)
-			limitUsers.add(d.depCreat.UserID)
-			depUsers.add(d.depCreat.UserID)
-		case d.credit != nil:
-			walletIDs.add(d.credit.WalletID)
-			depositIDs.add(d.credit.DepositID)
-		case d.withdraw != nil:
-			walletIDs.add(d.withdraw.WalletID)
-			limitUsers.add(d.withdraw.UserID)
-		case d.payReq != nil:
-			walletIDs.add(d.payReq.WalletID)
-			limitUsers.add(d.payReq.UserID)
-		case d.decide != nil:
-			walletIDs.add(d.decide.WalletID)
-			payoutIDs.add(d.decide.PayoutID)
-		case d.charge != nil:
-			walletIDs.add(d.charge.CustomerWalletID)
-			walletIDs.add(d.charge.MerchantWalletID)
-			limitUsers.add(d.charge.CustomerUserID)
-			authIDs.add(d.charge.AuthorizationID)
-			chargeKeys[store.ChargeKey{MerchantUserID: d.charge.MerchantUserID, PaymentRef: d.charge.PaymentRef}] = true
-		case d.reqPay != nil:
-			walletIDs.add(d.reqPay.PayerWalletID)
-			walletIDs.add(d.reqPay.ReceiverWalletID)
-			limitUsers.add(d.reqPay.PayerUserID)
-			requestIDs.add(d.reqPay.RequestID)
-		case d.donate != nil:
-			walletIDs.add(d.donate.WalletID)
-			limitUsers.add(d.donate.DonorUserID)
-		case d.refund != nil:
-			refundLocks(d.refund, walletIDs, requestIDs)
-		case d.review != nil:
-			walletIDs.add(d.review.WalletID)
-			depositIDs.add(d.review.DepositID)
-		}
+		ds[i] = decode(c)
+		locks.add(ds[i])
 	}
 
 	b := &batch{h: h, now: now, month: schemas.MonthKey(now), dirty: map[string]bool{}, limDirty: map[string]bool{}, fees: map[string]int64{}}
 	var err error
-	if b.wallets, err = store.LockWallets(ctx, tx, walletIDs.list()); err != nil {
+	if b.wallets, err = store.LockWallets(ctx, tx, locks.wallets.list()); err != nil {
 		return nil, err
 	}
-	if b.limits, err = store.LockLimits(ctx, tx, limitUsers.list()); err != nil {
+	if b.limits, err = store.LockLimits(ctx, tx, locks.limitUsers.list()); err != nil {
 		return nil, err
 	}
-	if b.deposits, err = store.LockDeposits(ctx, tx, depositIDs.list()); err != nil {
+	if b.deposits, err = store.LockDeposits(ctx, tx, locks.deposits.list()); err != nil {
 		return nil, err
 	}
-	if b.payouts, err = store.LockPayouts(ctx, tx, payoutIDs.list()); err != nil {
+	if b.payouts, err = store.LockPayouts(ctx, tx, locks.payouts.list()); err != nil {
 		return nil, err
 	}
-	if b.depToday, err = store.DepositedSince(ctx, tx, depUsers.list(), schemas.DayStart(now)); err != nil {
+	if b.depToday, err = store.DepositedSince(ctx, tx, locks.depositUsers.list(), schemas.DayStart(now)); err != nil {
 		return nil, err
 	}
-	if err := b.loadCommerce(ctx, tx, requestIDs.list(), authIDs.list(), chargeKeys); err != nil {
+	if err := b.loadCommerce(ctx, tx, locks.requests.list(), locks.authorizations.list(), locks.charges); err != nil {
 		return nil, err
 	}
 	if err := b.loadRefunds(ctx, tx, ds); err != nil {

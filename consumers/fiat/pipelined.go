@@ -36,28 +36,20 @@ type loaded struct {
 func (h *Handler) Load(cmds []pipeline.Command, b *pgx.Batch) pipeline.Loaded {
 	l := &loaded{h: h, decoded: make(map[string]decoded, len(cmds)),
 		wallets: make(map[string]*store.Wallet, 2*len(cmds)), limits: make(map[string]*store.Limits, len(cmds))}
-	walletIDs, limitUsers := set{}, set{}
+	locks := newLockSet()
 	for _, c := range cmds {
 		if _, ok := l.decoded[c.Env.ID]; ok {
 			continue
 		}
 		d := decode(c)
-		switch {
-		case d.bad != nil:
-		case d.transfer != nil:
-			walletIDs.add(d.transfer.FromWalletID)
-			walletIDs.add(d.transfer.ToWalletID)
-			limitUsers.add(d.transfer.FromUserID)
-		case d.withdraw != nil:
-			walletIDs.add(d.withdraw.WalletID)
-			limitUsers.add(d.withdraw.UserID)
-		default:
-			return nil
+		if d.bad == nil && d.transfer == nil && d.withdraw == nil {
+			return nil // it locks more than wallets and limits
 		}
+		locks.add(d)
 		l.decoded[c.Env.ID] = d
 	}
-	store.QueueLockWallets(b, walletIDs.list(), l.wallets)
-	store.QueueLockLimits(b, limitUsers.list(), l.limits)
+	store.QueueLockWallets(b, locks.wallets.list(), l.wallets)
+	store.QueueLockLimits(b, locks.limitUsers.list(), l.limits)
 	return l
 }
 
