@@ -30,26 +30,30 @@ import (
 // SyncWrites (writes go to the page cache), every broker connection is
 // wrapped, and a response that acknowledges a write is held back until an
 // fsync that started after the broker wrote it has finished. One fsync round
-// covers every file written since the previous round, however many requests
-// wait on it; rounds run back to back while responses wait. A produce with
-// acks=1 asks only that the broker wrote it (Kafka's leader acknowledgement,
-// not a promise of disk) and records of volatile topics are not needed after
-// a crash: both are answered at once, and acks=1 records are synced by the
-// next round, before any offset commit it acknowledges.
+// covers the files every waiting response needs, however many wait on it;
+// rounds run back to back while responses wait, and a file unchanged since
+// its last sync is not synced again.
+//
+// What a response needs: a produce with acks=all, its partitions; an offset
+// commit, the partitions it commits and groups.log, so a committed offset
+// never points past records a host crash could lose; group membership,
+// groups.log; producer ids and transactions, pids.log. A produce with acks=1
+// asks only that the broker wrote it (Kafka's leader acknowledgement, not a
+// promise of disk) and records of volatile topics are not needed after a
+// crash: both are answered at once, and an acks=1 record is synced by the
+// round of the first offset commit past it.
 type groupCommit struct {
 	dir string // the broker's data directory
 	// volatile topics are acknowledged without a sync (Spec.Volatile).
 	volatile map[string]bool
 
-	// topicName maps a topic id (produce v13+) to its name; nil until the
-	// cluster is up.
+	// topicName maps a topic id (produce v13+, offset commit v10+) to its
+	// name; nil until the cluster is up.
 	topicName func(id [16]byte) (string, bool)
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	dirty   map[partKey]struct{}
-	all     bool // a produce named a partition we could not resolve
-	meta    bool // a waiter acknowledges group or producer-id state
+	need    need // what the waiters of the next round need, merged
 	waiters []chan error
 	closed  bool
 	// synced is the highest segment base already synced per partition, to
@@ -57,6 +61,10 @@ type groupCommit struct {
 	synced map[string]int64
 	files  map[string]*os.File
 	ids    map[[16]byte]string
+	// lastSync is each file as it was just before its last successful
+	// sync: the same file with the same size and modification time has
+	// nothing new to sync.
+	lastSync map[string]os.FileInfo
 
 	// fsyncs counts fsync calls, for tests.
 	fsyncs int64
@@ -69,12 +77,36 @@ type partKey struct {
 	part  int32
 }
 
+// need is what one acknowledgement waits for, or what a round syncs.
+type need struct {
+	parts  map[partKey]struct{}
+	all    bool // every partition: a request named one we could not resolve
+	groups bool // groups.log: offsets and group membership
+	pids   bool // pids.log: producer ids and transactions
+}
+
+func (n *need) addPart(p partKey) {
+	if n.parts == nil {
+		n.parts = map[partKey]struct{}{}
+	}
+	n.parts[p] = struct{}{}
+}
+
+func (n *need) merge(o need) {
+	for p := range o.parts {
+		n.addPart(p)
+	}
+	n.all = n.all || o.all
+	n.groups = n.groups || o.groups
+	n.pids = n.pids || o.pids
+}
+
 // errBrokerClosed fails the waiters of a broker that is shutting down.
 var errBrokerClosed = errors.New("embedded broker closed")
 
 func newGroupCommit(dir string, volatile map[string]bool) *groupCommit {
-	g := &groupCommit{dir: dir, volatile: volatile, dirty: map[partKey]struct{}{}, synced: map[string]int64{},
-		files: map[string]*os.File{}, ids: map[[16]byte]string{}}
+	g := &groupCommit{dir: dir, volatile: volatile, synced: map[string]int64{},
+		files: map[string]*os.File{}, ids: map[[16]byte]string{}, lastSync: map[string]os.FileInfo{}}
 	g.cond = sync.NewCond(&g.mu)
 	go g.loop()
 	return g
@@ -88,29 +120,16 @@ func (g *groupCommit) close() {
 	g.mu.Unlock()
 }
 
-// mark records partitions a produce request is about to write.
-func (g *groupCommit) mark(parts []partKey, unknown bool) {
-	g.mu.Lock()
-	for _, p := range parts {
-		g.dirty[p] = struct{}{}
-	}
-	g.all = g.all || unknown
-	g.mu.Unlock()
-}
-
-// await blocks until a round that starts after this call has synced parts
-// and everything else marked dirty before it.
-func (g *groupCommit) await(parts []partKey, meta bool) error {
+// await blocks until a round that starts after this call has synced what n
+// names.
+func (g *groupCommit) await(n need) error {
 	ch := make(chan error, 1)
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
 		return errBrokerClosed
 	}
-	for _, p := range parts {
-		g.dirty[p] = struct{}{}
-	}
-	g.meta = g.meta || meta
+	g.need.merge(n)
 	g.waiters = append(g.waiters, ch)
 	g.cond.Signal()
 	g.mu.Unlock()
@@ -134,37 +153,39 @@ func (g *groupCommit) loop() {
 			g.mu.Unlock()
 			return
 		}
-		waiters, dirty, all, meta := g.waiters, g.dirty, g.all, g.meta
-		g.waiters, g.dirty, g.all, g.meta = nil, map[partKey]struct{}{}, false, false
+		waiters, n := g.waiters, g.need
+		g.waiters, g.need = nil, need{}
 		g.mu.Unlock()
 
 		if g.beforeRound != nil {
 			g.beforeRound()
 		}
-		err := g.round(dirty, all, meta)
+		err := g.round(n)
 		for _, w := range waiters {
 			w <- err
 		}
 	}
 }
 
-// round fsyncs the active segment and index files of the dirty partitions
-// (all partitions when all) and, with meta, the group and producer-id logs,
-// in parallel. Offset commits sync the dirty partitions too, so a committed
-// offset never points past records that a crash could lose.
-func (g *groupCommit) round(dirty map[partKey]struct{}, all, meta bool) error {
+// round fsyncs, in parallel, the logs n names and the active segment files
+// of its partitions (of every partition with n.all) that changed since their
+// last sync.
+func (g *groupCommit) round(n need) error {
 	var paths []string
-	if meta {
-		paths = append(paths, filepath.Join(g.dir, "groups.log"), filepath.Join(g.dir, "pids.log"))
+	if n.groups {
+		paths = append(paths, filepath.Join(g.dir, "groups.log"))
+	}
+	if n.pids {
+		paths = append(paths, filepath.Join(g.dir, "pids.log"))
 	}
 	var dirs []string
-	if all {
+	if n.all {
 		entries, _ := os.ReadDir(filepath.Join(g.dir, "partitions"))
 		for _, e := range entries {
 			dirs = append(dirs, filepath.Join(g.dir, "partitions", e.Name()))
 		}
 	} else {
-		for p := range dirty {
+		for p := range n.parts {
 			dirs = append(dirs, filepath.Join(g.dir, "partitions", url.PathEscape(p.topic)+"-"+strconv.Itoa(int(p.part))))
 		}
 	}
@@ -185,9 +206,12 @@ func (g *groupCommit) round(dirty map[partKey]struct{}, all, meta bool) error {
 }
 
 // activeFiles returns the files of a partition directory to sync: the
-// newest segment and its index; after a segment roll also the segments from
-// the last synced one on (the broker closes a rolled segment without an
-// fsync) and the directory, so the new file's name is durable.
+// newest segment; after a segment roll also the segments from the last
+// synced one on (the broker closes a rolled segment without an fsync) and the
+// directory, so the new file's name is durable. Index files (.idx) are not
+// synced: kfake rebuilds a partition from its segments and reads a missing
+// index entry as leader epoch 0 outside a transaction, which is what every
+// batch of this single-broker cluster without transactions carries.
 func (g *groupCommit) activeFiles(dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -211,7 +235,7 @@ func (g *groupCommit) activeFiles(dir string) []string {
 	g.mu.Unlock()
 	files := func(b int64) []string {
 		n := strconv.FormatInt(b, 10)
-		return []string{filepath.Join(dir, n+".dat"), filepath.Join(dir, n+".idx")}
+		return []string{filepath.Join(dir, n+".dat")}
 	}
 	if seen && newest == last {
 		return files(newest)
@@ -229,6 +253,31 @@ func (g *groupCommit) activeFiles(dir string) []string {
 }
 
 func (g *groupCommit) fsync(path string) error {
+	// Stat before syncing: what the stat saw is on disk once the sync
+	// returns, and a file that still looks the same later has nothing new.
+	info, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // never written
+		}
+		return err
+	}
+	g.mu.Lock()
+	last := g.lastSync[path]
+	g.mu.Unlock()
+	if last != nil && os.SameFile(last, info) && last.Size() == info.Size() && last.ModTime().Equal(info.ModTime()) {
+		return nil
+	}
+	if err := g.sync(path); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.lastSync[path] = info
+	g.mu.Unlock()
+	return nil
+}
+
+func (g *groupCommit) sync(path string) error {
 	if strings.HasSuffix(path, ".log") || g.rolledPast(path) {
 		// kfake compacts groups.log (and may rewrite pids.log) by writing a
 		// new file and renaming it over the old one: a kept descriptor would
@@ -259,7 +308,7 @@ func (g *groupCommit) fsync(path string) error {
 	g.mu.Lock()
 	g.fsyncs++
 	g.mu.Unlock()
-	if strings.HasSuffix(path, ".dat") || strings.HasSuffix(path, ".idx") {
+	if strings.HasSuffix(path, ".dat") {
 		// Appends: the data and the new size, not the timestamps.
 		return fdatasync(f)
 	}
@@ -322,6 +371,14 @@ func (g *groupCommit) forget(dir string, base int64) {
 			delete(g.files, path)
 		}
 	}
+	for path := range g.lastSync {
+		if filepath.Dir(path) != dir {
+			continue
+		}
+		if b, ok := segmentBase(path); ok && b < base {
+			delete(g.lastSync, path)
+		}
+	}
 }
 
 // listen wraps the broker's listener so every connection holds back its
@@ -344,27 +401,31 @@ func (l *durableListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &durableConn{Conn: c, g: l.g, pending: map[int32][]partKey{}}, nil
+	return &durableConn{Conn: c, g: l.g, pending: map[int32]need{}}, nil
 }
 
-// mutating lists the requests whose response acknowledges state the broker
-// persists (records, offsets, group membership, producer ids, transactions);
-// their responses wait for the sync round.
-var mutating = map[int16]bool{
-	0:  true, // Produce
-	8:  true, // OffsetCommit
-	11: true, // JoinGroup
-	13: true, // LeaveGroup
-	14: true, // SyncGroup
-	21: true, // DeleteRecords
-	22: true, // InitProducerID
-	24: true, // AddPartitionsToTxn
-	25: true, // AddOffsetsToTxn
-	26: true, // EndTxn
-	28: true, // TxnOffsetCommit
-	42: true, // DeleteGroups
-	47: true, // OffsetDelete
+// logsOf lists the requests whose response acknowledges state the broker
+// persists in its logs, and which logs; their responses wait for a sync
+// round. Produce and OffsetCommit are read whole (durableConn.request) to
+// learn their partitions too.
+var logsOf = map[int16]need{
+	11: {groups: true},             // JoinGroup
+	13: {groups: true},             // LeaveGroup
+	14: {groups: true},             // SyncGroup
+	21: {groups: true, pids: true}, // DeleteRecords
+	22: {pids: true},               // InitProducerID
+	24: {groups: true, pids: true}, // AddPartitionsToTxn
+	25: {groups: true, pids: true}, // AddOffsetsToTxn
+	26: {groups: true, pids: true}, // EndTxn
+	28: {groups: true, pids: true}, // TxnOffsetCommit
+	42: {groups: true},             // DeleteGroups
+	47: {groups: true},             // OffsetDelete
 }
+
+const (
+	keyProduce      = 0
+	keyOffsetCommit = 8
+)
 
 // durableConn parses the Kafka framing in both directions: requests (read by
 // the broker) to learn which correlation ids acknowledge writes and which
@@ -375,11 +436,11 @@ type durableConn struct {
 	g *groupCommit
 
 	// request side, touched only by the broker's reader
-	in     []byte // the current request: its size and header, or all of it for a produce
-	inSkip int    // bytes of a non-produce request body left to pass
+	in     []byte // the current request: its size and header, or all of it for a produce or offset commit
+	inSkip int    // bytes of another request's body left to pass
 
 	mu      sync.Mutex
-	pending map[int32][]partKey // correlation id -> partitions to sync
+	pending map[int32]need // correlation id -> what its response waits for
 
 	// response side, touched only by the broker's writer
 	out     []byte // the current response's first 8 bytes (size, correlation id)
@@ -415,79 +476,98 @@ func (c *durableConn) parseRequests(b []byte) {
 				c.in = c.in[:0] // malformed; the broker drops the connection
 				continue
 			}
-			if key != 0 { // not a produce: note it and pass the body
-				if mutating[key] {
-					c.mu.Lock()
-					c.pending[corr] = nil
-					c.mu.Unlock()
+			if key != keyProduce && key != keyOffsetCommit { // note it and pass the body
+				if n, ok := logsOf[key]; ok {
+					c.hold(corr, n)
 				}
 				c.in = c.in[:0]
 				c.inSkip = size - 8
 				continue
 			}
 		}
-		// A produce: gather it whole to read its partitions.
+		// A produce or offset commit: gather it whole to read its partitions.
 		size := int(binary.BigEndian.Uint32(c.in))
 		k := min(4+size-len(c.in), len(b))
 		c.in = append(c.in, b[:k]...)
 		b = b[k:]
 		if len(c.in) == 4+size {
-			c.produce(c.in[4:])
+			c.request(c.in[4:])
 			c.in = c.in[:0]
 		}
 	}
 }
 
-// produce notes the partitions of a produce request (body from the api key
-// on) and marks them dirty before the broker writes them.
-func (c *durableConn) produce(body []byte) {
+func (c *durableConn) hold(corr int32, n need) {
+	c.mu.Lock()
+	c.pending[corr] = n
+	c.mu.Unlock()
+}
+
+// request reads a produce or offset commit (body from the api key on) and
+// notes what its response must wait for: the partitions of a produce with
+// acks=all; the partitions an offset commit commits, and groups.log.
+func (c *durableConn) request(body []byte) {
 	r := kbin.Reader{Src: body}
-	r.Int16() // api key
+	key := r.Int16()
 	version := r.Int16()
 	corr := r.Int32()
 	r.NullableString() // client id
+	var n need
+	if key == keyOffsetCommit {
+		n.groups = true
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.SetVersion(version)
+		if req.IsFlexible() {
+			kmsg.SkipTags(&r)
+		}
+		n.all = req.ReadFrom(r.Src) != nil
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				c.addPart(&n, t.Topic, t.TopicID, version >= 10, p.Partition)
+			}
+		}
+		c.hold(corr, n)
+		return
+	}
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(version)
 	if req.IsFlexible() {
 		kmsg.SkipTags(&r)
 	}
-	var parts []partKey
-	unknown := req.ReadFrom(r.Src) != nil
-	for _, t := range req.Topics {
-		name := t.Topic
-		if version >= 13 {
-			var ok bool
-			if name, ok = c.g.topic(t.TopicID); !ok {
-				unknown = true
-				continue
-			}
-		}
-		if c.g.volatile[name] {
-			continue
-		}
-		for _, p := range t.Partitions {
-			parts = append(parts, partKey{topic: name, part: p.Partition})
-		}
-	}
-	if len(parts) == 0 && !unknown {
-		return // only volatile records: acknowledged as soon as written
-	}
-	// Marked dirty whatever the acks, so that the next round syncs them
-	// before any offset commit it acknowledges: a committed offset never
-	// points past records a host crash could lose.
-	c.g.mark(parts, unknown)
-	if req.Acks != -1 {
+	n.all = req.ReadFrom(r.Src) != nil
+	if !n.all && req.Acks != -1 {
 		// acks=0 has no response; acks=1 asks only that the leader wrote
 		// the records (Kafka's meaning: in its log, not yet on disk
-		// everywhere). Durability is what acks=all asks for.
+		// everywhere). Durability is what acks=all asks for; an offset
+		// commit past these records syncs them.
 		return
 	}
-	if unknown {
-		parts = append(parts, partKey{}) // makes the round sync everything
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			c.addPart(&n, t.Topic, t.TopicID, version >= 13, p.Partition)
+		}
 	}
-	c.mu.Lock()
-	c.pending[corr] = parts
-	c.mu.Unlock()
+	if len(n.parts) == 0 && !n.all {
+		return // only volatile records: acknowledged as soon as written
+	}
+	c.hold(corr, n)
+}
+
+// addPart adds a partition named by topic (or by id, when byID) to n, unless
+// its topic is volatile; a topic id that does not resolve makes n need every
+// partition.
+func (c *durableConn) addPart(n *need, topic string, id [16]byte, byID bool, part int32) {
+	if byID {
+		var ok bool
+		if topic, ok = c.g.topic(id); !ok {
+			n.all = true
+			return
+		}
+	}
+	if c.g.volatile[topic] {
+		return
+	}
+	n.addPart(partKey{topic: topic, part: part})
 }
 
 func (g *groupCommit) topic(id [16]byte) (string, bool) {
@@ -507,16 +587,8 @@ func (g *groupCommit) topic(id [16]byte) (string, bool) {
 }
 
 func (c *durableConn) Write(p []byte) (int, error) {
-	hold, meta, parts := c.parseResponses(p)
-	if hold {
-		all := false
-		for _, k := range parts {
-			all = all || k == (partKey{})
-		}
-		if all {
-			c.g.mark(nil, true)
-		}
-		if err := c.g.await(parts, meta); err != nil {
+	if n, hold := c.parseResponses(p); hold {
+		if err := c.g.await(n); err != nil {
 			c.Conn.Close()
 			return 0, err
 		}
@@ -525,9 +597,8 @@ func (c *durableConn) Write(p []byte) (int, error) {
 }
 
 // parseResponses reports whether b starts a response that acknowledges a
-// write, whether that is group or producer-id state (meta), and the
-// partitions it needs synced.
-func (c *durableConn) parseResponses(b []byte) (hold, meta bool, parts []partKey) {
+// write, and what those acknowledgements need synced.
+func (c *durableConn) parseResponses(b []byte) (n need, hold bool) {
 	for len(b) > 0 {
 		if c.outSkip > 0 {
 			k := min(c.outSkip, len(b))
@@ -551,9 +622,8 @@ func (c *durableConn) parseResponses(b []byte) (hold, meta bool, parts []partKey
 		c.mu.Unlock()
 		if ok {
 			hold = true
-			meta = meta || ps == nil
-			parts = append(parts, ps...)
+			n.merge(ps)
 		}
 	}
-	return hold, meta, parts
+	return n, hold
 }

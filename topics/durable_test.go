@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -115,33 +116,27 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 		<-gate
 	}
 	e.commit.mu.Unlock()
-	cl, err := NewClient(addrs)
+	manual := kgo.RecordPartitioner(kgo.ManualPartitioner())
+	cl, err := NewClient(addrs, manual)
 	if err != nil {
 		t.Fatal(err)
 	}
 	acked := make(chan error, 1)
-	cl.Produce(context.Background(), &kgo.Record{Topic: FiatCommands, Value: []byte("held")},
+	cl.Produce(context.Background(), &kgo.Record{Topic: FiatCommands, Partition: 0, Value: []byte("held")},
 		func(_ *kgo.Record, err error) { acked <- err })
 	if err := replies.ProduceSync(rctx, &kgo.Record{Topic: GatewayReplies, Value: []byte("reply")}).FirstErr(); err != nil {
 		t.Fatalf("a reply was not acknowledged while a sync round was held: %v", err)
 	}
-	// So is a produce with acks=1 (the gateway's commands), and its
-	// partition waits for the next round, which any offset commit awaits.
-	<-held // the round holding the first produce has taken its dirty set
-	leader, err := NewClient(addrs, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	// So is a produce with acks=1 (the gateway's commands).
+	<-held
+	leader, err := NewClient(addrs, manual, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer leader.Close()
-	lrec := &kgo.Record{Topic: FiatCommands, Value: []byte("leader-ack")}
+	lrec := &kgo.Record{Topic: FiatCommands, Partition: 1, Value: []byte("leader-ack")}
 	if err := leader.ProduceSync(rctx, lrec).FirstErr(); err != nil {
 		t.Fatalf("an acks=1 produce was not acknowledged while a sync round was held: %v", err)
-	}
-	e.commit.mu.Lock()
-	_, dirty := e.commit.dirty[partKey{topic: FiatCommands, part: lrec.Partition}]
-	e.commit.mu.Unlock()
-	if !dirty {
-		t.Fatal("the acks=1 record's partition is not marked for the next sync round")
 	}
 	select {
 	case err := <-acked:
@@ -151,6 +146,22 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 	close(gate)
 	if err := <-acked; err != nil {
 		t.Fatal(err)
+	}
+
+	// The acks=1 record is not synced until an offset commit past it,
+	// whose acknowledgement waits for a round that syncs its partition.
+	segment := newestSegment(t, filepath.Join(dir, "kafka", "partitions", FiatCommands+"-1"))
+	if syncedSize(e.commit, segment) == fileSize(t, segment) {
+		t.Fatal("the acks=1 record was synced before any offset commit needed it")
+	}
+	offsets := make(kadm.Offsets)
+	offsets.Add(kadm.Offset{Topic: FiatCommands, Partition: 1, At: lrec.Offset + 1, LeaderEpoch: -1})
+	committed, err := kadm.NewClient(leader).CommitOffsets(rctx, "probe", offsets)
+	if err != nil || committed.Error() != nil {
+		t.Fatalf("commit offsets: %v %v", err, committed.Error())
+	}
+	if got, want := syncedSize(e.commit, segment), fileSize(t, segment); got != want {
+		t.Fatalf("offset commit acknowledged with its partition synced up to %d of %d bytes", got, want)
 	}
 	cl.Close()
 	e.Close()
@@ -162,6 +173,40 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 	defer e2.Close()
 	countRecords(t, e2.Addrs(), FiatCommands, 402)
 	countRecords(t, e2.Addrs(), GatewayReplies, 2) // written, and flushed on a clean close
+}
+
+func newestSegment(t *testing.T, partDir string) string {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(partDir, "*.dat"))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("no segment in %s: %v", partDir, err)
+	}
+	newest, newestBase := "", int64(-1)
+	for _, s := range segs {
+		if b, ok := segmentBase(s); ok && b > newestBase {
+			newest, newestBase = s, b
+		}
+	}
+	return newest
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Size()
+}
+
+// syncedSize is the size path had when its last sync started (-1: never).
+func syncedSize(g *groupCommit, path string) int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if info := g.lastSync[path]; info != nil {
+		return info.Size()
+	}
+	return -1
 }
 
 // BenchmarkEmbeddedProduce compares kfake's SyncWrites (an fsync of every
@@ -216,16 +261,24 @@ func TestGroupCommitFilesAfterRollAndRename(t *testing.T) {
 	defer g.close()
 	write("0.dat")
 	write("0.idx")
-	if err := g.round(map[partKey]struct{}{{topic: "t", part: 0}: {}}, false, false); err != nil {
+	partition := need{parts: map[partKey]struct{}{{topic: "t", part: 0}: {}}}
+	if err := g.round(partition); err != nil {
 		t.Fatal(err)
 	}
 	if g.files[filepath.Join(part, "0.dat")] == nil {
 		t.Fatal("the active segment's descriptor is not kept")
 	}
+	before := g.fsyncs
+	if err := g.round(partition); err != nil {
+		t.Fatal(err)
+	}
+	if g.fsyncs != before {
+		t.Fatalf("a round synced an unchanged segment again (%d fsyncs)", g.fsyncs-before)
+	}
 	write("5.dat") // the broker rolled to a new segment
 	write("5.idx")
 	for range 2 { // the round after the roll syncs 0 and 5; the next forgets 0
-		if err := g.round(map[partKey]struct{}{{topic: "t", part: 0}: {}}, false, false); err != nil {
+		if err := g.round(partition); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -236,7 +289,7 @@ func TestGroupCommitFilesAfterRollAndRename(t *testing.T) {
 	if err := os.WriteFile(logPath, []byte("a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.round(nil, false, true); err != nil {
+	if err := g.round(need{groups: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(logPath+".tmp", []byte("b"), 0o644); err != nil {
@@ -245,11 +298,48 @@ func TestGroupCommitFilesAfterRollAndRename(t *testing.T) {
 	if err := os.Rename(logPath+".tmp", logPath); err != nil { // compaction
 		t.Fatal(err)
 	}
-	before := g.fsyncs
-	if err := g.round(nil, false, true); err != nil {
+	before = g.fsyncs
+	if err := g.round(need{groups: true}); err != nil {
 		t.Fatal(err)
 	}
 	if g.fsyncs == before || g.files[logPath] != nil {
 		t.Fatalf("groups.log after its rename: fsyncs %d → %d, kept descriptor %v", before, g.fsyncs, g.files[logPath] != nil)
 	}
+}
+
+// TestEmbeddedRecoversWithoutIndexFiles: the group commit does not sync the
+// segments' index files, so a host crash may leave them short; the broker
+// rebuilds every partition from its segments alone.
+func TestEmbeddedRecoversWithoutIndexFiles(t *testing.T) {
+	dir := t.TempDir()
+	e, err := StartEmbedded(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	produceAll(t, e.Addrs(), FiatCommands, 4, 50)
+	e.Close()
+	parts := filepath.Join(dir, "kafka", "partitions")
+	idx, _ := filepath.Glob(filepath.Join(parts, "*", "*.idx"))
+	snaps, _ := filepath.Glob(filepath.Join(parts, "*", "snapshot.json"))
+	if len(idx) == 0 {
+		t.Fatal("no index files to lose")
+	}
+	for _, p := range idx {
+		if err := os.Truncate(p, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range snaps { // a crash writes no snapshot
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2, err := StartEmbedded(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	countRecords(t, e2.Addrs(), FiatCommands, 50)
+	produceAll(t, e2.Addrs(), FiatCommands, 4, 10)
+	countRecords(t, e2.Addrs(), FiatCommands, 60)
 }
