@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/segmentio/ksuid"
 )
 
@@ -59,12 +60,28 @@ func New(typ, key, actorUserID string, data any, now time.Time) (Envelope, error
 	}, nil
 }
 
+// Records are read with goccy/go-json: every consumer decodes every record's
+// envelope and data, and encoding/json (which scans a value twice, once to
+// validate it) was 14% of the platform's CPU under the bench; the two agree
+// on what they read (TestReadAgreesWithEncodingJSON). Request bodies are
+// still read by encoding/json, with the gateway's own checks (gateway/bind).
+
+// Read parses a record value into an envelope without consulting the type
+// registry: for consumers that forward events of any type.
+func Read(value []byte) (Envelope, error) {
+	var env Envelope
+	if err := gojson.Unmarshal(value, &env); err != nil {
+		return Envelope{}, fmt.Errorf("decode envelope: %w", err)
+	}
+	return env, nil
+}
+
 // Decode parses a record value into an envelope and checks that this build
 // can read its type and schema version.
 func Decode(value []byte) (Envelope, error) {
-	var env Envelope
-	if err := json.Unmarshal(value, &env); err != nil {
-		return Envelope{}, fmt.Errorf("decode envelope: %w", err)
+	env, err := Read(value)
+	if err != nil {
+		return Envelope{}, err
 	}
 	if env.ID == "" || env.Type == "" {
 		return Envelope{}, fmt.Errorf("decode envelope: missing id or type")
@@ -82,7 +99,7 @@ func Decode(value []byte) (Envelope, error) {
 // DataAs decodes the envelope's data into T.
 func DataAs[T any](env Envelope) (T, error) {
 	var v T
-	if err := json.Unmarshal(env.Data, &v); err != nil {
+	if err := gojson.Unmarshal(env.Data, &v); err != nil {
 		return v, fmt.Errorf("decode %s data: %w", env.Type, err)
 	}
 	return v, nil

@@ -7,7 +7,6 @@ package sink
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -229,8 +228,8 @@ func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 	var out clickhouse.Rows
 	seen := make(map[string]bool, len(recs))
 	for _, rec := range recs {
-		var env schemas.Envelope
-		if err := json.Unmarshal(rec.Value, &env); err != nil || env.ID == "" {
+		env, err := schemas.Read(rec.Value)
+		if err != nil || env.ID == "" {
 			log.Warn("skipping unreadable event", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset)
 			continue
 		}

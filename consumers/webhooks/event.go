@@ -31,8 +31,8 @@ type Event struct {
 // registry: webhooks forward the data as produced, so event types this
 // build does not know are delivered too.
 func ParseRecord(rec *kgo.Record) (Event, error) {
-	var env schemas.Envelope
-	if err := json.Unmarshal(rec.Value, &env); err != nil {
+	env, err := schemas.Read(rec.Value)
+	if err != nil {
 		return Event{}, err
 	}
 	if env.ID == "" || env.Type == "" {
