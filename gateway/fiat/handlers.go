@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
@@ -141,12 +139,13 @@ type Handlers struct {
 	// checkout opens sessions: the embedded test processor without
 	// ProcessorKey, Stripe with it.
 	checkout Checkout
-	// targets caches resolved transfer targets (see transferTarget).
-	targets *expirable.LRU[string, store.Target]
+	// targets caches what transfers resolve (see transferTarget).
+	targets transferTargets
 }
 
-// Bounds of the transfer-target cache: a client sending again to the same
-// recipient skips a Postgres query on the hot path.
+// Bounds of the transfer-target caches: a transfer from a wallet and to a
+// recipient both seen in the last minute skips a Postgres query on the hot
+// path.
 const (
 	targetCacheSize = 10_000
 	targetCacheTTL  = time.Minute
@@ -171,7 +170,7 @@ func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, vault Va
 	}
 	return &Handlers{cfg: cfg, store: st, commerce: st, bus: bus, tokens: tokens, vault: vault, admin: admin, db: db, now: now,
 		routes: routes, client: &http.Client{Timeout: cfg.HTTPTimeout}, checkout: co,
-		targets: expirable.NewLRU[string, store.Target](targetCacheSize, nil, targetCacheTTL)}, nil
+		targets: newTransferTargets()}, nil
 }
 
 // Register mounts the routes. Each operation is declared with its request

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
@@ -113,7 +114,7 @@ func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 			return err
 		}
 	}
-	h.targets.Add(targetKey(from, to), t)
+	h.targets.remember(t, to)
 	return h.send(c, endpointTransfer, schemas.TypeFiatTransfer, from, schemas.FiatTransfer{
 		FromWalletID: from, ToWalletID: t.ToWalletID, FromUserID: p.UserID, ToUserID: t.ToUserID,
 		Amount: amount, Memo: memo,
@@ -121,7 +122,7 @@ func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 }
 
 // transferTarget resolves the sending wallet and the recipient's user and
-// wallet of its currency, from the cache when this pair was resolved in the
+// wallet of its currency, from the caches when both were resolved in the
 // last minute. What the handler reads of a target never changes once it
 // exists (a wallet's owner, kind and currency; an e-mail's user; a user's
 // wallet of a currency), and the consumer checks owner, kind, currency and
@@ -129,16 +130,53 @@ func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 // only complete targets are cached, so a recipient who registers later is
 // found at once.
 func (h *Handlers) transferTarget(ctx context.Context, from, toEmail string) (store.Target, error) {
-	if t, ok := h.targets.Get(targetKey(from, toEmail)); ok {
+	if t, ok := h.targets.get(from, toEmail); ok {
 		return t, nil
 	}
 	return h.store.TransferTarget(ctx, from, toEmail)
 }
 
-// targetKey names a (sending wallet, recipient e-mail) pair; e-mails match
+// transferTargets caches the two halves of a transfer target apart — the
+// sending wallet, and the recipient of an e-mail in a currency — so that a
+// pair never sent before is resolved from them once both halves were seen
+// (100 users sending to each other make 100 of each, and 9,900 pairs).
+type transferTargets struct {
+	wallets    *expirable.LRU[string, store.Wallet]
+	recipients *expirable.LRU[string, recipient]
+}
+
+type recipient struct{ userID, walletID string }
+
+func newTransferTargets() transferTargets {
+	return transferTargets{
+		wallets:    expirable.NewLRU[string, store.Wallet](targetCacheSize, nil, targetCacheTTL),
+		recipients: expirable.NewLRU[string, recipient](targetCacheSize, nil, targetCacheTTL),
+	}
+}
+
+func (c transferTargets) get(from, toEmail string) (store.Target, bool) {
+	w, ok := c.wallets.Get(from)
+	if !ok {
+		return store.Target{}, false
+	}
+	r, ok := c.recipients.Get(recipientKey(toEmail, w.Currency))
+	if !ok {
+		return store.Target{}, false
+	}
+	return store.Target{From: w, ToUserID: r.userID, ToWalletID: r.walletID}, true
+}
+
+// remember caches a complete target: of the wallet, only what never changes
+// (its balance and status do, and the handler reads neither).
+func (c transferTargets) remember(t store.Target, toEmail string) {
+	c.wallets.Add(t.From.ID, store.Wallet{ID: t.From.ID, UserID: t.From.UserID, Currency: t.From.Currency, Kind: t.From.Kind})
+	c.recipients.Add(recipientKey(toEmail, t.From.Currency), recipient{userID: t.ToUserID, walletID: t.ToWalletID})
+}
+
+// recipientKey names an e-mail's recipient in a currency; e-mails match
 // case-insensitively, as in storage.
-func targetKey(from, toEmail string) string {
-	return from + "\x00" + strings.ToLower(toEmail)
+func recipientKey(toEmail, currency string) string {
+	return strings.ToLower(toEmail) + "\x00" + currency
 }
 
 // validateWalletAmount checks the part of a money request that names one of

@@ -23,15 +23,19 @@ type targetStore struct {
 func (s *targetStore) TransferTarget(_ context.Context, from, toEmail string) (store.Target, error) {
 	s.lookups.Add(1)
 	t := store.Target{From: store.Wallet{ID: from, UserID: "u1", Currency: "KZT", Kind: store.KindUser, Status: store.StatusActive}}
-	if strings.EqualFold(toEmail, "bob@example.com") {
+	switch strings.ToLower(toEmail) {
+	case "bob@example.com":
 		t.ToUserID, t.ToWalletID = "u2", "w2"
+	case "carol@example.com":
+		t.ToUserID, t.ToWalletID = "u3", "w3"
 	}
 	return t, nil
 }
 
 // TestTransferTargetCache: a second transfer to the same recipient (any
-// case of the e-mail) skips the lookup; an e-mail nobody has is looked up
-// every time, so a user who registers later is found at once.
+// case of the e-mail) skips the lookup, and so does a new pair of a wallet
+// and a recipient each seen before; an e-mail nobody has is looked up every
+// time, so a user who registers later is found at once.
 func TestTransferTargetCache(t *testing.T) {
 	t.Parallel()
 	s := servertest.New()
@@ -51,14 +55,15 @@ func TestTransferTargetCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transfer := func(to string) {
-		req := httptest.NewRequest("POST", Prefix+"/transfer", strings.NewReader(`{"fromWalletId":"w1","toEmail":"`+to+`","amount":5}`))
+	transferFrom := func(from, to string) {
+		req := httptest.NewRequest("POST", Prefix+"/transfer", strings.NewReader(`{"fromWalletId":"`+from+`","toEmail":"`+to+`","amount":5}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+token)
 		if _, err := s.App.Test(req); err != nil {
 			t.Fatal(err)
 		}
 	}
+	transfer := func(to string) { transferFrom("w1", to) }
 	transfer("bob@example.com")
 	transfer("Bob@Example.com")
 	if got := st.lookups.Load(); got != 1 {
@@ -68,5 +73,10 @@ func TestTransferTargetCache(t *testing.T) {
 	transfer("nobody@example.com")
 	if got := st.lookups.Load(); got != 3 {
 		t.Fatalf("lookups after two transfers to an unknown e-mail = %d, want 3", got)
+	}
+	transferFrom("w4", "carol@example.com") // a new wallet and a new recipient
+	transfer("carol@example.com")           // both seen, never together
+	if got := st.lookups.Load(); got != 4 {
+		t.Fatalf("lookups after a new pair of a known wallet and a known recipient = %d, want 4", got)
 	}
 }
