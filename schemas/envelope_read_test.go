@@ -71,3 +71,45 @@ func TestReadAgreesWithEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRead compares the records' decoder with encoding/json on a fiat
+// transfer command's envelope and data, as a consumer reads it.
+func BenchmarkRead(b *testing.B) {
+	env, err := New(TypeFiatTransfer, "2Abcdefghijklmnopqrstuvwxyz", "2Abcdefghijklmnopqrstuvwxy0", FiatTransfer{
+		FromWalletID: "2Abcdefghijklmnopqrstuvwxyz", ToWalletID: "2Abcdefghijklmnopqrstuvwxy1",
+		FromUserID: "2Abcdefghijklmnopqrstuvwxy0", ToUserID: "2Abcdefghijklmnopqrstuvwxy2", Amount: 12_345, Memo: "rent",
+	}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	env.RequestHash, env.ReplyTo, env.CorrelationID = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "gateway.replies", "gw-1"
+	raw, err := Encode(env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("goccy", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			e, err := Decode(raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := DataAs[FiatTransfer](e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var e Envelope
+			if err := json.Unmarshal(raw, &e); err != nil {
+				b.Fatal(err)
+			}
+			var t FiatTransfer
+			if err := json.Unmarshal(e.Data, &t); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
