@@ -44,6 +44,7 @@ type Relay struct {
 	log       *slog.Logger
 	batch     int
 	idle      time.Duration
+	gather    time.Duration
 	published prometheus.Counter
 	now       func() time.Time
 
@@ -96,7 +97,7 @@ func New(pool *pgxpool.Pool, producer *topics.Producer, reg prometheus.Registere
 	})
 	reg.MustRegister(published)
 	r := &Relay{pool: pool, producer: producer, log: log.With("component", "relay"),
-		batch: 500, idle: 20 * time.Millisecond, published: published, now: time.Now,
+		batch: 500, idle: 20 * time.Millisecond, gather: 50 * time.Millisecond, published: published, now: time.Now,
 		width: 1_000_000, ahead: 2, retain: 7 * 24 * time.Hour, maintain: time.Minute, cursor: -1}
 	for _, o := range opts {
 		o(r)
@@ -151,18 +152,38 @@ func (r *Relay) runLocked(ctx context.Context) error {
 			}
 			r.lastMaintained = r.now()
 		}
+		start := r.now()
 		n, err := r.PublishOnce(ctx)
 		if err != nil {
 			return err
 		}
-		if n > 0 {
+		wait := r.nextWait(n, r.now().Sub(start))
+		if wait <= 0 {
 			continue
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(r.idle):
+		case <-time.After(wait):
 		}
+	}
+}
+
+// nextWait is how long to wait before the next publish, after one that
+// sent n events and took took. Nothing sent: the idle poll. At least as many
+// events as a batch has rows: at once, there is a backlog. Otherwise the next publish starts gather after
+// this one started: under load the relay sends fewer, larger batches — each
+// costs an event-log read, a produce with its fsync round, and a fetch for
+// every consumer of the topics — while an event waits at most gather more,
+// on a path no API answer waits for (the answer is the command's reply).
+func (r *Relay) nextWait(n int, took time.Duration) time.Duration {
+	switch {
+	case n == 0:
+		return r.idle
+	case n >= r.batch:
+		return 0
+	default:
+		return r.gather - took
 	}
 }
 
