@@ -171,11 +171,12 @@ func (r *Relay) runLocked(ctx context.Context) error {
 
 // nextWait is how long to wait before the next publish, after one that
 // sent n events and took took. Nothing sent: the idle poll. At least as many
-// events as a batch has rows: at once, there is a backlog. Otherwise the next publish starts gather after
-// this one started: under load the relay sends fewer, larger batches — each
-// costs an event-log read, a produce with its fsync round, and a fetch for
-// every consumer of the topics — while an event waits at most gather more,
-// on a path no API answer waits for (the answer is the command's reply).
+// events as a batch has rows: at once, there is a backlog. Otherwise the next
+// publish starts gather after this one started: under load the relay sends
+// fewer, larger batches — each costs an event-log read, a produce with its
+// fsync round, and a fetch for every consumer of the topics — while an event
+// waits at most gather more, on a path no API answer waits for (the answer is
+// the command's reply).
 func (r *Relay) nextWait(n int, took time.Duration) time.Duration {
 	switch {
 	case n == 0:
@@ -183,7 +184,7 @@ func (r *Relay) nextWait(n int, took time.Duration) time.Duration {
 	case n >= r.batch:
 		return 0
 	default:
-		return r.gather - took
+		return r.gather - max(took, 0) // a clock that stepped back waits gather, not more
 	}
 }
 

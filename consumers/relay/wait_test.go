@@ -17,6 +17,7 @@ func TestNextWait(t *testing.T) {
 		{0, time.Millisecond, 20 * time.Millisecond},
 		{12, 10 * time.Millisecond, 40 * time.Millisecond},
 		{12, 70 * time.Millisecond, -20 * time.Millisecond},
+		{12, -time.Second, 50 * time.Millisecond},
 		{500, time.Millisecond, 0},
 		{1200, time.Millisecond, 0},
 	} {
