@@ -22,9 +22,10 @@ type Embedded struct {
 // crash, not only a process kill; so is every offset commit and producer id.
 // Produces with acks=1 (the gateway's commands, whose answer is the
 // consumer's reply after its Postgres commit) and records of volatile topics
-// (Spec.Volatile) are acknowledged once written. The fsyncs are group commits
+// (Spec.Volatile) are acknowledged once written; an offset commit past an
+// acks=1 record waits for its partition's sync. The fsyncs are group commits
 // (durable.go): the broker writes to the page cache, and each acknowledgement
-// waits for the next fsync round of the files written, shared by every
+// waits for the next fsync round of the files it needs, shared by every
 // request waiting at that moment, outside the broker's request loop
 // (kfake.SyncWrites fsyncs every partition of every produce inside it, one at
 // a time).
