@@ -27,6 +27,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -381,6 +382,12 @@ func printCost(r *results) {
 	fmt.Printf("  %-22s %.2f Kafka records, %.2f fsyncs (broker %.2f + Postgres WAL %.2f); fiat batches: %.1f commands, %s Postgres round trips each\n",
 		"per transfer", float64(u.records)/n, (u.brokerFsyncs+float64(u.walSyncs))/n, u.brokerFsyncs/n, float64(u.walSyncs)/n,
 		orZero(n/u.batches), perBatch)
+	topicNames := slices.Sorted(maps.Keys(u.byTopic))
+	parts := make([]string, 0, len(topicNames))
+	for _, t := range topicNames {
+		parts = append(parts, fmt.Sprintf("%s %.2f", t, float64(u.byTopic[t])/n))
+	}
+	fmt.Printf("  %-22s %s\n", "records by topic", strings.Join(parts, ", "))
 	pg := "n/a"
 	if u.pgCPU > 0 {
 		pg = fmt.Sprintf("%.0f", cpuPer(u.pgCPU, r.ok))

@@ -25,6 +25,7 @@ import (
 // and the CPU of the platform and of the Postgres server.
 type cost struct {
 	records      int64
+	byTopic      map[string]int64
 	brokerFsyncs float64
 	walSyncs     int64
 	roundTrips   float64
@@ -54,13 +55,16 @@ func newMeter(ctx context.Context, lags *lagReader, db *pgxpool.Pool, metricsAdd
 // read returns the counters now; a counter that cannot be read is 0 (the
 // report then says n/a rather than a wrong figure).
 func (m *meter) read(ctx context.Context) cost {
-	var u cost
+	u := cost{byTopic: map[string]int64{}}
 	var names []string
 	for _, s := range topics.All() {
 		names = append(names, s.Name)
 	}
 	if ends, err := m.lags.adm.ListEndOffsets(ctx, names...); err == nil {
-		ends.Each(func(o kadm.ListedOffset) { u.records += o.Offset })
+		ends.Each(func(o kadm.ListedOffset) {
+			u.records += o.Offset
+			u.byTopic[o.Topic] += o.Offset
+		})
 	}
 	_ = m.db.QueryRow(ctx, `SELECT wal_sync FROM pg_stat_wal`).Scan(&u.walSyncs)
 	if fams, err := scrape(m.metricsAddr); err == nil {
@@ -75,7 +79,13 @@ func (m *meter) read(ctx context.Context) cost {
 
 // sub returns the change from b to u.
 func (u cost) sub(b cost) cost {
-	return cost{records: u.records - b.records, brokerFsyncs: u.brokerFsyncs - b.brokerFsyncs,
+	by := map[string]int64{}
+	for t, n := range u.byTopic {
+		if d := n - b.byTopic[t]; d != 0 {
+			by[t] = d
+		}
+	}
+	return cost{records: u.records - b.records, byTopic: by, brokerFsyncs: u.brokerFsyncs - b.brokerFsyncs,
 		walSyncs: u.walSyncs - b.walSyncs, roundTrips: u.roundTrips - b.roundTrips, batches: u.batches - b.batches,
 		pgCPU: u.pgCPU - b.pgCPU}
 }
