@@ -496,17 +496,23 @@ func ErrorCodes(description string) []string {
 var knownWord = map[string]bool{"internal": true, "unavailable": true, "forbidden": true}
 
 // Merge combines module slices into one document with info: the union of
-// their paths, tags and component schemas. A schema name two slices define
+// their paths, tags, security schemes and component schemas. A schema name two slices define
 // differently is renamed in the later slice to its module's name followed by
 // the schema's ("Stats" → "GovStats"), its references rewritten.
 func Merge(info map[string]any, slices []Slice) map[string]any {
 	paths := map[string]any{}
 	schemas := map[string]any{}
 	tags := map[string]any{}
+	security := map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}}
 	for _, sl := range slices {
 		doc := sl.Doc
 		comps, _ := doc["components"].(map[string]any)
 		own, _ := comps["schemas"].(map[string]any)
+		if schemes, ok := comps["securitySchemes"].(map[string]any); ok {
+			for name, scheme := range schemes {
+				security[name] = scheme // a module's own scheme (build's X-Build-Key)
+			}
+		}
 		renames := map[string]string{}
 		for name, schema := range own {
 			if prev, ok := schemas[name]; ok && !reflect.DeepEqual(canonical(prev), canonical(schema)) {
@@ -552,7 +558,7 @@ func Merge(info map[string]any, slices []Slice) map[string]any {
 		"tags":    tagList,
 		"paths":   paths,
 		"components": map[string]any{
-			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+			"securitySchemes": security,
 			"schemas":         schemas,
 		},
 	}
