@@ -113,7 +113,15 @@ func (h *Handlers) Register(r server.Router) {
 	})
 	server.Get(g, strings.TrimPrefix(SlicePath, Prefix), server.Op[server.NoRequest]{
 		Summary: "OpenAPI 3.0 slice of the platform module", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return c.JSON(OpenAPI(h.routes())) },
+		// Every platform route is public, so the slice declares no security
+		// scheme.
+		Handle: serveDoc(openapi.Handler(h.routes, openapi.Doc{
+			Title: "Platform",
+			Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" +
+				FullPath + "), the complete document of every module (" + CompletePath + ") and the API reference page (/docs).",
+			Prefixes: []string{Prefix, FullPath, docsPath},
+			Tag:      "platform",
+		})),
 		Responses: []server.Response{server.Answers(http.StatusOK, "the document", Document{})},
 	})
 	h.registerComplete(g)
@@ -122,22 +130,6 @@ func (h *Handlers) Register(r server.Router) {
 		Responses: []server.Response{server.Answers(http.StatusOK, "the merged slices of the fintech modules", FullDocument{})},
 	})
 	registerDocs(r)
-}
-
-// OpenAPI builds the platform slice: the routes under Prefix, the full
-// document and the API reference page with its script.
-// Every platform route is public, so the slice declares no security scheme.
-func OpenAPI(routes []server.Route) map[string]any {
-	doc := openapi.Build(routes, openapi.Doc{
-		Title:       "Platform",
-		Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" + FullPath + "), the complete document of every module (" + CompletePath + ") and the API reference page (/docs).",
-		Prefixes:    []string{Prefix, FullPath, docsPath},
-		Operation:   func(_ server.Route, op map[string]any) { op["tags"] = []string{"platform"} },
-	})
-	if comps, ok := doc["components"].(map[string]any); ok {
-		delete(comps, "securitySchemes")
-	}
-	return doc
 }
 
 // full answers /api/openapi.json: the slices the fintech modules serve, as
@@ -224,6 +216,11 @@ func Modules(routes []server.Route) []schemas.PlatformModule {
 		mods = append(mods, schemas.PlatformModule{Name: name, Prefix: "/api/" + name, OpenAPI: r.Path})
 	}
 	return mods
+}
+
+// serveDoc is a module document's handler as an operation's.
+func serveDoc(doc fiber.Handler) func(*fiber.Ctx, *server.NoRequest) error {
+	return func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) }
 }
 
 // isSlice reports whether r serves a module's OpenAPI slice.
