@@ -217,14 +217,17 @@ func (h *Handlers) registerBasics(g server.Router) {
 	// there too).
 	doc := openapi.Handler(h.routes, openapi.Doc{Title: "Fiat wallet API", Prefixes: []string{Prefix}})
 	server.Get(g, "/health", server.Op[server.NoRequest]{
-		Summary: "Liveness, database reachability, active wallet count", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
-		Responses: []server.Response{server.Answers(http.StatusOK, "alive, and the database answers", fiatHealth{})},
+		Summary:     "Liveness, database reachability, active wallet count",
+		Description: "Reports whether the fiat module and its database answer, with the number of active wallets. Read-only.",
+		Public:      true,
+		Handle:      func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
+		Responses:   []server.Response{server.Answers(http.StatusOK, "alive, and the database answers", fiatHealth{})},
 	})
 	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
 		Summary: "OpenAPI 3.0 slice of the fiat module", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) },
-		Responses: []server.Response{server.Answers(http.StatusOK, "the document", platform.Document{})},
+		Description: "The OpenAPI document of the fiat routes (the webhook routes mounted under /api/fiat included). Read-only.",
+		Handle:      func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) },
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the document", platform.Document{})},
 	})
 }
 
