@@ -31,6 +31,15 @@ type Document struct {
 	Tags       []OpenAPITag              `json:"tags,omitempty"`
 	Paths      map[string]map[string]any `json:"paths" required:"true" description:"path items by path: operations by method"`
 	Components map[string]any            `json:"components,omitempty" description:"schemas and securitySchemes"`
+	// TagGroups group the module tags in Redoc's navigation (the complete
+	// document).
+	TagGroups []OpenAPITagGroup `json:"x-tagGroups,omitempty"`
+}
+
+// OpenAPITagGroup is a named group of tags (Redoc's x-tagGroups).
+type OpenAPITagGroup struct {
+	Name string   `json:"name" required:"true"`
+	Tags []string `json:"tags" required:"true"`
 }
 
 // OpenAPIInfo is a document's info.
