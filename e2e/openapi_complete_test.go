@@ -26,6 +26,9 @@ type openAPIDoc struct {
 	Tags []struct {
 		Name string `json:"name"`
 	} `json:"tags"`
+	TagGroups []struct {
+		Tags []string `json:"tags"`
+	} `json:"x-tagGroups"`
 	Paths      map[string]map[string]openAPIOp `json:"paths"`
 	Components struct {
 		Schemas map[string]map[string]any `json:"schemas"`
@@ -74,6 +77,18 @@ func TestCompleteDocument(t *testing.T) {
 	tags := map[string]bool{}
 	for _, tag := range doc.Tags {
 		tags[tag.Name] = true
+	}
+	// Redoc hides a tag no group lists.
+	grouped := map[string]int{}
+	for _, g := range doc.TagGroups {
+		for _, tag := range g.Tags {
+			grouped[tag]++
+		}
+	}
+	for tag := range tags {
+		if grouped[tag] != 1 {
+			t.Errorf("tag %s is in %d of the x-tagGroups", tag, grouped[tag])
+		}
 	}
 	sliced := 0
 	for _, m := range index.Modules {

@@ -215,7 +215,12 @@ func (h *Handlers) registerBasics(g server.Router) {
 	health := platform.Health(h.db, h.healthCounts)
 	// The fiat slice: every route under Prefix (gateway/webhooks mounts
 	// there too).
-	doc := openapi.Handler(h.routes, openapi.Doc{Title: "Fiat wallet API", Prefixes: []string{Prefix}})
+	doc := openapi.Handler(h.routes, openapi.Doc{
+		Title: "Fiat wallet API",
+		Description: "KZT and USD wallets: top-ups through the card processor, transfers, withdrawals and payouts, " +
+			"payment requests, merchant keys, authorizations, charges and refunds, KYC, webhook endpoints and the admin tools.",
+		Prefixes: []string{Prefix},
+	})
 	server.Get(g, "/health", server.Op[server.NoRequest]{
 		Summary:     "Liveness, database reachability, active wallet count",
 		Description: "Reports whether the fiat module and its database answer, with the number of active wallets. Read-only.",
