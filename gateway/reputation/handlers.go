@@ -121,7 +121,7 @@ func (h *Handlers) Register(r server.Router) {
 	server.Post(g, "/events", server.Op[eventRequest]{
 		Summary:     "Add a weighted event to a user's score (service key or admin JWT)",
 		Description: "Applies a weighted event to a user's score and rank; a repeated (userId, kind, sourceId) answers the first result and changes nothing.",
-		Caller:      "a platform service with the service key, or a reputation admin with `Authorization: Bearer <token>`",
+		Caller:      "a platform service with the service key in the `" + HeaderServiceKey + "` header, or a reputation admin with `Authorization: Bearer <token>`",
 		Class:       ratelimit.Write,
 		Role:        "reputation admin (or the caller sends the service key)", Handle: h.post,
 		Responses: []server.Response{
