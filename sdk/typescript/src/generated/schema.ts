@@ -1896,7 +1896,7 @@ export interface paths {
          * Add a weighted event to a user's score (service key or admin JWT)
          * @description Applies a weighted event to a user's score and rank; a repeated (userId, kind, sourceId) answers the first result and changes nothing.
          *
-         *     **Who may call:** a platform service with the service key, or a reputation admin with `Authorization: Bearer <token>`.
+         *     **Who may call:** a platform service with the service key in the `X-Reputation-Service-Key` header, or a reputation admin with `Authorization: Bearer <token>`.
          */
         post: operations["postReputationEvents"];
         delete?: never;
