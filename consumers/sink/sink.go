@@ -122,7 +122,10 @@ func (s *Sink) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return clickhouse.EnsureSchema(ctx, conn, s.cfg.Database)
+		if err := clickhouse.EnsureSchema(ctx, conn, s.cfg.Database); err != nil {
+			return err
+		}
+		return clickhouse.EnsureViews(ctx, conn, s.cfg.Database)
 	}); err != nil {
 		return nil // shut down while ClickHouse was unreachable
 	}
@@ -221,8 +224,9 @@ func (s *Sink) retry(ctx context.Context, what string, f func(context.Context) e
 }
 
 // Convert maps records to analytics rows: every record to the events table,
-// ledger.entry_added also to ledger_entries and score.updated to
-// reputation_events. Records with the same event id in one batch are kept
+// ledger.entry_added also to ledger_entries, score.updated to
+// reputation_events, and the events that create or change a user, wallet,
+// campaign or proposal to its dimension table (dimensions.go). Records with the same event id in one batch are kept
 // once; unreadable records are skipped (they are not events).
 func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 	var out clickhouse.Rows
@@ -267,7 +271,12 @@ func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 			}
 			out.Reputation = append(out.Reputation, clickhouse.ReputationRow{ID: env.ID, EventID: u.EventID,
 				UserID: u.UserID, Kind: u.Kind, SourceModule: u.SourceModule, Weight: u.Weight, NewScore: u.NewScore,
-				PreviousRank: u.PreviousRank, NewRank: u.NewRank, Seq: u.Seq, OccurredAt: env.OccurredAt})
+				PreviousRank: u.PreviousRank, NewRank: u.NewRank, Seq: u.Seq, OccurredAt: env.OccurredAt,
+				SourceID: u.SourceID})
+		default:
+			if err := convertDimension(env, &out); err != nil {
+				log.Warn("skipping unreadable dimension event", "id", env.ID, "type", env.Type, "err", err)
+			}
 		}
 	}
 	return out
