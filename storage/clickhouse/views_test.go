@@ -167,3 +167,37 @@ func TestGuideShowsEveryView(t *testing.T) {
 		}
 	}
 }
+
+// Every other query of the guide runs on this server as written (with the
+// test's database for platform).
+func TestGuideQueriesRun(t *testing.T) {
+	conn, db := viewFixture(t)
+	raw, err := os.ReadFile("../../consumers/sink/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(raw), "```sql\n")[1:]
+	n := 0
+	for _, b := range blocks {
+		q := strings.TrimSpace(b[:strings.Index(b, "```")])
+		if strings.HasPrefix(q, "CREATE VIEW") {
+			continue
+		}
+		q = strings.TrimSuffix(strings.ReplaceAll(q, "platform.", db+"."), ";")
+		rows, err := conn.Query(context.Background(), q)
+		if err != nil {
+			t.Errorf("guide query fails: %v\n%s", err, q)
+			continue
+		}
+		for rows.Next() {
+		}
+		if err := rows.Err(); err != nil {
+			t.Errorf("guide query fails: %v\n%s", err, q)
+		}
+		rows.Close()
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("ran %d guide queries, expected the guide's ten or more", n)
+	}
+}
