@@ -22,7 +22,8 @@ type View struct {
 // The views use only what ClickHouse 18.16 has and current releases keep:
 // argMax/any/uniqExact with GROUP BY, ANY LEFT JOIN ... USING on
 // subqueries (no JOIN ... ON, no join_use_nulls: a missing dimension row
-// reads as ” or 0), visitParamExtract* (no JSONExtract*), toDate(t, 'UTC'),
+// reads as an empty string or 0), visitParamExtract* (no JSONExtract*),
+// toDate(t, "UTC"),
 // intDiv; no window functions, no FINAL inside the views.
 var Views = []View{
 	{"v_users", `SELECT user_id, argMax(display_name, version) AS display_name,
