@@ -55,6 +55,14 @@ func convertDimension(env schemas.Envelope, out *clickhouse.Rows) error {
 			AuthorUserID: p.AuthorUserID, Title: p.Title, Category: p.Category, VoteMode: p.VoteMode,
 			Status: p.Status, Quorum: p.Quorum, Ballots: p.Ballots, QuorumMet: p.QuorumMet, Passing: p.Passing,
 			UpdatedAt: env.OccurredAt, Version: proposalVersions[env.Type]})
+	case env.Type == schemas.TypeWebhookDeliveryUpdated:
+		d, err := schemas.DataAs[schemas.WebhookDeliveryUpdated](env)
+		if err != nil {
+			return err
+		}
+		out.WebhookDeliveries = append(out.WebhookDeliveries, clickhouse.WebhookDeliveryRow{DeliveryID: d.DeliveryID,
+			WebhookID: d.WebhookID, EventID: d.EventID, EventType: d.EventType, Status: d.Status,
+			Attempts: int64(d.Attempts), LastStatusCode: int64(d.LastStatusCode), UpdatedAt: d.UpdatedAt})
 	}
 	return nil
 }

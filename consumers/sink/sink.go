@@ -28,7 +28,7 @@ type Config struct {
 	Brokers []string
 	// Group is the consumer group; default topics.GroupSink.
 	Group string
-	// Topics to copy; default topics.EventTopics().
+	// Topics to copy; default topics.SinkTopics().
 	Topics []string
 	// Database is the ClickHouse database the tables live in.
 	Database string
@@ -47,7 +47,7 @@ func (c *Config) setDefaults() {
 		c.Group = topics.GroupSink
 	}
 	if len(c.Topics) == 0 {
-		c.Topics = topics.EventTopics()
+		c.Topics = topics.SinkTopics()
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 5000

@@ -103,6 +103,8 @@ type Rows struct {
 	Wallets    []WalletRow
 	Campaigns  []CampaignRow
 	Proposals  []ProposalRow
+	// WebhookDeliveries are changes of the webhook delivery log.
+	WebhookDeliveries []WebhookDeliveryRow
 }
 
 // Insert writes a batch with one batch insert per table (explicit column

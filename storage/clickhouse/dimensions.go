@@ -22,6 +22,10 @@ const (
 	TableWallets   = "wallets"
 	TableCampaigns = "campaigns"
 	TableProposals = "proposals"
+	// TableWebhookDeliveries is the webhook delivery log: one row per
+	// change of a delivery, the newest (version = its update time in
+	// microseconds) being its current state.
+	TableWebhookDeliveries = "webhook_deliveries"
 )
 
 func dimensionSchema(db string) []string {
@@ -41,6 +45,10 @@ func dimensionSchema(db string) []string {
 			status String, quorum Int64, ballots Int64, quorum_met UInt8, passing UInt8,
 			updated_at DateTime, version UInt64
 		) ENGINE = ReplacingMergeTree(version) ORDER BY proposal_id`,
+		`CREATE TABLE IF NOT EXISTS ` + db + `.` + TableWebhookDeliveries + ` (
+			delivery_id String, webhook_id String, event_id String, event_type String, status String,
+			attempts Int64, last_status_code Int64, updated_at DateTime, version UInt64
+		) ENGINE = ReplacingMergeTree(version) ORDER BY delivery_id`,
 	}
 }
 
@@ -125,6 +133,13 @@ func flag(b bool) uint8 {
 	return 0
 }
 
+// WebhookDeliveryRow is a webhook delivery as one change left it.
+type WebhookDeliveryRow struct {
+	DeliveryID, WebhookID, EventID, EventType, Status string
+	Attempts, LastStatusCode                          int64
+	UpdatedAt                                         time.Time
+}
+
 // insertDimensions writes the batch's dimension rows, one insert per table.
 func insertDimensions(ctx context.Context, conn driver.Conn, db string, rows Rows) error {
 	if err := insertRows(ctx, conn, db, TableUsers, `user_id, display_name, registered_on, registered_at, version`,
@@ -148,6 +163,15 @@ func insertDimensions(ctx context.Context, conn driver.Conn, db string, rows Row
 		len(rows.Campaigns), func(i int) []any {
 			r := rows.Campaigns[i]
 			return []any{r.CampaignID, r.ProposerUserID, r.Title, r.Category, r.GoalKzt, r.Status, r.UpdatedAt.UTC(), r.Version}
+		}); err != nil {
+		return err
+	}
+	if err := insertRows(ctx, conn, db, TableWebhookDeliveries,
+		`delivery_id, webhook_id, event_id, event_type, status, attempts, last_status_code, updated_at, version`,
+		len(rows.WebhookDeliveries), func(i int) []any {
+			r := rows.WebhookDeliveries[i]
+			return []any{r.DeliveryID, r.WebhookID, r.EventID, r.EventType, r.Status, r.Attempts, r.LastStatusCode,
+				r.UpdatedAt.UTC(), uint64(r.UpdatedAt.UnixMicro())}
 		}); err != nil {
 		return err
 	}

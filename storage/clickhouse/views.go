@@ -104,6 +104,17 @@ FROM (
     ) USING proposal_id
 ) ANY LEFT JOIN (SELECT user_id AS author_user_id, display_name AS author_name FROM {db}.v_users)
 USING author_user_id`},
+	{"v_webhook_delivery_health", `SELECT webhook_id, count() AS deliveries,
+    countIf(status = 'delivered') AS delivered, countIf(status = 'pending') AS pending,
+    countIf(status = 'failed') AS failed, countIf(status = 'dead_letter') AS dead_letter,
+    sum(attempts) AS attempts, max(updated_at) AS last_change
+FROM (
+    SELECT delivery_id, argMax(webhook_id, version) AS webhook_id, argMax(status, version) AS status,
+        argMax(attempts, version) AS attempts, max(updated_at) AS updated_at
+    FROM {db}.webhook_deliveries
+    GROUP BY delivery_id
+)
+GROUP BY webhook_id`},
 }
 
 // ViewSQL is a view's SELECT for database db.

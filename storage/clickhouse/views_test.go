@@ -42,6 +42,14 @@ func viewFixture(t *testing.T) (driver.Conn, string) {
 			ev("e4", "events.charity", "donation.received", "u1", `{"donationId":"d1","campaignId":"c1","amountKzt":400}`, day),
 			ev("e5", "events.charity", "donation.received", "u1", `{"donationId":"d2","campaignId":"c1","amountKzt":150}`, day),
 		},
+		WebhookDeliveries: []WebhookDeliveryRow{
+			{DeliveryID: "d1", WebhookID: "h1", EventID: "e1", EventType: "transfer.completed", Status: "delivered",
+				Attempts: 1, LastStatusCode: 200, UpdatedAt: day.Add(time.Second)},
+			{DeliveryID: "d1", WebhookID: "h1", EventID: "e1", EventType: "transfer.completed", Status: "pending", UpdatedAt: day},
+			{DeliveryID: "d2", WebhookID: "h1", EventID: "e2", EventType: "transfer.completed", Status: "pending", UpdatedAt: day},
+			{DeliveryID: "d2", WebhookID: "h1", EventID: "e2", EventType: "transfer.completed", Status: "failed",
+				Attempts: 1, LastStatusCode: 500, UpdatedAt: day.Add(2 * time.Second)},
+		},
 		Reputation: []ReputationRow{
 			{ID: "r1", EventID: "x1", UserID: "u1", Kind: "gov-voter", Weight: 1, NewScore: 1, NewRank: "seedling", Seq: 1, OccurredAt: day, SourceID: "p1"},
 			{ID: "r2", EventID: "x2", UserID: "u2", Kind: "gov-voter", Weight: 1, NewScore: 1, NewRank: "seedling", Seq: 1, OccurredAt: day, SourceID: "p1"},
@@ -111,6 +119,8 @@ func TestViewsDeduplicateAndJoin(t *testing.T) {
 		{`SELECT proposal_id, title, status, author_name, quorum, voters, ballots_at_close, quorum_met FROM ` + db + `.v_governance_participation`,
 			"p1|Parks|executed|Ann|2|2|2|1"},
 		{`SELECT wallet_id, owner_user_id, currency FROM ` + db + `.v_wallets ORDER BY wallet_id`, "w1|u1|KZT w2|u2|USD"},
+		{`SELECT webhook_id, deliveries, delivered, pending, failed, dead_letter, attempts FROM ` + db + `.v_webhook_delivery_health`,
+			"h1|2|1|0|1|0|2"},
 	} {
 		got := strings.Join(queryStrings(t, conn, c.q), " ")
 		if got != c.want {
