@@ -14,8 +14,10 @@ import (
 // table, and the reputation and dimension rows they carry), plus 10,000 of
 // them inserted a second time, as a crash's redelivery does: 1,000 users,
 // 1,300 wallets (KZT and USD), 50 campaigns (2 events each), 40 closed
-// proposals (3 each), 55,000 transfers, 7,480 donations and 35,000 score
-// updates (2,000 of them gov-voter), over 30 days.
+// proposals (3 each), 55,000 transfers, 7,480 donations, 30,000 score
+// updates (2,000 of them gov-voter) and 5,000 webhook delivery changes
+// (2,500 deliveries to 20 subscriptions, queued then delivered or failed),
+// over 30 days.
 func fillBench(ins func(Rows) error) error {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(i int) time.Time { return start.Add(time.Duration(i%(30*86400)) * time.Second) }
@@ -67,7 +69,16 @@ func fillBench(ins func(Rows) error) error {
 			fmt.Sprintf(`{"donationId":"d%d","campaignId":"camp%02d","category":"c","amountKzt":%d}`, i, i%50, 500+i%700), at(i*53))
 	}
 	seq := map[string]int64{}
-	for i := range 35_000 {
+	for i := range 2_500 {
+		for step, status := range []string{"pending", []string{"delivered", "failed"}[i%2]} {
+			t := at(i*61 + step)
+			ev("analytics.webhooks", "webhook.delivery.updated", "", `{}`, t)
+			r.WebhookDeliveries = append(r.WebhookDeliveries, WebhookDeliveryRow{DeliveryID: fmt.Sprintf("del%05d", i),
+				WebhookID: fmt.Sprintf("hook%02d", i%20), EventID: fmt.Sprintf("ev%08d", i), EventType: "transfer.completed",
+				Status: status, Attempts: int64(step), LastStatusCode: int64([]int{0, 200}[step]), UpdatedAt: t})
+		}
+	}
+	for i := range 30_000 {
 		u, kind, src := user(i*17), "wallet-active", ""
 		if i < 2000 {
 			kind, src = "gov-voter", fmt.Sprintf("prop%02d", i%40)
@@ -86,11 +97,12 @@ func fillBench(ins func(Rows) error) error {
 			return err
 		}
 	}
-	if err := ins(Rows{Reputation: r.Reputation, Users: r.Users, Wallets: r.Wallets, Campaigns: r.Campaigns, Proposals: r.Proposals}); err != nil {
+	if err := ins(Rows{Reputation: r.Reputation, Users: r.Users, Wallets: r.Wallets, Campaigns: r.Campaigns,
+		Proposals: r.Proposals, WebhookDeliveries: r.WebhookDeliveries}); err != nil {
 		return err
 	}
 	// The redelivery of 10,000 of them.
-	return ins(Rows{Events: r.Events[50_000:60_000], Reputation: r.Reputation[:5_000]})
+	return ins(Rows{Events: r.Events[50_000:60_000], Reputation: r.Reputation[:5_000], WebhookDeliveries: r.WebhookDeliveries[:1_000]})
 }
 
 // BenchmarkViewQueries times the analytics guide's view queries on 100,000
