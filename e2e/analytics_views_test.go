@@ -393,13 +393,14 @@ func TestAnalyticsViewsEqualPostgres(t *testing.T) {
 
 	var midInsert bool
 	load("crash", 240, func() {
-		// Kill while the sink's insert is running (so its offsets are not
-		// committed and the batch comes again), or at the latest after 5 s.
+		// Kill while the sink inserts a batch's rows of a table after
+		// events (so the batch's events are in and its offsets are not
+		// committed: the batch comes again), or at the latest after 5 s.
 		stop := time.Now().Add(5 * time.Second)
 		for time.Now().Before(stop) && !midInsert {
 			var n uint64
-			_ = w.ch.QueryRow(context.Background(), `SELECT count() FROM system.processes WHERE query LIKE ?`,
-				"INSERT INTO "+w.db+".%").Scan(&n)
+			_ = w.ch.QueryRow(context.Background(), `SELECT count() FROM system.processes
+WHERE query LIKE ? AND query NOT LIKE ?`, "INSERT INTO "+w.db+".%", "INSERT INTO "+w.db+".events %").Scan(&n)
 			midInsert = n > 0
 		}
 		p.Kill()
