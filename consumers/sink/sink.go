@@ -125,7 +125,12 @@ func (s *Sink) Run(ctx context.Context) error {
 		if err := clickhouse.EnsureSchema(ctx, conn, s.cfg.Database); err != nil {
 			return err
 		}
-		return clickhouse.EnsureViews(ctx, conn, s.cfg.Database)
+		// The views are for analysts: one that cannot be made is logged,
+		// and must not stop the copy.
+		if err := clickhouse.EnsureViews(ctx, conn, s.cfg.Database); err != nil {
+			s.log.Error("analytics views not created", "err", err)
+		}
+		return nil
 	}); err != nil {
 		return nil // shut down while ClickHouse was unreachable
 	}

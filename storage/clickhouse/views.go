@@ -23,8 +23,8 @@ type View struct {
 // argMax/any/uniqExact with GROUP BY, ANY LEFT JOIN ... USING on
 // subqueries (no JOIN ... ON, no join_use_nulls: a missing dimension row
 // reads as an empty string or 0), visitParamExtract* (no JSONExtract*),
-// toDate(t, "UTC"),
-// intDiv; no window functions, no FINAL inside the views.
+// toDate with an explicit UTC zone, intDiv, countIf; no window functions,
+// no FINAL inside the views.
 var Views = []View{
 	{"v_users", `SELECT user_id, argMax(display_name, version) AS display_name,
     min(registered_on) AS registered_on, min(registered_at) AS registered_at
