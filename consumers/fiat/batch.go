@@ -39,7 +39,7 @@ func (s set) list() []string {
 // shared tables.
 type wanted struct {
 	wallets, limits, deposits, payouts, depositUsers, requests, auths set
-	charges                                                         map[store.ChargeKey]bool
+	charges                                                           map[store.ChargeKey]bool
 }
 
 // batch is the in-memory state of one batch: the rows its commands locked,
