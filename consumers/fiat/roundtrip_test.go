@@ -196,8 +196,8 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 		t.Errorf("%d processed rows for %d committed transfers, want none", processed, sent)
 	}
 
-	// Every transfer redelivered, mixed with a deposit session (so those
-	// batches take Apply, not the pipelined path): nothing applies twice.
+	// Every transfer redelivered, mixed with a deposit session (every fiat
+	// command takes the pipelined path): nothing applies twice.
 	var balances int64
 	sumBalances := func() int64 {
 		var s int64
