@@ -54,19 +54,15 @@ func (c *depositCredit) lock(b *batch) {
 }
 
 func (c *depositCredit) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
-	d := b.deposits[c.DepositID]
-	if d == nil || d.WalletID != c.WalletID {
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit", nil)
+	d, w, rej := b.depositOf(c.DepositID, c.WalletID)
+	if rej != nil {
+		return *rej
 	}
 	if d.Status != "pending" {
 		// Exactly once per deposit: another event already credited it, or
 		// it awaits (or had) an admin's review.
 		return pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, Idempotent: true, DepositID: d.ID,
 			TransactionID: d.TransactionID, LedgerEntryID: d.LedgerEntryID, Status: d.Status})
-	}
-	w := b.wallets[d.WalletID]
-	if w == nil {
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
 	}
 	d.EventID = c.EventID
 	if c.Amount != d.Amount || c.Currency != d.Currency {
@@ -79,6 +75,22 @@ func (c *depositCredit) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		return b.holdDeposit(d, w, "wallet "+w.Status)
 	}
 	return b.creditDeposit(d, w, "processor")
+}
+
+// depositOf returns a locked deposit of the wallet with its wallet, or the
+// 404 that answers a deposit or wallet that is not there.
+func (b *batch) depositOf(id, walletID string) (*store.Deposit, *store.Wallet, *pipeline.Outcome) {
+	d := b.deposits[id]
+	if d == nil || d.WalletID != walletID {
+		o := pipeline.Reject(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit", nil)
+		return nil, nil, &o
+	}
+	w := b.wallets[d.WalletID]
+	if w == nil {
+		o := pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
+		return nil, nil, &o
+	}
+	return d, w, nil
 }
 
 // holdDeposit keeps a paid deposit that cannot be credited in needs_review,
@@ -132,16 +144,12 @@ func (r *depositReview) lock(b *batch) {
 }
 
 func (r *depositReview) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
-	d := b.deposits[r.DepositID]
-	if d == nil || d.WalletID != r.WalletID {
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit", nil)
+	d, w, rej := b.depositOf(r.DepositID, r.WalletID)
+	if rej != nil {
+		return *rej
 	}
 	if d.Status != schemas.DepositNeedsReview {
 		return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState, "the deposit is "+d.Status+", not needs_review", nil)
-	}
-	w := b.wallets[d.WalletID]
-	if w == nil {
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
 	}
 	switch r.Action {
 	case schemas.ReviewCredit:

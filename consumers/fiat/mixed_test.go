@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
@@ -86,19 +84,7 @@ func TestMixedBatchPipelined(t *testing.T) {
 	want := []int{http.StatusOK, http.StatusCreated, http.StatusOK, http.StatusCreated, http.StatusCreated, http.StatusCreated,
 		http.StatusCreated, http.StatusOK}
 
-	rt := &roundTrips{}
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.DialFunc = rt.dial
-	cfg.MaxConns = 1
-	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	counted, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer counted.Close()
+	counted, rt := countedPool(t, url)
 	metrics := pipeline.NewMetrics(prometheus.NewRegistry())
 	runner, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
 		Brokers: kafka.Addrs()}, counted, h, metrics, quiet)
@@ -111,32 +97,17 @@ func TestMixedBatchPipelined(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	batches := func() uint64 {
-		var m dto.Metric
-		if err := metrics.BatchSize.WithLabelValues(topics.GroupFiat).(prometheus.Histogram).Write(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m.GetHistogram().GetSampleCount()
-	}
-	// send publishes cmds in one produce and waits for a reply to each.
-	send := func(cmds []pipeline.Command) map[string]schemas.Reply {
-		recs := make([]*kgo.Record, len(cmds))
-		for i, c := range cmds {
-			if recs[i], err = topics.Record(topics.FiatCommands, c.Env); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
+	batches := func() uint64 { return batchCount(t, metrics) }
+	// awaitReplies reads the next n replies, by command id.
+	awaitReplies := func(n int) map[string]schemas.Reply {
 		got := map[string]schemas.Reply{}
 		deadline := time.Now().Add(30 * time.Second)
-		for len(got) < len(cmds) {
+		for len(got) < n {
 			pctx, pcancel := context.WithDeadline(ctx, deadline)
 			fs := cl.PollFetches(pctx)
 			pcancel()
 			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d replies", len(got), len(cmds))
+				t.Fatalf("%d of %d replies", len(got), n)
 			}
 			fs.EachRecord(func(r *kgo.Record) {
 				env, err := schemas.Decode(r.Value)
@@ -151,6 +122,19 @@ func TestMixedBatchPipelined(t *testing.T) {
 			})
 		}
 		return got
+	}
+	// send publishes cmds in one produce and waits for a reply to each.
+	send := func(cmds []pipeline.Command) map[string]schemas.Reply {
+		recs := make([]*kgo.Record, len(cmds))
+		for i, c := range cmds {
+			if recs[i], err = topics.Record(topics.FiatCommands, c.Env); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		return awaitReplies(len(cmds))
 	}
 	check := func(cmds []pipeline.Command, got map[string]schemas.Reply, replayed bool) {
 		t.Helper()
@@ -186,18 +170,7 @@ func TestMixedBatchPipelined(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(ctx) }()
-	got := map[string]schemas.Reply{}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(got) < len(first) && time.Now().Before(deadline) {
-		pctx, pcancel := context.WithDeadline(ctx, deadline)
-		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) {
-			env, _ := schemas.Decode(r.Value)
-			rep, _ := schemas.DataAs[schemas.Reply](env)
-			got[rep.CommandID] = rep
-		})
-		pcancel()
-	}
-	check(first, got, false)
+	check(first, awaitReplies(len(first)), false)
 	if n := batches(); n != 1 {
 		t.Fatalf("the first mixed round took %d batches, want 1", n)
 	}

@@ -66,6 +66,35 @@ func (c *countingConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// countedPool is a one-connection pool on url whose round trips rt counts.
+func countedPool(t *testing.T, url string) (*pgxpool.Pool, *roundTrips) {
+	t.Helper()
+	rt := &roundTrips{}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.DialFunc = rt.dial
+	cfg.MaxConns = 1
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, rt
+}
+
+// batchCount is how many batches the fiat group's runner has applied.
+func batchCount(t *testing.T, metrics *pipeline.Metrics) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := metrics.BatchSize.WithLabelValues(topics.GroupFiat).(prometheus.Histogram).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
 // maxRoundTripsPerBatch is the bound of a batch of transfers: BEGIN with the
 // processed-command lookup and the row locks, then the writes with the
 // processed rows, the event log row and COMMIT.
@@ -84,19 +113,7 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	rt := &roundTrips{}
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.DialFunc = rt.dial
-	cfg.MaxConns = 1
-	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	counted, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer counted.Close()
+	counted, rt := countedPool(t, url)
 
 	const users = 20
 	wallets := make([]string, users)
@@ -159,13 +176,7 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 		}
 		t.Fatalf("%d transfers were not applied in time", sent)
 	}
-	batches := func() uint64 {
-		var m dto.Metric
-		if err := metrics.BatchSize.WithLabelValues(topics.GroupFiat).(prometheus.Histogram).Write(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m.GetHistogram().GetSampleCount()
-	}
+	batches := func() uint64 { return batchCount(t, metrics) }
 
 	// Warm-up: the first batches prepare their statements.
 	for i := 0; i < 3; i++ {
