@@ -37,27 +37,35 @@ type declaration struct {
 
 type validator interface{ Validate() error }
 
-// declare declares command type typ: its data decodes into D, is checked by
-// D's Validate when it has one, and wrap makes it a command.
-func declare[D any, C command](typ string, wrap func(*D) C) declaration {
+// declare declares command type typ, applied by the command type T: a
+// struct that embeds the command's data type of the schemas, so the data
+// decodes into it and its Validate, when it has one, checks it.
+func declare[T any, C interface {
+	*T
+	command
+}](typ string) declaration {
 	return declaration{typ: typ, decode: func(env schemas.Envelope) (command, error) {
-		d, err := schemas.DataAs[D](env)
+		v, err := schemas.DataAs[T](env)
 		if err != nil {
 			return nil, err
 		}
-		if v, ok := any(&d).(validator); ok {
+		c := C(&v)
+		if v, ok := any(c).(validator); ok {
 			if err := v.Validate(); err != nil {
 				return nil, err
 			}
 		}
-		return wrap(&d), nil
+		return c, nil
 	}}
 }
 
 // declareWithPart declares a command type whose commands keep batch state
 // of their own, made by newPart.
-func declareWithPart[D any, C command, P part](typ string, wrap func(*D) C, newPart func() P) declaration {
-	d := declare(typ, wrap)
+func declareWithPart[T any, C interface {
+	*T
+	command
+}, P part](typ string, newPart func() P) declaration {
+	d := declare[T, C](typ)
 	d.part = func() part { return newPart() }
 	return d
 }

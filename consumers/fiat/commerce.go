@@ -13,9 +13,7 @@ import (
 // merchantCharge settles a charge of the customer wallet into the
 // merchant's wallet; a charge with a payment reference settled before
 // answers with that charge.
-type merchantCharge schemas.FiatMerchantCharge
-
-func newMerchantCharge(m *schemas.FiatMerchantCharge) *merchantCharge { return (*merchantCharge)(m) }
+type merchantCharge struct{ schemas.FiatMerchantCharge }
 
 func (m *merchantCharge) lock(b *batch) {
 	b.want.wallets.add(m.CustomerWalletID)
@@ -105,9 +103,7 @@ func (m *merchantCharge) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 
 // requestPay pays a payment request with the transfer rule: the payer pays
 // the amount plus the 0.1 % fee, the requester receives the amount.
-type requestPay schemas.FiatRequestPay
-
-func newRequestPay(p *schemas.FiatRequestPay) *requestPay { return (*requestPay)(p) }
+type requestPay struct{ schemas.FiatRequestPay }
 
 func (p *requestPay) lock(b *batch) {
 	b.want.wallets.add(p.PayerWalletID)

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
+	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/postgres/pgtest"
 )
 
 // fiatCommandTypes reads the schemas package's source for the command
@@ -74,5 +78,31 @@ func TestDeclarationsCoverFiatCommands(t *testing.T) {
 	got := slices.Sorted(slices.Values(h.Types()))
 	if !slices.Equal(got, want) {
 		t.Fatalf("declared command types %v, schemas define %v", got, want)
+	}
+}
+
+// TestUnreadableCommands: a type without a declaration, data that does not
+// decode and data that fails its type's Validate are each answered 400
+// invalid_command, beside the batch's other commands, and change nothing.
+func TestUnreadableCommands(t *testing.T) {
+	pool, _ := pgtest.NewDB(t)
+	h, err := cfiat.NewHandler(caps, time.Now, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := fund(t, pool, "ra", 10_000), fund(t, pool, "rb", 0)
+	camp := campaign(t, pool, 1_000, nil)
+	invalid := donateCmd(t, camp, a, "ra", 0, false) // amountKzt must be positive
+	garbled := transferCmd(t, a, b, "ra", "rb", 1)
+	garbled.Env.Data = []byte(`{"amount":"ten"}`)
+	unknown := command(t, "fiat.unknown", a, map[string]any{})
+	outs := applyBatch(t, pool, h, []pipeline.Command{invalid, garbled, unknown, transferCmd(t, a, b, "ra", "rb", 100)})
+	for i, o := range outs[:3] {
+		if o.Status != http.StatusBadRequest || errCode(o) != schemas.CodeInvalidCommand || len(o.Emit) != 0 {
+			t.Fatalf("command %d: %d %s, want 400 invalid_command", i, o.Status, o.Body)
+		}
+	}
+	if outs[3].Status != http.StatusOK || balance(t, pool, b) != 100 {
+		t.Fatalf("the readable transfer: %d %s", outs[3].Status, outs[3].Body)
 	}
 }

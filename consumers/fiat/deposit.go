@@ -12,9 +12,7 @@ import (
 
 // depositCreate opens a processor checkout session for a top-up of the
 // user's own wallet, within the daily pre-KYC deposit cap.
-type depositCreate schemas.FiatDepositCreate
-
-func newDepositCreate(d *schemas.FiatDepositCreate) *depositCreate { return (*depositCreate)(d) }
+type depositCreate struct{ schemas.FiatDepositCreate }
 
 func (d *depositCreate) lock(b *batch) {
 	b.want.wallets.add(d.WalletID)
@@ -44,9 +42,7 @@ func (d *depositCreate) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 // reason to refuse it (and store the refusal as the event's answer): a
 // payment that does not match the deposit, or a wallet that is not active,
 // keeps the deposit in needs_review for a fiat admin.
-type depositCredit schemas.FiatDepositCredit
-
-func newDepositCredit(c *schemas.FiatDepositCredit) *depositCredit { return (*depositCredit)(c) }
+type depositCredit struct{ schemas.FiatDepositCredit }
 
 func (c *depositCredit) lock(b *batch) {
 	b.want.wallets.add(c.WalletID)
@@ -134,9 +130,7 @@ func (b *batch) creditDeposit(d *store.Deposit, w *store.Wallet, actor string) p
 // needs_review: credit it to its (now active) wallet, or record its refund
 // to the processor. A payment that did not match the deposit can only be
 // refunded: crediting the deposit's amount would credit what was not paid.
-type depositReview schemas.FiatDepositReview
-
-func newDepositReview(r *schemas.FiatDepositReview) *depositReview { return (*depositReview)(r) }
+type depositReview struct{ schemas.FiatDepositReview }
 
 func (r *depositReview) lock(b *batch) {
 	b.want.wallets.add(r.WalletID)

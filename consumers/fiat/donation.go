@@ -20,9 +20,7 @@ const weightCharityDonor = 4
 // Rejections (unknown or foreign wallet, inactive wallet, another currency,
 // ended or unknown campaign, over a pre-KYC cap, insufficient balance)
 // record nothing.
-type donation schemas.CharityDonate
-
-func newDonation(d *schemas.CharityDonate) *donation { return (*donation)(d) }
+type donation struct{ schemas.CharityDonate }
 
 // donations is the batch state of the donations: the campaigns, locked
 // after every shared row, whose raised totals change in memory as donations

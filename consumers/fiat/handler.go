@@ -32,17 +32,17 @@ import (
 // fiat.commands. Adding a command type is its file and one line here.
 func declarations() []declaration {
 	return []declaration{
-		declare(schemas.TypeFiatTransfer, newTransfer),
-		declare(schemas.TypeFiatDepositCreate, newDepositCreate),
-		declare(schemas.TypeFiatDepositCredit, newDepositCredit),
-		declare(schemas.TypeFiatDepositReview, newDepositReview),
-		declare(schemas.TypeFiatWithdraw, newWithdraw),
-		declare(schemas.TypeFiatPayoutRequest, newPayoutRequest),
-		declare(schemas.TypeFiatPayoutDecide, newPayoutDecide),
-		declare(schemas.TypeFiatMerchantCharge, newMerchantCharge),
-		declare(schemas.TypeFiatRequestPay, newRequestPay),
-		declareWithPart(schemas.TypeFiatRefund, newRefund, newRefunds),
-		declareWithPart(schemas.TypeCharityDonate, newDonation, newDonations),
+		declare[transfer](schemas.TypeFiatTransfer),
+		declare[depositCreate](schemas.TypeFiatDepositCreate),
+		declare[depositCredit](schemas.TypeFiatDepositCredit),
+		declare[depositReview](schemas.TypeFiatDepositReview),
+		declare[withdraw](schemas.TypeFiatWithdraw),
+		declare[payoutRequest](schemas.TypeFiatPayoutRequest),
+		declare[payoutDecide](schemas.TypeFiatPayoutDecide),
+		declare[merchantCharge](schemas.TypeFiatMerchantCharge),
+		declare[requestPay](schemas.TypeFiatRequestPay),
+		declareWithPart[refund](schemas.TypeFiatRefund, newRefunds),
+		declareWithPart[donation](schemas.TypeCharityDonate, newDonations),
 	}
 }
 

@@ -9,9 +9,7 @@ import (
 )
 
 // withdraw debits the user's own wallet for an off-platform payment.
-type withdraw schemas.FiatWithdraw
-
-func newWithdraw(w *schemas.FiatWithdraw) *withdraw { return (*withdraw)(w) }
+type withdraw struct{ schemas.FiatWithdraw }
 
 func (wd *withdraw) lock(b *batch) {
 	b.want.wallets.add(wd.WalletID)
@@ -37,9 +35,7 @@ func (wd *withdraw) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 }
 
 // payoutRequest holds the funds of a bank payout awaiting an admin's review.
-type payoutRequest schemas.FiatPayoutRequest
-
-func newPayoutRequest(p *schemas.FiatPayoutRequest) *payoutRequest { return (*payoutRequest)(p) }
+type payoutRequest struct{ schemas.FiatPayoutRequest }
 
 func (p *payoutRequest) lock(b *batch) {
 	b.want.wallets.add(p.WalletID)
@@ -63,9 +59,7 @@ func (p *payoutRequest) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 }
 
 // payoutDecide approves (paid) or rejects (held funds released) a payout.
-type payoutDecide schemas.FiatPayoutDecide
-
-func newPayoutDecide(d *schemas.FiatPayoutDecide) *payoutDecide { return (*payoutDecide)(d) }
+type payoutDecide struct{ schemas.FiatPayoutDecide }
 
 func (d *payoutDecide) lock(b *batch) {
 	b.want.wallets.add(d.WalletID)

@@ -14,9 +14,7 @@ import (
 
 // refund moves a refund from the payee's wallet back to the wallet that
 // paid (see decide).
-type refund schemas.FiatRefund
-
-func newRefund(r *schemas.FiatRefund) *refund { return (*refund)(r) }
+type refund struct{ schemas.FiatRefund }
 
 // refunds is the batch state of the refunds: the charges they name, locked
 // after every shared row (the requests are locked with the shared commerce

@@ -14,9 +14,7 @@ import (
 // transfer moves money between two users' wallets of one currency, the
 // 0.1 % fee paid by the sender. Its transaction row is its record (see
 // Handler.RecordedSQL): a committed transfer writes no processed row.
-type transfer schemas.FiatTransfer
-
-func newTransfer(t *schemas.FiatTransfer) *transfer { return (*transfer)(t) }
+type transfer struct{ schemas.FiatTransfer }
 
 func (t *transfer) lock(b *batch) {
 	b.want.wallets.add(t.FromWalletID)
