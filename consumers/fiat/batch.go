@@ -67,6 +67,9 @@ type batch struct {
 	// holds their row lock only until the commit, and concurrent appliers do
 	// not queue behind it.
 	credits map[string]int64
+	// feeCurrency and feeWallet keep the last fee wallet id, so a batch of
+	// one currency does not build the id for every command.
+	feeCurrency, feeWallet string
 
 	txs         []store.Tx
 	audit       []store.AuditRow
@@ -195,7 +198,10 @@ func (b *batch) credit(walletID string, amount int64) {
 
 // creditFee adds a fee to the platform fee wallet of the currency.
 func (b *batch) creditFee(currency string, fee int64) {
-	b.credit(store.FeeWalletID(currency), fee)
+	if currency != b.feeCurrency {
+		b.feeCurrency, b.feeWallet = currency, store.FeeWalletID(currency)
+	}
+	b.credit(b.feeWallet, fee)
 }
 
 // debitOwn takes amount out of the user's own active wallet for a payment
