@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fintech/platform/storage/postgres"
 )
 
 // The functions of this file are the fiat consumer's batch statements: each
@@ -305,39 +304,10 @@ func QueueDecidePayouts(b *pgx.Batch, ps []*Payout) {
 		col(ps, func(p **Payout) string { return (*p).Status }), col(ps, func(p **Payout) *time.Time { return (*p).DecidedAt }))
 }
 
-// InsertTransactions appends transaction rows with COPY (outside the
-// consumer, which queues them: QueueInsertTransactions).
-func InsertTransactions(ctx context.Context, q postgres.Querier, txs []Tx) error {
-	if len(txs) == 0 {
-		return nil
-	}
-	_, err := q.CopyFrom(ctx, pgx.Identifier{"fiat_transactions"},
-		[]string{"id", "kind", "status", "from_wallet", "to_wallet", "from_user", "to_user",
-			"amount", "fee", "currency", "memo", "ref_id", "created_at", "request_hash", "from_balance", "to_balance"},
-		pgx.CopyFromSlice(len(txs), func(i int) ([]any, error) {
-			t := txs[i]
-			return []any{t.ID, t.Kind, t.Status, t.FromWallet, t.ToWallet, t.FromUser, t.ToUser,
-				t.Amount, t.Fee, t.Currency, t.Memo, t.RefID, t.CreatedAt, t.RequestHash, t.FromBalance, t.ToBalance}, nil
-		}))
-	if err != nil {
-		return fmt.Errorf("insert %d transactions: %w", len(txs), err)
-	}
-	return nil
-}
-
-// InsertAudit appends audit rows with COPY (the gateway's own writes; the
-// consumer queues them: QueueInsertAudit).
-func InsertAudit(ctx context.Context, q postgres.Querier, rows []AuditRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	_, err := q.CopyFrom(ctx, pgx.Identifier{"fiat_audit"},
-		[]string{"id", "actor", "action", "subject", "amount", "currency", "detail", "created_at"},
-		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-			a := rows[i]
-			return []any{a.ID, a.Actor, a.Action, a.Subject, a.Amount, a.Currency, a.Detail, a.CreatedAt}, nil
-		}))
-	if err != nil {
+// InsertAudit inserts audit rows in tx (the store's own writes use the
+// consumer's statement).
+func InsertAudit(ctx context.Context, tx pgx.Tx, rows []AuditRow) error {
+	if err := send(ctx, tx, func(b *pgx.Batch) { QueueInsertAudit(b, rows) }); err != nil {
 		return fmt.Errorf("insert %d audit rows: %w", len(rows), err)
 	}
 	return nil
