@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
@@ -85,18 +84,13 @@ func TestMixedBatchPipelined(t *testing.T) {
 		http.StatusCreated, http.StatusOK}
 
 	counted, rt := countedPool(t, url)
-	metrics := pipeline.NewMetrics(prometheus.NewRegistry())
-	runner, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
-		Brokers: kafka.Addrs()}, counted, h, metrics, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cl, err := topics.NewClient(kafka.Addrs(), kgo.ConsumeTopics(topics.GatewayReplies),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	var metrics *pipeline.Metrics // set when the runner starts
 	batches := func() uint64 { return batchCount(t, metrics) }
 	// awaitReplies reads the next n replies, by command id.
 	awaitReplies := func(n int) map[string]schemas.Reply {
@@ -168,8 +162,7 @@ func TestMixedBatchPipelined(t *testing.T) {
 	if err := cl.ProduceSync(ctx, recs1...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
+	metrics, wait := startRunner(t, ctx, kafka.Addrs(), counted, h)
 	check(first, awaitReplies(len(first)), false)
 	if n := batches(); n != 1 {
 		t.Fatalf("the first mixed round took %d batches, want 1", n)
@@ -206,7 +199,5 @@ func TestMixedBatchPipelined(t *testing.T) {
 		t.Fatalf("redelivery changed the state: %v -> %v", after, st)
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	wait()
 }

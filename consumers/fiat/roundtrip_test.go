@@ -66,6 +66,25 @@ func (c *countingConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// startRunner runs the fiat group on brokers through pool until ctx ends;
+// wait waits for it to stop and fails the test on its error.
+func startRunner(t *testing.T, ctx context.Context, brokers []string, pool *pgxpool.Pool, h *cfiat.Handler) (*pipeline.Metrics, func()) {
+	t.Helper()
+	metrics := pipeline.NewMetrics(prometheus.NewRegistry())
+	runner, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
+		Brokers: brokers}, pool, h, metrics, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	return metrics, func() {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // countedPool is a one-connection pool on url whose round trips rt counts.
 func countedPool(t *testing.T, url string) (*pgxpool.Pool, *roundTrips) {
 	t.Helper()
@@ -126,15 +145,7 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
-	metrics := pipeline.NewMetrics(reg)
-	runner, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
-		Brokers: kafka.Addrs()}, counted, h, metrics, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
+	metrics, wait := startRunner(t, ctx, kafka.Addrs(), counted, h)
 
 	cl, err := topics.NewClient(kafka.Addrs())
 	if err != nil {
@@ -271,9 +282,7 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 		t.Fatalf("redelivery applied again: %d transfers for %d sent, user balances %d -> %d", txs, sent, balances, sumBalances())
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	wait()
 }
 
 // TestPipelinedWriteFailureCommitsNothing makes the last write of a
@@ -298,14 +307,7 @@ func TestPipelinedWriteFailureCommitsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := pipeline.NewMetrics(prometheus.NewRegistry())
-	runner, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
-		Brokers: kafka.Addrs()}, pool, h, metrics, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
+	metrics, wait := startRunner(t, ctx, kafka.Addrs(), pool, h)
 	cl, err := topics.NewClient(kafka.Addrs())
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +348,5 @@ func TestPipelinedWriteFailureCommitsNothing(t *testing.T) {
 			txs, processed, balance(t, pool, a), balance(t, pool, b))
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	wait()
 }
