@@ -62,7 +62,11 @@ func (d *donation) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 			map[string]any{"fields": map[string]string{"walletId": "must be a KZT wallet"}})
 	}
 	camp := p.campaigns[d.CampaignID]
-	if camp == nil || (d.EndsAt != nil && !b.now.Before(*d.EndsAt)) {
+	if camp == nil {
+		// The gateway checked it; a forged command gets a final answer.
+		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "no such campaign", nil)
+	}
+	if d.EndsAt != nil && !b.now.Before(*d.EndsAt) {
 		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "the campaign has ended", nil)
 	}
 	lim := b.limitsOf(d.DonorUserID)
