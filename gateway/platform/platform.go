@@ -123,21 +123,32 @@ func (h *Handlers) Register(r server.Router) {
 	registerDocs(r)
 }
 
-// OpenAPI builds the platform slice: the routes under Prefix, the full
-// document and the API reference page with its script.
-// Every platform route is public, so the slice declares no security scheme.
+// OpenAPI builds the platform slice: the routes under Prefix (the admin
+// console's data routes among them), the full document, the API reference
+// page and the admin console page with their scripts. The slice declares
+// the bearer scheme only when one of its routes needs a token.
 func OpenAPI(routes []server.Route) map[string]any {
+	secured := false
 	doc := openapi.Build(routes, openapi.Doc{
 		Title:       "Platform",
-		Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" + FullPath + ") and the API reference page (/docs).",
-		Prefixes:    []string{Prefix, FullPath, docsPath},
-		Operation:   func(_ server.Route, op map[string]any) { op["tags"] = []string{"platform"} },
+		Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" + FullPath + "), the API reference page (/docs) and the admin console (/admin, its data under " + Prefix + "/admin).",
+		Prefixes:    []string{Prefix, FullPath, docsPath, consolePath},
+		Operation: func(_ server.Route, op map[string]any) {
+			op["tags"] = []string{"platform"}
+			if sec, ok := op["security"].([]any); ok && len(sec) > 0 {
+				secured = true
+			}
+		},
 	})
-	if comps, ok := doc["components"].(map[string]any); ok {
+	if comps, ok := doc["components"].(map[string]any); ok && !secured {
 		delete(comps, "securitySchemes")
 	}
 	return doc
 }
+
+// consolePath is the admin console page (gateway/console), documented in
+// this slice.
+const consolePath = "/admin"
 
 // full answers /api/openapi.json: the slices the fintech modules serve, as
 // they serve them (read in process through the application's own handler),
