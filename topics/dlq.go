@@ -41,7 +41,7 @@ func IsDLQ(topic string) bool { return strings.HasSuffix(topic, ".dlq") }
 // of All's source topics, or an error.
 func DLQSource(rec *kgo.Record) (string, error) {
 	src := strings.TrimSuffix(rec.Topic, ".dlq")
-	if h := RecordHeader(rec, HeaderDLQSource); h != "" {
+	if h := Header(rec, HeaderDLQSource); h != "" {
 		src, _, _ = strings.Cut(h, "/")
 	}
 	for _, s := range All() {
@@ -50,17 +50,6 @@ func DLQSource(rec *kgo.Record) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("parked record %s/%d/%d names no source topic (%q)", rec.Topic, rec.Partition, rec.Offset, src)
-}
-
-// RecordHeader returns the value of the last header named key, or "".
-func RecordHeader(rec *kgo.Record, key string) string {
-	v := ""
-	for _, h := range rec.Headers {
-		if h.Key == key {
-			v = string(h.Value)
-		}
-	}
-	return v
 }
 
 // Ops is the operators' client: it reads the records parked on DLQ topics,

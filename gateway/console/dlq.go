@@ -191,7 +191,7 @@ func (d *DLQ) views(ctx context.Context, recs []*kgo.Record) ([]schemas.DLQRecor
 
 // view renders one parked record.
 func view(r *kgo.Record, dec dlq.Decision) schemas.DLQRecord {
-	id, typ := topics.RecordHeader(r, "id"), topics.RecordHeader(r, "type")
+	id, typ := topics.Header(r, "id"), topics.Header(r, "type")
 	if id == "" || typ == "" {
 		// A record published without the platform's headers: the envelope
 		// may still name them.
@@ -204,7 +204,7 @@ func view(r *kgo.Record, dec dlq.Decision) schemas.DLQRecord {
 	v := schemas.DLQRecord{
 		ID: position{r.Topic, r.Partition, r.Offset}.id(), Topic: r.Topic, SourceTopic: src,
 		Partition: r.Partition, Offset: r.Offset, Key: string(r.Key), CommandID: id, Type: typ,
-		Error: topics.RecordHeader(r, topics.HeaderDLQError), FirstSeenAt: r.Timestamp.UTC(),
+		Error: topics.Header(r, topics.HeaderDLQError), FirstSeenAt: r.Timestamp.UTC(),
 		State: schemas.DLQStateParked,
 	}
 	if dec.RecordID != "" {

@@ -139,7 +139,7 @@ type liveEvent struct {
 // occurredAt and volume by the ledger entry's timestamp, as the ClickHouse
 // copy buckets them.
 func (l *Live) count(rec *kgo.Record) {
-	typ := topics.RecordHeader(rec, "type")
+	typ := topics.Header(rec, "type")
 	if rec.Topic == topics.EventsFiat {
 		l.keep(rec, typ)
 	}
