@@ -123,7 +123,7 @@ func (h *Handlers) Register(r server.Router) {
 		Summary: "Records parked on the DLQ topics (fiat admin)", Role: adminRole, Handle: h.listDLQ,
 		Responses: []server.Response{server.Answers(http.StatusOK, "parked records in topic, partition and offset order", schemas.Page[schemas.DLQRecord]{})},
 	}, tok, h.admin)
-	server.Post(g, "/dlq/:id/replay", server.Op[dlqPath]{
+	server.Post(g, "/dlq/:record/replay", server.Op[dlqPath]{
 		Summary: "Publish a parked record again to its source topic, with its command id (fiat admin)", Class: ratelimit.Write,
 		Role: adminRole, Handle: h.replay,
 		Responses: []server.Response{
@@ -131,7 +131,7 @@ func (h *Handlers) Register(r server.Router) {
 			server.Fails(http.StatusNotFound, "not_found: no such parked record"),
 		},
 	}, tok, h.admin)
-	server.Post(g, "/dlq/:id/discard", server.Op[dlqPath]{
+	server.Post(g, "/dlq/:record/discard", server.Op[dlqPath]{
 		Summary: "Mark a parked record as not to be replayed (fiat admin)", Class: ratelimit.Write, Role: adminRole,
 		Handle: h.discard,
 		Responses: []server.Response{
@@ -256,7 +256,7 @@ func (h *Handlers) listDLQ(c *fiber.Ctx, req *listDLQRequest) error {
 
 // dlqPath names one parked record.
 type dlqPath struct {
-	ID string `path:"id" json:"-" maxLength:"200" description:"the record id, <dlq topic>:<partition>:<offset>"`
+	ID string `path:"record" json:"-" maxLength:"200" description:"the record id, <dlq topic>:<partition>:<offset>"`
 }
 
 func (h *Handlers) replay(c *fiber.Ctx, req *dlqPath) error {
