@@ -121,12 +121,6 @@ func TestConsoleBrowser(t *testing.T) {
 		`document.getElementById("events").textContent.includes("onerror=alert")`, chromedp.WithPollingTimeout(15*time.Second)))
 	step("the deposit in needs_review is listed", chromedp.Poll[chromedp.Void](
 		`document.getElementById("deposits").textContent.includes(`+jsString(review)+`)`, chromedp.WithPollingTimeout(15*time.Second)))
-	step("refund it from the console", chromedp.Evaluate[chromedp.Void](
-		`[...document.querySelectorAll("#deposits tr")].find((tr) => tr.textContent.includes(`+jsString(review)+`)).querySelector("button.alt").click()`))
-	harness.Eventually(t, 15*time.Second, "the deposit refunded", func() bool {
-		r := p.Get(t, "/api/fiat/admin/deposits?status=refunded&limit=200", admin.Token)
-		return r.Status == http.StatusOK && strings.Contains(string(r.Body), review)
-	})
 	// One more round of every chart, so the screenshot has them all.
 	step("lag and volume drawn", chromedp.Poll[chromedp.Void](
 		`document.querySelector("#chart-lag canvas") !== null && document.querySelector("#chart-volume canvas") !== null && document.querySelectorAll("#parked .row").length > 0`,
@@ -146,16 +140,22 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	t.Logf("screenshot: %s (%d bytes)", shotPath, len(shot))
 
-	// The transfers chart, as pixels: its series stroke (#2454d6) must be
-	// there, among several colours.
-	chart, err := chromedp.Run(ctx, chromedp.Screenshot("#chart-tps"))
+	step("refund it from the console", chromedp.Evaluate[chromedp.Void](
+		`[...document.querySelectorAll("#deposits tr")].find((tr) => tr.textContent.includes(`+jsString(review)+`)).querySelector("button.alt").click()`))
+	harness.Eventually(t, 15*time.Second, "the deposit refunded", func() bool {
+		r := p.Get(t, "/api/fiat/admin/deposits?status=refunded&limit=200", admin.Token)
+		return r.Status == http.StatusOK && strings.Contains(string(r.Body), review)
+	})
+	// The transfers chart's canvas, as pixels: the series (stroke #2454d6)
+	// must rise above its baseline, which a chart of zeros would not.
+	chart, err := chromedp.Run(ctx, chromedp.Screenshot("#chart-tps canvas"))
 	if err != nil {
 		t.Fatalf("chart screenshot: %v", err)
 	}
-	colours, stroke, inked := pixelStats(t, chart, [3]uint8{0x24, 0x54, 0xd6})
-	t.Logf("transfers chart: %d distinct colours, %d stroke pixels, %d non-white pixels", colours, stroke, inked)
-	if colours < 8 || stroke < 40 || inked < 400 {
-		t.Errorf("the transfers chart looks blank: %d colours, %d stroke pixels, %d non-white pixels", colours, stroke, inked)
+	colours, raised, inked := pixelStats(t, chart, [3]uint8{0x24, 0x54, 0xd6})
+	t.Logf("transfers chart: %d distinct colours, %d series pixels above the baseline, %d non-white pixels", colours, raised, inked)
+	if colours < 8 || raised < 20 || inked < 400 {
+		t.Errorf("the transfers chart looks blank: %d colours, %d series pixels above the baseline, %d non-white pixels", colours, raised, inked)
 	}
 
 	// The memo is text: the cell holds the markup as characters, and no
@@ -214,8 +214,9 @@ func jsString(s string) string {
 }
 
 // pixelStats decodes a PNG and returns its count of distinct colours, of
-// pixels close to stroke, and of pixels that are not (near) white.
-func pixelStats(t *testing.T, shot []byte, stroke [3]uint8) (colours, strokePixels, inked int) {
+// pixels close to stroke lying more than 5 rows above the lowest such pixel
+// (the series above its baseline), and of pixels that are not (near) white.
+func pixelStats(t *testing.T, shot []byte, stroke [3]uint8) (colours, raised, inked int) {
 	t.Helper()
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
@@ -223,6 +224,7 @@ func pixelStats(t *testing.T, shot []byte, stroke [3]uint8) (colours, strokePixe
 	}
 	seen := map[[3]uint8]bool{}
 	near := func(a, b uint8) bool { d := int(a) - int(b); return d > -40 && d < 40 }
+	var strokeRows []int
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
@@ -230,12 +232,21 @@ func pixelStats(t *testing.T, shot []byte, stroke [3]uint8) (colours, strokePixe
 			c := [3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}
 			seen[c] = true
 			if near(c[0], stroke[0]) && near(c[1], stroke[1]) && near(c[2], stroke[2]) {
-				strokePixels++
+				strokeRows = append(strokeRows, y)
 			}
 			if c[0] < 235 || c[1] < 235 || c[2] < 235 {
 				inked++
 			}
 		}
 	}
-	return len(seen), strokePixels, inked
+	baseline := b.Min.Y
+	for _, y := range strokeRows {
+		baseline = max(baseline, y)
+	}
+	for _, y := range strokeRows {
+		if y < baseline-5 {
+			raised++
+		}
+	}
+	return len(seen), raised, inked
 }

@@ -39,9 +39,10 @@ var consolePage = template.Must(template.New("console").Parse(consoleHTML))
 // for good.
 const uplotPath = PagePath + "/uplot-" + UPlotVersion + ".min.js"
 
-// pagePolicy lets the page fetch the data routes from this origin; uPlot
+// pagePolicy lets the page fetch the data routes from this origin and show
+// its empty data: icon; uPlot
 // sizes its elements through the CSSOM, which a style-src policy allows.
-var pagePolicy = htmlpage.Policy{Connect: true}
+var pagePolicy = htmlpage.Policy{Connect: true, ImgData: true}
 
 func registerPage(r server.Router) {
 	server.Get(r, PagePath, server.Op[server.NoRequest]{
