@@ -256,7 +256,7 @@ func (h *Handlers) listDLQ(c *fiber.Ctx, req *listDLQRequest) error {
 
 // dlqPath names one parked record.
 type dlqPath struct {
-	ID string `path:"record" json:"-" maxLength:"200" description:"the record id, <dlq topic>:<partition>:<offset>"`
+	ID string `path:"record" json:"-" description:"the record id, <dlq topic>:<partition>:<offset>; anything else names no record (404)"`
 }
 
 func (h *Handlers) replay(c *fiber.Ctx, req *dlqPath) error {
