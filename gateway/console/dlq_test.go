@@ -21,12 +21,12 @@ func TestParseID(t *testing.T) {
 	}{
 		{"fiat.commands.dlq:0:42", position{"fiat.commands.dlq", 0, 42}, true},
 		{"events.fiat.dlq:3:0", position{"events.fiat.dlq", 3, 0}, true},
-		{"fiat.commands:0:42", position{}, false},          // not a DLQ topic
-		{"gateway.replies.dlq:0:1", position{}, false},     // replies have no DLQ
-		{"fiat.commands.dlq:0:-1", position{}, false},      // negative offset
-		{"fiat.commands.dlq:-1:0", position{}, false},      // negative partition
-		{"fiat.commands.dlq:0", position{}, false},         // no offset
-		{"fiat.commands.dlq:x:1", position{}, false},       // not a number
+		{"fiat.commands:0:42", position{}, false},      // not a DLQ topic
+		{"gateway.replies.dlq:0:1", position{}, false}, // replies have no DLQ
+		{"fiat.commands.dlq:0:-1", position{}, false},  // negative offset
+		{"fiat.commands.dlq:-1:0", position{}, false},  // negative partition
+		{"fiat.commands.dlq:0", position{}, false},     // no offset
+		{"fiat.commands.dlq:x:1", position{}, false},   // not a number
 		{"fiat.commands.dlq:0:99999999999999999999", position{}, false},
 		{"", position{}, false},
 		{"nope", position{}, false},
