@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -73,7 +74,16 @@ type Handlers struct {
 	now        func() time.Time
 	// life bounds the live tap: the server's lifetime.
 	life context.Context
+
+	// copyMu guards the last read of the ClickHouse copy, shared by every
+	// console for copyTTL: the live stream covers the seconds since.
+	copyMu   sync.Mutex
+	copyAt   time.Time
+	copyFlow clickhouse.Flow
 }
+
+// copyTTL is how long a read of the ClickHouse copy serves the charts.
+const copyTTL = 5 * time.Second
 
 // NewHandlers checks the dependencies. admin admits only fiat admins (the
 // console's lists and actions are the fiat admin routes'); life ends when
@@ -150,7 +160,7 @@ func (h *Handlers) throughput(c *fiber.Ctx, _ *server.NoRequest) error {
 	now := h.now().UTC().Truncate(time.Second)
 	since := now.Add(-Window)
 	out := schemas.ConsoleThroughput{Seconds: []int64{}, Transfers: []int64{}, Volume: []schemas.ConsoleCurrencySeries{}, Sources: []string{}}
-	ch, err := h.analytics.Flow(c.UserContext(), since)
+	ch, err := h.copyOf(c.UserContext(), now)
 	if err == nil {
 		out.Sources = append(out.Sources, "clickhouse")
 	}
@@ -182,6 +192,22 @@ func (h *Handlers) throughput(c *fiber.Ctx, _ *server.NoRequest) error {
 		out.Volume = append(out.Volume, schemas.ConsoleCurrencySeries{Currency: cur, Minor: vol[cur]})
 	}
 	return c.JSON(out)
+}
+
+// copyOf returns the flow of the window ending at now from the ClickHouse
+// copy, read at most every copyTTL.
+func (h *Handlers) copyOf(ctx context.Context, now time.Time) (clickhouse.Flow, error) {
+	h.copyMu.Lock()
+	defer h.copyMu.Unlock()
+	if !h.copyAt.IsZero() && now.Sub(h.copyAt) < copyTTL {
+		return h.copyFlow, nil
+	}
+	f, err := h.analytics.Flow(ctx, now.Add(-Window))
+	if err != nil {
+		return clickhouse.Flow{}, err
+	}
+	h.copyAt, h.copyFlow = now, f
+	return f, nil
 }
 
 func (h *Handlers) events(c *fiber.Ctx, _ *server.NoRequest) error {
