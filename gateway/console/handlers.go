@@ -10,10 +10,12 @@ import (
 	"errors"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
@@ -249,7 +251,21 @@ func (h *Handlers) deliveryCounts(c *fiber.Ctx, _ *server.NoRequest) error {
 // listDLQRequest is the query of GET /dlq.
 type listDLQRequest struct {
 	bind.Paging
-	Topic string `query:"topic" json:"-" maxLength:"100" description:"one DLQ topic (fiat.commands.dlq) or its source topic (fiat.commands); all when absent"`
+	Topic dlqTopicName `query:"topic" json:"-"`
+}
+
+// dlqTopicName is a DLQ topic or a source topic that has one.
+type dlqTopicName string
+
+// PrepareJSONSchema lists the topics the filter takes.
+func (dlqTopicName) PrepareJSONSchema(s *jsonschema.Schema) error {
+	var names []any
+	for _, t := range topics.DLQTopics() {
+		names = append(names, strings.TrimSuffix(t, ".dlq"), t)
+	}
+	s.WithType(jsonschema.String.Type()).WithEnum(names...).
+		WithDescription("one DLQ topic (fiat.commands.dlq) or its source topic (fiat.commands); all when absent")
+	return nil
 }
 
 // Validate reads the page and checks the topic.
@@ -258,7 +274,7 @@ func (req *listDLQRequest) Validate() error {
 		return err
 	}
 	if req.Topic != "" {
-		if _, err := DLQTopic(req.Topic); err != nil {
+		if _, err := DLQTopic(string(req.Topic)); err != nil {
 			return apierr.Validation(map[string]string{"topic": "must be a topic with a DLQ, or a DLQ topic"})
 		}
 	}
@@ -272,7 +288,7 @@ func (req *listDLQRequest) Validate() error {
 
 func (h *Handlers) listDLQ(c *fiber.Ctx, req *listDLQRequest) error {
 	page := req.Page()
-	rows, err := h.dlq.List(c.UserContext(), req.Topic, page.After, page.Limit)
+	rows, err := h.dlq.List(c.UserContext(), string(req.Topic), page.After, page.Limit)
 	if err != nil {
 		return err
 	}
