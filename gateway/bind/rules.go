@@ -384,3 +384,13 @@ func DecodeChecked(body []byte, dst any) error {
 	}
 	return b.Check(nil, dst)
 }
+
+// CheckRules checks the declared rules of dst, a pointer to a request type
+// already filled in, as the server does after binding.
+func CheckRules(dst any) error {
+	b, err := For(reflect.TypeOf(dst).Elem())
+	if err != nil {
+		return err
+	}
+	return b.Check(nil, dst)
+}
