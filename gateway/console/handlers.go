@@ -109,43 +109,57 @@ func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	tok := h.tokens.Require()
 	server.Get(g, "/throughput", server.Op[server.NoRequest]{
-		Summary: "Transfers per second and volume per currency over the last five minutes (fiat admin)", Role: adminRole,
-		Handle: h.throughput,
+		Summary:     "Transfers per second and volume per currency over the last five minutes (fiat admin)",
+		Description: "One point per second: completed transfers and the transferred amount per currency (minor units), from the ClickHouse copy and, for the seconds it has not caught up with, the live event stream. Read-only.",
+		Role:        adminRole,
+		Handle:      h.throughput,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "one point per second: the ClickHouse copy, and the event stream for the seconds it has not caught up with", schemas.ConsoleThroughput{}),
 		},
 	}, tok, h.admin)
 	server.Get(g, "/events", server.Op[server.NoRequest]{
-		Summary: "The latest fiat events from the event stream (fiat admin)", Role: adminRole, Handle: h.events,
+		Summary:     "The latest fiat events from the event stream (fiat admin)",
+		Description: "The last 50 events.fiat events the console's live tap read, newest first, each with its data as JSON text. Read-only.",
+		Role:        adminRole, Handle: h.events,
 		Responses: []server.Response{server.Answers(http.StatusOK, "the latest events, newest first", schemas.ConsoleEvents{})},
 	}, tok, h.admin)
 	server.Get(g, "/lag", server.Op[server.NoRequest]{
-		Summary: "Consumer lag per group, from the broker (fiat admin)", Role: adminRole, Handle: h.lag,
+		Summary:     "Consumer lag per group, from the broker (fiat admin)",
+		Description: "For every consumer group, the records of its topics it has not yet committed past, read from the broker. Read-only.",
+		Role:        adminRole, Handle: h.lag,
 		Responses: []server.Response{server.Answers(http.StatusOK, "every consumer group's lag", schemas.ConsoleLag{})},
 	}, tok, h.admin)
 	server.Get(g, "/parked", server.Op[server.NoRequest]{
-		Summary: "Parked records per DLQ topic (fiat admin)", Role: adminRole, Handle: h.parked,
+		Summary:     "Parked records per DLQ topic (fiat admin)",
+		Description: "For every <topic>.dlq topic, the records it holds and those no operator replayed or discarded. Read-only.",
+		Role:        adminRole, Handle: h.parked,
 		Responses: []server.Response{server.Answers(http.StatusOK, "every DLQ topic's counts", schemas.ConsoleParked{})},
 	}, tok, h.admin)
 	server.Get(g, "/deliveries", server.Op[server.NoRequest]{
-		Summary: "Webhook deliveries per state (fiat admin)", Role: adminRole, Handle: h.deliveryCounts,
+		Summary:     "Webhook deliveries per state (fiat admin)",
+		Description: "The number of outbound webhook deliveries pending, failed, delivered and dead-lettered. Read-only.",
+		Role:        adminRole, Handle: h.deliveryCounts,
 		Responses: []server.Response{server.Answers(http.StatusOK, "the count of every state", schemas.ConsoleDeliveries{})},
 	}, tok, h.admin)
 	server.Get(g, "/dlq", server.Op[listDLQRequest]{
-		Summary: "Records parked on the DLQ topics (fiat admin)", Role: adminRole, Handle: h.listDLQ,
+		Summary:     "Records parked on the DLQ topics (fiat admin)",
+		Description: "Pages through the records the consumers parked (unreadable, or failed on their own), with their error, key, command id, first-seen time and what operators decided. Read-only.",
+		Role:        adminRole, Handle: h.listDLQ,
 		Responses: []server.Response{server.Answers(http.StatusOK, "parked records in topic, partition and offset order", schemas.Page[schemas.DLQRecord]{})},
 	}, tok, h.admin)
 	server.Post(g, "/dlq/:record/replay", server.Op[dlqPath]{
-		Summary: "Publish a parked record again to its source topic, with its command id (fiat admin)", Class: ratelimit.Write,
-		Role: adminRole, Handle: h.replay,
+		Summary:     "Publish a parked record again to its source topic, with its command id (fiat admin)",
+		Description: "Publishes the parked record again to its source topic with the same envelope, so a command applied meanwhile (or by an earlier replay) is not applied again; the record is marked replayed and the replay is audited.",
+		Class:       ratelimit.Write, Role: adminRole, Handle: h.replay,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the record, replayed: a command applied before is not applied again", schemas.DLQRecord{}),
 			server.Fails(http.StatusNotFound, "not_found: no such parked record"),
 		},
 	}, tok, h.admin)
 	server.Post(g, "/dlq/:record/discard", server.Op[dlqPath]{
-		Summary: "Mark a parked record as not to be replayed (fiat admin)", Class: ratelimit.Write, Role: adminRole,
-		Handle: h.discard,
+		Summary:     "Mark a parked record as not to be replayed (fiat admin)",
+		Description: "Marks the parked record discarded and audits it; the record stays on its DLQ topic. A replayed record cannot be discarded.",
+		Class:       ratelimit.Write, Role: adminRole, Handle: h.discard,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the record, discarded", schemas.DLQRecord{}),
 			server.Fails(http.StatusNotFound, "not_found: no such parked record"),

@@ -46,7 +46,9 @@ var pagePolicy = htmlpage.Policy{Connect: true, ImgData: true}
 
 func registerPage(r server.Router) {
 	server.Get(r, PagePath, server.Op[server.NoRequest]{
-		Summary: "The admin console page (it holds no data; every data call needs a fiat admin token)", Public: true,
+		Summary:     "The admin console page (it holds no data; every data call needs a fiat admin token)",
+		Description: "An HTML page under a strict CSP: it signs a fiat admin in and draws the console from the data routes. Read-only.",
+		Public:      true,
 		Handle: func(c *fiber.Ctx, _ *server.NoRequest) error {
 			c.Set(fiber.HeaderCacheControl, "no-store")
 			return htmlpage.Render(c, fiber.StatusOK, consolePage, pagePolicy, func(nonce string) any {
@@ -59,7 +61,9 @@ func registerPage(r server.Router) {
 		Responses: []server.Response{{Status: http.StatusOK, Description: "the HTML page", ContentType: "text/html"}},
 	})
 	server.Get(r, uplotPath, server.Op[server.NoRequest]{
-		Summary: "The vendored uPlot chart library of the admin console", Public: true,
+		Summary:     "The vendored uPlot chart library of the admin console",
+		Description: "The uPlot script (MIT), served from the platform's own origin. Read-only.",
+		Public:      true,
 		Handle: func(c *fiber.Ctx, _ *server.NoRequest) error {
 			c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
 			c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
