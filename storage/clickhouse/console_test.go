@@ -2,8 +2,11 @@ package clickhouse
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/segmentio/ksuid"
 )
 
 // TestFlowDedupe counts transfers per second from the events and transfer
@@ -39,5 +42,48 @@ func TestFlowDedupe(t *testing.T) {
 	}
 	if len(f.Volume) != 2 || f.Volume["KZT"][s] != 100 || f.Volume["KZT"][s+1] != 5 || f.Volume["USD"][s] != 7 {
 		t.Errorf("volume %v", f.Volume)
+	}
+}
+
+// BenchmarkFlow100k reads the console's five-minute flow from a copy of
+// 100,000 transfers (each an event and a ledger entry, ids minted at their
+// time as the platform's ksuids are): 90,000 over the previous 30 days and
+// 10,000 in the last five minutes.
+//
+//	go test ./storage/clickhouse -run '^$' -bench Flow100k -benchtime 20x
+func BenchmarkFlow100k(b *testing.B) {
+	conn, db := testDB(b)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	var rows Rows
+	for i := range 100_000 {
+		at := now.Add(-time.Duration(i%300) * time.Second)
+		if i >= 10_000 {
+			at = now.Add(-5*time.Minute - time.Duration(i)*26*time.Second)
+		}
+		id := func() string { k, _ := ksuid.FromParts(at, []byte(fmt.Sprintf("%016d", i))); return k.String() }
+		rows.Events = append(rows.Events, EventRow{ID: id(), Topic: "events.fiat", Type: "transfer.completed", OccurredAt: at, Data: `{}`})
+		cur := "KZT"
+		if i%3 == 0 {
+			cur = "USD"
+		}
+		rows.Ledger = append(rows.Ledger, LedgerRow{ID: id() + "l", Kind: "fiat:transfer", AmountCents: int64(i), HasAmount: true, Currency: cur, Timestamp: at})
+	}
+	if err := Insert(ctx, conn, db, rows); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		f, err := QueryFlow(ctx, conn, db, now.Add(-5*time.Minute))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var n int64
+		for _, c := range f.Transfers {
+			n += c
+		}
+		if n != 10_000 {
+			b.Fatalf("%d transfers in the window, want 10000", n)
+		}
 	}
 }
