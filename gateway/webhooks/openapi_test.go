@@ -33,7 +33,7 @@ func TestOpenAPI(t *testing.T) {
 	h.Register(s.Root())
 	doc := openapi.Build(s.Routes(), openapi.Doc{Title: "webhooks", Prefixes: []string{"/api/fiat"}})
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 6 {
+	if len(paths) != 14 {
 		t.Fatalf("paths = %v", paths)
 	}
 	me := paths["/api/fiat/me/webhook"].(map[string]any)
@@ -63,7 +63,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Errorf("events 200 = %v", ok200)
 	}
 	comps := doc["components"].(map[string]any)["schemas"].(map[string]any)
-	for _, name := range []string{"SubscribeRequest", "RotateRequest", "WebhookSubscription", "WebhookDeliveryPage"} {
+	for _, name := range []string{"SubscribeRequest", "RotateRequest", "WebhookSubscriptionMinted", "WebhookSubscriptionDetailPage", "WebhookDeliveryPage"} {
 		if _, ok := comps[name]; !ok {
 			t.Errorf("no %s among %v", name, comps)
 		}
