@@ -44,8 +44,7 @@ func (a *app) webhooksModule() (module, error) {
 			ctx, cancel := context.WithCancel(context.Background())
 			a.server.App.Hooks().OnShutdown(func() error { cancel(); return nil })
 			go func() { _ = hub.Run(ctx) }()
-			h.Register(r)
-			return nil
+			return h.Register(r)
 		},
 		groups: map[string]func() (runnable, error){
 			topics.GroupWebhooks: func() (runnable, error) {

@@ -20,9 +20,10 @@
 //     (private, loopback, link-local, unspecified, multicast and 100.64/10
 //     refused; checked again on every connection, against DNS rebinding);
 //     WEBHOOK_ALLOW_PRIVATE=1 lifts both rules. secret 16 to 256 characters.
-//     events: a non-empty list of the spec's event types (EventTypes);
-//     omitted means all events, including platform events outside that
-//     list such as user.registered.
+//     events: a non-empty list of the event catalog's types
+//     (GET /api/platform/events, schemas.EventCatalog); omitted means all
+//     events. Secret left out on create or rotation: the server mints a
+//     whsec_ secret (32 random bytes) and returns it once, in that answer.
 //   - Matching: a subscription receives the events whose subject is its
 //     owner (the envelope's actorUserId or key, data fields userId/*UserId,
 //     and the owners of wallets named by data fields walletId/*WalletId/

@@ -121,7 +121,10 @@ const fiatAdmin = "fiat admin"
 // Register mounts the routes under /api/fiat. Each operation is declared
 // with its request and answer types (server.Op); they are documented in the
 // fiat slice, whose prefix they share.
-func (h *Handlers) Register(r server.Router) {
+func (h *Handlers) Register(r server.Router) error {
+	if err := h.registerCatalog(r); err != nil {
+		return err
+	}
 	g := r.Group("/api/fiat")
 	user := h.tokens.Require()
 	admin := h.admin
@@ -167,6 +170,7 @@ func (h *Handlers) Register(r server.Router) {
 		Summary: "Browser page showing the admin event stream (it holds no data)", Public: true, Handle: h.page,
 		Responses: []server.Response{{Status: http.StatusOK, Description: "the admin event stream page", ContentType: "text/html"}},
 	})
+	return nil
 }
 
 // registerOwner mounts the routes an owner manages their endpoints with:

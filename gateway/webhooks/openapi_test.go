@@ -30,7 +30,9 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Register(s.Root())
+	if err := h.Register(s.Root()); err != nil {
+		t.Fatal(err)
+	}
 	doc := openapi.Build(s.Routes(), openapi.Doc{Title: "webhooks", Prefixes: []string{"/api/fiat"}})
 	paths := doc["paths"].(map[string]any)
 	if len(paths) != 14 {

@@ -109,7 +109,10 @@ func TestCheckSecretAndEvents(t *testing.T) {
 		{"known, deduplicated", []string{"transfer.completed", "score.updated", "transfer.completed"},
 			[]string{"transfer.completed", "score.updated"}, false},
 		{"unknown", []string{"transfer.completed", "transfer.done"}, nil, true},
-		{"internal type not listable", []string{"user.registered"}, nil, true},
+		// Every delivered type can be named (issue 25), commands cannot.
+		{"platform event listable", []string{"user.registered", "vacancy.opened"},
+			[]string{"user.registered", "vacancy.opened"}, false},
+		{"a command is not an event", []string{"fiat.transfer"}, nil, true},
 	}
 	for _, tt := range events {
 		var v bind.Validator
