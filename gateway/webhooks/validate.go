@@ -12,7 +12,6 @@ import (
 	"github.com/fintech/platform/schemas"
 )
 
-
 // Secret and URL limits.
 const (
 	MinSecret = 16
