@@ -34,6 +34,7 @@ commands:
   topics           create missing topics and list them
   ledger reanchor  append missing ledger entries through the appender
   admin verify <email>  mark an account's e-mail verified (bootstrap of the first admin)
+  webhooks listen --forward-to URL  forward your events, signed, to a local URL
   version          print the build
 `
 
@@ -52,6 +53,10 @@ func runMain(args []string) int {
 	if args[0] == "version" {
 		fmt.Printf("platform %s (release %s)\n", apiVersion, release)
 		return 0
+	}
+	if args[0] == "webhooks" {
+		// A client of a running platform: no server configuration.
+		return runWebhooks(args[1:])
 	}
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {

@@ -36,7 +36,7 @@ func (a *app) webhooksModule() (module, error) {
 			if err != nil {
 				return err
 			}
-			h, err := gwebhooks.NewHandlers(st, hub, sched, a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.vault, a.now,
+			h, err := gwebhooks.NewHandlers(st, hub, dispatch.NewAudience(st), sched, a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.vault, a.now,
 				gwebhooks.Config{AllowPrivate: a.cfg.WebhookPrivate})
 			if err != nil {
 				return err

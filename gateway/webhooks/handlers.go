@@ -89,30 +89,33 @@ const MaxSubscriptions = 10
 
 // Handlers serve the webhook routes.
 type Handlers struct {
-	store  Store
-	stream Stream
-	waker  Waker
-	tokens *auth.Tokens
-	admin  fiber.Handler
-	vault  Vault
-	now    func() time.Time
-	cfg    Config
+	store    Store
+	audience Audience
+	stream   Stream
+	waker    Waker
+	tokens   *auth.Tokens
+	admin    fiber.Handler
+	vault    Vault
+	now      func() time.Time
+	cfg      Config
 }
 
 // NewHandlers checks the dependencies and builds the handlers. admin admits
 // only fiat admins (verified e-mail on the allowlist): the delivery log,
 // retries and the stream are theirs. vault seals signing secrets before
-// they are stored.
-func NewHandlers(store Store, stream Stream, waker Waker, tokens *auth.Tokens, admin fiber.Handler, vault Vault,
-	now func() time.Time, cfg Config) (*Handlers, error) {
-	if store == nil || stream == nil || waker == nil || tokens == nil || admin == nil || vault == nil || now == nil {
+// they are stored. audience picks each user's events for their own stream.
+func NewHandlers(store Store, stream Stream, audience Audience, waker Waker, tokens *auth.Tokens, admin fiber.Handler,
+	vault Vault, now func() time.Time, cfg Config) (*Handlers, error) {
+	if store == nil || stream == nil || audience == nil || waker == nil || tokens == nil || admin == nil || vault == nil ||
+		now == nil {
 		return nil, errors.New("webhook handlers: nil dependency")
 	}
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handlers{store: store, stream: stream, waker: waker, tokens: tokens, admin: admin, vault: vault, now: now, cfg: cfg}, nil
+	return &Handlers{store: store, audience: audience, stream: stream, waker: waker, tokens: tokens, admin: admin,
+		vault: vault, now: now, cfg: cfg}, nil
 }
 
 // fiatAdmin is the role of the admin routes.
@@ -205,6 +208,12 @@ func (h *Handlers) registerOwner(g server.Router, user fiber.Handler) {
 	server.Post(g, "/me/webhook/test", server.Op[meRequest]{
 		Summary: "Send a signed webhook.test event to the primary endpoint", Class: ratelimit.Write, Handle: h.primaryTest,
 		Responses: []server.Response{server.Answers(http.StatusAccepted, "the test delivery, queued", schemas.WebhookDelivery{}), notMine},
+	}, user)
+	server.Get(g, "/me/events/stream", server.Op[myEventsRequest]{
+		Summary: "Server-sent events of the events about the caller (what `platform webhooks listen` forwards)",
+		Handle:  h.myEvents,
+		Responses: []server.Response{{Status: http.StatusOK, ContentType: "text/event-stream",
+			Description: "one message per event about the caller: id the event id, event its type, data the delivery payload"}},
 	}, user)
 	server.Get(g, "/webhook-subs/:id", server.Op[endpointPath]{
 		Summary: "One of the caller's webhook endpoints", Handle: h.getEndpoint,

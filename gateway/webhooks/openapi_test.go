@@ -12,6 +12,7 @@ import (
 
 type noStore struct{ Store }
 type noStream struct{ Stream }
+type noAudience struct{ Audience }
 type noWaker struct{}
 type noVault struct{ Vault }
 
@@ -26,7 +27,7 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandlers(noStore{}, noStream{}, noWaker{}, tokens, servertest.Pass, noVault{}, time.Now, Config{})
+	h, err := NewHandlers(noStore{}, noStream{}, noAudience{}, noWaker{}, tokens, servertest.Pass, noVault{}, time.Now, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestOpenAPI(t *testing.T) {
 	}
 	doc := openapi.Build(s.Routes(), openapi.Doc{Title: "webhooks", Prefixes: []string{"/api/fiat"}})
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 14 {
+	if len(paths) != 15 {
 		t.Fatalf("paths = %v", paths)
 	}
 	me := paths["/api/fiat/me/webhook"].(map[string]any)

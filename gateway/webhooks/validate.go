@@ -12,6 +12,11 @@ import (
 	"github.com/fintech/platform/schemas"
 )
 
+// localHint ends the refusals of a local URL: how to receive deliveries on
+// a laptop without a public URL.
+const localHint = "; to test on your machine, run `platform webhooks listen --forward-to <url>`, " +
+	"or start the server with WEBHOOK_ALLOW_PRIVATE=1"
+
 // Secret and URL limits.
 const (
 	MinSecret = 16
@@ -40,6 +45,9 @@ func checkURL(ctx context.Context, v *bind.Validator, res Resolver, raw string, 
 	switch {
 	case scheme == "https":
 	case scheme == "http" && allowPrivate:
+	case scheme == "http":
+		v.Fail("url", "must use https"+localHint)
+		return raw
 	default:
 		v.Fail("url", "must use https")
 		return raw
@@ -66,7 +74,7 @@ func checkURL(ctx context.Context, v *bind.Validator, res Resolver, raw string, 
 	}
 	for _, a := range addrs {
 		if schemas.BlockedAddr(a) {
-			v.Fail("url", "must not resolve to a private, loopback or link-local address")
+			v.Fail("url", "must not resolve to a private, loopback or link-local address"+localHint)
 			break
 		}
 	}
