@@ -194,6 +194,7 @@ func (f *forwarder) follow(ctx context.Context) error {
 	case resp.StatusCode != http.StatusOK:
 		return fmt.Errorf("the stream answered %d", resp.StatusCode)
 	}
+	fmt.Fprintln(f.out, "Connected to your event stream")
 	return readEvents(resp.Body, func(id, typ string, data []byte) {
 		f.lastID = id
 		if f.opts.events != nil && !f.opts.events[typ] {

@@ -96,7 +96,7 @@ func (e *eventsPatch) UnmarshalJSON(b []byte) error {
 
 // PrepareJSONSchema describes the field as what a client sends.
 func (eventsPatch) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithType(jsonschema.Array.Type()).WithItems(*(&jsonschema.Items{}).WithSchemaOrBool(
+	s.WithType(jsonschema.Type{SliceOfSimpleTypeValues: []jsonschema.SimpleType{jsonschema.Array, jsonschema.Null}}).WithItems(*(&jsonschema.Items{}).WithSchemaOrBool(
 		jsonschema.String.ToSchemaOrBool())).
 		WithDescription("event types to receive (GET /api/platform/events); null for every event; left out: unchanged")
 	s.Properties = nil
@@ -126,7 +126,7 @@ func (p *secretPatch) UnmarshalJSON(b []byte) error {
 
 // PrepareJSONSchema describes the field as what a client sends.
 func (secretPatch) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithType(jsonschema.String.Type()).WithMinLength(MinSecret).WithMaxLength(MaxSecret).
+	s.WithType(jsonschema.Type{SliceOfSimpleTypeValues: []jsonschema.SimpleType{jsonschema.String, jsonschema.Null}}).WithMinLength(MinSecret).WithMaxLength(MaxSecret).
 		WithDescription("a new signing secret; null: the server mints a whsec_ secret and returns it once, in this answer; left out: unchanged")
 	s.Properties = nil
 	return nil
