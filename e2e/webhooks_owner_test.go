@@ -452,3 +452,19 @@ func TestWebhooksListenForwards(t *testing.T) {
 		t.Fatalf("stream without a token: %d", r.Status)
 	}
 }
+
+// TestWrongMethodIs405: a known path asked with a method it does not serve
+// answers 405 method_not_allowed with Allow, in the one error envelope.
+func TestWrongMethodIs405(t *testing.T) {
+	p := shared(t)
+	u := p.Register(t, "wrongverb")
+	r := p.Do(t, harness.Request{Method: http.MethodPut, Path: "/api/fiat/me/webhook", Token: u.Token, Body: map[string]any{}})
+	allow := r.Header.Get("Allow")
+	if r.Status != http.StatusMethodNotAllowed || r.JSON(t)["error"] != "method_not_allowed" ||
+		!strings.Contains(allow, "POST") || !strings.Contains(allow, "PATCH") || !strings.Contains(allow, "DELETE") {
+		t.Fatalf("PUT /me/webhook: %d Allow %q %s", r.Status, allow, r.Body)
+	}
+	if r := p.Get(t, "/api/no/such/route", u.Token); r.Status != http.StatusNotFound || r.JSON(t)["error"] != "not_found" {
+		t.Fatalf("unknown path: %d %s", r.Status, r.Body)
+	}
+}
