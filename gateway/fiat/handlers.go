@@ -41,7 +41,7 @@ type Store interface {
 	DepositBySession(ctx context.Context, sessionID string) (store.Deposit, error)
 	DepositsOf(ctx context.Context, userID, before string, limit int) ([]store.Deposit, error)
 	Payout(ctx context.Context, id string) (store.Payout, error)
-	Transactions(ctx context.Context, userID, before string, limit int) ([]store.Tx, error)
+	Transactions(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Tx, error)
 	StreamTransactions(ctx context.Context, userID string, fn func(store.Tx) error) error
 	CreateKYC(ctx context.Context, k store.KYC, audit store.AuditRow) error
 	DecideKYC(ctx context.Context, id string, approve bool, now time.Time, audit store.AuditRow) (store.KYC, error)

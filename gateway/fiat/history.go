@@ -35,7 +35,7 @@ func (h *Handlers) registerHistory(g server.Router, tok fiber.Handler) {
 }
 
 // listTransactionsRequest is a page of the caller's history.
-type listTransactionsRequest struct{ bind.Paging }
+type listTransactionsRequest struct{ bind.TimePaging }
 
 // direction is "out" when the user's money left (they are the sender).
 func direction(t store.Tx, userID string) string {
@@ -54,11 +54,11 @@ func toTransaction(t store.Tx, userID string) schemas.FiatTransaction {
 func (h *Handlers) listTransactions(c *fiber.Ctx, req *listTransactionsRequest) error {
 	page := req.Page()
 	p, _ := auth.User(c)
-	txs, err := h.store.Transactions(c.UserContext(), p.UserID, page.After, page.Limit+1)
+	txs, err := h.store.Transactions(c.UserContext(), p.UserID, req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(txs, page.Limit, func(t store.Tx) string { return t.ID },
+	return c.JSON(bind.PageOf(txs, page.Limit, func(t store.Tx) string { return schemas.Position{At: t.CreatedAt, ID: t.ID}.String() },
 		func(t store.Tx) schemas.FiatTransaction { return toTransaction(t, p.UserID) }))
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
 )
 
@@ -357,19 +358,23 @@ func scanTx(row pgx.CollectableRow) (Tx, error) {
 	return t, err
 }
 
-// historySQL lists a user's transactions newest first; the two index scans
-// are merged so that neither side is read past the page.
+// historySQL lists a user's transactions newest first, by creation time
+// (microseconds) then id: ids are ksuids, whose time part has one-second
+// resolution. The two index scans are merged so that neither side is read
+// past the page.
 const historySQL = `
 SELECT ` + txCols + ` FROM (
-  (SELECT ` + txCols + ` FROM fiat_transactions WHERE from_user = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3)
+  (SELECT ` + txCols + ` FROM fiat_transactions WHERE from_user = $1 AND ($2 = '' OR (created_at, id) < ($4, $2))
+   ORDER BY created_at DESC, id DESC LIMIT $3)
   UNION
-  (SELECT ` + txCols + ` FROM fiat_transactions WHERE to_user = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3)
-) t ORDER BY id DESC LIMIT $3`
+  (SELECT ` + txCols + ` FROM fiat_transactions WHERE to_user = $1 AND ($2 = '' OR (created_at, id) < ($4, $2))
+   ORDER BY created_at DESC, id DESC LIMIT $3)
+) t ORDER BY created_at DESC, id DESC LIMIT $3`
 
 // Transactions lists a user's transactions (either side), newest first,
-// strictly before the cursor id.
-func (s *Store) Transactions(ctx context.Context, userID, before string, limit int) ([]Tx, error) {
-	rows, err := s.pool.Query(ctx, historySQL, userID, before, limit)
+// strictly before the cursor position (creation time, then id).
+func (s *Store) Transactions(ctx context.Context, userID string, before schemas.Position, limit int) ([]Tx, error) {
+	rows, err := s.pool.Query(ctx, historySQL, userID, before.ID, limit, before.At)
 	if err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
@@ -384,7 +389,7 @@ const streamSQL = `
 SELECT ` + txCols + ` FROM fiat_transactions WHERE from_user = $1
 UNION ALL
 SELECT ` + txCols + ` FROM fiat_transactions WHERE to_user = $1 AND from_user <> $1
-ORDER BY id DESC`
+ORDER BY created_at DESC, id DESC`
 
 // StreamTransactions calls fn for each of a user's transactions, newest
 // first, reading rows as they arrive instead of holding them all.
@@ -541,7 +546,7 @@ func (s *Store) DashboardOf(ctx context.Context, userID, month string) (Dashboar
 	if d.KYCApproved, d.KYCLatest, err = s.KYCStatus(ctx, userID); err != nil {
 		return d, err
 	}
-	if d.RecentTxs, err = s.Transactions(ctx, userID, "", 5); err != nil {
+	if d.RecentTxs, err = s.Transactions(ctx, userID, schemas.Position{}, 5); err != nil {
 		return d, err
 	}
 	return d, nil
