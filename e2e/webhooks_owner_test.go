@@ -230,6 +230,12 @@ func TestWebhooksOwnerManagesEndpoints(t *testing.T) {
 		t.Fatalf("test payload %v", body)
 	}
 
+	// The spec's rotation without a secret mints one, shown once.
+	r = p.Do(t, harness.Request{Method: http.MethodPatch, Path: "/api/fiat/me/webhook", Token: u.Token})
+	if r.Status != http.StatusOK || !strings.HasPrefix(fmt.Sprint(r.JSON(t)["secret"]), "whsec_") || r.JSON(t)["id"] != primary.ID {
+		t.Fatalf("rotate without a secret: %d %s", r.Status, r.Body)
+	}
+
 	// Delete the primary endpoint and the other one: gone, 404 after.
 	if r := del(u.Token, "/api/fiat/me/webhook"); r.Status != http.StatusNoContent {
 		t.Fatalf("delete primary: %d %s", r.Status, r.Body)
