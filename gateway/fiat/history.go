@@ -148,15 +148,15 @@ func (h *Handlers) dashboard(c *fiber.Ctx, _ *server.NoRequest) error {
 }
 
 // auditRequest is a page of the audit log.
-type auditRequest struct{ bind.Paging }
+type auditRequest struct{ bind.TimePaging }
 
 func (h *Handlers) audit(c *fiber.Ctx, req *auditRequest) error {
 	page := req.Page()
-	rows, err := h.store.Audit(c.UserContext(), page.After, page.Limit+1)
+	rows, err := h.store.Audit(c.UserContext(), req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(rows, page.Limit, func(a store.AuditRow) string { return a.ID },
+	return c.JSON(bind.PageOf(rows, page.Limit, func(a store.AuditRow) string { return schemas.Position{At: a.CreatedAt, ID: a.ID}.String() },
 		func(a store.AuditRow) schemas.FiatAuditEntry {
 			return schemas.FiatAuditEntry{ID: a.ID, Actor: a.Actor, Action: a.Action, Subject: a.Subject, Amount: a.Amount,
 				Currency: a.Currency, Detail: a.Detail, CreatedAt: a.CreatedAt}

@@ -313,10 +313,12 @@ func (s *Store) DepositBySession(ctx context.Context, sessionID string) (Deposit
 	return s.oneDeposit(ctx, `session_id = $1`, sessionID)
 }
 
-// DepositsOf lists a user's deposits, newest first, after the cursor id.
-func (s *Store) DepositsOf(ctx context.Context, userID, before string, limit int) ([]Deposit, error) {
+// DepositsOf lists a user's deposits, newest first (creation time, then
+// id), after the cursor position.
+func (s *Store) DepositsOf(ctx context.Context, userID string, before schemas.Position, limit int) ([]Deposit, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+depositCols+` FROM fiat_deposits
-		WHERE user_id = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`, userID, before, limit)
+		WHERE user_id = $1 AND ($2 = '' OR (created_at, id) < ($4, $2)) ORDER BY created_at DESC, id DESC LIMIT $3`,
+		userID, before.ID, limit, before.At)
 	if err != nil {
 		return nil, fmt.Errorf("list deposits: %w", err)
 	}
@@ -484,17 +486,19 @@ func (s *Store) KYCStatus(ctx context.Context, userID string) (bool, string, err
 	var approved bool
 	var latest string
 	err := s.pool.QueryRow(ctx, `SELECT coalesce((SELECT kyc_approved FROM fiat_limits WHERE user_id = $1), false),
-		coalesce((SELECT status FROM fiat_kyc WHERE user_id = $1 ORDER BY id DESC LIMIT 1), 'none')`, userID).Scan(&approved, &latest)
+		coalesce((SELECT status FROM fiat_kyc WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1), 'none')`, userID).Scan(&approved, &latest)
 	if err != nil {
 		return false, "", fmt.Errorf("kyc status: %w", err)
 	}
 	return approved, latest, nil
 }
 
-// Audit lists audit rows newest first, strictly before the cursor id.
-func (s *Store) Audit(ctx context.Context, before string, limit int) ([]AuditRow, error) {
+// Audit lists audit rows newest first (creation time, then id), strictly
+// before the cursor position.
+func (s *Store) Audit(ctx context.Context, before schemas.Position, limit int) ([]AuditRow, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, actor, action, subject, amount, currency, detail, created_at
-		FROM fiat_audit WHERE ($1 = '' OR id < $1) ORDER BY id DESC LIMIT $2`, before, limit)
+		FROM fiat_audit WHERE ($1 = '' OR (created_at, id) < ($3, $1)) ORDER BY created_at DESC, id DESC LIMIT $2`,
+		before.ID, limit, before.At)
 	if err != nil {
 		return nil, fmt.Errorf("list audit: %w", err)
 	}

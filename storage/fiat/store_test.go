@@ -113,7 +113,7 @@ func TestStore(t *testing.T) {
 	if _, err := pool.Exec(ctx, `DELETE FROM fiat_audit`); err == nil {
 		t.Fatal("audit rows can be deleted")
 	}
-	rows, err := s.Audit(ctx, "", 10)
+	rows, err := s.Audit(ctx, schemas.Position{}, 10)
 	if err != nil || len(rows) != 1 || rows[0].Action != "wallet.freeze" {
 		t.Fatalf("audit = %+v %v", rows, err)
 	}
