@@ -10,7 +10,7 @@ import (
 
 // listProposalsRequest is a page of proposals, optionally filtered.
 type listProposalsRequest struct {
-	bind.IDPaging
+	bind.TimePaging
 	Status       string `query:"status" json:"-" enum:"draft,open,executed,rejected"`
 	Category     string `query:"category" json:"-" maxLength:"64"`
 	AuthorUserID string `query:"authorUserId" json:"-" maxLength:"200" description:"only the proposals of this author"`
@@ -18,7 +18,7 @@ type listProposalsRequest struct {
 
 // Validate reads the page and checks the filters.
 func (req *listProposalsRequest) Validate() error {
-	if err := req.IDPaging.Validate(); err != nil {
+	if err := req.TimePaging.Validate(); err != nil {
 		return err
 	}
 	var v bind.Validator
@@ -35,9 +35,11 @@ func (req *listProposalsRequest) Validate() error {
 func (h *Handlers) listProposals(c *fiber.Ctx, req *listProposalsRequest) error {
 	p := req.Page()
 	f := store.Filter{Status: req.Status, Category: req.Category, AuthorUserID: req.AuthorUserID}
-	rows, err := h.reader.List(c.UserContext(), f, p.After, p.Limit+1)
+	rows, err := h.reader.List(c.UserContext(), f, req.Position(), p.Limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(rows, p.Limit, func(r store.Proposal) string { return r.ID }, view))
+	return c.JSON(bind.PageOf(rows, p.Limit, func(r store.Proposal) string {
+		return schemas.Position{At: r.CreatedAt, ID: r.ID}.String()
+	}, view))
 }
