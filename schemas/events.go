@@ -19,6 +19,7 @@ func EventCatalog() []EventInfo {
 	return []EventInfo{
 		{TypeUserRegistered, "identity", "an account was registered", UserRegistered{}},
 
+		{TypeWalletCreated, "fiat", "a wallet was opened", WalletCreated{}},
 		{TypeTransferCompleted, "fiat", "transfer settled", TransferCompleted{}},
 		{TypeTransferFailed, "fiat", "transfer failed, for example insufficient balance", TransferFailed{}},
 		{TypeRequestPaid, "fiat", "payment request fulfilled", RequestPaid{}},

@@ -6,13 +6,16 @@ import (
 )
 
 // notEvents are the registry's message types that travel on command,
-// append and reply topics: never delivered to webhooks or event streams.
+// append, reply and analytics topics: never delivered to webhooks or event
+// streams.
 var notEvents = map[string]bool{
 	TypeReply: true, TypeFiatTransfer: true, TypeFiatDepositCreate: true, TypeFiatDepositCredit: true,
 	TypeFiatWithdraw: true, TypeFiatPayoutRequest: true, TypeFiatPayoutDecide: true, TypeFiatMerchantCharge: true,
 	TypeFiatRequestPay: true, TypeFiatRefund: true, TypeFiatDepositReview: true, TypeMaskIssue: true,
 	TypeMaskCharge: true, TypeMaskRevoke: true, TypeLedgerAppend: true, TypeReputationEvent: true,
 	TypeCharityDonate: true, TypeTradeTopUp: true, TypeTradeTransfer: true,
+	// Analytics change records (topics.Analytics*), never delivered.
+	TypeWebhookDeliveryUpdated: true,
 }
 
 // TestEventCatalogIsComplete fails when the registry knows a message type

@@ -16,19 +16,8 @@ type listProposalsRequest struct {
 	AuthorUserID string `query:"authorUserId" json:"-" maxLength:"200" description:"only the proposals of this author"`
 }
 
-// Validate reads the page and checks the filters.
-func (req *listProposalsRequest) Validate() error {
-	if err := req.TimePaging.Validate(); err != nil {
-		return err
-	}
-	var v bind.Validator
-	if req.Status != "" {
-		v.OneOf("status", req.Status, schemas.ProposalStatuses...)
-	}
-	text(&v, "category", req.Category, MaxCategory)
-	text(&v, "authorUserId", req.AuthorUserID, bind.MaxTitle)
-	return v.Err()
-}
+// Validate reads the page; the filters are bound by their tags.
+func (req *listProposalsRequest) Validate() error { return req.TimePaging.Validate() }
 
 // listProposals answers proposals in every status (drafts included), newest
 // first, filtered by status, category and authorUserId.

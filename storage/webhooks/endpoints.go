@@ -110,20 +110,36 @@ WHERE d.id = $1 AND d.subscription_id = $2`, id, subscriptionID))
 }
 
 // RetryOwned queues a failed or dead-lettered delivery of the subscription
-// for an attempt at now. A delivery of another subscription or an unknown
-// id is postgres.ErrNotFound; a pending or delivered one ErrNotRetryable.
+// for an attempt at now (recorded for the analytics copy like every change
+// of a delivery). A delivery of another subscription or an unknown id is
+// postgres.ErrNotFound; a pending or delivered one ErrNotRetryable.
 func (s *Store) RetryOwned(ctx context.Context, subscriptionID, id string, now time.Time) (Delivery, error) {
-	tag, err := s.pool.Exec(ctx, `
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
 UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, claim_token = NULL, updated_at = $3
 WHERE id = $1 AND subscription_id = $2 AND status IN ('failed', 'dead_letter')`, id, subscriptionID, now)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $1 AND subscription_id = $2)`,
+				id, subscriptionID).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				return postgres.ErrNotFound
+			}
+			return ErrNotRetryable
+		}
+		c, err := changedDelivery(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return appendDeliveryChanges(ctx, tx, []deliveryChange{c})
+	})
 	if err != nil {
 		return Delivery{}, fmt.Errorf("queue webhook delivery %s again: %w", id, err)
-	}
-	if tag.RowsAffected() == 0 {
-		if _, err := s.Delivery(ctx, subscriptionID, id); err != nil {
-			return Delivery{}, err
-		}
-		return Delivery{}, fmt.Errorf("queue webhook delivery %s again: %w", id, ErrNotRetryable)
 	}
 	return s.Delivery(ctx, subscriptionID, id)
 }
@@ -139,10 +155,16 @@ INSERT INTO webhook_events (event_id, type, module, data, occurred_at) VALUES ($
 			ev.ID, ev.Type, ev.Module, ev.Data, ev.OccurredAt); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `
+		if _, err := tx.Exec(ctx, `
 INSERT INTO webhook_deliveries (id, subscription_id, event_id, next_attempt_at, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $4, $4)`, id, subscriptionID, ev.ID, now)
-		return err
+VALUES ($1, $2, $3, $4, $4, $4)`, id, subscriptionID, ev.ID, now); err != nil {
+			return err
+		}
+		c, err := changedDelivery(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return appendDeliveryChanges(ctx, tx, []deliveryChange{c})
 	})
 	if err != nil {
 		return Delivery{}, fmt.Errorf("queue %s for webhook %s: %w", ev.Type, subscriptionID, postgres.Translate(err))
