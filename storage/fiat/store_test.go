@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/storage/postgres"
@@ -67,7 +69,7 @@ func TestStore(t *testing.T) {
 		txs = append(txs, store.Tx{ID: ids[i], Kind: "transfer", Status: "completed", FromUser: from, ToUser: to,
 			Amount: int64(i + 1), Currency: "KZT", CreatedAt: now.Add(time.Duration(i) * time.Microsecond)})
 	}
-	if err := store.InsertTransactions(ctx, pool, txs); err != nil {
+	if err := send(ctx, pool, func(b *pgx.Batch) { store.QueueInsertTransactions(b, txs) }); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
