@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fintech/platform/e2e/harness"
 )
 
 // sdkDir is the TypeScript SDK's package, from this package's directory.
@@ -102,16 +104,88 @@ func TestSDK(t *testing.T) {
 		}
 	})
 
-	t.Run("register deposit transfer history", func(t *testing.T) {
-		sdkRun(t, nil, "npx", "--no-install", "tsc", "--strict", "-p", "tsconfig.json")
-		out := sdkRun(t, []string{"PLATFORM_URL=" + p.BaseURL, "PROCESSOR_WEBHOOK_SECRET=" + fiatSecret(t, p)},
-			"node", "dist/test/flow.test.js")
-		for _, want := range []string{"ok retries503", "ok flow"} {
+	t.Run("unit tests", func(t *testing.T) {
+		out := sdkRun(t, nil, "npm", "test")
+		if !strings.Contains(out, "ok unit") {
+			t.Errorf("the SDK's unit tests did not report ok:\n%s", out)
+		}
+	})
+
+	t.Run("a user's strict program over the packed tarball", func(t *testing.T) {
+		admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+		app := sdkUserProject(t)
+		// The SDK's own TypeScript compiler and Node types (npm ci above)
+		// compile the program: the project holds only the tarball.
+		sdkAbs, err := filepath.Abs(sdkDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tsc := filepath.Join(sdkAbs, "node_modules", "typescript", "bin", "tsc")
+		runIn(t, app, nil, "node", tsc, "--strict", "-p", "tsconfig.json",
+			"--typeRoots", filepath.Join(sdkAbs, "node_modules", "@types"), "--types", "node")
+		out := runIn(t, app, []string{"PLATFORM_URL=" + p.BaseURL, "FIAT_ADMIN_TOKEN=" + admin.Token}, "node", "dist/main.js")
+		for _, want := range []string{"ok transfer", "ok errors", "ok paginate 250", "ok webhook verified",
+			"ok sse three events across a drop", "ok sse resume", "ok modules", "ok all"} {
 			if !strings.Contains(out, want) {
-				t.Errorf("the TypeScript test did not report %q:\n%s", want, out)
+				t.Errorf("the program did not report %q:\n%s", want, out)
 			}
 		}
 	})
+}
+
+// sdkUserProject packs the SDK (its prepack builds dist/), installs the
+// tarball into a new project holding e2e/testdata/sdkapp and returns the
+// project's directory: what a user does with `npm install <tarball>`.
+func sdkUserProject(t *testing.T) string {
+	t.Helper()
+	packs := t.TempDir()
+	out := sdkRun(t, nil, "npm", "pack", "--json", "--pack-destination", packs)
+	var packed []struct {
+		Filename string `json:"filename"`
+		Files    []struct {
+			Path string `json:"path"`
+		} `json:"files"`
+	}
+	if i := strings.Index(out, "["); i < 0 || json.Unmarshal([]byte(out[i:]), &packed) != nil || len(packed) != 1 {
+		t.Fatalf("npm pack --json: %s", out)
+	}
+	var hasDist bool
+	for _, f := range packed[0].Files {
+		hasDist = hasDist || f.Path == "dist/index.js"
+	}
+	if !hasDist {
+		t.Fatalf("the tarball has no dist/index.js: %+v", packed[0].Files)
+	}
+	app := t.TempDir()
+	for _, f := range []string{"main.ts", "tsconfig.json", "package.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "sdkapp", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(app, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runIn(t, app, nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", filepath.Join(packs, packed[0].Filename))
+	return app
+}
+
+// runIn runs a command in dir and fails the test with its output when it
+// fails.
+func runIn(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(sdkTool(t, name), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("%s %s: %s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
+	}
+	return out.String()
 }
 
 // firstDifference describes the first line where the generated and the
