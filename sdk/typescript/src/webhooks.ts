@@ -83,8 +83,12 @@ function keysOf(secret: string): Uint8Array[] {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) {
     return [own];
   }
-  const bin = atob(b64);
-  return [Uint8Array.from(bin, (c) => c.charCodeAt(0)), own];
+  try {
+    const bin = atob(b64);
+    return [Uint8Array.from(bin, (c) => c.charCodeAt(0)), own];
+  } catch {
+    return [own]; // not base64 after all
+  }
 }
 
 function header(headers: WebhookHeaders, name: string): string {

@@ -131,6 +131,7 @@ function webhooks(): void {
   assert.throws(() => verifyWebhook(chosen, body.replace("t1", "t2"), h1), WebhookVerificationError);
   assert.throws(() => verifyWebhook("another-secret-0123456789", body, h1), WebhookVerificationError);
   assert.throws(() => verifyWebhook(chosen, body, {}), WebhookVerificationError);
+  assert.throws(() => verifyWebhook(`${whsec}x`, body, sign(key)), WebhookVerificationError);
   console.log("ok webhooks");
 }
 
