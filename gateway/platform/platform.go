@@ -121,6 +121,7 @@ func (h *Handlers) Register(r server.Router) {
 		Responses: []server.Response{server.Answers(http.StatusOK, "the merged slices of the fintech modules", FullDocument{})},
 	})
 	registerDocs(r)
+	registerGuides(r)
 }
 
 // OpenAPI builds the platform slice: the routes under Prefix, the full
