@@ -124,7 +124,7 @@ type guideRequest struct {
 func registerGuides(r server.Router) {
 	server.Get(r, GuidesPath, server.Op[server.NoRequest]{
 		Summary: "Guides: the index", Public: true,
-		Handle: func(c *fiber.Ctx, _ *server.NoRequest) error { return renderGuide(c, "") },
+		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return renderGuide(c, "") },
 		Responses: []server.Response{{Status: http.StatusOK, Description: "the HTML page", ContentType: "text/html"}},
 	})
 	server.Get(r, GuidesPath+"/:slug", server.Op[guideRequest]{
