@@ -113,16 +113,10 @@ func TestSDK(t *testing.T) {
 
 	t.Run("a user's strict program over the packed tarball", func(t *testing.T) {
 		admin := p.RegisterEmail(t, harness.FiatAdminEmail)
-		app := sdkUserProject(t)
+		app := sdkUserProject(t, "main.ts", "tsconfig.json", "package.json")
 		// The SDK's own TypeScript compiler and Node types (npm ci above)
 		// compile the program: the project holds only the tarball.
-		sdkAbs, err := filepath.Abs(sdkDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tsc := filepath.Join(sdkAbs, "node_modules", "typescript", "bin", "tsc")
-		runIn(t, app, nil, "node", tsc, "--strict", "-p", "tsconfig.json",
-			"--typeRoots", filepath.Join(sdkAbs, "node_modules", "@types"), "--types", "node")
+		sdkCompile(t, app)
 		out := runIn(t, app, []string{"PLATFORM_URL=" + p.BaseURL, "FIAT_ADMIN_TOKEN=" + admin.Token}, "node", "dist/main.js")
 		for _, want := range []string{"ok transfer", "ok errors", "ok paginate 250", "ok webhook verified",
 			"ok sse three events across a drop", "ok sse resume", "ok modules", "ok all"} {
@@ -134,9 +128,10 @@ func TestSDK(t *testing.T) {
 }
 
 // sdkUserProject packs the SDK (its prepack builds dist/), installs the
-// tarball into a new project holding e2e/testdata/sdkapp and returns the
-// project's directory: what a user does with `npm install <tarball>`.
-func sdkUserProject(t *testing.T) string {
+// tarball into a new project holding the given files of
+// e2e/testdata/sdkapp and returns the project's directory: what a user does
+// with `npm install <tarball>`.
+func sdkUserProject(t *testing.T, files ...string) string {
 	t.Helper()
 	packs := t.TempDir()
 	out := sdkRun(t, nil, "npm", "pack", "--json", "--pack-destination", packs)
@@ -157,7 +152,7 @@ func sdkUserProject(t *testing.T) string {
 		t.Fatalf("the tarball has no dist/index.js: %+v", packed[0].Files)
 	}
 	app := t.TempDir()
-	for _, f := range []string{"main.ts", "tsconfig.json", "package.json"} {
+	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join("testdata", "sdkapp", f))
 		if err != nil {
 			t.Fatal(err)
@@ -168,6 +163,20 @@ func sdkUserProject(t *testing.T) string {
 	}
 	runIn(t, app, nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", filepath.Join(packs, packed[0].Filename))
 	return app
+}
+
+// sdkCompile compiles the project in dir with `tsc --strict`, using the
+// SDK's own TypeScript compiler and Node types (its npm ci), so the project
+// holds nothing but what a user installs.
+func sdkCompile(t *testing.T, dir string) {
+	t.Helper()
+	sdkAbs, err := filepath.Abs(sdkDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsc := filepath.Join(sdkAbs, "node_modules", "typescript", "bin", "tsc")
+	runIn(t, dir, nil, "node", tsc, "--strict", "-p", "tsconfig.json",
+		"--typeRoots", filepath.Join(sdkAbs, "node_modules", "@types"), "--types", "node")
 }
 
 // runIn runs a command in dir and fails the test with its output when it
