@@ -93,8 +93,7 @@ func TestGuides(t *testing.T) {
 		t.Fatalf("the event-stream guide does not use the admin %s", harness.FiatAdminEmail)
 	}
 
-	sdkRun(t, nil, "npm", "ci", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund")
-	app := sdkUserProject(t, "package.json")
+	app := sdkUserProject(t, "guides", "package.json")
 	for slug, bs := range blocks {
 		for i, b := range bs {
 			if b.lang == "ts" {

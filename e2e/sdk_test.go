@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,43 +18,20 @@ import (
 // sdkDir is the TypeScript SDK's package, from this package's directory.
 const sdkDir = "../sdk/typescript"
 
-// sdkTool finds node or npm; without them the test fails (`make test`
-// machines have Node 20).
-func sdkTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("the SDK test needs %s (Node.js 20 and npm): %v", name, err)
-	}
-	return p
-}
-
 // sdkRun runs a command in the SDK's directory and fails the test with its
 // output when it fails.
 func sdkRun(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(sdkTool(t, name), args...)
-	cmd.Dir = sdkDir
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
-	}
-	t.Logf("%s %s: %s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-	return out.String()
+	return runIn(t, sdkDir, env, name, args...)
 }
 
 // TestSDK checks the committed TypeScript SDK: its generated types match the
-// document the binary serves, and a test compiled with `tsc --strict` drives
-// register → deposit (signed processor webhook) → transfer → history through
-// it against the real platform.
+// document the binary serves, its unit tests pass, and a user's program
+// over the packed tarball, compiled with `tsc --strict`, uses every helper
+// against the real platform.
 func TestSDK(t *testing.T) {
 	p := shared(t)
-	// npm ci installs exactly package-lock.json (from the npm cache when it
-	// has the packages).
-	sdkRun(t, nil, "npm", "ci", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund")
+	sdkUserProject(t, "sdkapp") // npm ci, pack and install, once per process
 
 	t.Run("the index names the package", func(t *testing.T) {
 		raw, err := os.ReadFile(filepath.Join(sdkDir, "package.json"))
@@ -113,7 +91,7 @@ func TestSDK(t *testing.T) {
 
 	t.Run("a user's strict program over the packed tarball", func(t *testing.T) {
 		admin := p.RegisterEmail(t, harness.FiatAdminEmail)
-		app := sdkUserProject(t, "main.ts", "tsconfig.json", "package.json")
+		app := sdkUserProject(t, "sdkapp", "main.ts", "tsconfig.json", "package.json")
 		// The SDK's own TypeScript compiler and Node types (npm ci above)
 		// compile the program: the project holds only the tarball.
 		sdkCompile(t, app)
@@ -127,31 +105,28 @@ func TestSDK(t *testing.T) {
 	})
 }
 
-// sdkUserProject packs the SDK (its prepack builds dist/), installs the
-// tarball into a new project holding the given files of
-// e2e/testdata/sdkapp and returns the project's directory: what a user does
-// with `npm install <tarball>`.
-func sdkUserProject(t *testing.T, files ...string) string {
+// sdkPacked is the SDK as a user installs it, once per test process: npm
+// ci in sdk/typescript, `npm pack` (its prepack builds dist/), and the
+// tarball installed into an empty project.
+var sdkPacked struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// sdkUserProject returns a new directory inside the project holding the
+// installed tarball, with the given files of e2e/testdata/sdkapp: what a
+// user has after `npm install <tarball>`.
+func sdkUserProject(t *testing.T, sub string, files ...string) string {
 	t.Helper()
-	packs := t.TempDir()
-	out := sdkRun(t, nil, "npm", "pack", "--json", "--pack-destination", packs)
-	var packed []struct {
-		Filename string `json:"filename"`
-		Files    []struct {
-			Path string `json:"path"`
-		} `json:"files"`
+	sdkPacked.once.Do(func() { sdkPacked.dir, sdkPacked.err = packAndInstall() })
+	if sdkPacked.err != nil {
+		t.Fatal(sdkPacked.err)
 	}
-	if i := strings.Index(out, "["); i < 0 || json.Unmarshal([]byte(out[i:]), &packed) != nil || len(packed) != 1 {
-		t.Fatalf("npm pack --json: %s", out)
+	app := filepath.Join(sdkPacked.dir, sub)
+	if err := os.MkdirAll(app, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	var hasDist bool
-	for _, f := range packed[0].Files {
-		hasDist = hasDist || f.Path == "dist/index.js"
-	}
-	if !hasDist {
-		t.Fatalf("the tarball has no dist/index.js: %+v", packed[0].Files)
-	}
-	app := t.TempDir()
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join("testdata", "sdkapp", f))
 		if err != nil {
@@ -161,8 +136,42 @@ func sdkUserProject(t *testing.T, files ...string) string {
 			t.Fatal(err)
 		}
 	}
-	runIn(t, app, nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", filepath.Join(packs, packed[0].Filename))
 	return app
+}
+
+func packAndInstall() (string, error) {
+	// npm ci installs exactly package-lock.json (from the npm cache when it
+	// has the packages); npm pack builds.
+	if _, err := runCmd(sdkDir, nil, "npm", "ci", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund"); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "sdk-user-")
+	if err != nil {
+		return "", err
+	}
+	processCleanups = append(processCleanups, func() { os.RemoveAll(dir) })
+	out, err := runCmd(sdkDir, nil, "npm", "pack", "--json", "--pack-destination", dir)
+	if err != nil {
+		return "", err
+	}
+	var packed []struct {
+		Filename string `json:"filename"`
+		Files    []struct {
+			Path string `json:"path"`
+		} `json:"files"`
+	}
+	if i := strings.Index(out, "["); i < 0 || json.Unmarshal([]byte(out[i:]), &packed) != nil || len(packed) != 1 {
+		return "", fmt.Errorf("npm pack --json: %s", out)
+	}
+	var hasDist bool
+	for _, f := range packed[0].Files {
+		hasDist = hasDist || f.Path == "dist/index.js"
+	}
+	if !hasDist {
+		return "", fmt.Errorf("the tarball has no dist/index.js: %+v", packed[0].Files)
+	}
+	_, err = runCmd(dir, nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", filepath.Join(dir, packed[0].Filename))
+	return dir, err
 }
 
 // sdkCompile compiles the project in dir with `tsc --strict`, using the
@@ -183,18 +192,30 @@ func sdkCompile(t *testing.T, dir string) {
 // fails.
 func runIn(t *testing.T, dir string, env []string, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(sdkTool(t, name), args...)
+	start := time.Now()
+	out, err := runCmd(dir, env, name, args...)
+	t.Logf("%s %s: %s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// runCmd runs a command in dir; its error carries the output.
+func runCmd(dir string, env []string, name string, args ...string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is needed (Node.js 20 and npm): %w", name, err)
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	err := cmd.Run()
-	t.Logf("%s %s: %s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out.String())
 	}
-	return out.String()
+	return out.String(), nil
 }
 
 // firstDifference describes the first line where the generated and the
