@@ -15,7 +15,8 @@ import (
 
 // TestOpenAPIDocumentsLintClean runs Redocly CLI (pinned in e2e/tools, its
 // built-in recommended rules, no redocly.yaml) over the full document and
-// every module slice the index lists: no errors and no warnings.
+// every module slice the index lists, and the complete document of every
+// module: no errors and no warnings.
 func TestOpenAPIDocumentsLintClean(t *testing.T) {
 	redocly := redoclyCLI(t)
 	p := shared(t)
@@ -26,7 +27,8 @@ func TestOpenAPIDocumentsLintClean(t *testing.T) {
 		} `json:"modules"`
 	}
 	p.Get(t, "/api/platform/openapi.json", "").Decode(t, &index)
-	docs := map[string]string{"full": "/api/openapi.json", "platform-index": "/api/platform/openapi.json"}
+	docs := map[string]string{"full": "/api/openapi.json", "platform-index": "/api/platform/openapi.json",
+		"complete": "/api/platform/openapi.full.json"}
 	for _, m := range index.Modules {
 		docs[m.Name] = m.OpenAPI
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -176,7 +177,11 @@ var partnerCORS = cors.New(cors.Config{
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.Basics(g, "build", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "build", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Partner vacancy feeds",
+		Description: "Employers post vacancies; partners read open ones with an X-Build-Key, embed the widget, or follow the RSS feed and sitemap.",
+		Prefixes:    []string{Prefix, PagePrefix, SitemapPath},
+	}))
 	server.Post(g, "/projects", server.Op[createProjectRequest]{
 		Summary: "Create a project of the caller (employer)", Class: ratelimit.Write, Handle: h.createProject,
 		Responses: []server.Response{server.Answers(http.StatusCreated, "the project", schemas.BuildProject{})},
@@ -223,18 +228,18 @@ func (h *Handlers) Register(r server.Router) {
 	keyInvalid := server.Fails(http.StatusUnauthorized, "key_invalid: X-Build-Key is missing, malformed, unknown or revoked")
 	api := r.Group(APIPrefix, partnerCORS)
 	server.Get(api, "/vacancies", server.Op[partnerListRequest]{
-		Summary: "Open vacancies, newest first; filters city and skill", Class: ratelimit.Partner, Public: true, Handle: h.partnerList,
+		Summary: "Open vacancies, newest first; filters city and skill", Class: ratelimit.Partner, APIKey: HeaderKey, Handle: h.partnerList,
 		Responses: []server.Response{server.Answers(http.StatusOK, "open vacancies, newest first", schemas.PartnerVacancies{}), keyInvalid},
 	}, h.requireKey)
 	server.Get(api, "/vacancies/:id", server.Op[idPath]{
-		Summary: "One open vacancy", Class: ratelimit.Partner, Public: true, Handle: h.partnerGet,
+		Summary: "One open vacancy", Class: ratelimit.Partner, APIKey: HeaderKey, Handle: h.partnerGet,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "one open vacancy", schemas.PartnerVacancy{}), keyInvalid,
 			server.Fails(http.StatusNotFound, "not_found: no such open vacancy"),
 		},
 	}, h.requireKey)
 	server.Get(api, "/health", server.Op[server.NoRequest]{
-		Summary: "Partner API health and version", Class: ratelimit.Partner, Public: true, Handle: h.partnerHealth,
+		Summary: "Partner API health and version", Class: ratelimit.Partner, APIKey: HeaderKey, Handle: h.partnerHealth,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "partner API health", schemas.PartnerAPIHealth{}), keyInvalid,
 			server.Fails(http.StatusServiceUnavailable, "unavailable: a dependency did not answer"),

@@ -18,6 +18,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -134,7 +135,11 @@ func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	type resp = server.Response
 	answers, fails := server.Answers, server.Fails
-	platform.BasicsOf(g, "charity", platform.Health(h.db, h.health), schemas.CharityHealth{}, h.openapi)
+	platform.BasicsOf(g, "charity", platform.Health(h.db, h.health), schemas.CharityHealth{}, openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Charity campaigns",
+		Description: "Campaigns proposed by users and approved by charity admins; donations from KZT wallets settle through the wallet pipeline.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Get(g, "/campaigns", server.Op[listCampaignsRequest]{
 		Summary: "Approved campaigns, pinned first; query category, status (active | ended), cursor, limit", Public: true,
 		Handle:    h.listCampaigns,

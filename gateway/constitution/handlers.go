@@ -20,6 +20,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -139,7 +140,11 @@ func (h *Handlers) Register(r server.Router) {
 
 func (h *Handlers) registerConstitution(r server.Router, prefix string) {
 	g := r.Group(prefix)
-	platform.Basics(g, "constitution", platform.Health(h.db, nil), h.openapi(prefix))
+	platform.Basics(g, "constitution", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Constitution scenarios",
+		Description: "Scenario builder with eight sliders, computed regimes and metrics, an AI advisor and PDF reports.",
+		Prefixes:    []string{prefix},
+	}))
 	reference := func(path, summary string, doc any) {
 		server.Get(g, path, server.Op[cachedRequest]{
 			Summary: summary, Public: true, Handle: cachedJSON(doc),
@@ -191,7 +196,11 @@ func (h *Handlers) registerConstitution(r server.Router, prefix string) {
 
 func (h *Handlers) registerPlanet(r server.Router, prefix string) {
 	g := r.Group(prefix)
-	platform.Basics(g, "planet", platform.Health(h.db, nil), h.openapi(prefix))
+	platform.Basics(g, "planet", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Planet catalog of constitution artifacts",
+		Description: "Published scenarios with similarity search, votes and comments. Reads need no token.",
+		Prefixes:    []string{prefix},
+	}))
 	notFound := server.Fails(http.StatusNotFound, "not_found: no artifact with this id")
 	server.Post(g, "/constitution-artifacts", server.Op[scenarioRef]{
 		Summary: "Publish a scenario (or sliders) to the catalog", Class: ratelimit.Write, Handle: h.createArtifact,

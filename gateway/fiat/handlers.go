@@ -17,6 +17,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
@@ -212,6 +213,9 @@ type fiatHealth struct {
 // /openapi.json.
 func (h *Handlers) registerBasics(g server.Router) {
 	health := platform.Health(h.db, h.healthCounts)
+	// The fiat slice: every route under Prefix (gateway/webhooks mounts
+	// there too).
+	doc := openapi.Handler(h.routes, openapi.Doc{Title: "Fiat wallet API", Prefixes: []string{Prefix}})
 	server.Get(g, "/health", server.Op[server.NoRequest]{
 		Summary: "Liveness, database reachability, active wallet count", Public: true,
 		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
@@ -219,7 +223,7 @@ func (h *Handlers) registerBasics(g server.Router) {
 	})
 	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
 		Summary: "OpenAPI 3.0 slice of the fiat module", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return h.openapi(c) },
+		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) },
 		Responses: []server.Response{server.Answers(http.StatusOK, "the document", platform.Document{})},
 	})
 }

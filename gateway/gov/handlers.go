@@ -18,6 +18,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -134,7 +135,11 @@ func (h *Handlers) Register(r server.Router) {
 		withTally   = answers(http.StatusOK, "the proposal after the transition, with its tally", schemas.Proposal{})
 		invalidOpen = fails(http.StatusConflict, "invalid_state: only a draft can be opened")
 	)
-	platform.BasicsOf(g, "governance", platform.Health(h.db, h.health), schemas.GovHealth{}, h.openapi)
+	platform.BasicsOf(g, "governance", platform.Health(h.db, h.health), schemas.GovHealth{}, openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Governance",
+		Description: "Proposals, ballots in three vote modes (yes-no-abstain, ranked-choice, weighted) and their exact tallies.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Get(g, "/stats", server.Op[server.NoRequest]{
 		Summary: "Proposals by status, mean turnout of closed proposals, top categories", Public: true, Handle: h.stats,
 		Responses: []resp{answers(http.StatusOK, "roll-up from the analytics copy", schemas.GovStats{})},

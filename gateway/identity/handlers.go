@@ -13,6 +13,7 @@ import (
 
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/mail"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -20,6 +21,9 @@ import (
 	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/pipeline"
 )
+
+// Prefix is where the identity routes are mounted.
+const Prefix = "/api/auth"
 
 // UserStore is what the handlers need from the account repository.
 type UserStore interface {
@@ -107,7 +111,11 @@ func NewHandlers(users UserStore, tokens *auth.Tokens, roles Roles, mailer Maile
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	require := h.tokens.Require()
-	platform.Basics(g, "identity", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "identity", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Identity",
+		Description: "Registration, login, the caller's profile and e-mail verification. Tokens are HS256 JWTs sent as `Authorization: Bearer <token>`.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Post(g, "/register", server.Op[registerRequest]{
 		Summary: "Create an account and get a token", Class: ratelimit.Auth, Public: true, Handle: h.register,
 		Responses: []server.Response{

@@ -20,6 +20,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -119,7 +120,11 @@ func NewHandlers(db platform.Pinger, reads Reader, verifier Verifier, stats Stat
 // come from these declarations. Reads are public; appends need a token.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.BasicsOf(g, "ledger", platform.HealthOf(h.db, h.health), Health{}, h.openapi)
+	platform.BasicsOf(g, "ledger", platform.HealthOf(h.db, h.health), Health{}, openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Ledger",
+		Description: "An append-only, hash-chained journal of platform events; every entry links to the hash of the one before it.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Post(g, "/entries", server.Op[appendRequest]{
 		Summary: "Append an entry (platform-internal callers); prevHash is computed server-side", Class: ratelimit.Write,
 		Handle: h.append,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -69,7 +70,11 @@ func NewHandlers(reader Reader, sender Sender, db platform.Pinger, require fiber
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.Basics(g, "mask", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "mask", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Virtual payment masks",
+		Description: "Virtual cards that stand in for a real card. No real card data is stored or shown: only the virtual PAN.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Post(g, "/masks", server.Op[createMaskRequest]{
 		Summary: "Issue a virtual mask", Class: ratelimit.Write, Handle: h.createMask,
 		Responses: []server.Response{

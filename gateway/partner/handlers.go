@@ -23,6 +23,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -93,7 +94,7 @@ func (h *Handlers) Register(r server.Router) {
 	badSignature := server.Fails(http.StatusUnauthorized, "signature_invalid: bad signature, or timestamp skew")
 
 	rights := r.Group(PrefixRights)
-	platform.Basics(rights, "royalty rail", platform.Health(h.db, nil), h.openapi(PrefixRights))
+	platform.Basics(rights, "royalty rail", platform.Health(h.db, nil), h.railDoc(PrefixRights, "Royalties (partner rail)"))
 	server.Post(rights, "/royalties/verify-webhook", server.Op[royaltyRequest]{
 		Summary: "Partner webhook: record a royalty (HMAC-signed)", Class: ratelimit.Write, Public: true, Handle: h.rightsWebhook,
 		Responses: []server.Response{
@@ -110,7 +111,7 @@ func (h *Handlers) Register(r server.Router) {
 	}, h.require)
 
 	chess := r.Group(PrefixChess)
-	platform.Basics(chess, "tournament prize rail", platform.Health(h.db, nil), h.openapi(PrefixChess))
+	platform.Basics(chess, "tournament prize rail", platform.Health(h.db, nil), h.railDoc(PrefixChess, "Tournament prizes (partner rail)"))
 	server.Post(chess, "/tournament-finalized", server.Op[finalizedRequest]{
 		Summary: "Partner webhook: record a tournament's podium (HMAC-signed)", Class: ratelimit.Write, Public: true,
 		Handle: h.tournamentFinalized,
@@ -144,7 +145,7 @@ func (h *Handlers) Register(r server.Router) {
 	})
 
 	cert := r.Group(PrefixCert)
-	platform.Basics(cert, "certification payout rail", platform.Health(h.db, nil), h.openapi(PrefixCert))
+	platform.Basics(cert, "certification payout rail", platform.Health(h.db, nil), h.railDoc(PrefixCert, "Certification payouts (partner rail)"))
 	server.Post(cert, "/payouts/certify-webhook", server.Op[certRequest]{
 		Summary: "Partner webhook: record a certification payout (HMAC-signed)", Class: ratelimit.Write, Public: true,
 		Handle: h.certWebhook,
@@ -168,7 +169,7 @@ func (h *Handlers) Register(r server.Router) {
 	}, h.require)
 
 	eco := r.Group(PrefixEcosystem)
-	platform.Basics(eco, "aggregated partner earnings", platform.Health(h.db, nil), h.openapi(PrefixEcosystem))
+	platform.Basics(eco, "aggregated partner earnings", platform.Health(h.db, nil), h.railDoc(PrefixEcosystem, "Ecosystem earnings"))
 	server.Get(eco, "/earnings", server.Op[server.NoRequest]{
 		Summary: "The caller's earnings across rights, chess and cert", Handle: h.earnings,
 		Responses: []server.Response{
@@ -243,3 +244,14 @@ const (
 	maxPlace  = 10_000
 	maxSeats  = 1_000_000
 )
+
+// railDescription is said by every rail's document.
+const railDescription = "Partner webhooks are authenticated with X-Platform-Signature (hex HMAC-SHA256 over " +
+	"timestamp + \".\" + the raw body, optional sha256= prefix) and X-Platform-Timestamp (unix seconds, 300 s " +
+	"tolerance), or the legacy per-receiver secret header unless WEBHOOK_REQUIRE_HMAC=1. Amounts are integer " +
+	"KZT minor units; nothing moves money."
+
+// railDoc serves the document of the routes under one rail's prefix.
+func (h *Handlers) railDoc(prefix, title string) fiber.Handler {
+	return openapi.Handler(h.routes, openapi.Doc{Title: title, Description: railDescription, Prefixes: []string{prefix}})
+}

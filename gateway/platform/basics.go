@@ -38,7 +38,7 @@ func BasicsOf(g server.Router, module string, health fiber.Handler, answer any, 
 	registerHealth(g, health, answer)
 	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
 		Summary: "OpenAPI 3.0 slice of the " + module + " module", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) },
+		Handle:    serveDoc(doc),
 		Responses: []server.Response{server.Answers(http.StatusOK, "the document", Document{})},
 	})
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
 
 	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/server"
@@ -73,8 +72,9 @@ type Handlers struct {
 	now    func() time.Time
 	routes func() []server.Route
 
-	fullMu  sync.Mutex
-	fullDoc []byte // the merged /api/openapi.json, once built
+	fullMu      sync.Mutex
+	fullDoc     []byte // the merged /api/openapi.json, once built
+	completeDoc []byte // CompletePath's document, once built
 }
 
 // NewHandlers builds the handlers; routes lists the server's routes for the
@@ -113,31 +113,24 @@ func (h *Handlers) Register(r server.Router) {
 	})
 	server.Get(g, strings.TrimPrefix(SlicePath, Prefix), server.Op[server.NoRequest]{
 		Summary: "OpenAPI 3.0 slice of the platform module", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return c.JSON(OpenAPI(h.routes())) },
+		// Every platform route is public, so the slice declares no security
+		// scheme.
+		Handle: serveDoc(openapi.Handler(h.routes, openapi.Doc{
+			Title: "Platform",
+			Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" +
+				FullPath + "), the complete document of every module (" + CompletePath + ") and the API reference page (/docs).",
+			Prefixes: []string{Prefix, FullPath, docsPath},
+			Tag:      "platform",
+		})),
 		Responses: []server.Response{server.Answers(http.StatusOK, "the document", Document{})},
 	})
+	h.registerComplete(g)
 	server.Get(r, FullPath, server.Op[server.NoRequest]{
 		Summary: "The OpenAPI 3.0 document of the fintech modules", Public: true, Handle: h.full,
 		Responses: []server.Response{server.Answers(http.StatusOK, "the merged slices of the fintech modules", FullDocument{})},
 	})
 	registerDocs(r)
 	registerGuides(r)
-}
-
-// OpenAPI builds the platform slice: the routes under Prefix, the full
-// document and the API reference page with its script.
-// Every platform route is public, so the slice declares no security scheme.
-func OpenAPI(routes []server.Route) map[string]any {
-	doc := openapi.Build(routes, openapi.Doc{
-		Title:       "Platform",
-		Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" + FullPath + ") and the API reference page (/docs).",
-		Prefixes:    []string{Prefix, FullPath, docsPath},
-		Operation:   func(_ server.Route, op map[string]any) { op["tags"] = []string{"platform"} },
-	})
-	if comps, ok := doc["components"].(map[string]any); ok {
-		delete(comps, "securitySchemes")
-	}
-	return doc
 }
 
 // full answers /api/openapi.json: the slices the fintech modules serve, as
@@ -167,20 +160,15 @@ func (h *Handlers) mergeSlices(app *fiber.App) (map[string]any, error) {
 	serve := app.Handler()
 	var slices []openapi.Slice
 	for _, m := range fintechModules {
-		var req fasthttp.Request
-		req.Header.SetMethod(http.MethodGet)
-		req.SetRequestURI(m.prefix + "/openapi.json")
-		var fctx fasthttp.RequestCtx
-		fctx.Init(&req, nil, nil)
-		serve(&fctx)
-		if fctx.Response.StatusCode() == http.StatusNotFound {
+		status, body := serveInProcess(serve, m.prefix+"/openapi.json")
+		if status == http.StatusNotFound {
 			continue // this build does not serve the module
 		}
-		if fctx.Response.StatusCode() != http.StatusOK {
-			return nil, fmt.Errorf("slice %s: status %d", m.prefix, fctx.Response.StatusCode())
+		if status != http.StatusOK {
+			return nil, fmt.Errorf("slice %s: status %d", m.prefix, status)
 		}
 		var doc map[string]any
-		if err := json.Unmarshal(fctx.Response.Body(), &doc); err != nil {
+		if err := json.Unmarshal(body, &doc); err != nil {
 			return nil, fmt.Errorf("slice %s: %w", m.prefix, err)
 		}
 		slices = append(slices, openapi.Slice{Name: m.name, Doc: doc})
@@ -207,6 +195,7 @@ func (h *Handlers) index(c *fiber.Ctx, _ *server.NoRequest) error {
 		Platform: schemas.PlatformIndexPlatform{Version: h.build.Version, SDK: schemas.PlatformSDK{NPM: npmPackages(h.build.SDKPackages)}},
 		Modules:  Modules(h.routes()),
 		Full:     FullPath,
+		Complete: CompletePath,
 	})
 }
 
@@ -228,6 +217,11 @@ func Modules(routes []server.Route) []schemas.PlatformModule {
 		mods = append(mods, schemas.PlatformModule{Name: name, Prefix: "/api/" + name, OpenAPI: r.Path})
 	}
 	return mods
+}
+
+// serveDoc is a module document's handler as an operation's.
+func serveDoc(doc fiber.Handler) func(*fiber.Ctx, *server.NoRequest) error {
+	return func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) }
 }
 
 // isSlice reports whether r serves a module's OpenAPI slice.

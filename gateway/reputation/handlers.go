@@ -22,6 +22,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -112,7 +113,11 @@ func NewHandlers(db platform.Pinger, reads Reader, analytics Analytics, bus Send
 // come from these declarations. Reads other than /me are public.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.BasicsOf(g, "reputation", platform.HealthOf(h.db, h.health), Health{}, h.openapi)
+	platform.BasicsOf(g, "reputation", platform.HealthOf(h.db, h.health), Health{}, openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Reputation",
+		Description: "Weighted events raise or lower a user's score; the score names the rank.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Post(g, "/events", server.Op[eventRequest]{
 		Summary: "Add a weighted event to a user's score (service key or admin JWT)", Class: ratelimit.Write,
 		Role: "reputation admin (or the caller sends the service key)", Handle: h.post,

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -77,7 +78,12 @@ func NewHandlers(st Store, ring *sealed.Keyring, db platform.Pinger, require fib
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.Basics(g, "signing", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "signing", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title: "Signing",
+		Description: "Ed25519 signatures over the RFC 8785 canonical JSON of a payload object. " +
+			"Public keys are published as RFC 8037 JWKs for offline verification.",
+		Prefixes: []string{Prefix},
+	}))
 	server.Post(g, "/sign", server.Op[signRequest]{
 		Summary: "Sign the canonical JSON (RFC 8785) of a payload object with the caller's Ed25519 key",
 		Class:   ratelimit.Write, Handle: h.sign,

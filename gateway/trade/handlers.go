@@ -25,6 +25,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -82,7 +83,12 @@ func (h *Handlers) Register(r server.Router) {
 	type resp = server.Response
 	answers, fails := server.Answers, server.Fails
 	keyReused := fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body")
-	platform.Basics(g, "test-net wallet", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "test-net wallet", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title: "Test-net wallet",
+		Description: "Accounts in the test-net unit TNU. Amounts are JSON numbers with at most 7 decimal places, " +
+			"stored exactly as integers of 10^-7 TNU.",
+		Prefixes: []string{Prefix},
+	}))
 	server.Get(g, "/accounts", server.Op[listAccountsRequest]{
 		Summary: "The caller's test-net account (opened on first call)", Handle: h.listAccounts,
 		Responses: []resp{answers(http.StatusOK, "the caller's account", schemas.TradeAccountList{})},
