@@ -56,9 +56,9 @@ func TestSDK(t *testing.T) {
 	})
 
 	t.Run("generated types are current", func(t *testing.T) {
-		doc := p.Get(t, "/api/openapi.json", "")
+		doc := p.Get(t, "/api/platform/openapi.full.json", "")
 		if doc.Status != 200 {
-			t.Fatalf("/api/openapi.json: %d %.300s", doc.Status, doc.Body)
+			t.Fatalf("/api/platform/openapi.full.json: %d %.300s", doc.Status, doc.Body)
 		}
 		dir := t.TempDir()
 		docFile := filepath.Join(dir, "openapi.json")
@@ -91,11 +91,13 @@ func TestSDK(t *testing.T) {
 
 	t.Run("a user's strict program over the packed tarball", func(t *testing.T) {
 		admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+		verified := p.Register(t, "sdk-verified")
+		p.VerifyEmail(t, verified)
 		app := sdkUserProject(t, "sdkapp", "main.ts", "tsconfig.json", "package.json")
 		// The SDK's own TypeScript compiler and Node types (npm ci above)
 		// compile the program: the project holds only the tarball.
 		sdkCompile(t, app)
-		out := runIn(t, app, []string{"PLATFORM_URL=" + p.BaseURL, "FIAT_ADMIN_TOKEN=" + admin.Token}, "node", "dist/main.js")
+		out := runIn(t, app, []string{"PLATFORM_URL=" + p.BaseURL, "FIAT_ADMIN_TOKEN=" + admin.Token, "VERIFIED_TOKEN=" + verified.Token}, "node", "dist/main.js")
 		for _, want := range []string{"ok transfer", "ok errors", "ok paginate 250", "ok webhook verified",
 			"ok sse three events across a drop", "ok sse resume", "ok modules", "ok all"} {
 			if !strings.Contains(out, want) {

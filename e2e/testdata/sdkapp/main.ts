@@ -1,8 +1,8 @@
 // A program written the way a user of @fintech-platform/sdk writes one: it
 // imports the package root only, compiles with `tsc --strict` and runs on
 // Node 20 against a fresh platform (e2e/sdk_test.go packs the SDK, installs
-// the tarball next to this file and passes PLATFORM_URL and
-// FIAT_ADMIN_TOKEN). Each step prints "ok <step>"; any failure exits 1.
+// the tarball next to this file and passes PLATFORM_URL, FIAT_ADMIN_TOKEN
+// and VERIFIED_TOKEN). Each step prints "ok <step>"; any failure exits 1.
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders } from "node:http";
@@ -332,17 +332,51 @@ function cutAfterFirstEvent(body: ReadableStream<Uint8Array>): ReadableStream<Ui
   });
 }
 
-/** One typed call in each module of the document. */
+/**
+ * One typed call in each module of the complete document, as a user whose
+ * e-mail is verified (VERIFIED_TOKEN): partner earnings are shown only to
+ * verified owners.
+ */
 async function modules(): Promise<void> {
-  const { client, id } = await register("ivy");
-  const me = await client.GET("/api/auth/me");
-  assert.equal(me.id, id);
-  assert.ok(Array.isArray((await client.GET("/api/fiat/wallets")).items));
-  assert.ok(Array.isArray((await client.GET("/api/mask/masks")).items));
-  assert.ok(Array.isArray((await client.GET("/api/ledger/entries", { params: { query: { limit: 1 } } })).items));
-  assert.ok((await client.GET("/api/reputation/me")).userId === id);
-  assert.ok(Array.isArray((await client.GET("/api/gov/proposals")).items));
-  assert.ok(Array.isArray((await client.GET("/api/charity/campaigns")).items));
+  const client = createClient({ baseUrl, token: env("VERIFIED_TOKEN") });
+  const { id } = await client.GET("/api/auth/me");
+  const isObject = (v: unknown) => typeof v === "object" && v !== null;
+  const calls: [string, () => Promise<unknown>][] = [
+    ["platform", () => client.GET("/api/platform/version")],
+    ["auth", async () => assert.equal((await client.GET("/api/auth/me")).id, id)],
+    ["fiat", async () => (await client.GET("/api/fiat/wallets")).items],
+    ["mask", async () => (await client.GET("/api/mask/masks")).items],
+    ["ledger", async () => (await client.GET("/api/ledger/entries", { params: { query: { limit: 1 } } })).items],
+    ["reputation", async () => assert.equal((await client.GET("/api/reputation/me")).userId, id)],
+    ["gov", async () => (await client.GET("/api/gov/proposals")).items],
+    ["charity", async () => (await client.GET("/api/charity/campaigns")).items],
+    ["trade", async () => (await client.GET("/api/trade/accounts")).items],
+    ["sign", () => client.GET("/api/sign/keys")],
+    ["constitution", () => client.GET("/api/constitution/public/countries")],
+    ["planet", async () => (await client.GET("/api/planet/constitution-artifacts")).items],
+    ["build", () => client.GET("/api/build/projects")],
+    ["rights", async () => (await client.GET("/api/rights/royalties")).items],
+    ["chess", () => client.GET("/api/chess/upcoming")],
+    ["cert", async () => (await client.GET("/api/cert/payouts")).items],
+    ["ecosystem", () => client.GET("/api/ecosystem/earnings")],
+  ];
+  for (const [module, call] of calls) {
+    try {
+      const got = await call();
+      assert.ok(got === undefined || isObject(got), `${module}: ${JSON.stringify(got)}`);
+    } catch (err) {
+      throw new Error(`the ${module} call failed: ${String(err)}`);
+    }
+  }
+  // A PDF answer is bytes.
+  const sliders = { floor: 50, ruleOfLaw: 60, rotation: 40, transparency: 70, multiStatus: 30, skinInGame: 55, polycentricity: 45, positiveSum: 65 };
+  const pdf = await client.POST("/api/constitution/pdf", { body: { title: "SDK test", sliders } });
+  assert.ok(pdf instanceof Uint8Array, `the PDF is ${typeof pdf}`);
+  assert.equal(new TextDecoder().decode(pdf.subarray(0, 5)), "%PDF-");
+  // An RSS feed is text.
+  const rss = await client.GET("/api/build/public/rss/vacancies.xml");
+  assert.equal(typeof rss, "string");
+  assert.match(rss, /<rss/);
   ok("modules");
 }
 
