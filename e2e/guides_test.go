@@ -31,12 +31,8 @@ var fence = regexp.MustCompile("^```([A-Za-z0-9]*)\\s*$")
 
 // guideBlocks reads the fenced blocks of a guide. Every fence names its
 // language: sh and ts blocks are run, text and json are not.
-func guideBlocks(t *testing.T, file string) []guideBlock {
+func guideBlocks(t *testing.T, file string, raw []byte) []guideBlock {
 	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []guideBlock
 	var cur *guideBlock
 	for i, line := range strings.Split(string(raw), "\n") {
@@ -78,14 +74,29 @@ func TestGuides(t *testing.T) {
 	var ts []string
 	for _, f := range files {
 		slug := strings.TrimSuffix(filepath.Base(f), ".md")
-		blocks[slug] = guideBlocks(t, f)
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks[slug] = guideBlocks(t, f, raw)
 		for i, b := range blocks[slug] {
 			if b.lang == "ts" {
 				ts = append(ts, fmt.Sprintf("%s-%d", slug, i))
 			}
 		}
 	}
-	if len(blocks["01-getting-started"]) == 0 {
+	// The README's "Getting started" section is run the same way.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, ok := markdownSection(string(readme), "## Getting started")
+	if !ok {
+		t.Fatal("README.md has no \"## Getting started\" section")
+	}
+	blocks[readmeGuide] = guideBlocks(t, "README.md", []byte(section))
+	files = append(files, readmeGuide+".md")
+	if len(blocks["01-getting-started"]) == 0 || len(blocks[readmeGuide]) == 0 {
 		t.Fatal("the getting-started guide has no blocks")
 	}
 	// The fiat admin of the event-stream guide is the harness's.
@@ -141,6 +152,24 @@ func TestGuides(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readmeGuide names the README's getting-started section among the guides.
+const readmeGuide = "README-getting-started"
+
+// markdownSection is the text of the section that starts with the heading
+// line, up to the next heading of the same level.
+func markdownSection(text, heading string) (string, bool) {
+	i := strings.Index(text, "\n"+heading+"\n")
+	if i < 0 {
+		return "", false
+	}
+	rest := text[i+1:]
+	level := heading[:strings.Index(heading, " ")+1]
+	if j := strings.Index(rest[len(heading):], "\n"+level); j >= 0 {
+		rest = rest[:len(heading)+j+1]
+	}
+	return rest, true
 }
 
 // guideRun runs one guide's commands with a bound on their time and fails
