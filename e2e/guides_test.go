@@ -96,6 +96,18 @@ func TestGuides(t *testing.T) {
 	}
 	blocks[readmeGuide] = guideBlocks(t, "README.md", []byte(section))
 	files = append(files, readmeGuide+".md")
+	// So is the SDK README's TypeScript.
+	sdkReadme, err := os.ReadFile(filepath.Join(sdkDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks[sdkReadmeGuide] = guideBlocks(t, "sdk/typescript/README.md", sdkReadme)
+	for i, b := range blocks[sdkReadmeGuide] {
+		if b.lang == "ts" {
+			ts = append(ts, fmt.Sprintf("%s-%d", sdkReadmeGuide, i))
+		}
+	}
+	files = append(files, sdkReadmeGuide+".md")
 	if len(blocks["01-getting-started"]) == 0 || len(blocks[readmeGuide]) == 0 {
 		t.Fatal("the getting-started guide has no blocks")
 	}
@@ -156,6 +168,9 @@ func TestGuides(t *testing.T) {
 
 // readmeGuide names the README's getting-started section among the guides.
 const readmeGuide = "README-getting-started"
+
+// sdkReadmeGuide names the SDK's README among the guides.
+const sdkReadmeGuide = "sdk-README"
 
 // markdownSection is the text of the section that starts with the heading
 // line, up to the next heading of the same level.
