@@ -30,6 +30,23 @@ type Doc struct {
 	Tag string
 }
 
+// Access says who may call a declared operation: its Caller, or what its
+// APIKey, Role and Public imply.
+func Access(d *server.Declaration) string {
+	switch {
+	case d.Caller != "":
+		return d.Caller
+	case d.APIKey != "":
+		return "a partner, with its key in the `" + d.APIKey + "` header (no bearer token)"
+	case d.Role != "":
+		return "a " + d.Role + ", with `Authorization: Bearer <token>`; any other user gets 403 forbidden"
+	case d.Public:
+		return "anyone; no token"
+	default:
+		return "any signed-in user, with `Authorization: Bearer <token>`"
+	}
+}
+
 // bearerScheme is the security scheme of a user's JWT.
 var bearerScheme = map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
 
@@ -113,7 +130,7 @@ func Build(routes []server.Route, d Doc) map[string]any {
 			isPaged = hasParam(op, "cursor")
 		}
 		if r.Decl != nil && r.Decl.Description != "" {
-			op["description"] = r.Decl.Description
+			op["description"] = r.Decl.Description + "\n\n**Who may call:** " + Access(r.Decl) + "."
 		}
 		for _, req := range asAnyList(op["security"]) {
 			for name := range req.(map[string]any) {

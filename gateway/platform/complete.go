@@ -38,9 +38,11 @@ const completeIntro = "Every operation of every module this build serves, one ta
 
 func (h *Handlers) registerComplete(g server.Router) {
 	server.Get(g, strings.TrimPrefix(CompletePath, Prefix), server.Op[server.NoRequest]{
-		Summary: "The complete OpenAPI 3.0 document: every operation of every module", Public: true,
-		Handle:    h.complete,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the document", CompleteDocument{})},
+		Summary:     "The complete OpenAPI 3.0 document: every operation of every module",
+		Description: "This document: every operation of every module, one tag per module. Read-only.",
+		Public:      true,
+		Handle:      h.complete,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the document", CompleteDocument{})},
 	})
 }
 

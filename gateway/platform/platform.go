@@ -95,24 +95,30 @@ var fintechModules = []struct{ name, prefix string }{
 }
 
 // FullDocument is the OpenAPI 3.0 document of the fintech modules.
-type FullDocument map[string]any
+type FullDocument Document
 
 // Register mounts the routes. Each operation is declared with its answer
 // types (server.Op), which the platform slice is reflected from.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	server.Get(g, "/version", server.Op[server.NoRequest]{
-		Summary: "Build and version information", Public: true, Handle: h.version,
+		Summary:     "Build and version information",
+		Description: "The service name, API version, release, runtime, environment, deposit processor mode and uptime. Read-only.",
+		Public:      true, Handle: h.version,
 		Responses: []server.Response{server.Answers(http.StatusOK, "build information", schemas.PlatformVersion{})},
 	})
 	registerHealth(g, Health(h.db, nil), HealthAnswer{})
 	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
-		Summary: "Aggregate API index: the modules with their OpenAPI slices, and the SDK packages", Public: true,
-		Handle:    h.index,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the index (not itself an OpenAPI document)", schemas.PlatformIndex{})},
+		Summary:     "Aggregate API index: the modules with their OpenAPI slices, and the SDK packages",
+		Description: "Lists the modules this build serves with the URL of each one's slice, the full and the complete document, and the SDK packages. Read-only.",
+		Public:      true,
+		Handle:      h.index,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the index (not itself an OpenAPI document)", schemas.PlatformIndex{})},
 	})
 	server.Get(g, strings.TrimPrefix(SlicePath, Prefix), server.Op[server.NoRequest]{
-		Summary: "OpenAPI 3.0 slice of the platform module", Public: true,
+		Summary:     "OpenAPI 3.0 slice of the platform module",
+		Description: "The OpenAPI document of the platform routes. Read-only.",
+		Public:      true,
 		// Every platform route is public, so the slice declares no security
 		// scheme.
 		Handle: serveDoc(openapi.Handler(h.routes, openapi.Doc{
@@ -126,7 +132,9 @@ func (h *Handlers) Register(r server.Router) {
 	})
 	h.registerComplete(g)
 	server.Get(r, FullPath, server.Op[server.NoRequest]{
-		Summary: "The OpenAPI 3.0 document of the fintech modules", Public: true, Handle: h.full,
+		Summary:     "The OpenAPI 3.0 document of the fintech modules",
+		Description: "The spec's document of the fintech modules (identity, fiat, mask, ledger, reputation, gov, charity). Read-only.",
+		Public:      true, Handle: h.full,
 		Responses: []server.Response{server.Answers(http.StatusOK, "the merged slices of the fintech modules", FullDocument{})},
 	})
 	registerDocs(r)
@@ -146,7 +154,7 @@ func (h *Handlers) full(c *fiber.Ctx, _ *server.NoRequest) error {
 		if err != nil {
 			return err
 		}
-		raw, err := json.Marshal(FullDocument(doc))
+		raw, err := json.Marshal(doc)
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,9 @@ type Op[Req any] struct {
 	// token, an admin role, a partner key or signature) and what it changes;
 	// the documents show it under the summary.
 	Description string
+	// Caller, when set, says who may call in place of what Public, APIKey
+	// and Role imply (a signed partner callback, a service key).
+	Caller string
 	// Class is the rate-limit class of a write; reads are always Read,
 	// except reads of the keyed partner class (Partner), which keep it.
 	Class ratelimit.Class
@@ -83,6 +86,7 @@ type Declaration struct {
 	APIKey      string
 	Role        string
 	Description string
+	Caller      string
 
 	memoOnce sync.Once
 	memo     any
@@ -125,7 +129,7 @@ func Handle[Req any](r Router, method, path string, op Op[Req], mw ...fiber.Hand
 		request = new(Req)
 	}
 	decl := &Declaration{Request: request, Responses: op.Responses, Public: op.Public, APIKey: op.APIKey, Role: op.Role,
-		Description: op.Description}
+		Description: op.Description, Caller: op.Caller}
 	binder, err := bind.For(reflect.TypeFor[Req]())
 	if err != nil {
 		panic(fmt.Sprintf("%s %s: %v", method, path, err)) // a declaration error, found at start-up

@@ -90,18 +90,24 @@ func (h *Handlers) Register(r server.Router) {
 		Prefixes: []string{Prefix},
 	}))
 	server.Get(g, "/accounts", server.Op[listAccountsRequest]{
-		Summary: "The caller's test-net account (opened on first call)", Handle: h.listAccounts,
-		Responses: []resp{answers(http.StatusOK, "the caller's account", schemas.TradeAccountList{})},
+		Summary:     "The caller's test-net account (opened on first call)",
+		Description: "The caller's test-net account and balance; the first call opens it.",
+		Handle:      h.listAccounts,
+		Responses:   []resp{answers(http.StatusOK, "the caller's account", schemas.TradeAccountList{})},
 	}, h.require)
 	server.Get(g, "/accounts/lookup", server.Op[lookupRequest]{
-		Summary: "Find the account of a user by e-mail", Handle: h.lookup,
+		Summary:     "Find the account of a user by e-mail",
+		Description: "The test-net account of the user with that e-mail, to transfer to. Read-only.",
+		Handle:      h.lookup,
 		Responses: []resp{
 			answers(http.StatusOK, "the account of that e-mail", schemas.TradeAccountLookup{}),
 			fails(http.StatusNotFound, "account_not_found: no user with that e-mail has opened an account"),
 		},
 	}, h.require)
 	server.Post(g, "/topup", server.Op[topUpRequest]{
-		Summary: "Top up the caller's account (at most 10000 TNU)", Class: ratelimit.Money, Handle: h.topUp,
+		Summary:     "Top up the caller's account (at most 10000 TNU)",
+		Description: "Credits test-net units (TNU, no real value) to the caller's account, at most 10000 TNU per top-up. Records an operation.",
+		Class:       ratelimit.Money, Handle: h.topUp,
 		Responses: []resp{
 			answers(http.StatusOK, "the account after the top-up", schemas.TradeTopUpResult{}),
 			fails(http.StatusNotFound, "account_not_found: not an account of the caller"),
@@ -109,7 +115,9 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 	server.Post(g, "/transfer", server.Op[transferRequest]{
-		Summary: "Transfer TNU from the caller's account to another", Class: ratelimit.Money, Handle: h.transfer,
+		Summary:     "Transfer TNU from the caller's account to another",
+		Description: "Moves TNU from the caller's account to another account. Debits the caller, credits the other, records the operation.",
+		Class:       ratelimit.Money, Handle: h.transfer,
 		Responses: []resp{
 			answers(http.StatusCreated, "the transfer", schemas.TradeTransferResult{}),
 			fails(http.StatusBadRequest, "insufficient_balance: the account holds less than the amount"),
@@ -118,11 +126,15 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 	server.Get(g, "/operations", server.Op[listOperationsRequest]{
-		Summary: "The caller's operations, newest first", Handle: h.listOperations,
-		Responses: []resp{answers(http.StatusOK, "the caller's operations", schemas.TradeOperationList{})},
+		Summary:     "The caller's operations, newest first",
+		Description: "Pages through the operations of the caller's account, newest first. Read-only.",
+		Handle:      h.listOperations,
+		Responses:   []resp{answers(http.StatusOK, "the caller's operations", schemas.TradeOperationList{})},
 	}, h.require)
 	server.Get(g, "/operations.csv", server.Op[server.NoRequest]{
-		Summary: "Every operation of the caller's account as RFC 4180 CSV", Handle: h.operationsCSV,
+		Summary:     "Every operation of the caller's account as RFC 4180 CSV",
+		Description: "Every operation of the caller's account as an RFC 4180 CSV download. Read-only.",
+		Handle:      h.operationsCSV,
 		Responses: []resp{{Status: http.StatusOK, ContentType: "text/csv",
 			Description: "RFC 4180 CSV with CRLF line ends: id,kind,amount,from,to,createdAt, newest first"}},
 	}, h.require)

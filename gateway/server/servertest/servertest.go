@@ -7,10 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"

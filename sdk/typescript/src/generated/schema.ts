@@ -8,7 +8,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getAuthHealth"];
         put?: never;
         post?: never;
@@ -27,7 +32,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange e-mail and password for a token */
+        /**
+         * Exchange e-mail and password for a token
+         * @description Checks the e-mail and password and answers a bearer token. Changes nothing.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         post: operations["postAuthLogin"];
         delete?: never;
         options?: never;
@@ -42,7 +52,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's profile and role */
+        /**
+         * The caller's profile and role
+         * @description The caller's e-mail, role and whether the e-mail is verified. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getAuthMe"];
         put?: never;
         post?: never;
@@ -59,7 +74,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the identity module */
+        /**
+         * OpenAPI 3.0 slice of the identity module
+         * @description The OpenAPI document of the identity module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getAuthOpenapiJson"];
         put?: never;
         post?: never;
@@ -78,7 +98,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account and get a token */
+        /**
+         * Create an account and get a token
+         * @description Registers a user with e-mail and password and answers a bearer token. Creates the account (the password is stored as a hash).
+         *
+         *     **Who may call:** anyone; no token.
+         */
         post: operations["postAuthRegister"];
         delete?: never;
         options?: never;
@@ -93,10 +118,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Confirm an e-mail address with the one-time link's token */
+        /**
+         * Confirm an e-mail address with the one-time link's token
+         * @description Marks the e-mail address of the link's user verified and spends the token.
+         *
+         *     **Who may call:** anyone holding the one-time token; no bearer token.
+         */
         get: operations["getAuthVerifyEmail"];
         put?: never;
-        /** Send a one-time link that proves the caller owns their e-mail address */
+        /**
+         * Send a one-time link that proves the caller owns their e-mail address
+         * @description E-mails the caller a one-time verification link. Creates a verification token.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postAuthVerifyEmail"];
         delete?: never;
         options?: never;
@@ -111,7 +146,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getBuildHealth"];
         put?: never;
         post?: never;
@@ -128,7 +168,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the build module */
+        /**
+         * OpenAPI 3.0 slice of the build module
+         * @description The OpenAPI document of the build module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getBuildOpenapiJson"];
         put?: never;
         post?: never;
@@ -145,10 +190,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's partner keys (never their plaintext) */
+        /**
+         * The caller's partner keys (never their plaintext)
+         * @description Lists the caller's partner keys with prefix and status, never their plaintext. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getBuildPartnerKeys"];
         put?: never;
-        /** Mint a partner key; the plaintext is shown only in this answer */
+        /**
+         * Mint a partner key; the plaintext is shown only in this answer
+         * @description Creates a partner key (X-Build-Key) of the caller; the plaintext is in this answer only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postBuildPartnerKeys"];
         delete?: never;
         options?: never;
@@ -166,7 +221,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one of the caller's partner keys */
+        /**
+         * Revoke one of the caller's partner keys
+         * @description Revokes one of the caller's partner keys; requests with it answer 401 from then on. Another user's key answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         delete: operations["deleteBuildPartnerKeysId"];
         options?: never;
         head?: never;
@@ -180,10 +240,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's projects, newest first */
+        /**
+         * The caller's projects, newest first
+         * @description Pages through the caller's projects, newest first. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getBuildProjects"];
         put?: never;
-        /** Create a project of the caller (employer) */
+        /**
+         * Create a project of the caller (employer)
+         * @description Creates a project owned by the caller, under which vacancies are posted.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postBuildProjects"];
         delete?: never;
         options?: never;
@@ -198,7 +268,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** RSS 2.0 feed of open vacancies; filters city and skill */
+        /**
+         * RSS 2.0 feed of open vacancies; filters city and skill
+         * @description An RSS 2.0 feed of the newest open vacancies, optionally of a city or skill. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getBuildPublicRssVacanciesXml"];
         put?: never;
         post?: never;
@@ -215,7 +290,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Partner API health and version */
+        /**
+         * Partner API health and version
+         * @description Whether the partner API answers, and its version. Read-only.
+         *
+         *     **Who may call:** a partner, with its key in the `X-Build-Key` header (no bearer token).
+         */
         get: operations["getBuildPublicV1Health"];
         put?: never;
         post?: never;
@@ -232,7 +312,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Open vacancies, newest first; filters city and skill */
+        /**
+         * Open vacancies, newest first; filters city and skill
+         * @description Pages through the open vacancies, newest first, optionally of a city or skill. Read-only.
+         *
+         *     **Who may call:** a partner, with its key in the `X-Build-Key` header (no bearer token).
+         */
         get: operations["getBuildPublicV1Vacancies"];
         put?: never;
         post?: never;
@@ -249,7 +334,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One open vacancy */
+        /**
+         * One open vacancy
+         * @description One open vacancy. Read-only.
+         *
+         *     **Who may call:** a partner, with its key in the `X-Build-Key` header (no bearer token).
+         */
         get: operations["getBuildPublicV1VacanciesId"];
         put?: never;
         post?: never;
@@ -266,7 +356,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The drop-in vacancy widget script */
+        /**
+         * The drop-in vacancy widget script
+         * @description The script partners embed to list open vacancies on their site. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getBuildPublicWidgetJs"];
         put?: never;
         post?: never;
@@ -283,10 +378,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's vacancies in every status, newest first */
+        /**
+         * The caller's vacancies in every status, newest first
+         * @description Pages through the caller's vacancies in every status, newest first. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getBuildVacancies"];
         put?: never;
-        /** Post an OPEN vacancy in one of the caller's projects */
+        /**
+         * Post an OPEN vacancy in one of the caller's projects
+         * @description Posts an open vacancy in one of the caller's projects, within the plan's open slots; partners and the public pages see it at once.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postBuildVacancies"];
         delete?: never;
         options?: never;
@@ -303,7 +408,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close one of the caller's vacancies */
+        /**
+         * Close one of the caller's vacancies
+         * @description Closes one of the caller's vacancies: it leaves the partner API, feeds and pages and frees a plan slot. Another user's vacancy answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postBuildVacanciesIdClose"];
         delete?: never;
         options?: never;
@@ -318,7 +428,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCertHealth"];
         put?: never;
         post?: never;
@@ -335,7 +450,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the certification payout rail module */
+        /**
+         * OpenAPI 3.0 slice of the certification payout rail module
+         * @description The OpenAPI document of the certification payout rail module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCertOpenapiJson"];
         put?: never;
         post?: never;
@@ -352,7 +472,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's certification payouts */
+        /**
+         * The caller's certification payouts
+         * @description Pages through the certification payouts recorded for the caller. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getCertPayouts"];
         put?: never;
         post?: never;
@@ -371,7 +496,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Partner webhook: record a certification payout (HMAC-signed) */
+        /**
+         * Partner webhook: record a certification payout (HMAC-signed)
+         * @description A certification partner reports a payout for a user; it is recorded once (a replay changes nothing). Moves no money.
+         *
+         *     **Who may call:** a partner, signing the body with `X-Platform-Signature` and `X-Platform-Timestamp` (no bearer token).
+         */
         post: operations["postCertPayoutsCertifyWebhook"];
         delete?: never;
         options?: never;
@@ -386,7 +516,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's certification statistics */
+        /**
+         * The caller's certification statistics
+         * @description Counts and totals of the caller's certification payouts. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getCertStats"];
         put?: never;
         post?: never;
@@ -403,10 +538,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Approved campaigns, pinned first; query category, status (active | ended), cursor, limit */
+        /**
+         * Approved campaigns, pinned first; query category, status (active | ended), cursor, limit
+         * @description Pages through approved campaigns, pinned first, optionally of a category or status. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityCampaigns"];
         put?: never;
-        /** Propose a campaign (pending until a charity admin approves it) */
+        /**
+         * Propose a campaign (pending until a charity admin approves it)
+         * @description Creates a campaign of the caller in pending; it is listed once a charity admin approves it.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postCharityCampaigns"];
         delete?: never;
         options?: never;
@@ -421,7 +566,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One campaign with progress, recent donors and media */
+        /**
+         * One campaign with progress, recent donors and media
+         * @description One approved campaign with its progress, recent donors and media. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityCampaignsId"];
         put?: never;
         post?: never;
@@ -440,7 +590,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a pending campaign, optionally pinned or featured (charity admins) */
+        /**
+         * Approve a pending campaign, optionally pinned or featured (charity admins)
+         * @description Moves a pending campaign to active, optionally pinned or featured; it is listed from then on.
+         *
+         *     **Who may call:** a charity admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postCharityCampaignsIdApprove"];
         delete?: never;
         options?: never;
@@ -457,7 +612,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Donate from the caller's KZT wallet to an active campaign */
+        /**
+         * Donate from the caller's KZT wallet to an active campaign
+         * @description Moves the amount from the caller's KZT wallet to the campaign and adds it to the campaign's total.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postCharityCampaignsIdDonations"];
         delete?: never;
         options?: never;
@@ -472,7 +632,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityHealth"];
         put?: never;
         post?: never;
@@ -489,7 +654,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the charity module */
+        /**
+         * OpenAPI 3.0 slice of the charity module
+         * @description The OpenAPI document of the charity module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityOpenapiJson"];
         put?: never;
         post?: never;
@@ -506,7 +676,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Total raised, distinct donors and top categories (analytics copy) */
+        /**
+         * Total raised, distinct donors and top categories (analytics copy)
+         * @description Total raised, distinct donors and top categories, from the analytics copy. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityStats"];
         put?: never;
         post?: never;
@@ -523,7 +698,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getChessHealth"];
         put?: never;
         post?: never;
@@ -540,7 +720,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the tournament prize rail module */
+        /**
+         * OpenAPI 3.0 slice of the tournament prize rail module
+         * @description The OpenAPI document of the tournament prize rail module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getChessOpenapiJson"];
         put?: never;
         post?: never;
@@ -557,7 +742,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's podium entries */
+        /**
+         * The caller's podium entries
+         * @description Pages through the caller's podium places and prizes. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getChessResults"];
         put?: never;
         post?: never;
@@ -576,7 +766,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Partner webhook: record a tournament's podium (HMAC-signed) */
+        /**
+         * Partner webhook: record a tournament's podium (HMAC-signed)
+         * @description A chess partner reports a tournament's podium; the placed users' prizes are recorded once. Moves no money.
+         *
+         *     **Who may call:** a partner, signing the body with `X-Platform-Signature` and `X-Platform-Timestamp` (no bearer token).
+         */
         post: operations["postChessTournamentFinalized"];
         delete?: never;
         options?: never;
@@ -593,7 +788,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Partner webhook: publish or update a tournament (HMAC-signed) */
+        /**
+         * Partner webhook: publish or update a tournament (HMAC-signed)
+         * @description A chess partner publishes a tournament or updates it. Creates or replaces the tournament.
+         *
+         *     **Who may call:** a partner, signing the body with `X-Platform-Signature` and `X-Platform-Timestamp` (no bearer token).
+         */
         post: operations["postChessTournaments"];
         delete?: never;
         options?: never;
@@ -608,7 +808,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Tournaments accepting entries */
+        /**
+         * Tournaments accepting entries
+         * @description The tournaments that accept entries now. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getChessUpcoming"];
         put?: never;
         post?: never;
@@ -627,7 +832,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Slider suggestions and the predicted result (counts against the monthly AI limit) */
+        /**
+         * Slider suggestions and the predicted result (counts against the monthly AI limit)
+         * @description Asks the advisor for slider suggestions and the predicted result. Counts one call against the caller's monthly AI limit; saves nothing else.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postConstitutionAiSuggest"];
         delete?: never;
         options?: never;
@@ -644,7 +854,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The same as ai-suggest as server-sent events: progress events, then result */
+        /**
+         * The same as ai-suggest as server-sent events: progress events, then result
+         * @description The advisor's answer as server-sent events (progress, then the result). Counts one call against the caller's monthly AI limit.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postConstitutionAiSuggestStream"];
         delete?: never;
         options?: never;
@@ -659,7 +874,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getConstitutionHealth"];
         put?: never;
         post?: never;
@@ -676,7 +896,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's AI plan and this month's usage */
+        /**
+         * The caller's AI plan and this month's usage
+         * @description The caller's AI plan, monthly limit and this month's usage. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getConstitutionMePlan"];
         put?: never;
         post?: never;
@@ -693,7 +918,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the constitution module */
+        /**
+         * OpenAPI 3.0 slice of the constitution module
+         * @description The OpenAPI document of the constitution module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getConstitutionOpenapiJson"];
         put?: never;
         post?: never;
@@ -712,7 +942,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A printable PDF report of a saved or sent scenario */
+        /**
+         * A printable PDF report of a saved or sent scenario
+         * @description Renders a PDF report of one of the caller's saved scenarios, or of sliders sent in the body. Changes nothing; another user's scenario answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postConstitutionPdf"];
         delete?: never;
         options?: never;
@@ -727,7 +962,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Illustrative presets by country (cached 1 hour) */
+        /**
+         * Illustrative presets by country (cached 1 hour)
+         * @description Illustrative slider settings for a few countries. Read-only; answers 304 to a matching If-None-Match.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getConstitutionPublicCountries"];
         put?: never;
         post?: never;
@@ -744,7 +984,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Preset slider settings and the AI prompt templates (cached 1 hour) */
+        /**
+         * Preset slider settings and the AI prompt templates (cached 1 hour)
+         * @description Ready-made slider settings to start a scenario from, and the advisor's prompt templates. Read-only; answers 304 to a matching If-None-Match.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getConstitutionPublicPresets"];
         put?: never;
         post?: never;
@@ -761,7 +1006,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Regimes, each with the deterministic rule that selects it (cached 1 hour) */
+        /**
+         * Regimes, each with the deterministic rule that selects it (cached 1 hour)
+         * @description The regimes a scenario can compute to, each with the rule over the sliders that selects it. Read-only; answers 304 to a matching If-None-Match.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getConstitutionPublicRegimes"];
         put?: never;
         post?: never;
@@ -778,7 +1028,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The eight sliders and how each pushes the six metrics (cached 1 hour) */
+        /**
+         * The eight sliders and how each pushes the six metrics (cached 1 hour)
+         * @description The eight sliders with their ranges, and how each one moves the six metrics. Read-only; answers 304 to a matching If-None-Match.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getConstitutionPublicSlidersSpec"];
         put?: never;
         post?: never;
@@ -795,10 +1050,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's scenarios, newest first */
+        /**
+         * The caller's scenarios, newest first
+         * @description Pages through the caller's saved scenarios, newest first. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getConstitutionScenarios"];
         put?: never;
-        /** Save a scenario; regime and metrics are computed from the sliders */
+        /**
+         * Save a scenario; regime and metrics are computed from the sliders
+         * @description Saves a scenario of the caller; the regime and metrics are computed from its eight sliders. Creates a scenario.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postConstitutionScenarios"];
         delete?: never;
         options?: never;
@@ -813,7 +1078,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's earnings across rights, chess and cert */
+        /**
+         * The caller's earnings across rights, chess and cert
+         * @description The caller's earnings summed over the three partner rails. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getEcosystemEarnings"];
         put?: never;
         post?: never;
@@ -830,7 +1100,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getEcosystemHealth"];
         put?: never;
         post?: never;
@@ -847,7 +1122,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the aggregated partner earnings module */
+        /**
+         * OpenAPI 3.0 slice of the aggregated partner earnings module
+         * @description The OpenAPI document of the aggregated partner earnings module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getEcosystemOpenapiJson"];
         put?: never;
         post?: never;
@@ -864,7 +1144,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Append-only audit log */
+        /**
+         * Append-only audit log
+         * @description Pages through the fiat audit log (admin actions and money movements), newest first. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminAudit"];
         put?: never;
         post?: never;
@@ -881,7 +1166,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Paid deposits that could not be credited (status needs_review, or refunded) */
+        /**
+         * Paid deposits that could not be credited (status needs_review, or refunded)
+         * @description Lists deposits the processor charged but the platform could not credit (needs_review), or those already refunded. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminDeposits"];
         put?: never;
         post?: never;
@@ -900,7 +1190,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Credit a deposit in needs_review to its (active) wallet */
+        /**
+         * Credit a deposit in needs_review to its (active) wallet
+         * @description Credits a paid deposit that needs review to its wallet (once; the wallet must be active) and completes it.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminDepositsIdCredit"];
         delete?: never;
         options?: never;
@@ -917,7 +1212,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund a deposit in needs_review to the processor */
+        /**
+         * Refund a deposit in needs_review to the processor
+         * @description Refunds a paid deposit that needs review through the processor; no wallet is credited.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminDepositsIdRefund"];
         delete?: never;
         options?: never;
@@ -932,7 +1232,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events of every platform event (fiat admin) */
+        /**
+         * Server-sent events of every platform event (fiat admin)
+         * @description A server-sent event stream of every platform event; reconnect with Last-Event-ID to resume. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminEvents"];
         put?: never;
         post?: never;
@@ -951,7 +1256,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a KYC submission */
+        /**
+         * Approve a KYC submission
+         * @description Approves a pending KYC submission: its user's daily caps are lifted.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminKycIdApprove"];
         delete?: never;
         options?: never;
@@ -968,7 +1278,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reject a KYC submission */
+        /**
+         * Reject a KYC submission
+         * @description Rejects a pending KYC submission: its user's caps stay as they are.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminKycIdReject"];
         delete?: never;
         options?: never;
@@ -985,7 +1300,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a payout (paid) */
+        /**
+         * Approve a payout (paid)
+         * @description Marks a pending payout paid: the held amount leaves the wallet for good.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminPayoutsIdApprove"];
         delete?: never;
         options?: never;
@@ -1002,7 +1322,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reject a payout (funds released) */
+        /**
+         * Reject a payout (funds released)
+         * @description Rejects a pending payout: the held amount is released back to the wallet's balance.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminPayoutsIdReject"];
         delete?: never;
         options?: never;
@@ -1017,7 +1342,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reconcile processor charges with the ledger and balances; drift alerts the configured target */
+        /**
+         * Reconcile processor charges with the ledger and balances; drift alerts the configured target
+         * @description Compares the processor's charges with the ledger entries and wallet balances per currency and reports any drift; a drift sends one alert to the configured target. Changes no balance.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminReconcile"];
         put?: never;
         post?: never;
@@ -1034,7 +1364,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Browser page showing the admin event stream (it holds no data) */
+        /**
+         * Browser page showing the admin event stream (it holds no data)
+         * @description An HTML page that opens the admin event stream in the browser; the page holds no data itself (the stream needs a fiat admin's token). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatAdminStream"];
         put?: never;
         post?: never;
@@ -1053,7 +1388,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Freeze a wallet */
+        /**
+         * Freeze a wallet
+         * @description Freezes any user's wallet: it can neither send nor receive money until unfrozen.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminWalletsIdFreeze"];
         delete?: never;
         options?: never;
@@ -1070,7 +1410,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unfreeze a wallet */
+        /**
+         * Unfreeze a wallet
+         * @description Makes a frozen wallet active again: it sends and receives money.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminWalletsIdUnfreeze"];
         delete?: never;
         options?: never;
@@ -1085,7 +1430,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Webhook delivery log (fiat admin) */
+        /**
+         * Webhook delivery log (fiat admin)
+         * @description Pages through webhook deliveries with their attempts and status. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -1104,7 +1454,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Attempt a webhook delivery again now (fiat admin) */
+        /**
+         * Attempt a webhook delivery again now (fiat admin)
+         * @description Sends a webhook delivery again now and records the attempt.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminWebhookDeliveriesIdRetry"];
         delete?: never;
         options?: never;
@@ -1119,7 +1474,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Local checkout page of the embedded test processor */
+        /**
+         * Local checkout page of the embedded test processor
+         * @description The checkout page of the embedded test processor (only while no real processor is configured). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatCheckoutSessionId"];
         put?: never;
         post?: never;
@@ -1138,7 +1498,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pay a local checkout session (test processor) */
+        /**
+         * Pay a local checkout session (test processor)
+         * @description Pays a checkout session of the embedded test processor, which then sends the signed payment event that credits the wallet. Test mode only.
+         *
+         *     **Who may call:** anyone holding the session id; no token (test processor only).
+         */
         post: operations["postFiatCheckoutSessionIdPay"];
         delete?: never;
         options?: never;
@@ -1155,7 +1520,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a top-up checkout; returns the session URL */
+        /**
+         * Start a top-up checkout; returns the session URL
+         * @description Opens a checkout session at the card processor for a top-up of one of the caller's wallets and answers its URL; the wallet is credited when the processor reports the payment. Creates a pending deposit.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatDeposit"];
         delete?: never;
         options?: never;
@@ -1172,7 +1542,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a processor checkout session for a top-up */
+        /**
+         * Create a processor checkout session for a top-up
+         * @description Opens a checkout session at the card processor for a top-up of one of the caller's wallets and answers its URL; the wallet is credited when the processor reports the payment. Creates a pending deposit.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatDepositCheckout"];
         delete?: never;
         options?: never;
@@ -1189,7 +1564,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Processor webhook: credits on payment_intent.succeeded */
+        /**
+         * Processor webhook: credits on payment_intent.succeeded
+         * @description The card processor reports a payment: a verified payment_intent.succeeded credits the deposit's wallet exactly once (a replay credits nothing); other events change nothing.
+         *
+         *     **Who may call:** the card processor, signing the body with the `Stripe-Signature` header (no bearer token).
+         */
         post: operations["postFiatDepositWebhook"];
         delete?: never;
         options?: never;
@@ -1204,7 +1584,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness, database reachability, active wallet count */
+        /**
+         * Liveness, database reachability, active wallet count
+         * @description Reports whether the fiat module and its database answer, with the number of active wallets. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatHealth"];
         put?: never;
         post?: never;
@@ -1223,7 +1608,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Submit KYC documents to lift the caps */
+        /**
+         * Submit KYC documents to lift the caps
+         * @description Files the caller's KYC submission for a fiat admin to decide; an approved submission lifts the daily caps. Creates a submission.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatKycSubmit"];
         delete?: never;
         options?: never;
@@ -1238,7 +1628,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Aggregated wallet, transaction and limits snapshot */
+        /**
+         * Aggregated wallet, transaction and limits snapshot
+         * @description The caller's wallets, recent transactions and remaining daily limits in one answer. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMeDashboard"];
         put?: never;
         post?: never;
@@ -1255,7 +1650,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Own deposit history */
+        /**
+         * Own deposit history
+         * @description Pages through the caller's deposits, newest first, with their status. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMeDeposits"];
         put?: never;
         post?: never;
@@ -1274,12 +1674,22 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create or replace the caller's webhook endpoint */
+        /**
+         * Create or replace the caller's webhook endpoint
+         * @description Sets the URL and the event types of the caller's webhook endpoint, replacing any before, and answers its signing secret.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatMeWebhook"];
         delete?: never;
         options?: never;
         head?: never;
-        /** Rotate the webhook signing secret */
+        /**
+         * Rotate the webhook signing secret
+         * @description Issues a new signing secret for the caller's webhook endpoint; deliveries are signed with it from now on.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         patch: operations["patchFiatMeWebhook"];
         trace?: never;
     };
@@ -1290,10 +1700,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Own merchant authorizations */
+        /**
+         * Own merchant authorizations
+         * @description Lists the authorizations the caller granted to merchants, with what each has charged so far. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMerchantAuthorizations"];
         put?: never;
-        /** Authorize a merchant to charge one of your wallets up to maxAmount */
+        /**
+         * Authorize a merchant to charge one of your wallets up to maxAmount
+         * @description Lets a merchant charge one of the caller's wallets up to maxAmount in total. Creates an authorization; moves no money.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatMerchantAuthorizations"];
         delete?: never;
         options?: never;
@@ -1311,7 +1731,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a merchant authorization */
+        /**
+         * Revoke a merchant authorization
+         * @description Revokes an authorization the caller granted; the merchant can no longer charge the wallet. Another user's authorization answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         delete: operations["deleteFiatMerchantAuthorizationsId"];
         options?: never;
         head?: never;
@@ -1327,7 +1752,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Charge an authorizing customer's wallet (X-API-Key); replay by paymentRef is idempotent */
+        /**
+         * Charge an authorizing customer's wallet (X-API-Key); replay by paymentRef is idempotent
+         * @description Moves money from a customer's wallet to the merchant's, within the customer's authorization. A repeated paymentRef answers the first charge instead of charging again.
+         *
+         *     **Who may call:** a merchant, with its merchant API key in the `X-API-Key` header (no bearer token).
+         */
         post: operations["postFiatMerchantCharge"];
         delete?: never;
         options?: never;
@@ -1342,10 +1772,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Refunds of a merchant charge (X-API-Key) */
+        /**
+         * Refunds of a merchant charge (X-API-Key)
+         * @description Lists the refunds of one of the merchant's charges. Read-only.
+         *
+         *     **Who may call:** a merchant, with its merchant API key in the `X-API-Key` header (no bearer token); only its own charges.
+         */
         get: operations["getFiatMerchantChargesIdRefunds"];
         put?: never;
-        /** Refund a merchant charge, partially or fully (X-API-Key) */
+        /**
+         * Refund a merchant charge, partially or fully (X-API-Key)
+         * @description Moves the amount back from the merchant's wallet to the customer's, up to what is left of the charge. Records a refund.
+         *
+         *     **Who may call:** a merchant, with its merchant API key in the `X-API-Key` header (no bearer token); only its own charges.
+         */
         post: operations["postFiatMerchantChargesIdRefunds"];
         delete?: never;
         options?: never;
@@ -1360,10 +1800,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Own merchant API keys (no plaintext) */
+        /**
+         * Own merchant API keys (no plaintext)
+         * @description Lists the caller's merchant API keys (prefix, status, dates), never their plaintext. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMerchantKeys"];
         put?: never;
-        /** Issue a merchant API key (shown once; 3 active per user) */
+        /**
+         * Issue a merchant API key (shown once; 3 active per user)
+         * @description Mints a merchant API key for the caller; its plaintext is in this answer only (the platform keeps a hash). A user holds at most 3 active keys. Creates a key.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatMerchantKeys"];
         delete?: never;
         options?: never;
@@ -1381,7 +1831,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an own merchant API key */
+        /**
+         * Revoke an own merchant API key
+         * @description Revokes one of the caller's merchant API keys; charges with it fail from then on. Another user's key answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         delete: operations["deleteFiatMerchantKeysId"];
         options?: never;
         head?: never;
@@ -1395,7 +1850,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the fiat module */
+        /**
+         * OpenAPI 3.0 slice of the fiat module
+         * @description The OpenAPI document of the fiat routes (the webhook routes mounted under /api/fiat included). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatOpenapiJson"];
         put?: never;
         post?: never;
@@ -1414,7 +1874,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a bank payout (admin-reviewed, funds held) */
+        /**
+         * Request a bank payout (admin-reviewed, funds held)
+         * @description Holds the amount in the caller's wallet and files a payout for a fiat admin to approve (paid) or reject (funds released).
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatPayouts"];
         delete?: never;
         options?: never;
@@ -1431,7 +1896,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Verify and apply a processor event */
+        /**
+         * Verify and apply a processor event
+         * @description Checks a processor event the caller holds (its signature, amount and deposit) and applies it like the webhook would: credits the deposit's wallet once.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatProcessorVerify"];
         delete?: never;
         options?: never;
@@ -1448,7 +1918,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Processor direct callback target */
+        /**
+         * Processor direct callback target
+         * @description The card processor reports a payment: a verified payment_intent.succeeded credits the deposit's wallet exactly once (a replay credits nothing); other events change nothing.
+         *
+         *     **Who may call:** the card processor, signing the body with the `Stripe-Signature` header (no bearer token).
+         */
         post: operations["postFiatProcessorWebhook"];
         delete?: never;
         options?: never;
@@ -1465,7 +1940,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a payment request; returns a shareable token and pay URL */
+        /**
+         * Create a payment request; returns a shareable token and pay URL
+         * @description Creates a payment request for an amount into one of the caller's wallets, with a token and a pay URL to share. Moves no money.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatRequests"];
         delete?: never;
         options?: never;
@@ -1480,7 +1960,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view */
+        /**
+         * Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view
+         * @description Shows a payment request by its token, as JSON or as the HTML pay page. Counts one view; changes nothing else.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatRequestsToken"];
         put?: never;
         post?: never;
@@ -1499,7 +1984,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pay a payment request from the caller's wallet */
+        /**
+         * Pay a payment request from the caller's wallet
+         * @description Moves the requested amount from the caller's wallet to the requester's and marks the request paid.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatRequestsTokenPay"];
         delete?: never;
         options?: never;
@@ -1514,10 +2004,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Refunds of an own payment request */
+        /**
+         * Refunds of an own payment request
+         * @description Lists the refunds of one of the caller's payment requests. Read-only; another user's request answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatRequestsTokenRefunds"];
         put?: never;
-        /** Refund a paid payment request, partially or fully (its creator) */
+        /**
+         * Refund a paid payment request, partially or fully (its creator)
+         * @description Moves the amount back from the caller's wallet to the payer's, up to what is left of the payment. Only the request's creator; another user's request answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatRequestsTokenRefunds"];
         delete?: never;
         options?: never;
@@ -1532,7 +2032,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Paginated transaction history */
+        /**
+         * Paginated transaction history
+         * @description Pages through the transactions of the caller's wallets, newest first. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatTransactions"];
         put?: never;
         post?: never;
@@ -1549,7 +2054,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Transaction history as CSV */
+        /**
+         * Transaction history as CSV
+         * @description Every transaction of the caller's wallets as an RFC 4180 CSV download. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatTransactionsCsv"];
         put?: never;
         post?: never;
@@ -1568,7 +2078,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Transfer to another user by e-mail (0.1% fee) */
+        /**
+         * Transfer to another user by e-mail (0.1% fee)
+         * @description Moves money from the caller's wallet to the wallet of the same currency of the user with that e-mail; a 0.1% fee is charged. Debits the caller, credits the recipient, records the transaction.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatTransfer"];
         delete?: never;
         options?: never;
@@ -1583,10 +2098,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Own wallets with balances */
+        /**
+         * Own wallets with balances
+         * @description Lists the caller's wallets with their balances. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatWallets"];
         put?: never;
-        /** Create a wallet (one per currency) */
+        /**
+         * Create a wallet (one per currency)
+         * @description Opens a wallet for the caller in a currency (one per currency) with a zero balance.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatWallets"];
         delete?: never;
         options?: never;
@@ -1601,7 +2126,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public-safe wallet view for receive links */
+        /**
+         * Public-safe wallet view for receive links
+         * @description What a payer needs to recognise a receive link (currency, display name): no e-mail, user id or balance. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatWalletsIdPublic"];
         put?: never;
         post?: never;
@@ -1620,7 +2150,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a further webhook subscription */
+        /**
+         * Add a further webhook subscription
+         * @description Adds a subscription (URL and event types) to the caller's webhook endpoints.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatWebhookSubs"];
         delete?: never;
         options?: never;
@@ -1637,7 +2172,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Withdraw off-platform */
+        /**
+         * Withdraw off-platform
+         * @description Debits the caller's wallet for a withdrawal off the platform, within the daily limits (higher after KYC). Records the transaction.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatWithdraw"];
         delete?: never;
         options?: never;
@@ -1652,7 +2192,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovHealth"];
         put?: never;
         post?: never;
@@ -1669,7 +2214,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the governance module */
+        /**
+         * OpenAPI 3.0 slice of the governance module
+         * @description The OpenAPI document of the governance module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovOpenapiJson"];
         put?: never;
         post?: never;
@@ -1686,10 +2236,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Proposals, newest first; query status, category, authorUserId, cursor, limit */
+        /**
+         * Proposals, newest first; query status, category, authorUserId, cursor, limit
+         * @description Pages through proposals, newest first, optionally of a status, category or author. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovProposals"];
         put?: never;
-        /** Create a draft proposal */
+        /**
+         * Create a draft proposal
+         * @description Creates a draft proposal authored by the caller; a governance admin opens it for voting.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postGovProposals"];
         delete?: never;
         options?: never;
@@ -1704,7 +2264,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One proposal with its current tally */
+        /**
+         * One proposal with its current tally
+         * @description One proposal with its current tally. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovProposalsId"];
         put?: never;
         post?: never;
@@ -1723,7 +2288,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Tally and close an open proposal (governance admin) */
+        /**
+         * Tally and close an open proposal (governance admin)
+         * @description Counts the ballots of an open proposal, closes it and records the result (passed or rejected).
+         *
+         *     **Who may call:** a governance admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postGovProposalsIdClose"];
         delete?: never;
         options?: never;
@@ -1740,7 +2310,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Execute a passed proposal; idempotent (governance admin) */
+        /**
+         * Execute a passed proposal; idempotent (governance admin)
+         * @description Marks a passed proposal executed; executing it again changes nothing.
+         *
+         *     **Who may call:** a governance admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postGovProposalsIdExecute"];
         delete?: never;
         options?: never;
@@ -1757,7 +2332,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open a draft for voting (governance admin) */
+        /**
+         * Open a draft for voting (governance admin)
+         * @description Moves a draft proposal to open: ballots are accepted until it closes.
+         *
+         *     **Who may call:** a governance admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postGovProposalsIdOpen"];
         delete?: never;
         options?: never;
@@ -1774,7 +2354,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Recount the ballots of a proposal */
+        /**
+         * Recount the ballots of a proposal
+         * @description Counts the ballots of a proposal again and answers the tally. Changes nothing.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postGovProposalsIdTally"];
         delete?: never;
         options?: never;
@@ -1789,10 +2374,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Per-voter ballots of a closed proposal */
+        /**
+         * Per-voter ballots of a closed proposal
+         * @description The ballots of a closed proposal, voter by voter. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovProposalsIdVotes"];
         put?: never;
-        /** Cast the caller's one ballot on an open proposal */
+        /**
+         * Cast the caller's one ballot on an open proposal
+         * @description Records the caller's one ballot on an open proposal, in the proposal's vote mode; a second ballot is refused.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postGovProposalsIdVotes"];
         delete?: never;
         options?: never;
@@ -1807,7 +2402,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Proposals by status, mean turnout of closed proposals, top categories */
+        /**
+         * Proposals by status, mean turnout of closed proposals, top categories
+         * @description Aggregate figures of governance: proposals by status, mean turnout of closed proposals, top categories. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovStats"];
         put?: never;
         post?: never;
@@ -1824,7 +2424,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The chain head */
+        /**
+         * The chain head
+         * @description The newest entry's sequence number and hash. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerChainHead"];
         put?: never;
         post?: never;
@@ -1841,7 +2446,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Walk the chain and check every link */
+        /**
+         * Walk the chain and check every link
+         * @description Recomputes every entry's hash and link and reports the first break, if any. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerChainVerify"];
         put?: never;
         post?: never;
@@ -1858,10 +2468,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List entries in chain order; filters kind, actorUserId, since */
+        /**
+         * List entries in chain order; filters kind, actorUserId, since
+         * @description Pages through the ledger in chain order, optionally of one kind, actor or since a time. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerEntries"];
         put?: never;
-        /** Append an entry (platform-internal callers); prevHash is computed server-side */
+        /**
+         * Append an entry (platform-internal callers); prevHash is computed server-side
+         * @description Appends an entry of a caller-defined kind to the hash chain; the platform computes prevHash and the hash. A replay of (kind, sourceId) answers the existing entry. Kinds the platform's modules emit are refused.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postLedgerEntries"];
         delete?: never;
         options?: never;
@@ -1876,7 +2496,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One entry with its hash chain context */
+        /**
+         * One entry with its hash chain context
+         * @description One entry with the hashes before and after it. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerEntriesId"];
         put?: never;
         post?: never;
@@ -1893,7 +2518,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerHealth"];
         put?: never;
         post?: never;
@@ -1910,7 +2540,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the ledger module */
+        /**
+         * OpenAPI 3.0 slice of the ledger module
+         * @description The OpenAPI document of the ledger module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerOpenapiJson"];
         put?: never;
         post?: never;
@@ -1927,7 +2562,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Rolling 24h, 7d, 30d entry counts by kind */
+        /**
+         * Rolling 24h, 7d, 30d entry counts by kind
+         * @description Entry counts by kind over the last 24 hours, 7 and 30 days. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerStats"];
         put?: never;
         post?: never;
@@ -1944,10 +2584,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's charges, optionally of one mask */
+        /**
+         * The caller's charges, optionally of one mask
+         * @description Pages through the caller's charges, optionally of one mask. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getMaskCharges"];
         put?: never;
-        /** Authorize a charge against a mask, with a risk score 0..100 */
+        /**
+         * Authorize a charge against a mask, with a risk score 0..100
+         * @description Authorizes (or declines) a charge against one of the caller's masks, scores its risk 0..100 and records it; an approved charge lowers the mask's remaining limit.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postMaskCharges"];
         delete?: never;
         options?: never;
@@ -1962,7 +2612,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getMaskHealth"];
         put?: never;
         post?: never;
@@ -1979,10 +2634,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's active masks with their remaining balance */
+        /**
+         * The caller's active masks with their remaining balance
+         * @description Lists the caller's active masks with what is left of each limit. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getMaskMasks"];
         put?: never;
-        /** Issue a virtual mask */
+        /**
+         * Issue a virtual mask
+         * @description Issues a virtual card (mask) of the caller with a spending limit; only its virtual PAN is ever shown.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postMaskMasks"];
         delete?: never;
         options?: never;
@@ -1999,7 +2664,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Soft-revoke one of the caller's masks */
+        /**
+         * Soft-revoke one of the caller's masks
+         * @description Revokes one of the caller's masks: further charges are declined. Another user's mask answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postMaskMasksIdRevoke"];
         delete?: never;
         options?: never;
@@ -2014,7 +2684,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the mask module */
+        /**
+         * OpenAPI 3.0 slice of the mask module
+         * @description The OpenAPI document of the mask module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getMaskOpenapiJson"];
         put?: never;
         post?: never;
@@ -2031,7 +2706,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's roll-up: active masks, total spend, decline rate, mean risk score */
+        /**
+         * The caller's roll-up: active masks, total spend, decline rate, mean risk score
+         * @description The caller's active masks, total spend, decline rate and mean risk score. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getMaskStats"];
         put?: never;
         post?: never;
@@ -2048,7 +2728,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The OpenAPI 3.0 document of the fintech modules */
+        /**
+         * The OpenAPI 3.0 document of the fintech modules
+         * @description The spec's document of the fintech modules (identity, fiat, mask, ledger, reputation, gov, charity). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getOpenapiJson"];
         put?: never;
         post?: never;
@@ -2065,10 +2750,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Catalog artifacts, newest first, optionally of one regime */
+        /**
+         * Catalog artifacts, newest first, optionally of one regime
+         * @description Pages through the published artifacts, newest first, optionally of one regime. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlanetConstitutionArtifacts"];
         put?: never;
-        /** Publish a scenario (or sliders) to the catalog */
+        /**
+         * Publish a scenario (or sliders) to the catalog
+         * @description Publishes one of the caller's scenarios, or sliders sent in the body, as a catalog artifact everyone can read. Creates an artifact.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postPlanetConstitutionArtifacts"];
         delete?: never;
         options?: never;
@@ -2083,7 +2778,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Catalog size, by regime */
+        /**
+         * Catalog size, by regime
+         * @description How many artifacts the catalog holds, by regime. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlanetConstitutionArtifactsStats"];
         put?: never;
         post?: never;
@@ -2100,7 +2800,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One artifact */
+        /**
+         * One artifact
+         * @description One published artifact with its sliders, regime and metrics. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlanetConstitutionArtifactsId"];
         put?: never;
         post?: never;
@@ -2119,7 +2824,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Comment on an artifact (1 to 2,000 characters) */
+        /**
+         * Comment on an artifact (1 to 2,000 characters)
+         * @description Adds the caller's comment to an artifact.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postPlanetConstitutionArtifactsIdComment"];
         delete?: never;
         options?: never;
@@ -2134,7 +2844,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The 5 artifacts nearest by Euclidean distance of the sliders */
+        /**
+         * The 5 artifacts nearest by Euclidean distance of the sliders
+         * @description The five artifacts whose sliders are nearest to this one's. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlanetConstitutionArtifactsIdSimilar"];
         put?: never;
         post?: never;
@@ -2151,7 +2866,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Votes, whether the caller voted, and the comments */
+        /**
+         * Votes, whether the caller voted, and the comments
+         * @description An artifact's vote count, whether the caller voted (with a token) and its comments. Read-only.
+         *
+         *     **Who may call:** anyone; a bearer token, when sent, fills in whether the caller voted.
+         */
         get: operations["getPlanetConstitutionArtifactsIdSocial"];
         put?: never;
         post?: never;
@@ -2170,9 +2890,19 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Vote for an artifact (one vote per user, idempotent) */
+        /**
+         * Vote for an artifact (one vote per user, idempotent)
+         * @description Records the caller's vote for an artifact; voting again changes nothing.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postPlanetConstitutionArtifactsIdVote"];
-        /** Remove the caller's vote (idempotent) */
+        /**
+         * Remove the caller's vote (idempotent)
+         * @description Removes the caller's vote from an artifact, if any.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         delete: operations["deletePlanetConstitutionArtifactsIdVote"];
         options?: never;
         head?: never;
@@ -2186,7 +2916,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlanetHealth"];
         put?: never;
         post?: never;
@@ -2203,7 +2938,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the planet module */
+        /**
+         * OpenAPI 3.0 slice of the planet module
+         * @description The OpenAPI document of the planet module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlanetOpenapiJson"];
         put?: never;
         post?: never;
@@ -2220,7 +2960,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlatformHealth"];
         put?: never;
         post?: never;
@@ -2237,7 +2982,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The complete OpenAPI 3.0 document: every operation of every module */
+        /**
+         * The complete OpenAPI 3.0 document: every operation of every module
+         * @description This document: every operation of every module, one tag per module. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlatformOpenapiFullJson"];
         put?: never;
         post?: never;
@@ -2254,7 +3004,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Aggregate API index: the modules with their OpenAPI slices, and the SDK packages */
+        /**
+         * Aggregate API index: the modules with their OpenAPI slices, and the SDK packages
+         * @description Lists the modules this build serves with the URL of each one's slice, the full and the complete document, and the SDK packages. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlatformOpenapiJson"];
         put?: never;
         post?: never;
@@ -2271,7 +3026,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the platform module */
+        /**
+         * OpenAPI 3.0 slice of the platform module
+         * @description The OpenAPI document of the platform routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlatformSliceJson"];
         put?: never;
         post?: never;
@@ -2288,7 +3048,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Build and version information */
+        /**
+         * Build and version information
+         * @description The service name, API version, release, runtime, environment, deposit processor mode and uptime. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlatformVersion"];
         put?: never;
         post?: never;
@@ -2307,7 +3072,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a weighted event to a user's score (service key or admin JWT) */
+        /**
+         * Add a weighted event to a user's score (service key or admin JWT)
+         * @description Applies a weighted event to a user's score and rank; a repeated (userId, kind, sourceId) answers the first result and changes nothing.
+         *
+         *     **Who may call:** a platform service with the service key in the `X-Reputation-Service-Key` header, or a reputation admin with `Authorization: Bearer <token>`.
+         */
         post: operations["postReputationEvents"];
         delete?: never;
         options?: never;
@@ -2322,7 +3092,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationHealth"];
         put?: never;
         post?: never;
@@ -2339,7 +3114,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Top users by score; query limit (<= 100), rank, since */
+        /**
+         * Top users by score; query limit (<= 100), rank, since
+         * @description The leaderboard: users by score, optionally of one rank or since a time. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationLeaderboard"];
         put?: never;
         post?: never;
@@ -2356,7 +3136,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's score, rank and last 50 events */
+        /**
+         * The caller's score, rank and last 50 events
+         * @description The caller's score, rank and last 50 events. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getReputationMe"];
         put?: never;
         post?: never;
@@ -2373,7 +3158,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the reputation module */
+        /**
+         * OpenAPI 3.0 slice of the reputation module
+         * @description The OpenAPI document of the reputation module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationOpenapiJson"];
         put?: never;
         post?: never;
@@ -2390,7 +3180,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's public rank and score */
+        /**
+         * A user's public rank and score
+         * @description One user's public rank and score. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationRankUserId"];
         put?: never;
         post?: never;
@@ -2407,7 +3202,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Users per rank, mean and median score, events in 24h */
+        /**
+         * Users per rank, mean and median score, events in 24h
+         * @description Aggregate figures: users per rank, mean and median score, events in the last 24 hours. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationStats"];
         put?: never;
         post?: never;
@@ -2424,7 +3224,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getRightsHealth"];
         put?: never;
         post?: never;
@@ -2441,7 +3246,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the royalty rail module */
+        /**
+         * OpenAPI 3.0 slice of the royalty rail module
+         * @description The OpenAPI document of the royalty rail module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getRightsOpenapiJson"];
         put?: never;
         post?: never;
@@ -2458,7 +3268,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's royalties */
+        /**
+         * The caller's royalties
+         * @description Pages through the royalties recorded for the caller. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getRightsRoyalties"];
         put?: never;
         post?: never;
@@ -2477,7 +3292,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Partner webhook: record a royalty (HMAC-signed) */
+        /**
+         * Partner webhook: record a royalty (HMAC-signed)
+         * @description A rights partner reports a royalty for a user; it is recorded once (a replay changes nothing). Moves no money.
+         *
+         *     **Who may call:** a partner, signing the body with `X-Platform-Signature` and `X-Platform-Timestamp` (no bearer token).
+         */
         post: operations["postRightsRoyaltiesVerifyWebhook"];
         delete?: never;
         options?: never;
@@ -2492,7 +3312,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSignHealth"];
         put?: never;
         post?: never;
@@ -2509,7 +3334,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's signing keys, active and retired */
+        /**
+         * The caller's signing keys, active and retired
+         * @description Lists the caller's signing keys, active and retired, with their public halves. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getSignKeys"];
         put?: never;
         post?: never;
@@ -2528,7 +3358,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Retire the caller's key and issue a new one; old keys stay published */
+        /**
+         * Retire the caller's key and issue a new one; old keys stay published
+         * @description Retires the caller's active key and creates a new one; retired keys stay published so old signatures still verify.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postSignKeysRotate"];
         delete?: never;
         options?: never;
@@ -2543,7 +3378,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A public key, also as an RFC 8037 JWK */
+        /**
+         * A public key, also as an RFC 8037 JWK
+         * @description One published public key, also as an RFC 8037 JWK, for offline verification. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSignKeysKeyId"];
         put?: never;
         post?: never;
@@ -2560,7 +3400,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the signing module */
+        /**
+         * OpenAPI 3.0 slice of the signing module
+         * @description The OpenAPI document of the signing module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSignOpenapiJson"];
         put?: never;
         post?: never;
@@ -2579,7 +3424,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign the canonical JSON (RFC 8785) of a payload object with the caller's Ed25519 key */
+        /**
+         * Sign the canonical JSON (RFC 8785) of a payload object with the caller's Ed25519 key
+         * @description Signs the RFC 8785 canonical form of the payload with the caller's active key (one is created on first use) and records the signing.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postSignSign"];
         delete?: never;
         options?: never;
@@ -2596,7 +3446,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Verify a payload against a signature (digests only, never a signature) */
+        /**
+         * Verify a payload against a signature (digests only, never a signature)
+         * @description Checks a payload against a signature and a published key; answers digests only, never a signature. Changes nothing.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         post: operations["postSignVerify"];
         delete?: never;
         options?: never;
@@ -2611,7 +3466,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's test-net account (opened on first call) */
+        /**
+         * The caller's test-net account (opened on first call)
+         * @description The caller's test-net account and balance; the first call opens it.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getTradeAccounts"];
         put?: never;
         post?: never;
@@ -2628,7 +3488,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Find the account of a user by e-mail */
+        /**
+         * Find the account of a user by e-mail
+         * @description The test-net account of the user with that e-mail, to transfer to. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getTradeAccountsLookup"];
         put?: never;
         post?: never;
@@ -2645,7 +3510,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getTradeHealth"];
         put?: never;
         post?: never;
@@ -2662,7 +3532,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the test-net wallet module */
+        /**
+         * OpenAPI 3.0 slice of the test-net wallet module
+         * @description The OpenAPI document of the test-net wallet module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getTradeOpenapiJson"];
         put?: never;
         post?: never;
@@ -2679,7 +3554,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's operations, newest first */
+        /**
+         * The caller's operations, newest first
+         * @description Pages through the operations of the caller's account, newest first. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getTradeOperations"];
         put?: never;
         post?: never;
@@ -2696,7 +3576,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every operation of the caller's account as RFC 4180 CSV */
+        /**
+         * Every operation of the caller's account as RFC 4180 CSV
+         * @description Every operation of the caller's account as an RFC 4180 CSV download. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getTradeOperationsCsv"];
         put?: never;
         post?: never;
@@ -2715,7 +3600,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Top up the caller's account (at most 10000 TNU) */
+        /**
+         * Top up the caller's account (at most 10000 TNU)
+         * @description Credits test-net units (TNU, no real value) to the caller's account, at most 10000 TNU per top-up. Records an operation.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postTradeTopup"];
         delete?: never;
         options?: never;
@@ -2732,7 +3622,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Transfer TNU from the caller's account to another */
+        /**
+         * Transfer TNU from the caller's account to another
+         * @description Moves TNU from the caller's account to another account. Debits the caller, credits the other, records the operation.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postTradeTransfer"];
         delete?: never;
         options?: never;
@@ -2747,7 +3642,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** HTML page of an employer's open vacancies */
+        /**
+         * HTML page of an employer's open vacancies
+         * @description The public HTML page of an employer's open vacancies. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSiteBuildEmployersId"];
         put?: never;
         post?: never;
@@ -2764,7 +3664,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** HTML page of a project and its open vacancies */
+        /**
+         * HTML page of a project and its open vacancies
+         * @description The public HTML page of a project and its open vacancies. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSiteBuildProjectsId"];
         put?: never;
         post?: never;
@@ -2781,7 +3686,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** HTML index of open vacancies */
+        /**
+         * HTML index of open vacancies
+         * @description The public HTML page listing the open vacancies. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSiteBuildVacancies"];
         put?: never;
         post?: never;
@@ -2798,7 +3708,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** HTML page of one open vacancy with schema.org JobPosting */
+        /**
+         * HTML page of one open vacancy with schema.org JobPosting
+         * @description The public HTML page of one open vacancy, with schema.org JobPosting data. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSiteBuildVacanciesId"];
         put?: never;
         post?: never;
@@ -2815,7 +3730,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** API reference: /api/openapi.json rendered by Redoc */
+        /**
+         * API reference: the complete document rendered by Redoc
+         * @description The HTML API reference of every module (/api/platform/openapi.full.json), one section per module. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSiteDocs"];
         put?: never;
         post?: never;
@@ -2866,7 +3786,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The vendored Redoc bundle of the API reference page */
+        /**
+         * The vendored Redoc bundle of the API reference page
+         * @description The Redoc script of /docs, served from this origin and cached for good. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSiteDocsRedoc254StandaloneJs"];
         put?: never;
         post?: never;
@@ -2883,7 +3808,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** XML sitemap (a sitemap index beyond 5000 URLs) */
+        /**
+         * XML sitemap (a sitemap index beyond 5000 URLs)
+         * @description The sitemap of the public vacancy, project and employer pages; beyond 5000 URLs a sitemap index of pages. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSiteSitemapXml"];
         put?: never;
         post?: never;
@@ -3156,7 +4086,22 @@ export interface components {
             [key: string]: unknown;
         };
         CompleteDocument: {
-            [key: string]: unknown;
+            /** @description schemas and securitySchemes */
+            components?: {
+                [key: string]: unknown;
+            };
+            info: components["schemas"]["OpenAPIInfo"];
+            /** @enum {string} */
+            openapi: "3.0.3";
+            /** @description path items by path: operations by method */
+            paths: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            servers?: components["schemas"]["OpenAPIServer"][];
+            tags?: components["schemas"]["OpenAPITag"][];
+            "x-tagGroups"?: components["schemas"]["OpenAPITagGroup"][];
         };
         ConstitutionAITemplate: {
             /** @enum {string} */
@@ -3559,7 +4504,22 @@ export interface components {
             [key: string]: unknown;
         };
         Document: {
-            [key: string]: unknown;
+            /** @description schemas and securitySchemes */
+            components?: {
+                [key: string]: unknown;
+            };
+            info: components["schemas"]["OpenAPIInfo"];
+            /** @enum {string} */
+            openapi: "3.0.3";
+            /** @description path items by path: operations by method */
+            paths: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            servers?: components["schemas"]["OpenAPIServer"][];
+            tags?: components["schemas"]["OpenAPITag"][];
+            "x-tagGroups"?: components["schemas"]["OpenAPITagGroup"][];
         };
         DonateRequest: {
             /**
@@ -4195,7 +5155,22 @@ export interface components {
             [key: string]: unknown;
         };
         FullDocument: {
-            [key: string]: unknown;
+            /** @description schemas and securitySchemes */
+            components?: {
+                [key: string]: unknown;
+            };
+            info: components["schemas"]["OpenAPIInfo"];
+            /** @enum {string} */
+            openapi: "3.0.3";
+            /** @description path items by path: operations by method */
+            paths: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            servers?: components["schemas"]["OpenAPIServer"][];
+            tags?: components["schemas"]["OpenAPITag"][];
+            "x-tagGroups"?: components["schemas"]["OpenAPITagGroup"][];
         };
         GovBallot: {
             /**
@@ -4551,6 +5526,27 @@ export interface components {
             legitimacy: number;
             resentment: number;
             stability: number;
+        };
+        OpenAPIInfo: {
+            description?: string;
+            license?: {
+                [key: string]: unknown;
+            };
+            title: string;
+            version: string;
+        };
+        OpenAPIServer: {
+            description?: string;
+            url: string;
+        };
+        OpenAPITag: {
+            description?: string;
+            name: string;
+            "x-displayName"?: string;
+        };
+        OpenAPITagGroup: {
+            name: string;
+            tags: string[] | null;
         };
         PartnerAPIHealth: {
             /** @enum {string} */
