@@ -89,6 +89,28 @@ func TestSDK(t *testing.T) {
 		}
 	})
 
+	t.Run("npm install of the directory", func(t *testing.T) {
+		// npm links the directory and runs its prepare script, which
+		// builds dist/; the project then imports every helper.
+		sdkAbs, err := filepath.Abs(sdkDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		app := t.TempDir()
+		runIn(t, app, nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", sdkAbs)
+		script := `import * as sdk from "@fintech-platform/sdk";
+for (const name of ["createClient", "paginate", "verifyWebhook", "streamEvents", "PlatformError"]) {
+  if (typeof sdk[name] !== "function") throw new Error(name + " is not exported");
+}
+console.log("ok imports");`
+		if err := os.WriteFile(filepath.Join(app, "check.mjs"), []byte(script), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out := runIn(t, app, nil, "node", "check.mjs"); !strings.Contains(out, "ok imports") {
+			t.Errorf("the linked package: %s", out)
+		}
+	})
+
 	t.Run("a user's strict program over the packed tarball", func(t *testing.T) {
 		admin := p.RegisterEmail(t, harness.FiatAdminEmail)
 		verified := p.Register(t, "sdk-verified")
