@@ -124,12 +124,14 @@ type guideRequest struct {
 func registerGuides(r server.Router) {
 	server.Get(r, GuidesPath, server.Op[server.NoRequest]{
 		Summary: "Guides: the index", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return renderGuide(c, "") },
-		Responses: []server.Response{{Status: http.StatusOK, Description: "the HTML page", ContentType: "text/html"}},
+		Description: "The HTML index of the guides (getting started, authentication, errors, idempotency, pagination, rate limits, webhooks, the event stream, analytics). Read-only.",
+		Handle:      func(c *fiber.Ctx, _ *server.NoRequest) error { return renderGuide(c, "") },
+		Responses:   []server.Response{{Status: http.StatusOK, Description: "the HTML page", ContentType: "text/html"}},
 	})
 	server.Get(r, GuidesPath+"/:slug", server.Op[guideRequest]{
-		Summary: "Guides: one guide (getting started, authentication, errors, idempotency, pagination, rate limits, webhooks, the event stream, analytics)", Public: true,
-		Handle: func(c *fiber.Ctx, req *guideRequest) error { return renderGuide(c, req.Slug) },
+		Summary: "Guides: one guide as an HTML page", Public: true,
+		Description: "One guide, rendered from the Markdown embedded in the binary; its code blocks run as written against `make run`. Read-only.",
+		Handle:      func(c *fiber.Ctx, req *guideRequest) error { return renderGuide(c, req.Slug) },
 		Responses: []server.Response{
 			{Status: http.StatusOK, Description: "the HTML page", ContentType: "text/html"},
 			server.Fails(http.StatusNotFound, "not_found: no such guide"),

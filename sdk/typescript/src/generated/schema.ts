@@ -3752,7 +3752,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Guides: the index */
+        /**
+         * Guides: the index
+         * @description The HTML index of the guides (getting started, authentication, errors, idempotency, pagination, rate limits, webhooks, the event stream, analytics). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSiteDocsGuides"];
         put?: never;
         post?: never;
@@ -3769,7 +3774,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Guides: one guide (getting started, authentication, errors, idempotency, pagination, rate limits, webhooks, the event stream, analytics) */
+        /**
+         * Guides: one guide as an HTML page
+         * @description One guide, rendered from the Markdown embedded in the binary; its code blocks run as written against `make run`. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getSiteDocsGuidesSlug"];
         put?: never;
         post?: never;
