@@ -239,8 +239,7 @@ func (w *weight) UnmarshalJSON(b []byte) error {
 // object's size, the source module an admin must name) and the event's own
 // rule (schemas.ReputationEvent.Validate), reporting every field at once.
 func (req *eventRequest) Validate() error {
-	var v bind.Validator
-	v.Required("sourceModule", req.SourceModule)
+	var v bind.Validator // sourceModule's presence and length are bound by its tags
 	if req.Weight == nil {
 		v.Fail("weight", "is required")
 	} else {
@@ -344,13 +343,9 @@ func (req *leaderboardRequest) Validate() error {
 		v.Check(err == nil && n >= 1, "limit", "must be a positive integer")
 		req.query.Limit = min(max(n, 1), MaxLeaderboard)
 	}
-	if req.Rank != "" {
-		v.OneOf("rank", req.Rank, schemas.Ranks()...)
-		req.query.Rank = req.Rank
-	}
+	req.query.Rank = req.Rank // its enum and since's date-time format are bound by the tags
 	if req.Since != "" {
-		t, err := time.Parse(time.RFC3339Nano, req.Since)
-		v.Check(err == nil, "since", "must be an ISO 8601 timestamp such as 2026-01-02T15:04:05Z")
+		t, _ := time.Parse(time.RFC3339Nano, strings.TrimSpace(req.Since))
 		req.query.Since = &t
 	}
 	return v.Err()

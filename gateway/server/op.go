@@ -140,10 +140,14 @@ func Handle[Req any](r Router, method, path string, op Op[Req], mw ...fiber.Hand
 		if err := binder.Bind(c, &req); err != nil {
 			return err
 		}
+		// The declared bounds first, then the type's own checks (the rules
+		// its tags cannot say); one answer names the fields of both.
+		err := binder.Check(c, &req)
 		if v, ok := any(&req).(Validator); ok {
-			if err := v.Validate(); err != nil {
-				return err
-			}
+			err = bind.Merge(err, v.Validate())
+		}
+		if err != nil {
+			return err
 		}
 		return handle(c, &req)
 	})

@@ -206,19 +206,31 @@ func (a *amountField) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// amount records a missing or invalid amount (or one over max units) and
-// returns its units.
-func amount(v *bind.Validator, field string, a amountField, max int64) int64 {
-	if !a.set {
-		v.Fail(field, "is required")
-		return 0
-	}
+// problem says why the amount is refused (not a JSON number of at most 7
+// decimals, not positive, over max units), "" when it is not; the binder
+// asks it through Present and Invalid.
+func (a amountField) problem(max int64) string {
 	units, err := schemas.ParseTNU(a.raw)
 	switch {
 	case err != nil:
-		v.Fail(field, err.Error())
+		return err.Error()
 	case units > max:
-		v.Fail(field, "must be at most "+schemas.FormatTNU(max))
+		return "must be at most " + schemas.FormatTNU(max)
 	}
-	return units
+	return ""
 }
+
+// units is the amount the binder accepted.
+func (a amountField) units() schemas.TNU {
+	u, _ := schemas.ParseTNU(a.raw)
+	return schemas.TNU(u)
+}
+
+// Present reports whether the amount was sent.
+func (a amountField) Present() bool { return a.set }
+
+// Invalid says why a top-up amount is refused.
+func (a topUpAmount) Invalid() string { return a.problem(schemas.MaxTopUp) }
+
+// Invalid says why a transfer amount is refused.
+func (a transferAmount) Invalid() string { return a.problem(schemas.MaxTNU) }
