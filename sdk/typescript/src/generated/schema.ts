@@ -25077,6 +25077,7 @@ export interface operations {
     getSiteSitemapXml: {
         parameters: {
             query?: {
+                /** @description page of a sitemap index, from 1; anything else is 404 */
                 page?: number;
             };
             header?: never;
