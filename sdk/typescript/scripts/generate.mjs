@@ -3,8 +3,7 @@
 //   node scripts/generate.mjs <openapi.json> [outDir]
 //
 // Writes <outDir>/schema.ts (openapi-typescript) and <outDir>/operations.ts
-// (the money-moving writes, which get an Idempotency-Key). outDir defaults to
-// src/generated. `make sdk` runs it on the document the binary serves; the
+// (the document's version). outDir defaults to src/generated. `make sdk` runs it on the document the binary serves; the
 // e2e test runs it into a temporary directory and fails when the committed
 // files differ.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -25,28 +24,10 @@ const doc = JSON.parse(await readFile(docPath, "utf8"));
 // rather than Record<string, never>, so that every operation stays callable.
 const ast = await openapiTS(pathToFileURL(resolve(docPath)), { emptyObjectsUnknown: true });
 
-// A money write is an operation of rate-limit class "money" or one that
-// declares the Idempotency-Key header.
-const money = [];
-for (const [path, item] of Object.entries(doc.paths ?? {})) {
-  for (const [method, op] of Object.entries(item)) {
-    const params = Array.isArray(op?.parameters) ? op.parameters : [];
-    const keyed = params.some((p) => p?.in === "header" && String(p?.name).toLowerCase() === "idempotency-key");
-    if (method !== "get" && (op?.["x-rate-limit-class"] === "money" || keyed)) {
-      money.push(`${method.toUpperCase()} ${path}`);
-    }
-  }
-}
-money.sort();
-
 const operations =
   header +
   `/** The version of the document the SDK was generated from (info.version). */\n` +
-  `export const documentVersion = ${JSON.stringify(String(doc.info?.version ?? ""))};\n\n` +
-  `/** The money-moving writes, as "METHOD /path/{param}": they carry an Idempotency-Key. */\n` +
-  `export const moneyWrites: ReadonlySet<string> = new Set([\n` +
-  money.map((m) => `  ${JSON.stringify(m)},\n`).join("") +
-  `]);\n`;
+  `export const documentVersion = ${JSON.stringify(String(doc.info?.version ?? ""))};\n`;
 
 await mkdir(outDir, { recursive: true });
 await writeFile(join(outDir, "schema.ts"), header + astToString(ast));

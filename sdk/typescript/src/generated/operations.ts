@@ -2,23 +2,3 @@
 
 /** The version of the document the SDK was generated from (info.version). */
 export const documentVersion = "1.0.0";
-
-/** The money-moving writes, as "METHOD /path/{param}": they carry an Idempotency-Key. */
-export const moneyWrites: ReadonlySet<string> = new Set([
-  "POST /api/charity/campaigns/{id}/donations",
-  "POST /api/fiat/admin/deposits/{id}/credit",
-  "POST /api/fiat/admin/deposits/{id}/refund",
-  "POST /api/fiat/deposit",
-  "POST /api/fiat/deposit/checkout",
-  "POST /api/fiat/merchant/charge",
-  "POST /api/fiat/merchant/charges/{id}/refunds",
-  "POST /api/fiat/payouts",
-  "POST /api/fiat/requests/{token}/pay",
-  "POST /api/fiat/requests/{token}/refunds",
-  "POST /api/fiat/transfer",
-  "POST /api/fiat/withdraw",
-  "POST /api/gov/proposals",
-  "POST /api/mask/charges",
-  "POST /api/trade/topup",
-  "POST /api/trade/transfer",
-]);
