@@ -81,6 +81,11 @@ type Deposit struct {
 	LedgerEntryID string
 	CreatedAt     time.Time
 	CompletedAt   *time.Time
+	// PaidAmount and PaidCurrency are what the processor reported paid when
+	// it does not match the deposit (zero otherwise); only the fiat consumer
+	// reads and writes them.
+	PaidAmount   int64
+	PaidCurrency string
 }
 
 // Payout is a bank payout request.
