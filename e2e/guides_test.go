@@ -148,7 +148,7 @@ func TestGuides(t *testing.T) {
 				}
 				fmt.Fprintf(&script, "echo '--- %s.md:%d' >&2\n", slug, b.line)
 				code := strings.ReplaceAll(b.code, guideBaseURL, p.BaseURL)
-				code = regexp.MustCompile(`(?m)^bin/platform `).ReplaceAllString(code, bin+" ")
+				code = regexp.MustCompile(`(?m)(^|[\s;&|(])bin/platform `).ReplaceAllString(code, "${1}"+bin+" ")
 				script.WriteString(code)
 			}
 			if script.Len() > len("set -euo pipefail\n") {
