@@ -74,6 +74,10 @@ type Config struct {
 	AIModel            string        // AI_MODEL
 	AIMonthlyLimit     int64         // AI_MONTHLY_LIMIT: AI requests per user per calendar month
 	AITimeout          time.Duration // AI_TIMEOUT: bound on one call to the AI endpoint
+
+	// AbuseBudgets enforces the per-IP and global budgets of
+	// schemas/budgets.go (ABUSE_BUDGETS, default 1; 0 turns them off).
+	AbuseBudgets bool
 }
 
 // PartnerSecrets authenticate the inbound partner webhooks (rights, chess,
@@ -187,8 +191,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			Auth:    int(r.integer("RATE_LIMIT_AUTH", 20, 0)),
 			Money:   int(r.integer("RATE_LIMIT_MONEY", 30, 0)),
 			Partner: int(r.integer("RATE_LIMIT_PARTNER", 60, 0)),
+			// Per client IP beside the per-key budget: four keys' worth.
+			PartnerIP: int(r.integer("RATE_LIMIT_PARTNER_IP", 240, 0)),
 		},
 		KYCAutoApprove:     r.flag("KYC_AUTO_APPROVE"),
+		AbuseBudgets:       r.integer("ABUSE_BUDGETS", 1, 0) != 0,
 		LedgerAudit:        r.duration("LEDGER_AUDIT_INTERVAL", time.Hour),
 		CommandTimeout:     r.duration("COMMAND_TIMEOUT", 5*time.Second),
 		DBMaxConns:         int(r.integer("DB_MAX_CONNS", 40, 2)),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -90,12 +91,19 @@ func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 	return pipeline.Outcome{}
 }
 
+// donorReputationSource names the donor's charity-donor event of a
+// campaign and day.
+func donorReputationSource(campaignID string, now time.Time) string {
+	return "donation:" + campaignID + ":" + now.UTC().Format(time.DateOnly)
+}
+
 // finishDonations runs after flush, last in the batch: it credits the
 // campaign wallets and adds to the campaign totals (one additive update per
 // hot row), inserts the donation rows, and completes each donation's
 // outcome with the campaign total after it and its emissions: the ledger
 // entry (with the id the gateway assigned), donation.received,
-// charity-donor +4 to the donor, and campaign.goal_reached for the one
+// charity-donor +4 to the donor (from the minimum, once a day per campaign),
+// and campaign.goal_reached for the one
 // donation that first brings a campaign to its goal.
 func (b *batch) finishDonations(ctx context.Context, tx pgx.Tx, out []pipeline.Outcome) error {
 	if len(b.donations.inFlight) == 0 {
@@ -145,9 +153,15 @@ func (b *batch) finishDonations(ctx context.Context, tx pgx.Tx, out []pipeline.O
 		}
 		b.ledger(&o, schemas.LedgerAppend{EntryID: d.LedgerEntryID, Kind: schemas.LedgerKindDonation,
 			SourceID: d.DonationID, ActorUserID: actor, AmountCents: ptr(d.AmountKzt), Currency: "KZT", Meta: meta})
-		b.emit(&o, topics.ReputationCommands, schemas.TypeReputationEvent, d.DonorUserID, d.DonorUserID,
-			schemas.ReputationEvent{UserID: d.DonorUserID, Kind: schemas.RepKindCharityDonor, SourceModule: "charity",
-				Weight: weightCharityDonor, SourceID: d.DonationID})
+		// Reputation only from DonationReputationMinKzt, and once per donor,
+		// campaign and UTC day (the source id: the reputation consumer
+		// applies a repeated one once), so that many small donations, or
+		// many accounts, cannot buy reputation cheaply.
+		if d.AmountKzt >= schemas.DonationReputationMinKzt {
+			b.emit(&o, topics.ReputationCommands, schemas.TypeReputationEvent, d.DonorUserID, d.DonorUserID,
+				schemas.ReputationEvent{UserID: d.DonorUserID, Kind: schemas.RepKindCharityDonor, SourceModule: "charity",
+					Weight: weightCharityDonor, SourceID: donorReputationSource(d.CampaignID, b.now)})
+		}
 		out[p.idx] = o
 	}
 	return nil

@@ -63,8 +63,8 @@ func (f *fakeStore) OpenOfEmployer(context.Context, string, time.Time, int) ([]b
 func (f *fakeStore) SitemapEntries(context.Context, time.Time, int) ([]build.SitemapEntry, error) {
 	return f.entries, nil
 }
-func (f *fakeStore) CreateKey(context.Context, build.Key, []byte) error    { return nil }
-func (f *fakeStore) ListKeys(context.Context, string) ([]build.Key, error) { return nil, nil }
+func (f *fakeStore) CreateKey(context.Context, build.Key, []byte, int) error { return nil }
+func (f *fakeStore) ListKeys(context.Context, string) ([]build.Key, error)   { return nil, nil }
 func (f *fakeStore) RevokeKey(context.Context, string, string, time.Time) (build.Key, error) {
 	return build.Key{}, postgres.ErrNotFound
 }

@@ -69,7 +69,7 @@ type Feed interface {
 
 // Keys is what the handlers need for partner keys.
 type Keys interface {
-	CreateKey(ctx context.Context, k build.Key, hash []byte) error
+	CreateKey(ctx context.Context, k build.Key, hash []byte, max int) error
 	ListKeys(ctx context.Context, employerID string) ([]build.Key, error)
 	RevokeKey(ctx context.Context, id, employerID string, now time.Time) (build.Key, error)
 	KeyByHash(ctx context.Context, hash []byte) (build.Key, error)
@@ -78,9 +78,15 @@ type Keys interface {
 // Limiter charges a request to a rate-limit budget (ratelimit.Limiter).
 type Limiter interface {
 	Check(c *fiber.Ctx, class ratelimit.Class, key string) error
+	Also(c *fiber.Ctx, class ratelimit.Class, key string) error
 }
 
 var _ Limiter = (*ratelimit.Limiter)(nil)
+
+// Budgets charges an abuse budget (ratelimit.Budgets).
+type Budgets interface {
+	Take(c *fiber.Ctx, b schemas.Budget, account string) error
+}
 
 // Store is the whole repository the module uses.
 type Store interface {
@@ -105,6 +111,9 @@ type Config struct {
 	SitemapMax int
 	// TopEmployers is how many employers the sitemap names. Default 100.
 	TopEmployers int
+	// Budgets charges partner key mints to the abuse budget
+	// (schemas.BudgetPartnerKeyMint); nil charges nothing.
+	Budgets Budgets
 	// ProductPages are the site-relative product pages the sitemap names.
 	// Default: the vacancy index page.
 	ProductPages []string
@@ -206,7 +215,10 @@ func (h *Handlers) Register(r server.Router) {
 	}, h.require)
 	server.Post(g, "/partner-keys", server.Op[server.NoRequest]{
 		Summary: "Mint a partner key; the plaintext is shown only in this answer", Class: ratelimit.Write, Handle: h.createKey,
-		Responses: []server.Response{server.Answers(http.StatusCreated, "the key; its plaintext is shown only here", schemas.PartnerKey{})},
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the key; its plaintext is shown only here", schemas.PartnerKey{}),
+			server.Fails(http.StatusTooManyRequests, "key_limit_reached: the caller holds 3 active partner keys; revoke one first (rate_limited: the mint budget of the IP or the platform is spent)"),
+		},
 	}, h.require)
 	server.Get(g, "/partner-keys", server.Op[server.NoRequest]{
 		Summary: "The caller's partner keys (never their plaintext)", Handle: h.listKeys,

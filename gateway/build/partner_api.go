@@ -39,7 +39,8 @@ func RateKey(c *fiber.Ctx) string {
 
 // requireKey admits requests with an active partner key: missing, malformed,
 // unknown or revoked → 401 key_invalid. The key is looked up by its SHA-256.
-// A well-formed key that is not active is also charged to the client IP's
+// An active key's request is also charged to the client IP. A well-formed
+// key that is not active is also charged to the client IP's
 // partner budget, so that guessing keys (each of which would otherwise get a
 // budget of its own) is rate-limited per IP.
 func (h *Handlers) requireKey(c *fiber.Ctx) error {
@@ -55,6 +56,11 @@ func (h *Handlers) requireKey(c *fiber.Ctx) error {
 		return apierr.KeyInvalid()
 	}
 	if err != nil {
+		return err
+	}
+	// Per key (RateKey) and per IP: keys are free to mint, so a client
+	// holding many keys still gets one IP's budget.
+	if err := h.limiter.Also(c, ratelimit.PartnerIP, c.IP()); err != nil {
 		return err
 	}
 	return c.Next()

@@ -75,6 +75,14 @@ type Config struct {
 	// AITimeout bounds the advisor inside a stream (the request context is
 	// gone once streaming starts); 20 seconds when zero.
 	AITimeout time.Duration
+	// Budgets charges AI requests to the per-IP and global abuse budget
+	// (schemas.BudgetAI); nil charges nothing.
+	Budgets Budgets
+}
+
+// Budgets charges an abuse budget (ratelimit.Budgets).
+type Budgets interface {
+	Take(c *fiber.Ctx, b schemas.Budget, account string) error
 }
 
 func (c *Config) setDefaults() {

@@ -288,10 +288,32 @@ func (s *Store) OpenOfEmployer(ctx context.Context, employerID string, now time.
 	return items, err
 }
 
-// CreateKey stores a partner key by the SHA-256 of its plaintext.
-func (s *Store) CreateKey(ctx context.Context, k Key, hash []byte) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO build_partner_keys (id, employer_id, key_hash, created_at) VALUES ($1, $2, $3, $4)`,
-		k.ID, k.EmployerID, hash, k.CreatedAt)
+// ErrKeyLimit means the employer already holds the most active keys.
+var ErrKeyLimit = errors.New("active partner key limit reached")
+
+// CreateKey stores a partner key by the SHA-256 of its plaintext, unless
+// the employer already holds max active keys (ErrKeyLimit). A per-employer
+// advisory lock serialises concurrent mints so the limit holds under races.
+func (s *Store) CreateKey(ctx context.Context, k Key, hash []byte, max int) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('build_partner_keys:' || $1))`, k.EmployerID); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM build_partner_keys WHERE employer_id = $1 AND revoked_at IS NULL`,
+			k.EmployerID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= max {
+			return ErrKeyLimit
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO build_partner_keys (id, employer_id, key_hash, created_at) VALUES ($1, $2, $3, $4)`,
+			k.ID, k.EmployerID, hash, k.CreatedAt)
+		return err
+	})
+	if errors.Is(err, ErrKeyLimit) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("create partner key %s: %w", k.ID, postgres.Translate(err))
 	}
