@@ -83,9 +83,13 @@ type Config struct {
 // PartnerSecrets authenticate the inbound partner webhooks (rights, chess,
 // cert); an empty secret never matches.
 type PartnerSecrets struct {
-	HMAC                string // PARTNER_WEBHOOK_SECRET
+	HMAC                string // PARTNER_WEBHOOK_SECRET (shared; a rail without its own)
 	Rights, Chess, Cert string // RIGHTS_SECRET, CHESS_SECRET, CERT_SECRET (legacy headers)
 	RequireHMAC         bool   // WEBHOOK_REQUIRE_HMAC: 1 disables the legacy headers
+
+	// RightsHMAC, ChessHMAC, CertHMAC: each partner's own HMAC key
+	// (RIGHTS_WEBHOOK_SECRET, CHESS_WEBHOOK_SECRET, CERT_WEBHOOK_SECRET).
+	RightsHMAC, ChessHMAC, CertHMAC string
 }
 
 // Caps are the pre-KYC limits of decisions.md, in minor units.
@@ -232,7 +236,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.Partner = PartnerSecrets{HMAC: r.str("PARTNER_WEBHOOK_SECRET", ""), Rights: r.str("RIGHTS_SECRET", ""),
-		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC")}
+		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC"),
+		RightsHMAC: r.str("RIGHTS_WEBHOOK_SECRET", ""), ChessHMAC: r.str("CHESS_WEBHOOK_SECRET", ""),
+		CertHMAC: r.str("CERT_WEBHOOK_SECRET", "")}
 	if c.ReputationKey != "" && len(c.ReputationKey) < 32 {
 		r.fail("REPUTATION_SERVICE_KEY", "must be at least 32 characters")
 	}
