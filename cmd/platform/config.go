@@ -44,10 +44,6 @@ type Config struct {
 	RateLimits     ratelimit.Limits
 	KYCAutoApprove bool
 	LedgerAudit    time.Duration // LEDGER_AUDIT_INTERVAL
-	// LedgerVerifyCache is how long GET /api/ledger/chain/verify answers
-	// from the last walk at the same chain head (LEDGER_VERIFY_CACHE; 0s
-	// walks every time).
-	LedgerVerifyCache time.Duration
 	CommandTimeout    time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
 	DBMaxConns        int           // DB_MAX_CONNS
 	LogLevel          string        // LOG_LEVEL: debug, info, warn, error
@@ -226,15 +222,6 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		},
 	}
 	c.WebhookRetry = r.schedule("WEBHOOK_RETRY_SCHEDULE", "0s,5m,30m,2h,8h")
-	c.LedgerVerifyCache = time.Minute
-	if s := r.str("LEDGER_VERIFY_CACHE", ""); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 {
-			r.fail("LEDGER_VERIFY_CACHE", "%q is not a duration such as 1m (0s disables the cache)", s)
-		} else {
-			c.LedgerVerifyCache = d
-		}
-	}
 	c.Partner = PartnerSecrets{HMAC: r.str("PARTNER_WEBHOOK_SECRET", ""), Rights: r.str("RIGHTS_SECRET", ""),
 		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC"),
 		RightsHMAC: r.str("RIGHTS_WEBHOOK_SECRET", ""), ChessHMAC: r.str("CHESS_WEBHOOK_SECRET", ""),
