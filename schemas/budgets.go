@@ -71,3 +71,13 @@ const PartnerKeysPerUser = 3
 // donor, campaign and UTC day, so an account buys at most +4 a campaign a
 // day, and never with one-tiyin donations.
 const DonationReputationMinKzt = 1_000
+
+// Signed payloads (POST /api/sign/sign) are kept SignRetention and, within
+// it, at most SignPayloadBudgetBytes of canonical payload and
+// SignPayloadBudgetCount signings per user; one more → 429 rate_limited
+// with Retry-After (until the oldest kept one expires).
+const (
+	SignRetention          = 30 * 24 * time.Hour
+	SignPayloadBudgetBytes = 1 << 20
+	SignPayloadBudgetCount = 10_000
+)

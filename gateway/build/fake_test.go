@@ -22,6 +22,18 @@ import (
 type fakeStore struct {
 	open    []build.Vacancy
 	entries []build.SitemapEntry
+	stamps  int64
+}
+
+func (f *fakeStore) ListOpenAfter(context.Context, build.Filter, time.Time, build.Position, int) ([]build.Vacancy, int, int, error) {
+	return nil, 0, 0, nil
+}
+
+// SitemapStamp reports a change on every call: the tests edit the fake
+// between requests, so the sitemap is always rebuilt.
+func (f *fakeStore) SitemapStamp(context.Context, time.Time) (int64, time.Time, error) {
+	f.stamps++
+	return f.stamps, time.Time{}, nil
 }
 
 func (f *fakeStore) CreateProject(context.Context, build.Project) error { return nil }

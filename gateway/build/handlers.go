@@ -61,10 +61,12 @@ type Vacancies interface {
 // Feed is what the partner API, pages, RSS and sitemap read.
 type Feed interface {
 	ListOpen(ctx context.Context, f build.Filter, now time.Time, limit, offset int) ([]build.Vacancy, int, error)
+	ListOpenAfter(ctx context.Context, f build.Filter, now time.Time, after build.Position, limit int) ([]build.Vacancy, int, int, error)
 	OpenVacancy(ctx context.Context, id string, now time.Time) (build.Vacancy, error)
 	OpenOfProject(ctx context.Context, projectID string, now time.Time, limit int) ([]build.Vacancy, error)
 	OpenOfEmployer(ctx context.Context, employerID string, now time.Time, limit int) ([]build.Vacancy, error)
 	SitemapEntries(ctx context.Context, now time.Time, topEmployers int) ([]build.SitemapEntry, error)
+	SitemapStamp(ctx context.Context, now time.Time) (int64, time.Time, error)
 }
 
 // Keys is what the handlers need for partner keys.
@@ -153,6 +155,8 @@ type Handlers struct {
 	now     func() time.Time
 	routes  func() []server.Route
 	cfg     Config
+
+	sitemapCache sitemapCache
 }
 
 // NewHandlers builds the handlers. require authenticates employers (the JWT

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/swaggest/jsonschema-go"
@@ -21,8 +22,10 @@ import (
 // APIVersion is the partner API version of the path and the health answer.
 const APIVersion = "v1"
 
-// maxOffset bounds offset so that it is a cheap, valid OFFSET.
-const maxOffset = 1_000_000
+// maxOffset bounds offset so that an OFFSET scan stays cheap: deeper pages
+// are read with the answer's nextCursor (a keyset position), whose cost does
+// not grow with the depth.
+const maxOffset = 1_000
 
 // RateKey is the rate-limit key of the partner class (ratelimit.KeyBy): a
 // well-formed X-Build-Key on the partner JSON API is charged by its digest,
@@ -108,7 +111,7 @@ func pageParams(limitText, offsetText string) (limit, offset int, err error) {
 	if s := offsetText; s != "" {
 		n, perr := strconv.Atoi(s)
 		if perr != nil || n < 0 || n > maxOffset {
-			v.Fail("offset", "must be an integer from 0 to 1000000")
+			v.Fail("offset", "must be an integer from 0 to 1000; page further with cursor (the answer's nextCursor)")
 		} else {
 			offset = n
 		}
@@ -144,28 +147,75 @@ func (q vacancyFilter) filter() (build.Filter, error) {
 type partnerListRequest struct {
 	offsetPaging
 	vacancyFilter
-	f build.Filter
+	Cursor string `query:"cursor" json:"-" maxLength:"200" description:"the nextCursor of the previous page (instead of offset, and past offset 1000)"`
+	f      build.Filter
+	after  *build.Position
 }
 
-// Validate checks the page, then the filter.
+// Validate checks the page, the cursor, then the filter.
 func (req *partnerListRequest) Validate() error {
 	if err := req.offsetPaging.Validate(); err != nil {
 		return err
+	}
+	if req.Cursor != "" {
+		if req.offset != 0 {
+			return apierr.Validation(map[string]string{"offset": "cannot be combined with cursor"})
+		}
+		pos, err := decodePosition(req.Cursor)
+		if err != nil {
+			return err
+		}
+		req.after = &pos
 	}
 	var err error
 	req.f, err = req.filter()
 	return err
 }
 
-// partnerList answers { success: true, data: { items, total, limit, offset } }
-// of the open, unexpired vacancies matching city and skill, newest first.
+// positionCursor is the opaque cursor of a vacancy's place in the newest
+// first order: its creation time (microseconds) and id.
+func positionCursor(v build.Vacancy) string {
+	return bind.Cursor(strconv.FormatInt(v.CreatedAt.UnixMicro(), 10) + ":" + v.ID)
+}
+
+func decodePosition(cursor string) (build.Position, error) {
+	raw, err := bind.DecodeCursor(cursor)
+	if err != nil {
+		return build.Position{}, err
+	}
+	at, id, ok := strings.Cut(raw, ":")
+	micros, perr := strconv.ParseInt(at, 10, 64)
+	if !ok || perr != nil || !schemas.IsID(id) {
+		return build.Position{}, apierr.InvalidCursor()
+	}
+	return build.Position{CreatedAt: time.UnixMicro(micros).UTC(), ID: id}, nil
+}
+
+// partnerList answers { success: true, data: { items, total, limit, offset,
+// nextCursor } } of the open, unexpired vacancies matching city and skill,
+// newest first. nextCursor (additive) is set while more remain, from any
+// offset: past offset 1000 a partner pages on with it.
 func (h *Handlers) partnerList(c *fiber.Ctx, req *partnerListRequest) error {
-	vs, total, err := h.store.ListOpen(c.UserContext(), req.f, h.now().UTC(), req.limit, req.offset)
+	var (
+		vs          []build.Vacancy
+		total, left int
+		err         error
+	)
+	if req.after != nil {
+		vs, total, left, err = h.store.ListOpenAfter(c.UserContext(), req.f, h.now().UTC(), *req.after, req.limit)
+	} else {
+		vs, total, err = h.store.ListOpen(c.UserContext(), req.f, h.now().UTC(), req.limit, req.offset)
+		left = total - req.offset
+	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(schemas.PartnerVacancies{Success: true,
-		Data: schemas.Vacancies{Items: h.vacanciesJSON(vs), Total: total, Limit: req.limit, Offset: req.offset}})
+	data := schemas.Vacancies{Items: h.vacanciesJSON(vs), Total: total, Limit: req.limit, Offset: req.offset}
+	if len(vs) > 0 && left > len(vs) {
+		next := positionCursor(vs[len(vs)-1])
+		data.NextCursor = &next
+	}
+	return c.JSON(schemas.PartnerVacancies{Success: true, Data: data})
 }
 
 // partnerGet answers { success: true, data: vacancy } for an open,

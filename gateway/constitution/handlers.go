@@ -57,7 +57,7 @@ type Catalog interface {
 	Stats(ctx context.Context) (int64, []store.RegimeCount, error)
 	Vote(ctx context.Context, artifactID, userID string, now time.Time) (bool, error)
 	Unvote(ctx context.Context, artifactID, userID string) error
-	Social(ctx context.Context, artifactID, userID string) (int64, bool, []store.Comment, error)
+	Social(ctx context.Context, artifactID, userID string, after store.CommentPosition, limit int) (int64, bool, []store.Comment, error)
 	AddComment(ctx context.Context, c store.Comment) error
 }
 
@@ -240,9 +240,19 @@ func (h *Handlers) registerPlanet(r server.Router, prefix string) {
 		Summary: "Comment on an artifact (1 to 2,000 characters)", Class: ratelimit.Write, Handle: h.comment,
 		Responses: []server.Response{server.Answers(http.StatusCreated, "the comment", schemas.ConstitutionComment{}), notFound},
 	}, h.require, knownArtifactID)
-	server.Get(g, "/constitution-artifacts/:id/social", server.Op[artifactPath]{
-		Summary: "Votes, whether the caller voted, and the comments", Public: true, Handle: h.social,
-		Responses: []server.Response{server.Answers(http.StatusOK, "votes, whether the caller voted, comments oldest first", schemas.ConstitutionSocial{}), notFound},
+	server.Get(g, "/constitution-artifacts/:id/social", server.Op[socialRequest]{
+		Summary: "Votes, whether the caller voted, and a page of the comments", Public: true, Handle: h.social,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "votes, whether the caller voted, one page of comments oldest first", schemas.ConstitutionSocial{}), notFound,
+			server.Fails(http.StatusBadRequest, "invalid_cursor: the cursor is not one this API issued"),
+		},
+	}, h.optional, knownArtifactID)
+	server.Get(g, "/constitution-artifacts/:id/comments", server.Op[socialRequest]{
+		Summary: "A page of an artifact's comments, oldest first", Public: true, Handle: h.comments,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "one page of comments, oldest first", schemas.Page[schemas.ConstitutionComment]{}), notFound,
+			server.Fails(http.StatusBadRequest, "invalid_cursor: the cursor is not one this API issued"),
+		},
 	}, h.optional, knownArtifactID)
 }
 

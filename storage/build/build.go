@@ -245,6 +245,29 @@ func (s *Store) ListOpen(ctx context.Context, f Filter, now time.Time, limit, of
 	return s.list(ctx, openWhere, []any{now, f.City, f.Skill}, limit, offset)
 }
 
+// Position is a vacancy's place in the newest-first order of the lists.
+type Position struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// ListOpenAfter is ListOpen by keyset: the open vacancies after position
+// (newest first), with the total of the filter and how many follow the
+// position (so the caller knows whether more remain).
+func (s *Store) ListOpenAfter(ctx context.Context, f Filter, now time.Time, after Position, limit int) ([]Vacancy, int, int, error) {
+	args := []any{now, f.City, f.Skill}
+	_, total, err := s.list(ctx, openWhere, args, 0, 0)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	items, left, err := s.list(ctx, openWhere+` AND (v.created_at, v.id) < ($4, $5)`,
+		append(args, after.CreatedAt, after.ID), limit, 0)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return items, total, left, nil
+}
+
 func (s *Store) list(ctx context.Context, where string, args []any, limit, offset int) ([]Vacancy, int, error) {
 	var total int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM build_vacancies v WHERE `+where, args...).Scan(&total); err != nil {
@@ -369,6 +392,23 @@ type SitemapEntry struct {
 	Kind    string // "vacancy", "project" or "employer"
 	ID      string
 	LastMod time.Time
+}
+
+// SitemapStamp says whether a sitemap built before is still current: the
+// vacancies' change version (moved by a trigger on every write) and the
+// next time an open vacancy expires (zero when none will).
+func (s *Store) SitemapStamp(ctx context.Context, now time.Time) (int64, time.Time, error) {
+	var version int64
+	var next *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT version FROM build_changes),
+       (SELECT min(expires_at) FROM build_vacancies WHERE status = 'OPEN' AND expires_at > $1)`, now).Scan(&version, &next)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("read sitemap stamp: %w", err)
+	}
+	if next == nil {
+		return version, time.Time{}, nil
+	}
+	return version, *next, nil
 }
 
 // SitemapEntries lists the pages the sitemap names: every open, unexpired
