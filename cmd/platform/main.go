@@ -34,6 +34,7 @@ commands:
   topics           create missing topics and list them
   ledger reanchor  append missing ledger entries through the appender
   admin verify <email>  mark an account's e-mail verified (bootstrap of the first admin)
+  dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
   version          print the build
 `
 
@@ -79,6 +80,8 @@ func runMain(args []string) int {
 		err = cmdLedger(ctx, cfg, args[1:])
 	case "admin":
 		err = cmdAdmin(ctx, cfg, args[1:])
+	case "dlq":
+		err = cmdDLQ(ctx, cfg, args[1:])
 	default:
 		fmt.Fprintf(os.Stderr, "platform: unknown command %q\n", args[0])
 		fmt.Fprintf(os.Stderr, usage, groupNames())
