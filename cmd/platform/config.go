@@ -44,11 +44,11 @@ type Config struct {
 	RateLimits     ratelimit.Limits
 	KYCAutoApprove bool
 	LedgerAudit    time.Duration // LEDGER_AUDIT_INTERVAL
-	CommandTimeout    time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
-	DBMaxConns        int           // DB_MAX_CONNS
-	LogLevel          string        // LOG_LEVEL: debug, info, warn, error
-	Environment       string        // PLATFORM_ENV
-	PprofAddr         string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
+	CommandTimeout time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
+	DBMaxConns     int           // DB_MAX_CONNS
+	LogLevel       string        // LOG_LEVEL: debug, info, warn, error
+	Environment    string        // PLATFORM_ENV
+	PprofAddr      string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
 	// GCPercent is the garbage collector's target (GC_PERCENT, default 200:
 	// a collection when the heap grows by twice the live heap, half the
 	// collections of Go's 100 for a heap of tens of MB). GOGC, when set,
