@@ -162,7 +162,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	r := &envReader{get: getenv}
 	c := Config{
 		Addr:           r.str("PLATFORM_ADDR", "127.0.0.1:8080"),
-		PublicBaseURL:  strings.TrimRight(r.str("PUBLIC_BASE_URL", "http://127.0.0.1:8080"), "/"),
+		PublicBaseURL:  strings.TrimRight(r.str("PUBLIC_BASE_URL", publicURLOf(r.str("PLATFORM_ADDR", "127.0.0.1:8080"))), "/"),
 		DataDir:        r.str("DATA_DIR", "./.data"),
 		DatabaseURL:    r.str("DATABASE_URL", defaultDatabaseURL),
 		ClickHouseAddr: r.str("CLICKHOUSE_ADDR", defaultClickHouse),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/ratelimit"
@@ -59,13 +60,15 @@ VALUES ('u-admin', 'boss@example.com', 'x', now()), ('u-user', 'someone@example.
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := gwebhooks.NewHandlers(store.NewStore(pool), hub, noWake{}, tokens, guard.Require(allow), vault, time.Now,
+	h, err := gwebhooks.NewHandlers(store.NewStore(pool), hub, nobody{}, noWake{}, tokens, guard.Require(allow), vault, time.Now,
 		gwebhooks.Config{Heartbeat: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), log)
-	h.Register(srv.Root())
+	if err := h.Register(srv.Root()); err != nil {
+		t.Fatal(err)
+	}
 	srv.Finish()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -202,3 +205,8 @@ func TestStreamRecent(t *testing.T) {
 		}
 	}
 }
+
+// nobody is an audience no event is about: the admin stream does not use it.
+type nobody struct{}
+
+func (nobody) Users(context.Context, *kgo.Record) ([]string, error) { return nil, nil }
