@@ -13,6 +13,7 @@ import (
 
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/build"
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
@@ -25,7 +26,7 @@ type fakeStore struct {
 	stamps  int64
 }
 
-func (f *fakeStore) ListOpenAfter(context.Context, build.Filter, time.Time, build.Position, int) ([]build.Vacancy, int, int, error) {
+func (f *fakeStore) ListOpenAfter(context.Context, build.Filter, time.Time, schemas.Position, int) ([]build.Vacancy, int, int, error) {
 	return nil, 0, 0, nil
 }
 

@@ -62,7 +62,7 @@ type Vacancies interface {
 // Feed is what the partner API, pages, RSS and sitemap read.
 type Feed interface {
 	ListOpen(ctx context.Context, f build.Filter, now time.Time, limit, offset int) ([]build.Vacancy, int, error)
-	ListOpenAfter(ctx context.Context, f build.Filter, now time.Time, after build.Position, limit int) ([]build.Vacancy, int, int, error)
+	ListOpenAfter(ctx context.Context, f build.Filter, now time.Time, after schemas.Position, limit int) ([]build.Vacancy, int, int, error)
 	OpenVacancy(ctx context.Context, id string, now time.Time) (build.Vacancy, error)
 	OpenOfProject(ctx context.Context, projectID string, now time.Time, limit int) ([]build.Vacancy, error)
 	OpenOfEmployer(ctx context.Context, employerID string, now time.Time, limit int) ([]build.Vacancy, error)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/swaggest/jsonschema-go"
@@ -157,7 +156,7 @@ type partnerListRequest struct {
 	vacancyFilter
 	Cursor string `query:"cursor" json:"-" maxLength:"200" description:"the nextCursor of the previous page (instead of offset, and past offset 1000)"`
 	f      build.Filter
-	after  *build.Position
+	after  *schemas.Position
 }
 
 // Validate checks the page, the cursor, then the filter.
@@ -169,7 +168,7 @@ func (req *partnerListRequest) Validate() error {
 		if req.offset != 0 {
 			return apierr.Validation(map[string]string{"offset": "cannot be combined with cursor"})
 		}
-		pos, err := decodePosition(req.Cursor)
+		pos, err := bind.PositionCursor(req.Cursor)
 		if err != nil {
 			return err
 		}
@@ -181,22 +180,9 @@ func (req *partnerListRequest) Validate() error {
 }
 
 // positionCursor is the opaque cursor of a vacancy's place in the newest
-// first order: its creation time (microseconds) and id.
+// first order (schemas.Position: creation time, id).
 func positionCursor(v build.Vacancy) string {
-	return bind.Cursor(strconv.FormatInt(v.CreatedAt.UnixMicro(), 10) + ":" + v.ID)
-}
-
-func decodePosition(cursor string) (build.Position, error) {
-	raw, err := bind.DecodeCursor(cursor)
-	if err != nil {
-		return build.Position{}, err
-	}
-	at, id, ok := strings.Cut(raw, ":")
-	micros, perr := strconv.ParseInt(at, 10, 64)
-	if !ok || perr != nil || !schemas.IsID(id) {
-		return build.Position{}, apierr.InvalidCursor()
-	}
-	return build.Position{CreatedAt: time.UnixMicro(micros).UTC(), ID: id}, nil
+	return bind.Cursor(schemas.Position{At: v.CreatedAt, ID: v.ID}.String())
 }
 
 // partnerList answers { success: true, data: { items, total, limit, offset,

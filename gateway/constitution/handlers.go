@@ -58,7 +58,7 @@ type Catalog interface {
 	Stats(ctx context.Context) (int64, []store.RegimeCount, error)
 	Vote(ctx context.Context, artifactID, userID string, now time.Time) (bool, error)
 	Unvote(ctx context.Context, artifactID, userID string) error
-	Social(ctx context.Context, artifactID, userID string, after store.CommentPosition, limit int) (int64, bool, []store.Comment, error)
+	Social(ctx context.Context, artifactID, userID string, after schemas.Position, limit int) (int64, bool, []store.Comment, error)
 	AddComment(ctx context.Context, c store.Comment) error
 }
 

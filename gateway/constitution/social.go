@@ -2,13 +2,9 @@ package constitution
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/constitution"
@@ -39,7 +35,7 @@ func (h *Handlers) unvote(c *fiber.Ctx, req *artifactPath) error {
 }
 
 func (h *Handlers) voteAnswer(c *fiber.Ctx, id string, status int) error {
-	votes, voted, _, err := h.catalog.Social(c.UserContext(), id, caller(c), store.CommentPosition{}, 0)
+	votes, voted, _, err := h.catalog.Social(c.UserContext(), id, caller(c), schemas.Position{}, 0)
 	if err != nil {
 		return notFoundAs(err)
 	}
@@ -74,43 +70,22 @@ func (h *Handlers) comment(c *fiber.Ctx, req *commentRequest) error {
 	return c.Status(http.StatusCreated).JSON(viewComment(cm))
 }
 
-// socialRequest is an artifact and a page of its comments.
+// socialRequest is an artifact and a page of its comments (the cursor is
+// a creation time and id, schemas.Position).
 type socialRequest struct {
 	ID string `path:"id" json:"-" format:"ksuid"`
-	bind.Paging
-	after store.CommentPosition
-}
-
-// Validate reads the page and the cursor: a comment's creation time
-// (microseconds) and id; anything else is 400 invalid_cursor.
-func (r *socialRequest) Validate() error {
-	if err := r.Paging.Validate(); err != nil {
-		return err
-	}
-	pos := r.Page().After
-	if pos == "" {
-		return nil
-	}
-	at, id, ok := strings.Cut(pos, ":")
-	micros, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || !schemas.IsID(id) {
-		return apierr.InvalidCursor()
-	}
-	r.after = store.CommentPosition{CreatedAt: time.UnixMicro(micros).UTC(), ID: id}
-	return nil
+	bind.TimePaging
 }
 
 // commentsPage reads one page of an artifact's comments (limit+1 rows) with
 // its votes; an unknown artifact is 404.
 func (h *Handlers) commentsPage(c *fiber.Ctx, req *socialRequest) (int64, bool, schemas.Page[schemas.ConstitutionComment], error) {
 	limit := req.Page().Limit
-	votes, voted, comments, err := h.catalog.Social(c.UserContext(), req.ID, caller(c), req.after, limit+1)
+	votes, voted, comments, err := h.catalog.Social(c.UserContext(), req.ID, caller(c), req.Position(), limit+1)
 	if err != nil {
 		return 0, false, schemas.Page[schemas.ConstitutionComment]{}, notFoundAs(err)
 	}
-	position := func(cm store.Comment) string {
-		return strconv.FormatInt(cm.CreatedAt.UnixMicro(), 10) + ":" + cm.ID
-	}
+	position := func(cm store.Comment) string { return schemas.Position{At: cm.CreatedAt, ID: cm.ID}.String() }
 	return votes, voted, bind.PageOf(comments, limit, position, viewComment), nil
 }
 

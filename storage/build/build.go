@@ -245,23 +245,17 @@ func (s *Store) ListOpen(ctx context.Context, f Filter, now time.Time, limit, of
 	return s.list(ctx, openWhere, []any{now, f.City, f.Skill}, limit, offset)
 }
 
-// Position is a vacancy's place in the newest-first order of the lists.
-type Position struct {
-	CreatedAt time.Time
-	ID        string
-}
-
 // ListOpenAfter is ListOpen by keyset: the open vacancies after position
 // (newest first), with the total of the filter and how many follow the
 // position (so the caller knows whether more remain).
-func (s *Store) ListOpenAfter(ctx context.Context, f Filter, now time.Time, after Position, limit int) ([]Vacancy, int, int, error) {
+func (s *Store) ListOpenAfter(ctx context.Context, f Filter, now time.Time, after schemas.Position, limit int) ([]Vacancy, int, int, error) {
 	args := []any{now, f.City, f.Skill}
 	_, total, err := s.list(ctx, openWhere, args, 0, 0)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	items, left, err := s.list(ctx, openWhere+` AND (v.created_at, v.id) < ($4, $5)`,
-		append(args, after.CreatedAt, after.ID), limit, 0)
+		append(args, after.At, after.ID), limit, 0)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -354,18 +354,11 @@ func (s *Store) Unvote(ctx context.Context, artifactID, userID string) error {
 	return err
 }
 
-// CommentPosition is a comment's place in the oldest-first order (ksuids
-// of one second are not ordered: the time comes first).
-type CommentPosition struct {
-	CreatedAt time.Time
-	ID        string
-}
-
 // Social returns an artifact's vote count, whether userID voted, and a
-// page of its comments oldest first: those after `after` (the zero
-// position: from the first), at most limit of them (0 reads none). An
+// page of its comments oldest first, by creation time then id: those
+// after `after` (the zero position: from the first), at most limit of them (0 reads none). An
 // unknown artifact is postgres.ErrNotFound.
-func (s *Store) Social(ctx context.Context, artifactID, userID string, after CommentPosition, limit int) (int64, bool, []Comment, error) {
+func (s *Store) Social(ctx context.Context, artifactID, userID string, after schemas.Position, limit int) (int64, bool, []Comment, error) {
 	var votes int64
 	var voted bool
 	err := s.pool.QueryRow(ctx, `SELECT
@@ -380,7 +373,7 @@ FROM planet_artifacts a WHERE a.id = $1`, artifactID, userID).Scan(&votes, &vote
 	}
 	rows, err := s.pool.Query(ctx, `SELECT id, artifact_id, user_id, body, created_at FROM planet_comments
 WHERE artifact_id = $1 AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4`,
-		artifactID, after.CreatedAt, after.ID, limit)
+		artifactID, after.At, after.ID, limit)
 	if err != nil {
 		return 0, false, nil, fmt.Errorf("comments: %w", err)
 	}
