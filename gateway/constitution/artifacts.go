@@ -125,13 +125,13 @@ func (h *Handlers) createArtifact(c *fiber.Ctx, req *scenarioRef) error {
 
 // listArtifactsRequest is a page of the catalog, optionally of one regime.
 type listArtifactsRequest struct {
-	bind.IDPaging
+	bind.TimePaging
 	Regime string `query:"regime" json:"-" enum:"failed-state,autocracy,oligarchy,technocracy,federal-republic,social-democracy,liberal-democracy,hybrid-regime" description:"only artifacts of this regime"`
 }
 
 // Validate reads the page, then the regime (trimmed).
 func (r *listArtifactsRequest) Validate() error {
-	if err := r.IDPaging.Validate(); err != nil {
+	if err := r.TimePaging.Validate(); err != nil {
 		return err
 	}
 	r.Regime = strings.TrimSpace(r.Regime)
@@ -146,11 +146,13 @@ func (r *listArtifactsRequest) Validate() error {
 // listArtifacts answers the catalog, newest first, optionally of one regime.
 func (h *Handlers) listArtifacts(c *fiber.Ctx, req *listArtifactsRequest) error {
 	p := req.Page()
-	rows, err := h.catalog.ListArtifacts(c.UserContext(), req.Regime, p.After, p.Limit+1)
+	rows, err := h.catalog.ListArtifacts(c.UserContext(), req.Regime, req.Position(), p.Limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(rows, p.Limit, func(a store.Artifact) string { return a.ID }, viewArtifact))
+	return c.JSON(bind.PageOf(rows, p.Limit, func(a store.Artifact) string {
+		return schemas.Position{At: a.CreatedAt, ID: a.ID}.String()
+	}, viewArtifact))
 }
 
 func artifactNotFound() error { return apierr.NotFound("no artifact with this id") }

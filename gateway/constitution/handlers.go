@@ -40,7 +40,7 @@ const (
 type Scenarios interface {
 	CreateScenario(ctx context.Context, r store.Record, event pipeline.OutboxRow) error
 	OwnedScenario(ctx context.Context, id, userID string) (store.Record, error)
-	ListScenarios(ctx context.Context, userID, after string, limit int) ([]store.Record, error)
+	ListScenarios(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Record, error)
 }
 
 // Usage counts AI requests per user and calendar month.
@@ -53,7 +53,7 @@ type Usage interface {
 type Catalog interface {
 	CreateArtifact(ctx context.Context, r store.Record, event pipeline.OutboxRow) error
 	Artifact(ctx context.Context, id string) (store.Artifact, error)
-	ListArtifacts(ctx context.Context, regime, after string, limit int) ([]store.Artifact, error)
+	ListArtifacts(ctx context.Context, regime string, before schemas.Position, limit int) ([]store.Artifact, error)
 	Similar(ctx context.Context, id string, limit int) ([]store.Similar, error)
 	Stats(ctx context.Context) (int64, []store.RegimeCount, error)
 	Vote(ctx context.Context, artifactID, userID string, now time.Time) (bool, error)

@@ -40,7 +40,7 @@ func (r *scenarioRequest) Validate() error {
 }
 
 // listScenariosRequest is a page of the caller's scenarios.
-type listScenariosRequest struct{ bind.IDPaging }
+type listScenariosRequest struct{ bind.TimePaging }
 
 func viewScenario(r store.Record) schemas.ConstitutionScenario {
 	return schemas.ConstitutionScenario{ID: r.ID, Title: r.Title, Sliders: r.Sliders, Regime: r.Regime, Metrics: r.Metrics,
@@ -74,11 +74,13 @@ func (h *Handlers) createScenario(c *fiber.Ctx, req *scenarioRequest) error {
 // and cursor.
 func (h *Handlers) listScenarios(c *fiber.Ctx, req *listScenariosRequest) error {
 	p := req.Page()
-	rows, err := h.scenarios.ListScenarios(c.UserContext(), caller(c), p.After, p.Limit+1)
+	rows, err := h.scenarios.ListScenarios(c.UserContext(), caller(c), req.Position(), p.Limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(rows, p.Limit, func(r store.Record) string { return r.ID }, viewScenario))
+	return c.JSON(bind.PageOf(rows, p.Limit, func(r store.Record) string {
+		return schemas.Position{At: r.CreatedAt, ID: r.ID}.String()
+	}, viewScenario))
 }
 
 // ownedScenario loads a scenario of the caller named in a body; a missing,

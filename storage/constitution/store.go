@@ -124,11 +124,12 @@ func (s *Store) OwnedScenario(ctx context.Context, id, userID string) (Record, e
 	return r, nil
 }
 
-// ListScenarios returns up to limit scenarios of userID, newest first,
-// strictly before the id after when it is set.
-func (s *Store) ListScenarios(ctx context.Context, userID, after string, limit int) ([]Record, error) {
-	rows, err := s.pool.Query(ctx, selectScenarioSQL+`WHERE user_id = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`,
-		userID, after, limit)
+// ListScenarios returns up to limit scenarios of userID, newest first
+// (creation time, then id), strictly before the position before.
+func (s *Store) ListScenarios(ctx context.Context, userID string, before schemas.Position, limit int) ([]Record, error) {
+	rows, err := s.pool.Query(ctx, selectScenarioSQL+`WHERE user_id = $1 AND ($2 = '' OR (created_at, id) < ($4, $2))
+ORDER BY created_at DESC, id DESC LIMIT $3`,
+		userID, before.ID, limit, before.At)
 	if err != nil {
 		return nil, fmt.Errorf("list scenarios: %w", err)
 	}
@@ -232,11 +233,13 @@ func (s *Store) Artifact(ctx context.Context, id string) (Artifact, error) {
 	return a, nil
 }
 
-// ListArtifacts returns up to limit artifacts, newest first, of one regime
-// when regime is set, strictly before the id after when it is set.
-func (s *Store) ListArtifacts(ctx context.Context, regime, after string, limit int) ([]Artifact, error) {
+// ListArtifacts returns up to limit artifacts, newest first (creation time,
+// then id), of one regime when regime is set, strictly before the position
+// before.
+func (s *Store) ListArtifacts(ctx context.Context, regime string, before schemas.Position, limit int) ([]Artifact, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+artifactCols+` FROM planet_artifacts a
-WHERE ($1 = '' OR a.regime = $1) AND ($2 = '' OR a.id < $2) ORDER BY a.id DESC LIMIT $3`, regime, after, limit)
+WHERE ($1 = '' OR a.regime = $1) AND ($2 = '' OR (a.created_at, a.id) < ($4, $2))
+ORDER BY a.created_at DESC, a.id DESC LIMIT $3`, regime, before.ID, limit, before.At)
 	if err != nil {
 		return nil, fmt.Errorf("list artifacts: %w", err)
 	}
