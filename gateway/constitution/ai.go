@@ -32,10 +32,7 @@ type aiRequest struct {
 func (r *aiRequest) Validate() error {
 	var v bind.Validator
 	r.sliders = parseSliders(&v, "sliders", r.Sliders)
-	r.goal = cleanText(&v, "goal", r.Goal, 64, false)
-	if r.goal != "" {
-		v.OneOf("goal", r.goal, schemas.MetricKeys...)
-	}
+	r.goal = cleanText(&v, "goal", r.Goal, 64, false) // one of the metrics: its enum tag
 	r.tmplID = cleanText(&v, "templateId", r.TemplateID, bind.MaxTitle, false)
 	return v.Err()
 }

@@ -53,13 +53,6 @@ type reviewRequest struct {
 // BodyIsOptional lets the body be left out.
 func (*reviewRequest) BodyIsOptional() {}
 
-// Validate checks the reason.
-func (req *reviewRequest) Validate() error {
-	var v bind.Validator
-	v.MaxLen("reason", req.Reason, bind.MaxMemo)
-	return v.Err()
-}
-
 // reviewDeposit sends an admin's decision on a deposit in needs_review
 // (credit it to its wallet, or refund it to the processor) through
 // fiat.commands, keyed by the deposit's wallet.

@@ -9,12 +9,9 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
-	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 )
-
-const maxShort = 64
 
 type kycRequest struct {
 	FullName       string `json:"fullName" required:"true" maxLength:"200"`
@@ -26,22 +23,7 @@ type kycRequest struct {
 func (h *Handlers) kycSubmit(c *fiber.Ctx, req *kycRequest) error {
 	k := store.KYC{FullName: clean(req.FullName), DocumentType: clean(req.DocumentType),
 		DocumentNumber: clean(req.DocumentNumber), Country: clean(req.Country)}
-	var v bind.Validator
-	if v.Required("fullName", k.FullName) {
-		v.MaxLen("fullName", k.FullName, bind.MaxTitle)
-	}
-	if v.Required("documentType", k.DocumentType) {
-		v.MaxLen("documentType", k.DocumentType, maxShort)
-	}
-	if v.Required("documentNumber", k.DocumentNumber) {
-		v.MaxLen("documentNumber", k.DocumentNumber, maxShort)
-	}
-	if v.Required("country", k.Country) {
-		v.MaxLen("country", k.Country, maxShort)
-	}
-	if err := v.Err(); err != nil {
-		return err
-	}
+	// Every field's presence and length is bound by its tags.
 	p, _ := auth.User(c)
 	now := h.now().UTC().Truncate(time.Microsecond)
 	k.ID, k.UserID, k.Status, k.CreatedAt = schemas.NewID(), p.UserID, "pending", now

@@ -192,12 +192,7 @@ type createKeyRequest struct {
 }
 
 func (h *Handlers) createKey(c *fiber.Ctx, req *createKeyRequest) error {
-	label := clean(req.Label)
-	var v bind.Validator
-	v.MaxLen("label", label, bind.MaxTitle)
-	if err := v.Err(); err != nil {
-		return err
-	}
+	label := clean(req.Label) // bounded by its tag
 	plain, hash, err := NewMerchantKey(rand.Reader)
 	if err != nil {
 		return err
@@ -262,12 +257,7 @@ type createAuthorizationRequest struct {
 // on that wallet.
 func (h *Handlers) createAuthorization(c *fiber.Ctx, req *createAuthorizationRequest) error {
 	wid, keyID, merchant := clean(req.WalletID), clean(req.MerchantKeyID), clean(req.MerchantUserID)
-	var v bind.Validator
-	if v.Required("walletId", wid) {
-		v.MaxLen("walletId", wid, maxRef)
-	}
-	v.MaxLen("merchantKeyId", keyID, maxRef)
-	v.MaxLen("merchantUserId", merchant, maxRef)
+	var v bind.Validator // the fields' presence and lengths are bound by their tags
 	v.Check(keyID != "" || merchant != "", "merchantKeyId", "merchantKeyId or merchantUserId is required")
 	maxAmount := v.Amount("maxAmount", req.MaxAmount)
 	if err := v.Err(); err != nil {
@@ -388,10 +378,6 @@ func (h *Handlers) charge(c *fiber.Ctx, req *chargeRequest) error {
 	ref, desc := clean(req.PaymentRef), strings.Clone(req.Description)
 	var v bind.Validator
 	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
-	if v.Required("paymentRef", ref) {
-		v.MaxLen("paymentRef", ref, maxRef)
-	}
-	v.MaxLen("description", desc, bind.MaxMemo)
 	if err := v.Err(); err != nil {
 		return err
 	}

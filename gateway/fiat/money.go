@@ -72,7 +72,7 @@ func (h *Handlers) registerMoney(g server.Router, tok fiber.Handler) {
 
 type transferRequest struct {
 	FromWalletID string      `json:"fromWalletId" required:"true" maxLength:"200" description:"one of the caller's wallets"`
-	ToEmail      string      `json:"toEmail" required:"true" description:"the recipient's e-mail (not the caller's); their wallet of the currency is created when needed"`
+	ToEmail      string      `json:"toEmail" required:"true" format:"email" description:"the recipient's e-mail (not the caller's); their wallet of the currency is created when needed"`
 	AmountKzt    bind.Amount `json:"amountKzt" description:"integer minor units (1 to 10^15) of the wallet's currency; amountKzt or amount is required"`
 	Amount       bind.Amount `json:"amount" description:"the same as amountKzt; amountKzt wins when both are sent"`
 	Memo         string      `json:"memo" maxLength:"500"`
@@ -87,13 +87,8 @@ func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 	if !amountField.Set && req.Amount.Set {
 		amountField = req.Amount
 	}
-	var v bind.Validator
-	if v.Required("fromWalletId", from) {
-		v.MaxLen("fromWalletId", from, maxRef)
-	}
-	v.Email("toEmail", to)
+	var v bind.Validator // fromWalletId, toEmail and memo are bound by their tags
 	amount := v.Amount("amountKzt", amountField)
-	v.MaxLen("memo", memo, bind.MaxMemo)
 	if strings.EqualFold(to, p.Email) {
 		v.Fail("toEmail", "must not be your own e-mail")
 	}
@@ -191,10 +186,7 @@ func recipientKey(toEmail, currency string) string {
 // the caller's wallets and an amount (`amount`, or the spec's `amountKzt` as
 // an alias) and returns the wallet id and the amount.
 func validateWalletAmount(v *bind.Validator, walletID string, amount, amountKzt bind.Amount) (string, int64) {
-	wid := clean(walletID)
-	if v.Required("walletId", wid) {
-		v.MaxLen("walletId", wid, maxRef)
-	}
+	wid := clean(walletID) // required and bounded by the request type's tags
 	if !amount.Set && amountKzt.Set {
 		amount = amountKzt
 	}
@@ -212,9 +204,6 @@ func (h *Handlers) withdraw(c *fiber.Ctx, req *withdrawRequest) error {
 	dest := clean(req.Destination)
 	var v bind.Validator
 	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
-	if v.Required("destination", dest) {
-		v.MaxLen("destination", dest, bind.MaxMemo)
-	}
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -249,9 +238,6 @@ func (h *Handlers) payout(c *fiber.Ctx, req *payoutRequest) error {
 	acct := clean(req.BankAccount)
 	var v bind.Validator
 	wid, amount := validateWalletAmount(&v, req.WalletID, req.Amount, req.AmountKzt)
-	if v.Required("bankAccount", acct) {
-		v.MaxLen("bankAccount", acct, maxRef)
-	}
 	if err := v.Err(); err != nil {
 		return err
 	}

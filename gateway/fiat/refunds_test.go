@@ -23,6 +23,9 @@ func TestRefundBody(t *testing.T) {
 		var req refundRequestRequest
 		err := bind.Request(c, &req)
 		if err == nil {
+			err = bind.CheckRules(&req) // the declared tags, as the server checks them
+		}
+		if err == nil {
 			err = req.Validate()
 		}
 		amount, reason := req.amount, req.reason

@@ -138,14 +138,9 @@ func (h *Handlers) createRequest(c *fiber.Ctx, req *createRequestRequest) error 
 	if req.MaxViews != nil {
 		views = *req.MaxViews
 	}
+	// walletId, description, expiresInSeconds and maxViews are bound by their tags.
 	var v bind.Validator
-	if v.Required("walletId", wid) {
-		v.MaxLen("walletId", wid, maxRef)
-	}
 	amount := v.Amount("amount", amountField)
-	v.MaxLen("description", desc, bind.MaxMemo)
-	v.Check(ttl >= 1 && ttl <= MaxRequestTTL, "expiresInSeconds", fmt.Sprintf("must be between 1 and %d", MaxRequestTTL))
-	v.Check(views >= 1 && views <= MaxMaxViews, "maxViews", fmt.Sprintf("must be between 1 and %d", MaxMaxViews))
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -240,14 +235,7 @@ type payRequestRequest struct {
 func (h *Handlers) payRequest(c *fiber.Ctx, req *payRequestRequest) error {
 	token := clean(req.Token)
 	wid := clean(req.WalletID)
-	var v bind.Validator
-	if v.Required("walletId", wid) {
-		v.MaxLen("walletId", wid, maxRef)
-	}
-	if err := v.Err(); err != nil {
-		return err
-	}
-	if !validRequestToken(token) {
+	if !validRequestToken(token) { // walletId is bound by its tags
 		return errRequestNotFound
 	}
 	r, err := h.commerce.RequestByToken(c.UserContext(), token)

@@ -35,18 +35,8 @@ type listDeliveriesRequest struct {
 	Status    string `query:"status" json:"-" enum:"pending,failed,delivered,dead_letter" description:"only deliveries in this status"`
 }
 
-// Validate reads the page and checks the status.
-func (req *listDeliveriesRequest) Validate() error {
-	if err := req.TimePaging.Validate(); err != nil {
-		return err
-	}
-	if req.Status != "" {
-		var v bind.Validator
-		v.OneOf("status", req.Status, store.StatusPending, store.StatusFailed, store.StatusDelivered, store.StatusDeadLetter)
-		return v.Err()
-	}
-	return nil
-}
+// Validate reads the page; the status is bound by its enum tag.
+func (req *listDeliveriesRequest) Validate() error { return req.TimePaging.Validate() }
 
 // listDeliveries serves GET /admin/webhook-deliveries: newest first,
 // filtered by `webhookId` and `status`, paginated with `cursor`/`limit`.

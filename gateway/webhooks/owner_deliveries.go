@@ -21,18 +21,8 @@ type ownerDeliveriesRequest struct {
 	Status string `query:"status" json:"-" enum:"pending,failed,delivered,dead_letter" description:"only deliveries in this status"`
 }
 
-// Validate reads the page and checks the status.
-func (req *ownerDeliveriesRequest) Validate() error {
-	if err := req.TimePaging.Validate(); err != nil {
-		return err
-	}
-	if req.Status != "" {
-		var v bind.Validator
-		v.OneOf("status", req.Status, store.StatusPending, store.StatusFailed, store.StatusDelivered, store.StatusDeadLetter)
-		return v.Err()
-	}
-	return nil
-}
+// Validate reads the page; the status is bound by its enum tag.
+func (req *ownerDeliveriesRequest) Validate() error { return req.TimePaging.Validate() }
 
 type endpointDeliveriesRequest struct {
 	ID string `path:"id" json:"-" format:"ksuid"`
