@@ -36,9 +36,12 @@ stack:
 status:
 	deploy/local/stack.sh status
 
+# The local stack runs in development mode (the binary's default is
+# production): the embedded test processor, mail in the log and generated
+# secrets exist only there.
 run: stack build
-	$(BIN) migrate
-	exec $(BIN) run
+	PLATFORM_ENV=development $(BIN) migrate
+	PLATFORM_ENV=development exec $(BIN) run
 
 browser:
 	deploy/local/stack.sh browser
@@ -105,7 +108,7 @@ redoc:
 	{ echo "Redoc (https://github.com/Redocly/redoc), npm package redoc@$(REDOC_VERSION), bundles/redoc.standalone.js."; echo; cat $$tmp/package/LICENSE; } > gateway/platform/assets/LICENSE.redoc
 
 migrate: stack build
-	$(BIN) migrate
+	PLATFORM_ENV=development $(BIN) migrate
 
 down:
 	deploy/local/stack.sh down

@@ -55,7 +55,11 @@ func runMain(args []string) int {
 	}
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "platform: configuration: "+oneLine(err))
+		// One line per problem, each naming its variable, so an operator
+		// sees every missing setting at once.
+		for _, l := range lines(err) {
+			fmt.Fprintln(os.Stderr, "platform: configuration: "+l)
+		}
 		return 2
 	}
 	tuneGC(cfg, os.Getenv)
