@@ -105,3 +105,75 @@ func TestProductionIsTheDefault(t *testing.T) {
 		}
 	})
 }
+
+// adminCmd runs `platform admin args...` against p's database with stdin.
+func adminCmd(t *testing.T, p *harness.Platform, stdin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(harness.Binary(t), append([]string{"admin"}, args...)...)
+	cmd.Env = p.Env
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestAdminBootstrapCannotBeSquatted: `platform admin create` makes a
+// verified admin on the server with the password from stdin, and refuses an
+// address someone already registered; `platform admin verify` shows who
+// registered an account and refuses a self-registered one without
+// --i-know-who-registered.
+func TestAdminBootstrapCannotBeSquatted(t *testing.T) {
+	p := securityPlatform(t)
+	const password = "operator-chosen-pass-1"
+	t.Run("create makes a verified admin with the requested roles", func(t *testing.T) {
+		out, err := adminCmd(t, p, password+"\n", "create", "--role", "fiat,gov", securityCreated)
+		if err != nil || !strings.Contains(out, "role now: admin (fiat, gov)") || strings.Contains(out, password) {
+			t.Fatalf("admin create: %v %s", err, out)
+		}
+		login := p.Post(t, "/api/auth/login", "", map[string]string{"email": securityCreated, "password": password})
+		if login.Status != http.StatusOK {
+			t.Fatalf("login: %d %s", login.Status, login.Body)
+		}
+		tok := login.JSON(t)["token"].(string)
+		if me := p.Get(t, "/api/auth/me", tok).JSON(t); me["role"] != "admin" {
+			t.Fatalf("me: %v", me)
+		}
+		if r := p.Get(t, "/api/fiat/admin/audit", tok); r.Status != http.StatusOK {
+			t.Fatalf("fiat admin reads the audit: %d %s", r.Status, r.Body)
+		}
+		// A second create, and one for a role whose allowlist lacks the address, are refused.
+		if out, err := adminCmd(t, p, password+"\n", "create", securityCreated); err == nil || !strings.Contains(out, "exists") {
+			t.Fatalf("second create: %v %s", err, out)
+		}
+		if out, err := adminCmd(t, p, password+"\n", "create", "--role", "charity", "other@security.example.com"); err == nil ||
+			!strings.Contains(out, "CHARITY_ADMIN_EMAILS") {
+			t.Fatalf("create off the allowlist: %v %s", err, out)
+		}
+		// (securitySquatted is on the allowlist and not registered yet.)
+		if out, err := adminCmd(t, p, "", "create", securitySquatted); err == nil || !strings.Contains(out, "no password") {
+			t.Fatalf("create without a password: %v %s", err, out)
+		}
+		// The password is never an argument.
+		if out, err := adminCmd(t, p, "", "create", "--password", password, securitySquatted); err == nil || strings.Contains(out, "created") {
+			t.Fatalf("--password accepted: %v %s", err, out)
+		}
+	})
+	t.Run("verify refuses a self-registered account and says who registered", func(t *testing.T) {
+		squatter := p.RegisterEmail(t, securitySquatted)
+		out, err := adminCmd(t, p, "", "verify", securitySquatted)
+		if err == nil || !strings.Contains(out, "refused") || !strings.Contains(out, "registered itself") ||
+			!strings.Contains(out, "from IP 127.0.0.1") || !strings.Contains(out, squatter.ID) {
+			t.Fatalf("verify of a self-registered account: %v %s", err, out)
+		}
+		if me := p.Get(t, "/api/auth/me", squatter.Token).JSON(t); me["role"] != "user" {
+			t.Fatalf("the squatter became %v", me["role"])
+		}
+		// Creating over the squatter is refused too, naming the registration.
+		if out, err := adminCmd(t, p, password+"\n", "create", securitySquatted); err == nil || !strings.Contains(out, "registered itself") {
+			t.Fatalf("create over a registered address: %v %s", err, out)
+		}
+		out, err = adminCmd(t, p, "", "verify", "--i-know-who-registered", securitySquatted)
+		if err != nil || !strings.Contains(out, "role now: admin") {
+			t.Fatalf("verify with --i-know-who-registered: %v %s", err, out)
+		}
+	})
+}

@@ -27,6 +27,8 @@ var (
 const (
 	securityBoss      = "boss@security.example.com"
 	securityBootstrap = "bootstrap@security.example.com"
+	securityCreated   = "created@security.example.com"
+	securitySquatted  = "squatted@security.example.com"
 )
 
 func securityPlatform(t *testing.T) *harness.Platform {
@@ -35,7 +37,8 @@ func securityPlatform(t *testing.T) *harness.Platform {
 		ptb := harness.NewProcessTB()
 		securityP = harness.Start(ptb, harness.Options{Env: map[string]string{
 			"PROCESSOR_API_KEY": "sk_test_not_a_real_key",
-			"FIAT_ADMIN_EMAILS": securityBoss + "," + securityBootstrap,
+			"FIAT_ADMIN_EMAILS": securityBoss + "," + securityBootstrap + "," + securityCreated + "," + securitySquatted,
+			"GOV_ADMIN_EMAILS":  securityCreated,
 		}})
 		processCleanups = append(processCleanups, ptb.Close)
 	})
@@ -131,12 +134,13 @@ func TestAdminNeedsVerifiedEmail(t *testing.T) {
 		t.Fatalf("verified non-admin has role %v", r)
 	}
 
-	// Bootstrap on the server: `platform admin verify <email>`.
+	// Bootstrap on the server: `platform admin verify <email>`, which a
+	// self-registered account needs --i-know-who-registered for.
 	boot := p.RegisterEmail(t, securityBootstrap)
 	if r := role(boot); r != "user" {
 		t.Fatalf("before bootstrap: role %v", r)
 	}
-	cmd := exec.Command(harness.Binary(t), "admin", "verify", strings.ToUpper(securityBootstrap))
+	cmd := exec.Command(harness.Binary(t), "admin", "verify", strings.ToUpper(securityBootstrap), "--i-know-who-registered")
 	cmd.Env = p.Env
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "role now: admin") {
 		t.Fatalf("platform admin verify: %v %s", err, out)

@@ -33,7 +33,10 @@ commands:
   migrate          apply the Postgres migrations
   topics           create missing topics and list them
   ledger reanchor  append missing ledger entries through the appender
-  admin verify <email>  mark an account's e-mail verified (bootstrap of the first admin)
+  admin create [--role fiat,gov,charity,reputation] <email>
+                   create a verified admin account (password from the prompt or stdin)
+  admin verify [--i-know-who-registered] <email>
+                   mark an account's e-mail verified; refused for a self-registered one without the flag
   version          print the build
 `
 
