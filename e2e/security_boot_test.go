@@ -177,3 +177,36 @@ func TestAdminBootstrapCannotBeSquatted(t *testing.T) {
 		}
 	})
 }
+
+// TestAdminStreamTicketNotTokenInURL: the admin stream refuses a bearer
+// token in the URL and opens once with a ticket an admin minted.
+func TestAdminStreamTicketNotTokenInURL(t *testing.T) {
+	p := shared(t)
+	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	get := func(query string) int {
+		req, _ := http.NewRequest(http.MethodGet, p.BaseURL+"/api/fiat/admin/events?"+query, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close() // the stream stays open otherwise
+		return resp.StatusCode
+	}
+	if s := get("access_token=" + admin.Token); s != http.StatusUnauthorized {
+		t.Fatalf("token in the URL: %d, want 401", s)
+	}
+	r := p.Post(t, "/api/fiat/admin/events/ticket", admin.Token, map[string]any{})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("mint: %d %s", r.Status, r.Body)
+	}
+	ticket := r.JSON(t)["ticket"].(string)
+	if s := get("ticket=" + ticket); s != http.StatusOK {
+		t.Fatalf("first use of the ticket: %d", s)
+	}
+	if s := get("ticket=" + ticket); s != http.StatusUnauthorized {
+		t.Fatalf("second use of the ticket: %d, want 401", s)
+	}
+	if r := p.Post(t, "/api/fiat/admin/events/ticket", p.Register(t, "no-ticket").Token, map[string]any{}); r.Status != http.StatusForbidden {
+		t.Fatalf("a user minted a ticket: %d %s", r.Status, r.Body)
+	}
+}

@@ -25,6 +25,8 @@ type Store interface {
 	RotateSecret(ctx context.Context, userID, id, secret string, now time.Time) (store.Subscription, error)
 	List(ctx context.Context, f store.Filter) ([]store.Delivery, error)
 	Retry(ctx context.Context, id string, now time.Time) (store.Delivery, error)
+	CreateStreamTicket(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time) error
+	UseStreamTicket(ctx context.Context, tokenHash string, now time.Time) (string, error)
 }
 
 // Stream is the admin event stream source.
@@ -151,10 +153,17 @@ func (h *Handlers) Register(r server.Router) {
 			server.Fails(http.StatusNotFound, "not_found: no such webhook delivery"),
 		},
 	}, user, admin)
+	server.Post(g, "/admin/events/ticket", server.Op[server.NoRequest]{
+		Summary: "Mint a single-use ticket for the admin event stream (fiat admin)", Class: ratelimit.Write, Role: fiatAdmin,
+		Handle: h.mintTicket,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "a ticket that opens GET /admin/events?ticket= once, within a minute", schemas.StreamTicket{}),
+		},
+	}, user, admin)
 	server.Get(g, "/admin/events", server.Op[eventsRequest]{
 		Summary: "Server-sent events of every platform event (fiat admin)", Role: fiatAdmin, Handle: h.events,
 		Responses: []server.Response{{Status: http.StatusOK, Description: "server-sent events of every platform event", ContentType: "text/event-stream"}},
-	}, queryToken, user, admin)
+	}, h.streamAuth(user), admin)
 	server.Get(g, "/admin/stream", server.Op[server.NoRequest]{
 		Summary: "Browser page showing the admin event stream (it holds no data)", Public: true, Handle: h.page,
 		Responses: []server.Response{{Status: http.StatusOK, Description: "the admin event stream page", ContentType: "text/html"}},

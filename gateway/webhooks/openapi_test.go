@@ -33,7 +33,7 @@ func TestOpenAPI(t *testing.T) {
 	h.Register(s.Root())
 	doc := openapi.Build(s.Routes(), openapi.Doc{Title: "webhooks", Prefixes: []string{"/api/fiat"}})
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 6 {
+	if len(paths) != 7 { // six, and the stream ticket
 		t.Fatalf("paths = %v", paths)
 	}
 	me := paths["/api/fiat/me/webhook"].(map[string]any)
