@@ -11,20 +11,28 @@ import (
 	"github.com/fintech/platform/e2e/harness"
 )
 
-// TestTradeTransfersSurviveCrash kills the platform (SIGKILL) while 300
+// TestTradeTransfersSurviveCrash kills the platform (SIGKILL) while
 // transfers among 6 accounts are in flight, restarts it, and lets every
 // client retry with its Idempotency-Key until it gets an answer. Each
 // transfer is applied exactly once: every balance equals its top-up plus
-// the accepted transfers in minus out, and the total is conserved.
+// the accepted transfers in minus out, and the total is conserved. The test
+// also proves it exercised the crash: at least 80% of the transfers
+// settled, and some request sent before the kill was answered, after
+// retries, by the restarted process.
 func TestTradeTransfersSurviveCrash(t *testing.T) {
 	p := harness.Start(t, harness.Options{Env: map[string]string{"COMMAND_TIMEOUT": "2s"}})
 	const accounts, transfers = 6, 300
 	l := newTradeLoad(t, p, "trade-crash", accounts, 50, transfers, 7, 10_000_000)
 	client := &http.Client{Timeout: 10 * time.Second}
-	var retried atomic.Int64
+	var retried, crossed atomic.Int64
+	var killedAt, restartedAt atomic.Int64 // unix nanoseconds; 0 until then
 	var wg sync.WaitGroup
-	var fired sync.WaitGroup
+	var fired, before sync.WaitGroup
 	fired.Add(transfers / 2)
+	// The kill comes once 10 transfers of the second half were answered:
+	// the rest of it is then in flight, or sent while the process is down.
+	before.Add(10)
+	var answered atomic.Int64
 	for i := range l.results {
 		wg.Add(1)
 		go func() {
@@ -32,16 +40,35 @@ func TestTradeTransfersSurviveCrash(t *testing.T) {
 			if i < transfers/2 {
 				defer fired.Done()
 			} else {
-				time.Sleep(time.Duration(i%50) * 10 * time.Millisecond)
+				fired.Wait()
+				time.Sleep(time.Duration(i%50) * 20 * time.Millisecond)
 			}
-			l.send(client, i, fmt.Sprintf("crash-%d", i), time.Now().Add(90*time.Second), func() { retried.Add(1) })
+			begin := time.Now().UnixNano()
+			var tries int64
+			l.send(client, i, fmt.Sprintf("crash-%d", i), time.Now().Add(90*time.Second), func() { tries++; retried.Add(1) })
+			if i >= transfers/2 && answered.Add(1) <= 10 {
+				before.Done()
+			}
+			k, r := killedAt.Load(), restartedAt.Load()
+			if tries > 0 && k != 0 && begin < k && r != 0 && time.Now().UnixNano() > r && l.results[i].status == http.StatusCreated {
+				crossed.Add(1)
+			}
 		}()
 	}
-	fired.Wait()
+	before.Wait()
+	killedAt.Store(time.Now().UnixNano())
 	p.Kill()
 	p.Restart()
+	restartedAt.Store(time.Now().UnixNano())
 	wg.Wait()
 
-	_, total := l.check(t)
-	t.Logf("%d retries across the crash; total conserved at %d units", retried.Load(), total)
+	accepted, total := l.check(t)
+	t.Logf("%d of %d settled; %d retries; %d requests sent before the kill were answered by the restarted process; total conserved at %d units",
+		accepted, transfers, retried.Load(), crossed.Load(), total)
+	if accepted*100 < transfers*80 {
+		t.Fatalf("only %d of %d transfers settled, want at least 80%%", accepted, transfers)
+	}
+	if crossed.Load() == 0 {
+		t.Fatalf("no request sent before the kill was retried into the restarted process: the crash was not exercised")
+	}
 }
