@@ -60,8 +60,8 @@ var composeSecrets = []string{"PUBLIC_BASE_URL", "JWT_SECRET", "LEDGER_SALT", "P
 	"SIGNING_MASTER_KEY", "DATA_ENCRYPTION_KEY", "SMTP_URL", "POSTGRES_PASSWORD"}
 
 // TestComposeRunsProduction: docker-compose.yml runs the platform in
-// production mode, requires every secret with ${NAME:?…} (so `docker
-// compose config` names each missing one), sets no development convenience,
+// production mode, requires every secret with ${NAME:?NAME is required: …}
+// (so `docker compose config` fails naming it), sets no development convenience,
 // publishes on loopback unless told otherwise, and the environment it gives
 // the platform passes the binary's own production checks.
 func TestComposeRunsProduction(t *testing.T) {
