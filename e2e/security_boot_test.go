@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fintech/platform/e2e/harness"
 )
@@ -21,7 +23,11 @@ var productionRequired = []string{"DATABASE_URL", "CLICKHOUSE_ADDR", "PUBLIC_BAS
 // output lines; it fails the test unless the process exits with status 2.
 func runConfigFailure(t *testing.T, env []string) []string {
 	t.Helper()
-	cmd := exec.Command(harness.Binary(t), "run")
+	// A binary that does not refuse would run (or wait for a database)
+	// until killed.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harness.Binary(t), "run")
 	cmd.Env = env
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would inherit the test's environment
