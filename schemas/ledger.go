@@ -28,6 +28,20 @@ const (
 	LedgerKindGovernance = "gov:decision"
 )
 
+// ModuleLedgerKinds lists every entry kind the platform's modules emit, the
+// LedgerKind* constants of every module's contract. Each is re-anchored by
+// exactly one `platform ledger reanchor` source (a test in cmd/platform) and
+// refused from users by IsModuleKind; TestModuleLedgerKindsComplete fails
+// when a LedgerKind constant is declared but not listed here.
+func ModuleLedgerKinds() []string {
+	return []string{
+		LedgerKindTransfer, LedgerKindDeposit, LedgerKindWithdrawal, LedgerKindRefund,
+		LedgerKindMerchantCharge, LedgerKindRequestPayment,
+		LedgerKindMaskCharge, LedgerKindDonation, LedgerKindGovernance,
+		LedgerKindTradeTopUp, LedgerKindTradeTransfer,
+	}
+}
+
 // ledgerVersions lists the ledger module's message types and their schema versions.
 var ledgerVersions = map[string]int{
 	TypeLedgerAppend:        1,

@@ -52,4 +52,8 @@ type PlatformIndex struct {
 	Platform PlatformIndexPlatform `json:"platform" required:"true"`
 	Modules  []PlatformModule      `json:"modules" required:"true" nullable:"false"`
 	Full     string                `json:"full" required:"true" description:"URL path of the full document of the fintech modules"`
+	// Complete is the one document of every operation of every module (an
+	// addition to the spec's index, whose full document it fixes to the
+	// fintech modules).
+	Complete string `json:"complete" required:"true" description:"URL path of the complete document: every operation of every module"`
 }

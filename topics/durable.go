@@ -66,7 +66,7 @@ type groupCommit struct {
 	// nothing new to sync.
 	lastSync map[string]os.FileInfo
 
-	// fsyncs counts fsync calls, for tests.
+	// fsyncs counts fsync calls (Embedded.Fsyncs).
 	fsyncs int64
 	// beforeRound, when set (tests), runs before each round's fsyncs.
 	beforeRound func()

@@ -71,6 +71,14 @@ func StartEmbedded(dataDir string, port int) (*Embedded, error) {
 // Addrs returns the broker's listen addresses.
 func (e *Embedded) Addrs() []string { return e.cluster.ListenAddrs() }
 
+// Fsyncs returns how many fsync calls the group commit has made: the
+// broker's disk flushes, which the bench reports per transfer.
+func (e *Embedded) Fsyncs() int64 {
+	e.commit.mu.Lock()
+	defer e.commit.mu.Unlock()
+	return e.commit.fsyncs
+}
+
 // Close stops the broker and flushes its data to disk.
 func (e *Embedded) Close() {
 	e.cluster.Close()

@@ -48,6 +48,13 @@ const (
 	GroupTrade      = "trade-applier"
 )
 
+// Groups lists every consumer group the platform runs. Each is run by the
+// module that declares it in cmd/platform and named in the README's
+// `platform consume` list (TestModuleRegistration checks both).
+func Groups() []string {
+	return []string{GroupFiat, GroupMask, GroupReputation, GroupLedger, GroupSink, GroupWebhooks, GroupTrade}
+}
+
 // Spec describes one topic.
 type Spec struct {
 	Name       string

@@ -141,6 +141,9 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 		}
 		a.embedded = e
 		a.brokers = e.Addrs()
+		a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "platform_broker_fsyncs_total", Help: "fsync calls of the embedded broker's group commit.",
+		}, func() float64 { return float64(e.Fsyncs()) }))
 		a.log.Info("embedded kafka broker started", "addr", strings.Join(a.brokers, ","), "dataDir", cfg.DataDir)
 		fmt.Fprintf(os.Stderr, "embedded Kafka broker listening on %s (try: kcat -b %s -L)\n", a.brokers[0], a.brokers[0])
 	}

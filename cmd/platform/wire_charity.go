@@ -4,6 +4,7 @@ import (
 	cledger "github.com/fintech/platform/consumers/ledger"
 	gcharity "github.com/fintech/platform/gateway/charity"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	scharity "github.com/fintech/platform/storage/charity"
 	"github.com/fintech/platform/storage/clickhouse"
 )
@@ -34,8 +35,9 @@ func (a *app) charityModule() (module, error) {
 // donor.
 func charityLedgerSource() cledger.Source {
 	return cledger.SQLSource{
-		Label: "charity donations",
-		Table: "charity_donations",
+		Label:      "charity donations",
+		Table:      "charity_donations",
+		EntryKinds: []string{schemas.LedgerKindDonation},
 		Query: `
 SELECT d.ledger_entry_id AS entry_id,
        'charity:donation' AS kind,

@@ -4,6 +4,7 @@ import (
 	cledger "github.com/fintech/platform/consumers/ledger"
 	ggov "github.com/fintech/platform/gateway/gov"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 	sgov "github.com/fintech/platform/storage/gov"
 )
@@ -30,5 +31,6 @@ func (a *app) govModule() (module, error) {
 // govLedgerSource lets `platform ledger reanchor` append the gov:decision
 // entry of any closed proposal that lacks one.
 func govLedgerSource() cledger.Source {
-	return cledger.SQLSource{Label: "governance decisions", Table: "gov_proposals", Query: sgov.MissingDecisionsSQL}
+	return cledger.SQLSource{Label: "governance decisions", Table: "gov_proposals",
+		EntryKinds: []string{schemas.LedgerKindGovernance}, Query: sgov.MissingDecisionsSQL}
 }

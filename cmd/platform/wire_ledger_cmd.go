@@ -7,6 +7,7 @@ import (
 	"time"
 
 	cledger "github.com/fintech/platform/consumers/ledger"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
 )
 
@@ -14,7 +15,8 @@ import (
 //
 //	platform ledger reanchor [-dry-run]
 //
-// reanchor finds source records (fiat transactions, ...) that have no ledger
+// reanchor finds source records (fiat transactions, mask charges, donations,
+// governance decisions, trade operations) that have no ledger
 // entry and queues a ledger.append for each through the outbox, so the one
 // appender chains them (deduplicated on kind and source id). It never writes
 // the chain table itself. A running relay (platform run or platform relay)
@@ -55,6 +57,8 @@ func ledgerSources() []cledger.Source {
 		cledger.SQLSource{
 			Label: "fiat transactions",
 			Table: "fiat_transactions",
+			EntryKinds: []string{schemas.LedgerKindTransfer, schemas.LedgerKindDeposit, schemas.LedgerKindWithdrawal,
+				schemas.LedgerKindMerchantCharge, schemas.LedgerKindRequestPayment, schemas.LedgerKindRefund},
 			Query: `
 SELECT coalesce(nullif(d.ledger_entry_id, ''), '') AS entry_id,
        'fiat:' || t.kind AS kind,
@@ -71,8 +75,9 @@ WHERE t.kind IN ('transfer', 'deposit', 'withdrawal', 'merchant_charge', 'reques
 ORDER BY t.created_at, t.id`,
 		},
 		cledger.SQLSource{
-			Label: "authorized mask charges",
-			Table: "mask_charges",
+			Label:      "authorized mask charges",
+			Table:      "mask_charges",
+			EntryKinds: []string{schemas.LedgerKindMaskCharge},
 			Query: `
 SELECT '' AS entry_id,
        'mask:charge' AS kind,
@@ -89,5 +94,6 @@ ORDER BY c.created_at, c.id`,
 		},
 		charityLedgerSource(),
 		govLedgerSource(),
+		tradeLedgerSource(),
 	}
 }

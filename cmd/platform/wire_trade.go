@@ -1,10 +1,12 @@
 package main
 
 import (
+	cledger "github.com/fintech/platform/consumers/ledger"
 	cpipeline "github.com/fintech/platform/consumers/pipeline"
 	ctrade "github.com/fintech/platform/consumers/trade"
 	"github.com/fintech/platform/gateway/server"
 	gtrade "github.com/fintech/platform/gateway/trade"
+	"github.com/fintech/platform/schemas"
 	strade "github.com/fintech/platform/storage/trade"
 	"github.com/fintech/platform/topics"
 )
@@ -33,4 +35,12 @@ func (a *app) tradeModule() (module, error) {
 			},
 		},
 	}, nil
+}
+
+// tradeLedgerSource lists the test-net operations without their ledger
+// entry, for `platform ledger reanchor`.
+func tradeLedgerSource() cledger.Source {
+	return cledger.SQLSource{Label: "trade operations", Table: "trade_operations",
+		EntryKinds: []string{schemas.LedgerKindTradeTopUp, schemas.LedgerKindTradeTransfer},
+		Query:      strade.MissingLedgerEntriesSQL}
 }

@@ -18,6 +18,10 @@ import (
 type Source interface {
 	// Name labels the source in reports.
 	Name() string
+	// Kinds lists the entry kinds the source re-anchors: every kind a module
+	// emits is covered by exactly one source (a test in cmd/platform checks
+	// it against schemas.ModuleLedgerKinds).
+	Kinds() []string
 	// Missing calls yield for every record without an entry.
 	Missing(ctx context.Context, db postgres.Querier, yield func(schemas.LedgerAppend) error) error
 }
@@ -29,11 +33,16 @@ type Source interface {
 type SQLSource struct {
 	Label string
 	Table string
-	Query string
+	// EntryKinds lists the entry kinds the query can return.
+	EntryKinds []string
+	Query      string
 }
 
 // Name labels the source.
 func (s SQLSource) Name() string { return s.Label }
+
+// Kinds lists the entry kinds the source re-anchors.
+func (s SQLSource) Kinds() []string { return s.EntryKinds }
 
 // Missing runs the query.
 func (s SQLSource) Missing(ctx context.Context, db postgres.Querier, yield func(schemas.LedgerAppend) error) error {

@@ -233,6 +233,8 @@ type results struct {
 	conns            int           // Postgres connections (baselines)
 	genCPU           time.Duration // CPU the load generator (this process) used
 	sutCPU           time.Duration // CPU the platform process used, load and drain
+	used             cost          // records, fsyncs, round trips, Postgres CPU (platform runs)
+	peakRSS          int64         // the platform process's peak resident set, bytes
 }
 
 func (r *results) throughput() float64 { return float64(r.ok) / r.elapsed.Seconds() }

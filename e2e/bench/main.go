@@ -27,6 +27,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -170,6 +171,8 @@ func run(o options) int {
 	}
 	defer lags.Close()
 
+	meter := newMeter(ctx, lags, db, p.MetricsAddr)
+
 	c, err := newClient(p.BaseURL, slices.Max(o.clients))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -222,6 +225,7 @@ func run(o options) int {
 			}
 			step(fmt.Sprintf("round %d/%d, %d clients: platform for %s, then drain to lag 0 (load %s)", r, o.rounds, n, o.duration, loadAvg()))
 			logMark := len(p.Logs())
+			used0 := meter.read(ctx)
 			gen0, sut0 := selfCPU(), procCPU(p.Pid())
 			label := fmt.Sprintf("r%dc%d", r, n)
 			prof.start(label, o.duration*2/3)
@@ -235,6 +239,8 @@ func run(o options) int {
 			res.elapsed = time.Since(res.start)
 			res.drainTime = res.elapsed - res.loadTime
 			res.sutCPU = procCPU(p.Pid()) - sut0
+			res.used = meter.read(ctx).sub(used0)
+			res.peakRSS = peakRSS(p.Pid())
 			prof.wait(label)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "bench: drain:", err)
@@ -349,6 +355,7 @@ func printRun(what string, clients int, r *results) {
 			"CPU", cpuPer(r.genCPU, r.ok), 100*r.genCPU.Seconds()/r.elapsed.Seconds())
 	}
 	if r.drainTime > 0 {
+		printCost(r)
 		fmt.Printf("  %-22s %d of %d started (%.2f%%); 503 retries (same key) %d; answers %v; transport errors %d\n",
 			"settled", r.ok, r.attempted, 100*r.settledShare(), r.retries, r.byStatus, r.transport)
 		if len(r.byCode) > 0 {
@@ -360,6 +367,40 @@ func printRun(what string, clients int, r *results) {
 	} else {
 		fmt.Printf("  %-22s %d of %d (rest rolled back: balance too low)\n", "committed", r.ok, r.attempted)
 	}
+}
+
+// printCost prints what a platform run used per settled transfer.
+func printCost(r *results) {
+	u, n := r.used, float64(r.ok)
+	if n == 0 {
+		return
+	}
+	perBatch := "n/a"
+	if u.batches > 0 && u.roundTrips > 0 {
+		perBatch = fmt.Sprintf("%.2f", u.roundTrips/u.batches)
+	}
+	fmt.Printf("  %-22s %.2f Kafka records, %.2f fsyncs (broker %.2f + Postgres WAL %.2f); fiat batches: %.1f commands, %s Postgres round trips each\n",
+		"per transfer", float64(u.records)/n, (u.brokerFsyncs+float64(u.walSyncs))/n, u.brokerFsyncs/n, float64(u.walSyncs)/n,
+		orZero(n/u.batches), perBatch)
+	topicNames := slices.Sorted(maps.Keys(u.byTopic))
+	parts := make([]string, 0, len(topicNames))
+	for _, t := range topicNames {
+		parts = append(parts, fmt.Sprintf("%s %.2f", t, float64(u.byTopic[t])/n))
+	}
+	fmt.Printf("  %-22s %s\n", "records by topic", strings.Join(parts, ", "))
+	pg := "n/a"
+	if u.pgCPU > 0 {
+		pg = fmt.Sprintf("%.0f", cpuPer(u.pgCPU, r.ok))
+	}
+	fmt.Printf("  %-22s platform %.0f + Postgres %s µs/transfer; platform peak RSS %.0f MB\n",
+		"CPU per transfer", cpuPer(r.sutCPU, r.ok), pg, float64(r.peakRSS)/(1<<20))
+}
+
+func orZero(x float64) float64 {
+	if x != x || x > 1e12 {
+		return 0
+	}
+	return x
 }
 
 // printLogTail prints the last n lines the platform logged since offset
@@ -421,13 +462,19 @@ func median(xs []float64) float64 {
 func summarize(o options, runs map[int][]round, broker string, failures []string) {
 	fmt.Printf("\n== summary: %d round(s) per client count, platform clock includes the drain to lag 0\n", o.rounds)
 	fmt.Printf("broker: %s\n", broker)
-	fmt.Printf("%8s %12s %9s %9s %12s %12s %10s %10s\n", "clients", "platform/s", "p99 ms", "drain s", "T/s", "S/s", "plat/T", "plat/S")
+	fmt.Printf("%8s %12s %9s %9s %12s %12s %10s %10s %14s %8s %8s\n", "clients", "platform/s", "p99 ms", "drain s", "T/s", "S/s", "plat/T", "plat/S",
+		"CPU µs/tr p+pg", "rec/tr", "RSS MB")
 	type ratio struct{ t, s float64 }
 	med := map[int]ratio{}
 	for _, n := range o.clients {
-		var pt, p99, dr, tt, st, rt, rs []float64
+		var pt, p99, dr, tt, st, rt, rs, cpu, rec, rss []float64
 		for _, rd := range runs[n] {
 			pt = append(pt, rd.platform.throughput())
+			if ok := rd.platform.ok; ok > 0 {
+				cpu = append(cpu, cpuPer(rd.platform.sutCPU+rd.platform.used.pgCPU, ok))
+				rec = append(rec, float64(rd.platform.used.records)/float64(ok))
+			}
+			rss = append(rss, float64(rd.platform.peakRSS)/(1<<20))
 			p99 = append(p99, ms(rd.platform.p(0.99)))
 			dr = append(dr, rd.platform.drainTime.Seconds())
 			if b := rd.base["T"]; b != nil {
@@ -440,8 +487,9 @@ func summarize(o options, runs map[int][]round, broker string, failures []string
 			}
 		}
 		med[n] = ratio{median(rt), median(rs)}
-		fmt.Printf("%8d %12.1f %9.1f %9.2f %12s %12s %10s %10s\n", n, median(pt), median(p99), median(dr),
-			orDash(tt, "%.1f"), orDash(st, "%.1f"), orDash(rt, "%.2f"), orDash(rs, "%.2f"))
+		fmt.Printf("%8d %12.1f %9.1f %9.2f %12s %12s %10s %10s %14s %8s %8s\n", n, median(pt), median(p99), median(dr),
+			orDash(tt, "%.1f"), orDash(st, "%.1f"), orDash(rt, "%.2f"), orDash(rs, "%.2f"),
+			orDash(cpu, "%.0f"), orDash(rec, "%.2f"), orDash(rss, "%.0f"))
 		for i, rd := range runs[n] {
 			line := fmt.Sprintf("  run %d: platform %.1f/s", i+1, rd.platform.throughput())
 			for _, k := range o.baselines {

@@ -1,11 +1,13 @@
 // Command openapidoc prints the platform's full OpenAPI document
-// (/api/openapi.json) as the real binary serves it. The document is generated
+// (/api/openapi.json, the fintech modules), or with -full the complete one
+// (/api/platform/openapi.full.json, every module), as the real binary
+// serves it. The document is generated
 // from the routes a running gateway registered, so the tool starts a fresh
 // platform on the local stack (the e2e harness: its own database and ports),
 // reads the document and stops it. `make sdk` feeds the output to the
 // TypeScript SDK generator.
 //
-//	go run ./e2e/openapidoc [-o file] [-url http://127.0.0.1:8080]
+//	go run ./e2e/openapidoc [-full] [-o file] [-url http://127.0.0.1:8080]
 package main
 
 import (
@@ -24,11 +26,23 @@ import (
 func main() {
 	out := flag.String("o", "", "write the document to this file instead of standard output")
 	url := flag.String("url", "", "read the document from this running platform instead of starting one")
+	full := flag.Bool("full", false, "print the complete document of every module ("+completePath+") instead of "+fintechPath)
 	flag.Parse()
-	os.Exit(run(*out, *url))
+	path := fintechPath
+	if *full {
+		path = completePath
+	}
+	os.Exit(run(*out, *url, path))
 }
 
-func run(out, base string) int {
+// The documents the platform serves (gateway/platform.FullPath and
+// CompletePath; the e2e tools read the binary's answers, not its packages).
+const (
+	fintechPath  = "/api/openapi.json"
+	completePath = "/api/platform/openapi.full.json"
+)
+
+func run(out, base, path string) int {
 	if base == "" {
 		ptb := harness.NewProcessTB()
 		defer ptb.Close()
@@ -36,7 +50,7 @@ func run(out, base string) int {
 		defer p.Stop()
 		base = p.BaseURL
 	}
-	doc, err := fetch(base + "/api/openapi.json")
+	doc, err := fetch(base + path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "openapidoc:", err)
 		return 1

@@ -31,6 +31,7 @@ type Binder struct {
 	body     bool // JSON body fields, and not RawBody
 	optional bool // OptionalBody
 	params   []param
+	rules    []rule // the declared bounds, enforced by Check
 }
 
 // param is one `path:`, `query:` or `header:` field, by its index path
@@ -58,6 +59,11 @@ func For(t reflect.Type) (*Binder, error) {
 	if err := b.collect(t, nil); err != nil {
 		return nil, err
 	}
+	rules, err := rulesOf(t, nil, b.body)
+	if err != nil {
+		return nil, err
+	}
+	b.rules = rules
 	return b, nil
 }
 

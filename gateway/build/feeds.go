@@ -147,7 +147,7 @@ type sitemapPage string
 
 // PrepareJSONSchema describes a sitemap page as the integer it is.
 func (sitemapPage) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithType(jsonschema.Integer.Type()).WithMinimum(1).WithDescription("page of a sitemap index; anything else is 404")
+	s.WithType(jsonschema.Integer.Type()).WithDescription("page of a sitemap index, from 1; anything else is 404")
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -176,17 +177,27 @@ var partnerCORS = cors.New(cors.Config{
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.Basics(g, "build", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "build", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Partner vacancy feeds",
+		Description: "Employers post vacancies; partners read open ones with an X-Build-Key, embed the widget, or follow the RSS feed and sitemap.",
+		Prefixes:    []string{Prefix, PagePrefix, SitemapPath},
+	}))
 	server.Post(g, "/projects", server.Op[createProjectRequest]{
-		Summary: "Create a project of the caller (employer)", Class: ratelimit.Write, Handle: h.createProject,
+		Summary:     "Create a project of the caller (employer)",
+		Description: "Creates a project owned by the caller, under which vacancies are posted.",
+		Class:       ratelimit.Write, Handle: h.createProject,
 		Responses: []server.Response{server.Answers(http.StatusCreated, "the project", schemas.BuildProject{})},
 	}, h.require)
 	server.Get(g, "/projects", server.Op[offsetPaging]{
-		Summary: "The caller's projects, newest first", Handle: h.listProjects,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's projects", schemas.BuildProjects{})},
+		Summary:     "The caller's projects, newest first",
+		Description: "Pages through the caller's projects, newest first. Read-only.",
+		Handle:      h.listProjects,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's projects", schemas.BuildProjects{})},
 	}, h.require)
 	server.Post(g, "/vacancies", server.Op[createVacancyRequest]{
-		Summary: "Post an OPEN vacancy in one of the caller's projects", Class: ratelimit.Write, Handle: h.createVacancy,
+		Summary:     "Post an OPEN vacancy in one of the caller's projects",
+		Description: "Posts an open vacancy in one of the caller's projects, within the plan's open slots; partners and the public pages see it at once.",
+		Class:       ratelimit.Write, Handle: h.createVacancy,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the OPEN vacancy", schemas.Vacancy{}),
 			server.Fails(http.StatusForbidden, "plan_vacancy_limit_reached: every open vacancy slot of the plan is taken (limit names the plan's slots)"),
@@ -194,26 +205,36 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 	server.Get(g, "/vacancies", server.Op[offsetPaging]{
-		Summary: "The caller's vacancies in every status, newest first", Handle: h.listOwnVacancies,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's vacancies", schemas.Vacancies{})},
+		Summary:     "The caller's vacancies in every status, newest first",
+		Description: "Pages through the caller's vacancies in every status, newest first. Read-only.",
+		Handle:      h.listOwnVacancies,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's vacancies", schemas.Vacancies{})},
 	}, h.require)
 	server.Post(g, "/vacancies/:id/close", server.Op[idPath]{
-		Summary: "Close one of the caller's vacancies", Class: ratelimit.Write, Handle: h.closeVacancy,
+		Summary:     "Close one of the caller's vacancies",
+		Description: "Closes one of the caller's vacancies: it leaves the partner API, feeds and pages and frees a plan slot. Another user's vacancy answers 404.",
+		Class:       ratelimit.Write, Handle: h.closeVacancy,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the closed vacancy", schemas.Vacancy{}),
 			server.Fails(http.StatusNotFound, "not_found: no such vacancy of the caller"),
 		},
 	}, h.require)
 	server.Post(g, "/partner-keys", server.Op[server.NoRequest]{
-		Summary: "Mint a partner key; the plaintext is shown only in this answer", Class: ratelimit.Write, Handle: h.createKey,
+		Summary:     "Mint a partner key; the plaintext is shown only in this answer",
+		Description: "Creates a partner key (X-Build-Key) of the caller; the plaintext is in this answer only.",
+		Class:       ratelimit.Write, Handle: h.createKey,
 		Responses: []server.Response{server.Answers(http.StatusCreated, "the key; its plaintext is shown only here", schemas.PartnerKey{})},
 	}, h.require)
 	server.Get(g, "/partner-keys", server.Op[server.NoRequest]{
-		Summary: "The caller's partner keys (never their plaintext)", Handle: h.listKeys,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's keys", schemas.PartnerKeys{})},
+		Summary:     "The caller's partner keys (never their plaintext)",
+		Description: "Lists the caller's partner keys with prefix and status, never their plaintext. Read-only.",
+		Handle:      h.listKeys,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's keys", schemas.PartnerKeys{})},
 	}, h.require)
 	server.Handle(g, http.MethodDelete, "/partner-keys/:id", server.Op[idPath]{
-		Summary: "Revoke one of the caller's partner keys", Class: ratelimit.Write, Handle: h.revokeKey,
+		Summary:     "Revoke one of the caller's partner keys",
+		Description: "Revokes one of the caller's partner keys; requests with it answer 401 from then on. Another user's key answers 404.",
+		Class:       ratelimit.Write, Handle: h.revokeKey,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the revoked key", schemas.PartnerKey{}),
 			server.Fails(http.StatusNotFound, "not_found: no such key of the caller"),
@@ -223,18 +244,24 @@ func (h *Handlers) Register(r server.Router) {
 	keyInvalid := server.Fails(http.StatusUnauthorized, "key_invalid: X-Build-Key is missing, malformed, unknown or revoked")
 	api := r.Group(APIPrefix, partnerCORS)
 	server.Get(api, "/vacancies", server.Op[partnerListRequest]{
-		Summary: "Open vacancies, newest first; filters city and skill", Class: ratelimit.Partner, Public: true, Handle: h.partnerList,
+		Summary:     "Open vacancies, newest first; filters city and skill",
+		Description: "Pages through the open vacancies, newest first, optionally of a city or skill. Read-only.",
+		Class:       ratelimit.Partner, APIKey: HeaderKey, Handle: h.partnerList,
 		Responses: []server.Response{server.Answers(http.StatusOK, "open vacancies, newest first", schemas.PartnerVacancies{}), keyInvalid},
 	}, h.requireKey)
 	server.Get(api, "/vacancies/:id", server.Op[idPath]{
-		Summary: "One open vacancy", Class: ratelimit.Partner, Public: true, Handle: h.partnerGet,
+		Summary:     "One open vacancy",
+		Description: "One open vacancy. Read-only.",
+		Class:       ratelimit.Partner, APIKey: HeaderKey, Handle: h.partnerGet,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "one open vacancy", schemas.PartnerVacancy{}), keyInvalid,
 			server.Fails(http.StatusNotFound, "not_found: no such open vacancy"),
 		},
 	}, h.requireKey)
 	server.Get(api, "/health", server.Op[server.NoRequest]{
-		Summary: "Partner API health and version", Class: ratelimit.Partner, Public: true, Handle: h.partnerHealth,
+		Summary:     "Partner API health and version",
+		Description: "Whether the partner API answers, and its version. Read-only.",
+		Class:       ratelimit.Partner, APIKey: HeaderKey, Handle: h.partnerHealth,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "partner API health", schemas.PartnerAPIHealth{}), keyInvalid,
 			server.Fails(http.StatusServiceUnavailable, "unavailable: a dependency did not answer"),
@@ -243,16 +270,22 @@ func (h *Handlers) Register(r server.Router) {
 
 	pub := r.Group(PublicPrefix)
 	server.Get(pub, "/rss/vacancies.xml", server.Op[vacancyFilter]{
-		Summary: "RSS 2.0 feed of open vacancies; filters city and skill", Public: true, Handle: h.rss,
+		Summary:     "RSS 2.0 feed of open vacancies; filters city and skill",
+		Description: "An RSS 2.0 feed of the newest open vacancies, optionally of a city or skill. Read-only.",
+		Public:      true, Handle: h.rss,
 		Responses: []server.Response{{Status: http.StatusOK, ContentType: "application/rss+xml", Description: "RSS 2.0 feed of the newest open vacancies"}},
 	})
 	server.Get(pub, "/widget.js", server.Op[server.NoRequest]{
-		Summary: "The drop-in vacancy widget script", Public: true, Handle: h.widget,
+		Summary:     "The drop-in vacancy widget script",
+		Description: "The script partners embed to list open vacancies on their site. Read-only.",
+		Public:      true, Handle: h.widget,
 		Responses: []server.Response{{Status: http.StatusOK, ContentType: "text/javascript", Description: "the widget script"}},
 	})
 
 	server.Get(r, SitemapPath, server.Op[sitemapRequest]{
-		Summary: "XML sitemap (a sitemap index beyond 5000 URLs)", Public: true, Handle: h.sitemap,
+		Summary:     "XML sitemap (a sitemap index beyond 5000 URLs)",
+		Description: "The sitemap of the public vacancy, project and employer pages; beyond 5000 URLs a sitemap index of pages. Read-only.",
+		Public:      true, Handle: h.sitemap,
 		Responses: []server.Response{
 			{Status: http.StatusOK, ContentType: "application/xml", Description: "urlset, or a sitemapindex beyond 5000 URLs"},
 			server.Fails(http.StatusNotFound, "not_found: no such sitemap page"),
@@ -263,18 +296,26 @@ func (h *Handlers) Register(r server.Router) {
 		return []server.Response{{Status: http.StatusOK, ContentType: "text/html", Description: desc}}
 	}
 	server.Get(pages, "/vacancies", server.Op[server.NoRequest]{
-		Summary: "HTML index of open vacancies", Public: true, Handle: h.indexPage, Responses: page("HTML page"),
+		Summary:     "HTML index of open vacancies",
+		Description: "The public HTML page listing the open vacancies. Read-only.",
+		Public:      true, Handle: h.indexPage, Responses: page("HTML page"),
 	})
 	server.Get(pages, "/vacancies/:id", server.Op[idPath]{
-		Summary: "HTML page of one open vacancy with schema.org JobPosting", Public: true, Handle: h.vacancyPage,
+		Summary:     "HTML page of one open vacancy with schema.org JobPosting",
+		Description: "The public HTML page of one open vacancy, with schema.org JobPosting data. Read-only.",
+		Public:      true, Handle: h.vacancyPage,
 		Responses: append(page("HTML page"), server.Fails(http.StatusNotFound, "not_found: no such open vacancy")),
 	})
 	server.Get(pages, "/projects/:id", server.Op[idPath]{
-		Summary: "HTML page of a project and its open vacancies", Public: true, Handle: h.projectPage,
+		Summary:     "HTML page of a project and its open vacancies",
+		Description: "The public HTML page of a project and its open vacancies. Read-only.",
+		Public:      true, Handle: h.projectPage,
 		Responses: append(page("HTML page"), server.Fails(http.StatusNotFound, "not_found: no such project")),
 	})
 	server.Get(pages, "/employers/:id", server.Op[idPath]{
-		Summary: "HTML page of an employer's open vacancies", Public: true, Handle: h.employerPage,
+		Summary:     "HTML page of an employer's open vacancies",
+		Description: "The public HTML page of an employer's open vacancies. Read-only.",
+		Public:      true, Handle: h.employerPage,
 		Responses: append(page("HTML page"), server.Fails(http.StatusNotFound, "not_found: no such employer with open vacancies")),
 	})
 }

@@ -2,6 +2,7 @@ package build
 
 import (
 	"encoding/json"
+	"github.com/fintech/platform/gateway/server/servertest"
 	"testing"
 )
 
@@ -9,7 +10,7 @@ import (
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, &fakeStore{}, Config{})
-	raw, _ := json.Marshal(OpenAPI(srv.Routes()))
+	raw, _ := json.Marshal(servertest.Document(t, srv, Prefix+"/openapi.json"))
 	var d struct {
 		Paths map[string]map[string]struct {
 			Security  []map[string]any          `json:"security"`

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/swaggest/jsonschema-go"
@@ -65,6 +66,38 @@ func (skillList) PrepareJSONSchema(s *jsonschema.Schema) error {
 	return nil
 }
 
+// list is the skills sent (none when left out or refused).
+func (l skillList) list() []string {
+	var skills []string
+	if l.Present() {
+		_ = json.Unmarshal(l.RawMessage, &skills)
+	}
+	return skills
+}
+
+// Present reports whether skills were sent.
+func (l skillList) Present() bool {
+	raw := strings.TrimSpace(string(l.RawMessage))
+	return raw != "" && raw != "null"
+}
+
+// Invalid says why the skills are refused, "" when they are not.
+func (l skillList) Invalid() string {
+	var skills []string
+	switch {
+	case json.Unmarshal(l.RawMessage, &skills) != nil:
+		return "must be an array of strings"
+	case len(skills) > maxSkills:
+		return "must have at most 30 entries"
+	}
+	for _, sk := range skills {
+		if sk = strings.TrimSpace(sk); sk == "" || utf8.RuneCountInString(sk) > maxSkillLen {
+			return "each must be non-blank text of at most 100 characters"
+		}
+	}
+	return ""
+}
+
 // validate checks the request and returns the vacancy without ids. Skills
 // are trimmed and de-duplicated case-insensitively, keeping the first
 // spelling.
@@ -86,28 +119,14 @@ func (req createVacancyRequest) validate(now time.Time) (build.Vacancy, error) {
 	if text(&v, "salaryCurrency", req.SalaryCurrency, 3, true); d.SalaryCurrency != "" {
 		v.Check(currencyCode.MatchString(d.SalaryCurrency), "salaryCurrency", "must be a 3-letter ISO 4217 code such as KZT")
 	}
-	if raw := strings.TrimSpace(string(req.Skills.RawMessage)); raw != "" && raw != "null" {
-		var skills []string
-		switch {
-		case json.Unmarshal(req.Skills.RawMessage, &skills) != nil:
-			v.Fail("skills", "must be an array of strings")
-		case len(skills) > maxSkills:
-			v.Fail("skills", "must have at most 30 entries")
-		default:
-			seen := map[string]bool{}
-			for _, s := range skills {
-				var sv bind.Validator
-				text(&sv, "skills", s, maxSkillLen, true)
-				if err := sv.Err(); err != nil {
-					v.Fail("skills", "each must be non-blank text of at most 100 characters")
-					break
-				}
-				s = strings.TrimSpace(s)
-				if k := strings.ToLower(s); !seen[k] {
-					seen[k] = true
-					d.Skills = append(d.Skills, s)
-				}
-			}
+	// The binder refused skills that are not an array of at most 30
+	// non-blank strings of at most 100 characters (skillList.Invalid).
+	seen := map[string]bool{}
+	for _, sk := range req.Skills.list() {
+		sk = strings.TrimSpace(sk)
+		if k := strings.ToLower(sk); !seen[k] {
+			seen[k] = true
+			d.Skills = append(d.Skills, sk)
 		}
 	}
 	if text(&v, "expiresAt", req.ExpiresAt, 64, true); strings.TrimSpace(req.ExpiresAt) != "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/storage/build"
 )
 
 func TestCreateVacancyValidate(t *testing.T) {
@@ -57,10 +58,12 @@ func TestCreateVacancyValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var req createVacancyRequest
-			if err := bind.Decode([]byte(tt.body), &req); err != nil {
-				t.Fatalf("decode: %v", err)
+			// The declared rules first, as the server checks them.
+			err := bind.DecodeChecked([]byte(tt.body), &req)
+			var v build.Vacancy
+			if err == nil {
+				v, err = req.validate(now)
 			}
-			v, err := req.validate(now)
 			if tt.field == "" {
 				if err != nil {
 					t.Fatalf("unexpected %v", err)

@@ -18,18 +18,8 @@ type listCampaignsRequest struct {
 	Status   string `query:"status" json:"-" enum:"active,ended"`
 }
 
-// Validate reads the page and checks the filters.
-func (req *listCampaignsRequest) Validate() error {
-	if err := req.Paging.Validate(); err != nil {
-		return err
-	}
-	var v bind.Validator
-	text(&v, "category", req.Category, maxCategory, false)
-	if req.Status != "" {
-		v.OneOf("status", req.Status, schemas.CampaignActive, schemas.CampaignEnded)
-	}
-	return v.Err()
-}
+// Validate reads the page; the filters are bound by their tags.
+func (req *listCampaignsRequest) Validate() error { return req.Paging.Validate() }
 
 // listCampaigns answers approved campaigns, pinned first, then newest
 // first; query category, status (active or ended), cursor and limit.

@@ -18,6 +18,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -134,27 +135,39 @@ func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	type resp = server.Response
 	answers, fails := server.Answers, server.Fails
-	platform.BasicsOf(g, "charity", platform.Health(h.db, h.health), schemas.CharityHealth{}, h.openapi)
+	platform.BasicsOf(g, "charity", platform.Health(h.db, h.health), schemas.CharityHealth{}, openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Charity campaigns",
+		Description: "Campaigns proposed by users and approved by charity admins; donations from KZT wallets settle through the wallet pipeline.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Get(g, "/campaigns", server.Op[listCampaignsRequest]{
-		Summary: "Approved campaigns, pinned first; query category, status (active | ended), cursor, limit", Public: true,
-		Handle:    h.listCampaigns,
-		Responses: []resp{answers(http.StatusOK, "approved campaigns, pinned first", schemas.CampaignList{})},
+		Summary:     "Approved campaigns, pinned first; query category, status (active | ended), cursor, limit",
+		Description: "Pages through approved campaigns, pinned first, optionally of a category or status. Read-only.",
+		Public:      true,
+		Handle:      h.listCampaigns,
+		Responses:   []resp{answers(http.StatusOK, "approved campaigns, pinned first", schemas.CampaignList{})},
 	})
 	server.Get(g, "/campaigns/:id", server.Op[campaignPath]{
-		Summary: "One campaign with progress, recent donors and media", Public: true, Handle: h.getCampaign,
+		Summary:     "One campaign with progress, recent donors and media",
+		Description: "One approved campaign with its progress, recent donors and media. Read-only.",
+		Public:      true, Handle: h.getCampaign,
 		Responses: []resp{
 			answers(http.StatusOK, "the campaign", schemas.Campaign{}),
 			fails(http.StatusNotFound, "not_found: unknown, or pending and neither yours nor seen by a charity admin"),
 		},
 	}, h.optional, h.probeAdmin)
 	server.Post(g, "/campaigns", server.Op[createCampaignRequest]{
-		Summary: "Propose a campaign (pending until a charity admin approves it)", Class: ratelimit.Write,
-		Handle:    h.createCampaign,
-		Responses: []resp{answers(http.StatusCreated, "the pending campaign", schemas.Campaign{})},
+		Summary:     "Propose a campaign (pending until a charity admin approves it)",
+		Description: "Creates a campaign of the caller in pending; it is listed once a charity admin approves it.",
+		Class:       ratelimit.Write,
+		Handle:      h.createCampaign,
+		Responses:   []resp{answers(http.StatusCreated, "the pending campaign", schemas.Campaign{})},
 	}, h.require)
 	server.Post(g, "/campaigns/:id/approve", server.Op[approveRequest]{
-		Summary: "Approve a pending campaign, optionally pinned or featured (charity admins)", Class: ratelimit.Write,
-		Role: adminRole, Handle: h.approveCampaign,
+		Summary:     "Approve a pending campaign, optionally pinned or featured (charity admins)",
+		Description: "Moves a pending campaign to active, optionally pinned or featured; it is listed from then on.",
+		Class:       ratelimit.Write,
+		Role:        adminRole, Handle: h.approveCampaign,
 		Responses: []resp{
 			answers(http.StatusOK, "the active campaign", schemas.Campaign{}),
 			fails(http.StatusNotFound, "not_found: no such campaign"),
@@ -162,7 +175,9 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require, h.admin)
 	server.Post(g, "/campaigns/:id/donations", server.Op[donateRequest]{
-		Summary: "Donate from the caller's KZT wallet to an active campaign", Class: ratelimit.Money, Handle: h.donate,
+		Summary:     "Donate from the caller's KZT wallet to an active campaign",
+		Description: "Moves the amount from the caller's KZT wallet to the campaign and adds it to the campaign's total.",
+		Class:       ratelimit.Money, Handle: h.donate,
 		Responses: []resp{
 			answers(http.StatusCreated, "the settled donation", schemas.DonationResult{}),
 			fails(http.StatusBadRequest, "insufficient_balance or wallet_inactive: the wallet cannot pay the amount"),
@@ -172,7 +187,9 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 	server.Get(g, "/stats", server.Op[server.NoRequest]{
-		Summary: "Total raised, distinct donors and top categories (analytics copy)", Public: true, Handle: h.stats,
+		Summary:     "Total raised, distinct donors and top categories (analytics copy)",
+		Description: "Total raised, distinct donors and top categories, from the analytics copy. Read-only.",
+		Public:      true, Handle: h.stats,
 		Responses: []resp{answers(http.StatusOK, "aggregates", schemas.CharityStats{})},
 	})
 }

@@ -22,7 +22,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Register(s.Root())
-	doc := OpenAPI(s.Routes())
+	doc := servertest.Document(t, s, Prefix+"/openapi.json")
 	paths := doc["paths"].(map[string]any)
 	if len(paths) != 7 {
 		t.Fatalf("paths = %d: %v", len(paths), paths)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -139,27 +140,40 @@ func (h *Handlers) Register(r server.Router) {
 
 func (h *Handlers) registerConstitution(r server.Router, prefix string) {
 	g := r.Group(prefix)
-	platform.Basics(g, "constitution", platform.Health(h.db, nil), h.openapi(prefix))
-	reference := func(path, summary string, doc any) {
+	platform.Basics(g, "constitution", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Constitution scenarios",
+		Description: "Scenario builder with eight sliders, computed regimes and metrics, an AI advisor and PDF reports.",
+		Prefixes:    []string{prefix},
+	}))
+	reference := func(path, summary, description string, doc any) {
 		server.Get(g, path, server.Op[cachedRequest]{
-			Summary: summary, Public: true, Handle: cachedJSON(doc),
+			Summary: summary, Description: description + " Read-only; answers 304 to a matching If-None-Match.",
+			Public: true, Handle: cachedJSON(doc),
 			Responses: []server.Response{
 				server.Answers(http.StatusOK, "reference data; Cache-Control public, max-age=3600 and an ETag", doc),
 				{Status: http.StatusNotModified, Description: "not modified (If-None-Match matched the ETag)"},
 			},
 		})
 	}
-	reference("/public/regimes", "Regimes, each with the deterministic rule that selects it (cached 1 hour)", regimesDoc())
-	reference("/public/presets", "Preset slider settings and the AI prompt templates (cached 1 hour)", presetsDoc())
-	reference("/public/countries", "Illustrative presets by country (cached 1 hour)", countriesDoc())
-	reference("/public/sliders-spec", "The eight sliders and how each pushes the six metrics (cached 1 hour)", sliderSpecDoc())
+	reference("/public/regimes", "Regimes, each with the deterministic rule that selects it (cached 1 hour)",
+		"The regimes a scenario can compute to, each with the rule over the sliders that selects it.", regimesDoc())
+	reference("/public/presets", "Preset slider settings and the AI prompt templates (cached 1 hour)",
+		"Ready-made slider settings to start a scenario from, and the advisor's prompt templates.", presetsDoc())
+	reference("/public/countries", "Illustrative presets by country (cached 1 hour)",
+		"Illustrative slider settings for a few countries.", countriesDoc())
+	reference("/public/sliders-spec", "The eight sliders and how each pushes the six metrics (cached 1 hour)",
+		"The eight sliders with their ranges, and how each one moves the six metrics.", sliderSpecDoc())
 	server.Post(g, "/scenarios", server.Op[scenarioRequest]{
-		Summary: "Save a scenario; regime and metrics are computed from the sliders", Class: ratelimit.Write, Handle: h.createScenario,
+		Summary:     "Save a scenario; regime and metrics are computed from the sliders",
+		Description: "Saves a scenario of the caller; the regime and metrics are computed from its eight sliders. Creates a scenario.",
+		Class:       ratelimit.Write, Handle: h.createScenario,
 		Responses: []server.Response{server.Answers(http.StatusCreated, "the saved scenario with the computed regime and metrics", schemas.ConstitutionScenario{})},
 	}, h.require)
 	server.Get(g, "/scenarios", server.Op[listScenariosRequest]{
-		Summary: "The caller's scenarios, newest first", Handle: h.listScenarios,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's scenarios, newest first", schemas.Page[schemas.ConstitutionScenario]{})},
+		Summary:     "The caller's scenarios, newest first",
+		Description: "Pages through the caller's saved scenarios, newest first. Read-only.",
+		Handle:      h.listScenarios,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's scenarios, newest first", schemas.Page[schemas.ConstitutionScenario]{})},
 	}, h.require)
 	audit := auditRequired(h.require)
 	aiFails := []server.Response{
@@ -168,56 +182,80 @@ func (h *Handlers) registerConstitution(r server.Router, prefix string) {
 		server.Fails(http.StatusNotFound, "template_not_found: templateId names no template of GET public/presets"),
 	}
 	server.Post(g, "/ai-suggest", server.Op[aiRequest]{
-		Summary: "Slider suggestions and the predicted result (counts against the monthly AI limit)", Class: ratelimit.Write, Handle: h.aiSuggest,
+		Summary:     "Slider suggestions and the predicted result (counts against the monthly AI limit)",
+		Description: "Asks the advisor for slider suggestions and the predicted result. Counts one call against the caller's monthly AI limit; saves nothing else.",
+		Class:       ratelimit.Write, Handle: h.aiSuggest,
 		Responses: append([]server.Response{server.Answers(http.StatusOK, "suggestions and the predicted result", schemas.ConstitutionAdvice{})}, aiFails...),
 	}, audit)
 	server.Post(g, "/ai-suggest-stream", server.Op[aiRequest]{
-		Summary: "The same as ai-suggest as server-sent events: progress events, then result", Class: ratelimit.Write, Handle: h.aiSuggestStream,
+		Summary:     "The same as ai-suggest as server-sent events: progress events, then result",
+		Description: "The advisor's answer as server-sent events (progress, then the result). Counts one call against the caller's monthly AI limit.",
+		Class:       ratelimit.Write, Handle: h.aiSuggestStream,
 		Responses: append([]server.Response{{Status: http.StatusOK, ContentType: "text/event-stream",
 			Description: "server-sent events: three `progress` events (data: ConstitutionAdviceProgress), then one `result` event (data: ConstitutionAdvice)"}}, aiFails...),
 	}, audit)
 	server.Post(g, "/pdf", server.Op[scenarioRef]{
-		Summary: "A printable PDF report of a saved or sent scenario", Class: ratelimit.Write, Handle: h.pdf,
+		Summary:     "A printable PDF report of a saved or sent scenario",
+		Description: "Renders a PDF report of one of the caller's saved scenarios, or of sliders sent in the body. Changes nothing; another user's scenario answers 404.",
+		Class:       ratelimit.Write, Handle: h.pdf,
 		Responses: []server.Response{
 			{Status: http.StatusOK, ContentType: "application/pdf", Description: "the report (Content-Disposition: attachment)"},
 			server.Fails(http.StatusNotFound, "not_found: no such scenario of the caller"),
 		},
 	}, h.require)
 	server.Get(g, "/me/plan", server.Op[server.NoRequest]{
-		Summary: "The caller's AI plan and this month's usage", Handle: h.plan,
-		Responses: []server.Response{server.Answers(http.StatusOK, "plan and usage", schemas.ConstitutionPlan{})},
+		Summary:     "The caller's AI plan and this month's usage",
+		Description: "The caller's AI plan, monthly limit and this month's usage. Read-only.",
+		Handle:      h.plan,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "plan and usage", schemas.ConstitutionPlan{})},
 	}, h.require)
 }
 
 func (h *Handlers) registerPlanet(r server.Router, prefix string) {
 	g := r.Group(prefix)
-	platform.Basics(g, "planet", platform.Health(h.db, nil), h.openapi(prefix))
+	platform.Basics(g, "planet", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Planet catalog of constitution artifacts",
+		Description: "Published scenarios with similarity search, votes and comments. Reads need no token.",
+		Prefixes:    []string{prefix},
+	}))
 	notFound := server.Fails(http.StatusNotFound, "not_found: no artifact with this id")
 	server.Post(g, "/constitution-artifacts", server.Op[scenarioRef]{
-		Summary: "Publish a scenario (or sliders) to the catalog", Class: ratelimit.Write, Handle: h.createArtifact,
+		Summary:     "Publish a scenario (or sliders) to the catalog",
+		Description: "Publishes one of the caller's scenarios, or sliders sent in the body, as a catalog artifact everyone can read. Creates an artifact.",
+		Class:       ratelimit.Write, Handle: h.createArtifact,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the published artifact", schemas.ConstitutionArtifact{}),
 			server.Fails(http.StatusNotFound, "not_found: no such scenario of the caller"),
 		},
 	}, h.require)
 	server.Get(g, "/constitution-artifacts", server.Op[listArtifactsRequest]{
-		Summary: "Catalog artifacts, newest first, optionally of one regime", Public: true, Handle: h.listArtifacts,
+		Summary:     "Catalog artifacts, newest first, optionally of one regime",
+		Description: "Pages through the published artifacts, newest first, optionally of one regime. Read-only.",
+		Public:      true, Handle: h.listArtifacts,
 		Responses: []server.Response{server.Answers(http.StatusOK, "artifacts, newest first", schemas.Page[schemas.ConstitutionArtifact]{})},
 	}, h.optional)
 	server.Get(g, "/constitution-artifacts/stats", server.Op[server.NoRequest]{
-		Summary: "Catalog size, by regime", Public: true, Handle: h.stats,
+		Summary:     "Catalog size, by regime",
+		Description: "How many artifacts the catalog holds, by regime. Read-only.",
+		Public:      true, Handle: h.stats,
 		Responses: []server.Response{server.Answers(http.StatusOK, "catalog statistics", schemas.ConstitutionCatalogStats{})},
 	}, h.optional)
 	server.Get(g, "/constitution-artifacts/:id", server.Op[artifactPath]{
-		Summary: "One artifact", Public: true, Handle: h.getArtifact,
+		Summary:     "One artifact",
+		Description: "One published artifact with its sliders, regime and metrics. Read-only.",
+		Public:      true, Handle: h.getArtifact,
 		Responses: []server.Response{server.Answers(http.StatusOK, "the artifact", schemas.ConstitutionArtifact{}), notFound},
 	}, h.optional, knownArtifactID)
 	server.Get(g, "/constitution-artifacts/:id/similar", server.Op[artifactPath]{
-		Summary: "The 5 artifacts nearest by Euclidean distance of the sliders", Public: true, Handle: h.similar,
+		Summary:     "The 5 artifacts nearest by Euclidean distance of the sliders",
+		Description: "The five artifacts whose sliders are nearest to this one's. Read-only.",
+		Public:      true, Handle: h.similar,
 		Responses: []server.Response{server.Answers(http.StatusOK, "at most 5 nearest artifacts, nearest first, ties by id", schemas.ConstitutionSimilarList{}), notFound},
 	}, h.optional, knownArtifactID)
 	server.Post(g, "/constitution-artifacts/:id/vote", server.Op[artifactPath]{
-		Summary: "Vote for an artifact (one vote per user, idempotent)", Class: ratelimit.Write, Handle: h.vote,
+		Summary:     "Vote for an artifact (one vote per user, idempotent)",
+		Description: "Records the caller's vote for an artifact; voting again changes nothing.",
+		Class:       ratelimit.Write, Handle: h.vote,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "vote recorded", schemas.ConstitutionVote{}),
 			server.Answers(http.StatusOK, "the caller had voted already", schemas.ConstitutionVote{}),
@@ -225,15 +263,22 @@ func (h *Handlers) registerPlanet(r server.Router, prefix string) {
 		},
 	}, h.require, knownArtifactID)
 	server.Handle(g, http.MethodDelete, "/constitution-artifacts/:id/vote", server.Op[artifactPath]{
-		Summary: "Remove the caller's vote (idempotent)", Class: ratelimit.Write, Handle: h.unvote,
+		Summary:     "Remove the caller's vote (idempotent)",
+		Description: "Removes the caller's vote from an artifact, if any.",
+		Class:       ratelimit.Write, Handle: h.unvote,
 		Responses: []server.Response{server.Answers(http.StatusOK, "vote removed (or there was none)", schemas.ConstitutionVote{}), notFound},
 	}, h.require, knownArtifactID)
 	server.Post(g, "/constitution-artifacts/:id/comment", server.Op[commentRequest]{
-		Summary: "Comment on an artifact (1 to 2,000 characters)", Class: ratelimit.Write, Handle: h.comment,
+		Summary:     "Comment on an artifact (1 to 2,000 characters)",
+		Description: "Adds the caller's comment to an artifact.",
+		Class:       ratelimit.Write, Handle: h.comment,
 		Responses: []server.Response{server.Answers(http.StatusCreated, "the comment", schemas.ConstitutionComment{}), notFound},
 	}, h.require, knownArtifactID)
 	server.Get(g, "/constitution-artifacts/:id/social", server.Op[artifactPath]{
-		Summary: "Votes, whether the caller voted, and the comments", Public: true, Handle: h.social,
+		Summary:     "Votes, whether the caller voted, and the comments",
+		Description: "An artifact's vote count, whether the caller voted (with a token) and its comments. Read-only.",
+		Caller:      "anyone; a bearer token, when sent, fills in whether the caller voted",
+		Public:      true, Handle: h.social,
 		Responses: []server.Response{server.Answers(http.StatusOK, "votes, whether the caller voted, comments oldest first", schemas.ConstitutionSocial{}), notFound},
 	}, h.optional, knownArtifactID)
 }

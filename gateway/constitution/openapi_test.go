@@ -20,9 +20,9 @@ type noStore struct {
 	Catalog
 }
 
-// registered builds the handlers with trivial fakes and returns the routes
-// Register really declares.
-func registered(t *testing.T) []server.Route {
+// registered builds the handlers with trivial fakes and returns the server
+// with the routes Register really declares.
+func registered(t *testing.T) *server.Server {
 	t.Helper()
 	s := servertest.New()
 	next := servertest.Pass
@@ -31,19 +31,20 @@ func registered(t *testing.T) []server.Route {
 		t.Fatal(err)
 	}
 	h.Register(s.Root())
-	return s.Routes()
+	return s
 }
 
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
-	routes := registered(t)
+	srv := registered(t)
+	routes := srv.Routes()
 	for _, r := range routes {
 		if r.Decl == nil {
 			t.Errorf("%s %s is not a typed declaration", r.Method, r.Path)
 		}
 	}
 	for _, prefix := range []string{Prefix, PlanetPrefix, ProxyBase + Prefix, ProxyBase + PlanetPrefix} {
-		doc := OpenAPI(routes, prefix)
+		doc := servertest.Document(t, srv, prefix+"/openapi.json")
 		paths := doc["paths"].(map[string]any)
 		want := map[string]int{Prefix: 11, PlanetPrefix: 9}[strings.TrimPrefix(prefix, ProxyBase)]
 		if len(paths) != want {
@@ -60,7 +61,7 @@ func TestOpenAPI(t *testing.T) {
 		}
 	}
 
-	doc := OpenAPI(routes, Prefix)
+	doc := servertest.Document(t, srv, Prefix+"/openapi.json")
 	paths := doc["paths"].(map[string]any)
 	ai := paths[Prefix+"/ai-suggest"].(map[string]any)["post"].(map[string]any)
 	responses := ai["responses"].(map[string]any)
@@ -93,7 +94,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatalf("no ConstitutionScenarioPage among %v", keys(comps))
 	}
 
-	planet := OpenAPI(routes, PlanetPrefix)
+	planet := servertest.Document(t, srv, PlanetPrefix+"/openapi.json")
 	list := planet["paths"].(map[string]any)[PlanetPrefix+"/constitution-artifacts"].(map[string]any)["get"].(map[string]any)
 	if sec := list["security"].([]any); len(sec) != 0 {
 		t.Fatalf("artifact list security = %v", sec)

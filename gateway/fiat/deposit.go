@@ -38,7 +38,9 @@ const HeaderSignature = "Stripe-Signature"
 // test processor and the caller's deposit history.
 func (h *Handlers) registerDeposits(g server.Router, tok fiber.Handler) {
 	deposit := server.Op[depositRequest]{
-		Summary: "Start a top-up checkout; returns the session URL", Class: ratelimit.Money, Handle: h.deposit,
+		Summary:     "Start a top-up checkout; returns the session URL",
+		Description: "Opens a checkout session at the card processor for a top-up of one of the caller's wallets and answers its URL; the wallet is credited when the processor reports the payment. Creates a pending deposit.",
+		Class:       ratelimit.Money, Handle: h.deposit,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the open checkout session: send the payer to url", schemas.FiatDepositResult{}),
 			server.Fails(http.StatusBadRequest, "wallet_inactive: the wallet is frozen or deleted"),
@@ -53,7 +55,10 @@ func (h *Handlers) registerDeposits(g server.Router, tok fiber.Handler) {
 	server.Post(g, "/deposit", deposit, tok)
 
 	hook := server.Op[webhookRequest]{
-		Summary: "Processor webhook: credits on payment_intent.succeeded", Class: ratelimit.Partner, Public: true, Handle: h.webhook,
+		Summary:     "Processor webhook: credits on payment_intent.succeeded",
+		Description: "The card processor reports a payment: a verified payment_intent.succeeded credits the deposit's wallet exactly once (a replay credits nothing); other events change nothing.",
+		Caller:      "the card processor, signing the body with the `Stripe-Signature` header (no bearer token)",
+		Class:       ratelimit.Partner, Public: true, Handle: h.webhook,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the verified event was processed (credited, already credited, kept for review) or needs nothing",
 				jsonschema.OneOf(schemas.FiatCreditResult{}, schemas.FiatWebhookIgnored{})),
@@ -65,7 +70,9 @@ func (h *Handlers) registerDeposits(g server.Router, tok fiber.Handler) {
 	hook.Summary = "Processor direct callback target"
 	server.Post(g, "/processor/webhook", hook)
 	server.Post(g, "/processor/verify", server.Op[verifyRequest]{
-		Summary: "Verify and apply a processor event", Class: ratelimit.Partner, Handle: h.verify,
+		Summary:     "Verify and apply a processor event",
+		Description: "Checks a processor event the caller holds (its signature, amount and deposit) and applies it like the webhook would: credits the deposit's wallet once.",
+		Class:       ratelimit.Partner, Handle: h.verify,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the event verified and was applied (or needed nothing)", schemas.FiatVerifyResult{}),
 			server.Fails(http.StatusBadRequest, "validation_failed, invalid_event, event_mismatch, signature_invalid or amount_mismatch: "+
@@ -77,14 +84,19 @@ func (h *Handlers) registerDeposits(g server.Router, tok fiber.Handler) {
 		// The embedded test processor signs processor events with the real
 		// webhook secret: it exists only while no real processor is configured.
 		server.Get(g, "/checkout/:sessionId", server.Op[sessionPath]{
-			Summary: "Local checkout page of the embedded test processor", Public: true, Handle: h.checkoutPage,
+			Summary:     "Local checkout page of the embedded test processor",
+			Description: "The checkout page of the embedded test processor (only while no real processor is configured). Read-only.",
+			Public:      true, Handle: h.checkoutPage,
 			Responses: []server.Response{
 				{Status: http.StatusOK, Description: "the local checkout page of the test processor", ContentType: fiber.MIMETextHTML},
 				server.Fails(http.StatusNotFound, "session_not_found: no such checkout session"),
 			},
 		})
 		server.Post(g, "/checkout/:sessionId/pay", server.Op[sessionPath]{
-			Summary: "Pay a local checkout session (test processor)", Class: ratelimit.Write, Public: true, Handle: h.checkoutPay,
+			Summary:     "Pay a local checkout session (test processor)",
+			Description: "Pays a checkout session of the embedded test processor, which then sends the signed payment event that credits the wallet. Test mode only.",
+			Caller:      "anyone holding the session id; no token (test processor only)",
+			Class:       ratelimit.Write, Public: true, Handle: h.checkoutPay,
 			Responses: []server.Response{
 				{Status: http.StatusOK, Description: "the checkout page after paying (or already paid)", ContentType: fiber.MIMETextHTML},
 				{Status: http.StatusBadGateway, Description: "the checkout page: the payment event could not be delivered", ContentType: fiber.MIMETextHTML},
@@ -93,8 +105,10 @@ func (h *Handlers) registerDeposits(g server.Router, tok fiber.Handler) {
 		})
 	}
 	server.Get(g, "/me/deposits", server.Op[listDepositsRequest]{
-		Summary: "Own deposit history", Handle: h.listDeposits,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's deposits, newest first", schemas.Page[schemas.FiatDeposit]{})},
+		Summary:     "Own deposit history",
+		Description: "Pages through the caller's deposits, newest first, with their status. Read-only.",
+		Handle:      h.listDeposits,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's deposits, newest first", schemas.Page[schemas.FiatDeposit]{})},
 	}, tok)
 }
 

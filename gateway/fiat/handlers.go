@@ -17,6 +17,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
@@ -212,15 +213,26 @@ type fiatHealth struct {
 // /openapi.json.
 func (h *Handlers) registerBasics(g server.Router) {
 	health := platform.Health(h.db, h.healthCounts)
+	// The fiat slice: every route under Prefix (gateway/webhooks mounts
+	// there too).
+	doc := openapi.Handler(h.routes, openapi.Doc{
+		Title: "Fiat wallet API",
+		Description: "KZT and USD wallets: top-ups through the card processor, transfers, withdrawals and payouts, " +
+			"payment requests, merchant keys, authorizations, charges and refunds, KYC, webhook endpoints and the admin tools.",
+		Prefixes: []string{Prefix},
+	})
 	server.Get(g, "/health", server.Op[server.NoRequest]{
-		Summary: "Liveness, database reachability, active wallet count", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
-		Responses: []server.Response{server.Answers(http.StatusOK, "alive, and the database answers", fiatHealth{})},
+		Summary:     "Liveness, database reachability, active wallet count",
+		Description: "Reports whether the fiat module and its database answer, with the number of active wallets. Read-only.",
+		Public:      true,
+		Handle:      func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
+		Responses:   []server.Response{server.Answers(http.StatusOK, "alive, and the database answers", fiatHealth{})},
 	})
 	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
 		Summary: "OpenAPI 3.0 slice of the fiat module", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return h.openapi(c) },
-		Responses: []server.Response{server.Answers(http.StatusOK, "the document", platform.Document{})},
+		Description: "The OpenAPI document of the fiat routes (the webhook routes mounted under /api/fiat included). Read-only.",
+		Handle:      func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) },
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the document", platform.Document{})},
 	})
 }
 

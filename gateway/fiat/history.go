@@ -21,16 +21,22 @@ import (
 // dashboard.
 func (h *Handlers) registerHistory(g server.Router, tok fiber.Handler) {
 	server.Get(g, "/transactions", server.Op[listTransactionsRequest]{
-		Summary: "Paginated transaction history", Handle: h.listTransactions,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's transactions, newest first", schemas.Page[schemas.FiatTransaction]{})},
+		Summary:     "Paginated transaction history",
+		Description: "Pages through the transactions of the caller's wallets, newest first. Read-only.",
+		Handle:      h.listTransactions,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's transactions, newest first", schemas.Page[schemas.FiatTransaction]{})},
 	}, tok)
 	server.Get(g, "/transactions.csv", server.Op[server.NoRequest]{
-		Summary: "Transaction history as CSV", Handle: h.transactionsCSV,
-		Responses: []server.Response{{Status: http.StatusOK, Description: "the caller's transactions as CSV (RFC 4180), oldest first", ContentType: "text/csv"}},
+		Summary:     "Transaction history as CSV",
+		Description: "Every transaction of the caller's wallets as an RFC 4180 CSV download. Read-only.",
+		Handle:      h.transactionsCSV,
+		Responses:   []server.Response{{Status: http.StatusOK, Description: "the caller's transactions as CSV (RFC 4180), oldest first", ContentType: "text/csv"}},
 	}, tok)
 	server.Get(g, "/me/dashboard", server.Op[server.NoRequest]{
-		Summary: "Aggregated wallet, transaction and limits snapshot", Handle: h.dashboard,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's snapshot", schemas.FiatDashboard{})},
+		Summary:     "Aggregated wallet, transaction and limits snapshot",
+		Description: "The caller's wallets, recent transactions and remaining daily limits in one answer. Read-only.",
+		Handle:      h.dashboard,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's snapshot", schemas.FiatDashboard{})},
 	}, tok)
 }
 

@@ -106,44 +106,59 @@ var (
 // authorizations and the charge a merchant makes with its key.
 func (h *Handlers) registerMerchant(g server.Router, tok fiber.Handler) {
 	server.Post(g, "/merchant/keys", server.Op[createKeyRequest]{
-		Summary: "Issue a merchant API key (shown once; 3 active per user)", Class: ratelimit.Write, Handle: h.createKey,
+		Summary:     "Issue a merchant API key (shown once; 3 active per user)",
+		Description: "Mints a merchant API key for the caller; its plaintext is in this answer only (the platform keeps a hash). A user holds at most 3 active keys. Creates a key.",
+		Class:       ratelimit.Write, Handle: h.createKey,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the new key, with its plaintext (shown only here)", schemas.FiatMerchantKey{}),
 			server.Fails(http.StatusTooManyRequests, "key_limit_reached: the caller holds 3 active keys; revoke one first"),
 		},
 	}, tok)
 	server.Get(g, "/merchant/keys", server.Op[server.NoRequest]{
-		Summary: "Own merchant API keys (no plaintext)", Handle: h.listKeys,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's keys", schemas.FiatItems[schemas.FiatMerchantKey]{})},
+		Summary:     "Own merchant API keys (no plaintext)",
+		Description: "Lists the caller's merchant API keys (prefix, status, dates), never their plaintext. Read-only.",
+		Handle:      h.listKeys,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's keys", schemas.FiatItems[schemas.FiatMerchantKey]{})},
 	}, tok)
 	server.Handle(g, http.MethodDelete, "/merchant/keys/:id", server.Op[keyPath]{
-		Summary: "Revoke an own merchant API key", Class: ratelimit.Write, Handle: h.revokeKey,
+		Summary:     "Revoke an own merchant API key",
+		Description: "Revokes one of the caller's merchant API keys; charges with it fail from then on. Another user's key answers 404.",
+		Class:       ratelimit.Write, Handle: h.revokeKey,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the revoked key", schemas.FiatMerchantKey{}),
 			server.Fails(http.StatusNotFound, "not_found: no such API key of the caller"),
 		},
 	}, tok)
 	server.Post(g, "/merchant/authorizations", server.Op[createAuthorizationRequest]{
-		Summary: "Authorize a merchant to charge one of your wallets up to maxAmount", Class: ratelimit.Write, Handle: h.createAuthorization,
+		Summary:     "Authorize a merchant to charge one of your wallets up to maxAmount",
+		Description: "Lets a merchant charge one of the caller's wallets up to maxAmount in total. Creates an authorization; moves no money.",
+		Class:       ratelimit.Write, Handle: h.createAuthorization,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the authorization (it replaces the merchant's previous one on the wallet)", schemas.FiatAuthorization{}),
 			server.Fails(http.StatusNotFound, "wallet_not_found or merchant_not_found: no such wallet of the caller, or no active merchant key has this id"),
 		},
 	}, tok)
 	server.Get(g, "/merchant/authorizations", server.Op[server.NoRequest]{
-		Summary: "Own merchant authorizations", Handle: h.listAuthorizations,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's authorizations", schemas.FiatItems[schemas.FiatAuthorization]{})},
+		Summary:     "Own merchant authorizations",
+		Description: "Lists the authorizations the caller granted to merchants, with what each has charged so far. Read-only.",
+		Handle:      h.listAuthorizations,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's authorizations", schemas.FiatItems[schemas.FiatAuthorization]{})},
 	}, tok)
 	server.Handle(g, http.MethodDelete, "/merchant/authorizations/:id", server.Op[authorizationPath]{
-		Summary: "Revoke a merchant authorization", Class: ratelimit.Write, Handle: h.revokeAuthorization,
+		Summary:     "Revoke a merchant authorization",
+		Description: "Revokes an authorization the caller granted; the merchant can no longer charge the wallet. Another user's authorization answers 404.",
+		Class:       ratelimit.Write, Handle: h.revokeAuthorization,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the revoked authorization", schemas.FiatAuthorization{}),
 			server.Fails(http.StatusNotFound, "not_found: no such authorization of the caller"),
 		},
 	}, tok)
 	server.Post(g, "/merchant/charge", server.Op[chargeRequest]{
-		Summary: "Charge an authorizing customer's wallet (X-API-Key); replay by paymentRef is idempotent", Class: ratelimit.Money,
-		Public: true, Handle: h.charge,
+		Summary:     "Charge an authorizing customer's wallet (X-API-Key); replay by paymentRef is idempotent",
+		Description: "Moves money from a customer's wallet to the merchant's, within the customer's authorization. A repeated paymentRef answers the first charge instead of charging again.",
+		Caller:      "a merchant, with its merchant API key in the `X-API-Key` header (no bearer token)",
+		Class:       ratelimit.Money,
+		Public:      true, Handle: h.charge,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the settled charge", schemas.FiatChargeResult{}),
 			server.Answers(http.StatusOK, "a replay of (merchant, paymentRef): the original charge with idempotent true", schemas.FiatChargeResult{}),

@@ -37,7 +37,9 @@ func (h *Handlers) registerMoney(g server.Router, tok fiber.Handler) {
 			"does not cover the amount (insufficient_balance carries required and balance)"),
 	}
 	server.Post(g, "/transfer", server.Op[transferRequest]{
-		Summary: "Transfer to another user by e-mail (0.1% fee)", Class: ratelimit.Money, Handle: h.transfer,
+		Summary:     "Transfer to another user by e-mail (0.1% fee)",
+		Description: "Moves money from the caller's wallet to the wallet of the same currency of the user with that e-mail; a 0.1% fee is charged. Debits the caller, credits the recipient, records the transaction.",
+		Class:       ratelimit.Money, Handle: h.transfer,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the completed transfer", schemas.FiatTransferResult{}),
 			server.Fails(http.StatusNotFound, "wallet_not_found or recipient_not_found: no such wallet of the caller, or no user (wallet) has this e-mail"),
@@ -49,15 +51,21 @@ func (h *Handlers) registerMoney(g server.Router, tok fiber.Handler) {
 		},
 	}, tok)
 	server.Post(g, "/withdraw", server.Op[withdrawRequest]{
-		Summary: "Withdraw off-platform", Class: ratelimit.Money, Handle: h.withdraw,
+		Summary:     "Withdraw off-platform",
+		Description: "Debits the caller's wallet for a withdrawal off the platform, within the daily limits (higher after KYC). Records the transaction.",
+		Class:       ratelimit.Money, Handle: h.withdraw,
 		Responses: append([]server.Response{server.Answers(http.StatusCreated, "the completed withdrawal", schemas.FiatWithdrawResult{})}, debit...),
 	}, tok)
 	server.Post(g, "/payouts", server.Op[payoutRequest]{
-		Summary: "Request a bank payout (admin-reviewed, funds held)", Class: ratelimit.Money, Handle: h.payout,
+		Summary:     "Request a bank payout (admin-reviewed, funds held)",
+		Description: "Holds the amount in the caller's wallet and files a payout for a fiat admin to approve (paid) or reject (funds released).",
+		Class:       ratelimit.Money, Handle: h.payout,
 		Responses: append([]server.Response{server.Answers(http.StatusCreated, "the payout, pending review; its funds are held", schemas.FiatPayoutResult{})}, debit...),
 	}, tok)
 	server.Post(g, "/kyc/submit", server.Op[kycRequest]{
-		Summary: "Submit KYC documents to lift the caps", Class: ratelimit.Write, Handle: h.kycSubmit,
+		Summary:     "Submit KYC documents to lift the caps",
+		Description: "Files the caller's KYC submission for a fiat admin to decide; an approved submission lifts the daily caps. Creates a submission.",
+		Class:       ratelimit.Write, Handle: h.kycSubmit,
 		Responses: []server.Response{server.Answers(http.StatusCreated, "the submission: pending, or approved at once when KYC_AUTO_APPROVE is set", schemas.FiatKYC{})},
 	}, tok)
 }

@@ -31,7 +31,7 @@ func slice(t *testing.T) map[string]any {
 		t.Fatal(err)
 	}
 	h.Register(s.Root())
-	doc := OpenAPIDocument(s.Routes())
+	doc := servertest.Document(t, s, Prefix+"/openapi.json")
 	// The document is what a client reads: it must encode.
 	raw, err := json.Marshal(doc)
 	if err != nil {

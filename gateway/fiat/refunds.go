@@ -46,7 +46,10 @@ func (h *Handlers) registerRefunds(g server.Router, tok fiber.Handler) {
 			"wallet does not hold the amount (required, balance)"),
 	}
 	server.Post(g, pathChargeRefunds, server.Op[refundChargeRequest]{
-		Summary: "Refund a merchant charge, partially or fully (X-API-Key)", Class: ratelimit.Money, Public: true, Handle: h.refundCharge,
+		Summary:     "Refund a merchant charge, partially or fully (X-API-Key)",
+		Description: "Moves the amount back from the merchant's wallet to the customer's, up to what is left of the charge. Records a refund.",
+		Caller:      "a merchant, with its merchant API key in the `X-API-Key` header (no bearer token); only its own charges",
+		Class:       ratelimit.Money, Public: true, Handle: h.refundCharge,
 		Responses: append(refund, failsKeyInvalid,
 			server.Fails(http.StatusNotFound, "charge_not_found or wallet_not_found: no such charge of the calling merchant"),
 			server.Fails(http.StatusConflict, "refund_exceeds_charge or idempotency_key_reused: beyond what remains refundable "+
@@ -54,7 +57,10 @@ func (h *Handlers) registerRefunds(g server.Router, tok fiber.Handler) {
 		),
 	}, h.requireMerchantKey)
 	server.Get(g, pathChargeRefunds, server.Op[listChargeRefundsRequest]{
-		Summary: "Refunds of a merchant charge (X-API-Key)", Public: true, Handle: h.listChargeRefunds,
+		Summary:     "Refunds of a merchant charge (X-API-Key)",
+		Description: "Lists the refunds of one of the merchant's charges. Read-only.",
+		Caller:      "a merchant, with its merchant API key in the `X-API-Key` header (no bearer token); only its own charges",
+		Public:      true, Handle: h.listChargeRefunds,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the charge's refunds, newest first", schemas.FiatRefundPage{}),
 			failsKeyInvalid,
@@ -62,7 +68,9 @@ func (h *Handlers) registerRefunds(g server.Router, tok fiber.Handler) {
 		},
 	}, h.requireMerchantKey)
 	server.Post(g, pathRequestRefunds, server.Op[refundRequestRequest]{
-		Summary: "Refund a paid payment request, partially or fully (its creator)", Class: ratelimit.Money, Handle: h.refundRequest,
+		Summary:     "Refund a paid payment request, partially or fully (its creator)",
+		Description: "Moves the amount back from the caller's wallet to the payer's, up to what is left of the payment. Only the request's creator; another user's request answers 404.",
+		Class:       ratelimit.Money, Handle: h.refundRequest,
 		Responses: append(refund,
 			server.Fails(http.StatusNotFound, "request_not_found or wallet_not_found: no such payment request of the caller"),
 			server.Fails(http.StatusConflict, "request_not_paid, refund_exceeds_charge or idempotency_key_reused: only a paid request can "+
@@ -70,7 +78,9 @@ func (h *Handlers) registerRefunds(g server.Router, tok fiber.Handler) {
 		),
 	}, tok)
 	server.Get(g, pathRequestRefunds, server.Op[listRequestRefundsRequest]{
-		Summary: "Refunds of an own payment request", Handle: h.listRequestRefunds,
+		Summary:     "Refunds of an own payment request",
+		Description: "Lists the refunds of one of the caller's payment requests. Read-only; another user's request answers 404.",
+		Handle:      h.listRequestRefunds,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the request's refunds, newest first", schemas.FiatRefundPage{}),
 			server.Fails(http.StatusNotFound, "request_not_found: no such payment request of the caller"),

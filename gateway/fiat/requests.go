@@ -64,7 +64,9 @@ func (h *Handlers) payURL(token string) string {
 // (JSON or the pay page) and paying one.
 func (h *Handlers) registerRequests(g server.Router, tok fiber.Handler) {
 	server.Post(g, "/requests", server.Op[createRequestRequest]{
-		Summary: "Create a payment request; returns a shareable token and pay URL", Class: ratelimit.Write, Handle: h.createRequest,
+		Summary:     "Create a payment request; returns a shareable token and pay URL",
+		Description: "Creates a payment request for an amount into one of the caller's wallets, with a token and a pay URL to share. Moves no money.",
+		Class:       ratelimit.Write, Handle: h.createRequest,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the open request", schemas.FiatPaymentRequest{}),
 			failsWalletNotFound,
@@ -72,8 +74,10 @@ func (h *Handlers) registerRequests(g server.Router, tok fiber.Handler) {
 		},
 	}, tok)
 	server.Get(g, "/requests/:token", server.Op[requestPath]{
-		Summary: "Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view", Public: true,
-		Handle: h.viewRequest,
+		Summary:     "Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view",
+		Description: "Shows a payment request by its token, as JSON or as the HTML pay page. Counts one view; changes nothing else.",
+		Public:      true,
+		Handle:      h.viewRequest,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the request as JSON, or its pay page with Accept: text/html", schemas.FiatPaymentRequest{}),
 			{Status: http.StatusOK, Description: "the request as JSON, or its pay page with Accept: text/html", ContentType: fiber.MIMETextHTML},
@@ -84,7 +88,9 @@ func (h *Handlers) registerRequests(g server.Router, tok fiber.Handler) {
 		},
 	})
 	server.Post(g, "/requests/:token/pay", server.Op[payRequestRequest]{
-		Summary: "Pay a payment request from the caller's wallet", Class: ratelimit.Money, Handle: h.payRequest,
+		Summary:     "Pay a payment request from the caller's wallet",
+		Description: "Moves the requested amount from the caller's wallet to the requester's and marks the request paid.",
+		Class:       ratelimit.Money, Handle: h.payRequest,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the paid request", schemas.FiatRequestPayResult{}),
 			server.Fails(http.StatusNotFound, "request_not_found or wallet_not_found: no such payment request, or no such wallet of the caller "+

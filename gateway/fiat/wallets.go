@@ -24,18 +24,24 @@ var currencies = []string{"KZT", "USD"}
 // registerWallets mounts the wallet routes.
 func (h *Handlers) registerWallets(g server.Router, tok fiber.Handler) {
 	server.Post(g, "/wallets", server.Op[createWalletRequest]{
-		Summary: "Create a wallet (one per currency)", Class: ratelimit.Write, Handle: h.createWallet,
+		Summary:     "Create a wallet (one per currency)",
+		Description: "Opens a wallet for the caller in a currency (one per currency) with a zero balance.",
+		Class:       ratelimit.Write, Handle: h.createWallet,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the new wallet", schemas.FiatWallet{}),
 			server.Fails(http.StatusConflict, "wallet_exists: the caller has a wallet in this currency"),
 		},
 	}, tok)
 	server.Get(g, "/wallets", server.Op[server.NoRequest]{
-		Summary: "Own wallets with balances", Handle: h.listWallets,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's wallets", schemas.FiatItems[schemas.FiatWallet]{})},
+		Summary:     "Own wallets with balances",
+		Description: "Lists the caller's wallets with their balances. Read-only.",
+		Handle:      h.listWallets,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's wallets", schemas.FiatItems[schemas.FiatWallet]{})},
 	}, tok)
 	server.Get(g, "/wallets/:id/public", server.Op[walletPath]{
-		Summary: "Public-safe wallet view for receive links", Public: true, Handle: h.publicWallet,
+		Summary:     "Public-safe wallet view for receive links",
+		Description: "What a payer needs to recognise a receive link (currency, display name): no e-mail, user id or balance. Read-only.",
+		Public:      true, Handle: h.publicWallet,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "what a payer needs to recognise a receive link: no e-mail, user id or balance", schemas.FiatPublicWallet{}),
 			server.Fails(http.StatusNotFound, "wallet_not_found: no such wallet"),

@@ -37,9 +37,26 @@ func (n *num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// intNum is an integer field as sent (quorum, votingDurationSeconds); its
-// bounds are the field's tags and intField's arguments.
+// intNum is an integer field as sent (quorum, votingDurationSeconds); the
+// binder checks it against its minimum and maximum tags.
 type intNum struct{ num }
+
+// Present reports whether the field was sent.
+func (n intNum) Present() bool { return n.Set }
+
+// Invalid says why the value is not an integer, "" when it is one.
+func (n intNum) Invalid() string {
+	if _, err := strconv.ParseInt(n.Raw, 10, 64); n.NotNumber || err != nil {
+		return "must be an integer"
+	}
+	return ""
+}
+
+// Number is the integer sent.
+func (n intNum) Number() float64 {
+	x, _ := strconv.ParseInt(n.Raw, 10, 64)
+	return float64(x)
+}
 
 // PrepareJSONSchema describes the field as the integer a client sends.
 func (intNum) PrepareJSONSchema(s *jsonschema.Schema) error {
@@ -59,22 +76,12 @@ func (fracNum) PrepareJSONSchema(s *jsonschema.Schema) error {
 	return nil
 }
 
-// intField reads an integer field in [lo, hi], def when absent.
-func intField(v *bind.Validator, field string, n num, def, lo, hi int64) int64 {
+// or is the integer sent, def when the field was left out.
+func (n intNum) or(def int64) int64 {
 	if !n.Set {
 		return def
 	}
-	reason := "must be an integer from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10)
-	if n.NotNumber {
-		v.Fail(field, reason)
-		return def
-	}
-	x, err := strconv.ParseInt(n.Raw, 10, 64)
-	if err != nil || x < lo || x > hi {
-		v.Fail(field, reason)
-		return def
-	}
-	return x
+	return int64(n.Number())
 }
 
 // thresholdDecimals is the precision a threshold may carry.

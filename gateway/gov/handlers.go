@@ -18,6 +18,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -134,29 +135,43 @@ func (h *Handlers) Register(r server.Router) {
 		withTally   = answers(http.StatusOK, "the proposal after the transition, with its tally", schemas.Proposal{})
 		invalidOpen = fails(http.StatusConflict, "invalid_state: only a draft can be opened")
 	)
-	platform.BasicsOf(g, "governance", platform.Health(h.db, h.health), schemas.GovHealth{}, h.openapi)
+	platform.BasicsOf(g, "governance", platform.Health(h.db, h.health), schemas.GovHealth{}, openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Governance",
+		Description: "Proposals, ballots in three vote modes (yes-no-abstain, ranked-choice, weighted) and their exact tallies.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Get(g, "/stats", server.Op[server.NoRequest]{
-		Summary: "Proposals by status, mean turnout of closed proposals, top categories", Public: true, Handle: h.stats,
+		Summary:     "Proposals by status, mean turnout of closed proposals, top categories",
+		Description: "Aggregate figures of governance: proposals by status, mean turnout of closed proposals, top categories. Read-only.",
+		Public:      true, Handle: h.stats,
 		Responses: []resp{answers(http.StatusOK, "roll-up from the analytics copy", schemas.GovStats{})},
 	})
 	server.Post(g, "/proposals", server.Op[createProposalRequest]{
-		Summary: "Create a draft proposal", Class: ratelimit.Write, Handle: h.createProposal,
+		Summary:     "Create a draft proposal",
+		Description: "Creates a draft proposal authored by the caller; a governance admin opens it for voting.",
+		Class:       ratelimit.Write, Handle: h.createProposal,
 		Responses: []resp{
 			answers(http.StatusCreated, "the draft (or, replayed with the same Idempotency-Key and body, the original one)", schemas.Proposal{}),
 			fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body"),
 		},
 	}, h.require)
 	server.Get(g, "/proposals", server.Op[listProposalsRequest]{
-		Summary: "Proposals, newest first; query status, category, authorUserId, cursor, limit", Public: true,
-		Handle:    h.listProposals,
-		Responses: []resp{answers(http.StatusOK, "proposals, newest first", schemas.Page[schemas.Proposal]{})},
+		Summary:     "Proposals, newest first; query status, category, authorUserId, cursor, limit",
+		Description: "Pages through proposals, newest first, optionally of a status, category or author. Read-only.",
+		Public:      true,
+		Handle:      h.listProposals,
+		Responses:   []resp{answers(http.StatusOK, "proposals, newest first", schemas.Page[schemas.Proposal]{})},
 	})
 	server.Get(g, "/proposals/:id", server.Op[proposalPath]{
-		Summary: "One proposal with its current tally", Public: true, Handle: h.getProposal,
+		Summary:     "One proposal with its current tally",
+		Description: "One proposal with its current tally. Read-only.",
+		Public:      true, Handle: h.getProposal,
 		Responses: []resp{answers(http.StatusOK, "the proposal with its current tally", schemas.Proposal{}), notFound},
 	})
 	server.Post(g, "/proposals/:id/votes", server.Op[voteRequest]{
-		Summary: "Cast the caller's one ballot on an open proposal", Class: ratelimit.Write, Handle: h.vote,
+		Summary:     "Cast the caller's one ballot on an open proposal",
+		Description: "Records the caller's one ballot on an open proposal, in the proposal's vote mode; a second ballot is refused.",
+		Class:       ratelimit.Write, Handle: h.vote,
 		Responses: []resp{
 			answers(http.StatusCreated, "the ballot and the tally after it", schemas.GovVoteResult{}),
 			notFound,
@@ -164,7 +179,9 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 	server.Get(g, "/proposals/:id/votes", server.Op[listVotesRequest]{
-		Summary: "Per-voter ballots of a closed proposal", Public: true, Handle: h.listVotes,
+		Summary:     "Per-voter ballots of a closed proposal",
+		Description: "The ballots of a closed proposal, voter by voter. Read-only.",
+		Public:      true, Handle: h.listVotes,
 		Responses: []resp{
 			answers(http.StatusOK, "ballots in the order cast", schemas.Page[schemas.GovBallot]{}),
 			notFound,
@@ -172,19 +189,27 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	})
 	server.Post(g, "/proposals/:id/open", server.Op[proposalPath]{
-		Summary: "Open a draft for voting (governance admin)", Class: ratelimit.Write, Role: adminRole, Handle: h.open,
+		Summary:     "Open a draft for voting (governance admin)",
+		Description: "Moves a draft proposal to open: ballots are accepted until it closes.",
+		Class:       ratelimit.Write, Role: adminRole, Handle: h.open,
 		Responses: []resp{withTally, notFound, invalidOpen},
 	}, h.require, h.admin)
 	server.Post(g, "/proposals/:id/close", server.Op[proposalPath]{
-		Summary: "Tally and close an open proposal (governance admin)", Class: ratelimit.Write, Role: adminRole, Handle: h.close,
+		Summary:     "Tally and close an open proposal (governance admin)",
+		Description: "Counts the ballots of an open proposal, closes it and records the result (passed or rejected).",
+		Class:       ratelimit.Write, Role: adminRole, Handle: h.close,
 		Responses: []resp{withTally, notFound, fails(http.StatusConflict, "invalid_state: only an open proposal can be closed")},
 	}, h.require, h.admin)
 	server.Post(g, "/proposals/:id/tally", server.Op[proposalPath]{
-		Summary: "Recount the ballots of a proposal", Class: ratelimit.Write, Handle: h.tally,
+		Summary:     "Recount the ballots of a proposal",
+		Description: "Counts the ballots of a proposal again and answers the tally. Changes nothing.",
+		Class:       ratelimit.Write, Handle: h.tally,
 		Responses: []resp{answers(http.StatusOK, "the recount", schemas.ProposalTally{}), notFound},
 	}, h.require)
 	server.Post(g, "/proposals/:id/execute", server.Op[proposalPath]{
-		Summary: "Execute a passed proposal; idempotent (governance admin)", Class: ratelimit.Write, Role: adminRole,
+		Summary:     "Execute a passed proposal; idempotent (governance admin)",
+		Description: "Marks a passed proposal executed; executing it again changes nothing.",
+		Class:       ratelimit.Write, Role: adminRole,
 		Handle: h.execute,
 		Responses: []resp{
 			answers(http.StatusOK, "the executed proposal, idempotent: true", schemas.Proposal{}),

@@ -40,7 +40,7 @@ type createProposalRequest struct {
 	VoteMode              string   `json:"voteMode" required:"true" enum:"yes-no-abstain,ranked-choice,weighted"`
 	Quorum                intNum   `json:"quorum" minimum:"1" maximum:"1000000000" default:"1" description:"ballots needed for a decision"`
 	Threshold             fracNum  `json:"threshold"`
-	Options               []string `json:"options" minItems:"2" maxItems:"20" uniqueItems:"true" description:"ranked-choice and weighted: 2 to 20 distinct option names of at most 64 characters (not \"rounds\")"`
+	Options               []string `json:"options" maxItems:"20" uniqueItems:"true" description:"ranked-choice and weighted: 2 to 20 distinct option names of at most 64 characters (not \"rounds\")"`
 	VotingDurationSeconds intNum   `json:"votingDurationSeconds" minimum:"1" maximum:"31536000" default:"604800"`
 }
 
@@ -57,20 +57,11 @@ func (req createProposalRequest) validate() (store.Proposal, error) {
 		Status:   schemas.ProposalDraft,
 		Options:  []string{},
 	}
-	if v.Required("title", p.Title) {
-		text(&v, "title", p.Title, bind.MaxTitle)
-	}
-	text(&v, "summary", p.Summary, bind.MaxMemo)
-	text(&v, "body", p.Body, bind.MaxBody)
-	if v.Required("category", p.Category) {
-		text(&v, "category", p.Category, MaxCategory)
-	}
-	if v.Required("voteMode", p.VoteMode) {
-		v.OneOf("voteMode", p.VoteMode, schemas.VoteModes...)
-	}
-	p.Quorum = intField(&v, "quorum", req.Quorum.num, DefaultQuorum, 1, MaxQuorum)
+	// title, summary, body, category, voteMode, quorum and the duration are
+	// bound by their tags (gateway/bind); what is left is what tags cannot say.
+	p.Quorum = req.Quorum.or(DefaultQuorum)
 	p.Threshold = fraction(&v, "threshold", req.Threshold.num, DefaultThreshold)
-	p.VotingDurationSeconds = intField(&v, "votingDurationSeconds", req.VotingDurationSeconds.num, DefaultDuration, 1, MaxDuration)
+	p.VotingDurationSeconds = req.VotingDurationSeconds.or(DefaultDuration)
 	if p.VoteMode == schemas.VoteModeRanked || p.VoteMode == schemas.VoteModeWeighted {
 		p.Options = validOptions(&v, req.Options)
 	}

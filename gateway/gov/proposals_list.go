@@ -4,7 +4,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/bind"
-	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/gov"
 )
 
@@ -16,19 +15,8 @@ type listProposalsRequest struct {
 	AuthorUserID string `query:"authorUserId" json:"-" maxLength:"200" description:"only the proposals of this author"`
 }
 
-// Validate reads the page and checks the filters.
-func (req *listProposalsRequest) Validate() error {
-	if err := req.IDPaging.Validate(); err != nil {
-		return err
-	}
-	var v bind.Validator
-	if req.Status != "" {
-		v.OneOf("status", req.Status, schemas.ProposalStatuses...)
-	}
-	text(&v, "category", req.Category, MaxCategory)
-	text(&v, "authorUserId", req.AuthorUserID, bind.MaxTitle)
-	return v.Err()
-}
+// Validate reads the page; the filters are bound by their tags.
+func (req *listProposalsRequest) Validate() error { return req.IDPaging.Validate() }
 
 // listProposals answers proposals in every status (drafts included), newest
 // first, filtered by status, category and authorUserId.

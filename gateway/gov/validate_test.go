@@ -142,7 +142,7 @@ func TestCreateValidation(t *testing.T) {
 			t.Parallel()
 			raw, _ := json.Marshal(tt.body)
 			var req createProposalRequest
-			err := bind.Decode(raw, &req)
+			err := bind.DecodeChecked(raw, &req) // with the declared tags, as the server checks them
 			var p store.Proposal
 			if err == nil {
 				p, err = req.validate()

@@ -14,6 +14,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/mail"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -21,6 +22,9 @@ import (
 	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/pipeline"
 )
+
+// Prefix is where the identity routes are mounted.
+const Prefix = "/api/auth"
 
 // UserStore is what the handlers need from the account repository.
 type UserStore interface {
@@ -111,35 +115,50 @@ func NewHandlers(users UserStore, tokens *auth.Tokens, roles Roles, mailer Maile
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	require := h.tokens.Require()
-	platform.Basics(g, "identity", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "identity", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Identity",
+		Description: "Registration, login, the caller's profile and e-mail verification. Tokens are HS256 JWTs sent as `Authorization: Bearer <token>`.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Post(g, "/register", server.Op[registerRequest]{
-		Summary: "Create an account and get a token", Class: ratelimit.Auth, Public: true, Handle: h.register,
+		Summary:     "Create an account and get a token",
+		Description: "Registers a user with e-mail and password and answers a bearer token. Creates the account (the password is stored as a hash).",
+		Class:       ratelimit.Auth, Public: true, Handle: h.register,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the new account and its token", schemas.AuthToken{}),
 			server.Fails(http.StatusConflict, "email_taken: an account with this e-mail exists"),
 		},
 	})
 	server.Post(g, "/login", server.Op[loginRequest]{
-		Summary: "Exchange e-mail and password for a token", Class: ratelimit.Auth, Public: true, Handle: h.login,
+		Summary:     "Exchange e-mail and password for a token",
+		Description: "Checks the e-mail and password and answers a bearer token. Changes nothing.",
+		Class:       ratelimit.Auth, Public: true, Handle: h.login,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "a token", schemas.AuthToken{}),
 			server.Fails(http.StatusUnauthorized, "invalid_credentials: wrong e-mail or password"),
 		},
 	})
 	server.Get(g, "/me", server.Op[server.NoRequest]{
-		Summary: "The caller's profile and role", Handle: h.me,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's profile and role", schemas.Profile{})},
+		Summary:     "The caller's profile and role",
+		Description: "The caller's e-mail, role and whether the e-mail is verified. Read-only.",
+		Handle:      h.me,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's profile and role", schemas.Profile{})},
 	}, require)
 	server.Post(g, "/verify-email", server.Op[server.NoRequest]{
-		Summary: "Send a one-time link that proves the caller owns their e-mail address", Class: ratelimit.Auth,
-		Handle: h.sendVerification,
+		Summary:     "Send a one-time link that proves the caller owns their e-mail address",
+		Description: "E-mails the caller a one-time verification link. Creates a verification token.",
+		Class:       ratelimit.Auth,
+		Handle:      h.sendVerification,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "a one-time link was mailed to the caller's address", schemas.VerificationSent{}),
 			server.Fails(http.StatusBadGateway, "mail_unavailable: the e-mail could not be sent; try again later"),
 		},
 	}, require)
 	server.Get(g, "/verify-email", server.Op[confirmRequest]{
-		Summary: "Confirm an e-mail address with the one-time link's token", Public: true, Handle: h.confirmVerification,
+		Summary:     "Confirm an e-mail address with the one-time link's token",
+		Description: "Marks the e-mail address of the link's user verified and spends the token.",
+		Caller:      "anyone holding the one-time token; no bearer token",
+		Public:      true, Handle: h.confirmVerification,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the address is verified", schemas.EmailVerified{}),
 			server.Fails(http.StatusNotFound, "verification_invalid: the link is unknown, used or expired"),

@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
-	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -17,15 +16,6 @@ import (
 type loginRequest struct {
 	Email    string `json:"email" required:"true" minLength:"1"`
 	Password string `json:"password" required:"true" minLength:"1" maxLength:"128"`
-}
-
-// Validate checks that both are given and the password is not over-long.
-func (req *loginRequest) Validate() error {
-	var v bind.Validator
-	v.Required("email", req.Email)
-	v.Required("password", req.Password)
-	v.Check(len([]rune(req.Password)) <= maxPassword, "password", "must be at most 128 characters")
-	return v.Err()
 }
 
 // login answers a token for the right e-mail and password; an unknown

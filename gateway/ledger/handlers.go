@@ -20,6 +20,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -119,10 +120,16 @@ func NewHandlers(db platform.Pinger, reads Reader, verifier Verifier, stats Stat
 // come from these declarations. Reads are public; appends need a token.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.BasicsOf(g, "ledger", platform.HealthOf(h.db, h.health), Health{}, h.openapi)
+	platform.BasicsOf(g, "ledger", platform.HealthOf(h.db, h.health), Health{}, openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Ledger",
+		Description: "An append-only, hash-chained journal of platform events; every entry links to the hash of the one before it.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Post(g, "/entries", server.Op[appendRequest]{
-		Summary: "Append an entry (platform-internal callers); prevHash is computed server-side", Class: ratelimit.Write,
-		Handle: h.append,
+		Summary:     "Append an entry (platform-internal callers); prevHash is computed server-side",
+		Description: "Appends an entry of a caller-defined kind to the hash chain; the platform computes prevHash and the hash. A replay of (kind, sourceId) answers the existing entry. Kinds the platform's modules emit are refused.",
+		Class:       ratelimit.Write,
+		Handle:      h.append,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the appended entry", schemas.LedgerEntry{}),
 			server.Answers(http.StatusOK, "replay: the entry this (kind, sourceId) already has", schemas.LedgerEntry{}),
@@ -131,26 +138,36 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.tokens.Require())
 	server.Get(g, "/entries", server.Op[listRequest]{
-		Summary: "List entries in chain order; filters kind, actorUserId, since", Public: true, Handle: h.list,
+		Summary:     "List entries in chain order; filters kind, actorUserId, since",
+		Description: "Pages through the ledger in chain order, optionally of one kind, actor or since a time. Read-only.",
+		Public:      true, Handle: h.list,
 		Responses: []server.Response{server.Answers(http.StatusOK, "entries in chain order", schemas.Page[schemas.LedgerEntry]{})},
 	})
 	server.Get(g, "/entries/:id", server.Op[entryPath]{
-		Summary: "One entry with its hash chain context", Public: true, Handle: h.get,
+		Summary:     "One entry with its hash chain context",
+		Description: "One entry with the hashes before and after it. Read-only.",
+		Public:      true, Handle: h.get,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the entry with its chain context", schemas.LedgerEntryInChain{}),
 			server.Fails(http.StatusNotFound, "not_found: no ledger entry with this id"),
 		},
 	})
 	server.Get(g, "/chain/head", server.Op[server.NoRequest]{
-		Summary: "The chain head", Public: true, Handle: h.head,
+		Summary:     "The chain head",
+		Description: "The newest entry's sequence number and hash. Read-only.",
+		Public:      true, Handle: h.head,
 		Responses: []server.Response{server.Answers(http.StatusOK, "the chain head", schemas.LedgerHead{})},
 	})
 	server.Get(g, "/chain/verify", server.Op[server.NoRequest]{
-		Summary: "Walk the chain and check every link", Public: true, Handle: h.verify,
+		Summary:     "Walk the chain and check every link",
+		Description: "Recomputes every entry's hash and link and reports the first break, if any. Read-only.",
+		Public:      true, Handle: h.verify,
 		Responses: []server.Response{server.Answers(http.StatusOK, "the result of walking the chain", schemas.LedgerVerifyResult{})},
 	})
 	server.Get(g, "/stats", server.Op[server.NoRequest]{
-		Summary: "Rolling 24h, 7d, 30d entry counts by kind", Public: true, Handle: h.stats,
+		Summary:     "Rolling 24h, 7d, 30d entry counts by kind",
+		Description: "Entry counts by kind over the last 24 hours, 7 and 30 days. Read-only.",
+		Public:      true, Handle: h.stats,
 		Responses: []server.Response{server.Answers(http.StatusOK, "rolling entry counts from the analytics copy", schemas.LedgerStats{})},
 	})
 }

@@ -13,9 +13,6 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// maxRef bounds paymentRef and merchantUserId.
-const maxRef = 200
-
 type createChargeRequest struct {
 	MaskID           string      `json:"maskId" required:"true" maxLength:"200"`
 	AmountCents      bind.Amount `json:"amountCents" required:"true"`
@@ -34,15 +31,8 @@ func (req createChargeRequest) validate() (schemas.MaskCharge, error) {
 		PaymentRef:       strings.TrimSpace(req.PaymentRef),
 		MerchantUserID:   strings.TrimSpace(req.MerchantUserID),
 	}
-	v.Required("maskId", d.MaskID)
-	v.MaxLen("maskId", d.MaskID, maxRef)
+	// Every field's presence and length is bound by its tags.
 	d.AmountCents = v.Amount("amountCents", req.AmountCents)
-	v.Required("merchant", d.Merchant)
-	v.MaxLen("merchant", d.Merchant, bind.MaxTitle)
-	v.MaxLen("merchantCategory", d.MerchantCategory, bind.MaxTitle)
-	v.Required("paymentRef", d.PaymentRef)
-	v.MaxLen("paymentRef", d.PaymentRef, maxRef)
-	v.MaxLen("merchantUserId", d.MerchantUserID, maxRef)
 	return d, v.Err()
 }
 

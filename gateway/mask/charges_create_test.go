@@ -91,7 +91,10 @@ func TestChargeValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := tt.req.validate()
+			err := bind.CheckRules(&tt.req) // the declared tags, as the server checks them
+			if err == nil {
+				_, err = tt.req.validate()
+			}
 			assertField(t, err, tt.field)
 		})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -69,27 +70,39 @@ func NewHandlers(reader Reader, sender Sender, db platform.Pinger, require fiber
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.Basics(g, "mask", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "mask", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Virtual payment masks",
+		Description: "Virtual cards that stand in for a real card. No real card data is stored or shown: only the virtual PAN.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Post(g, "/masks", server.Op[createMaskRequest]{
-		Summary: "Issue a virtual mask", Class: ratelimit.Write, Handle: h.createMask,
+		Summary:     "Issue a virtual mask",
+		Description: "Issues a virtual card (mask) of the caller with a spending limit; only its virtual PAN is ever shown.",
+		Class:       ratelimit.Write, Handle: h.createMask,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the issued mask", schemas.Mask{}),
 			server.Fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body"),
 		},
 	}, h.require)
 	server.Get(g, "/masks", server.Op[listMasksRequest]{
-		Summary: "The caller's active masks with their remaining balance", Handle: h.listMasks,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's active masks", schemas.Page[schemas.Mask]{})},
+		Summary:     "The caller's active masks with their remaining balance",
+		Description: "Lists the caller's active masks with what is left of each limit. Read-only.",
+		Handle:      h.listMasks,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's active masks", schemas.Page[schemas.Mask]{})},
 	}, h.require)
 	server.Post(g, "/masks/:id/revoke", server.Op[maskPath]{
-		Summary: "Soft-revoke one of the caller's masks", Class: ratelimit.Write, Handle: h.revokeMask,
+		Summary:     "Soft-revoke one of the caller's masks",
+		Description: "Revokes one of the caller's masks: further charges are declined. Another user's mask answers 404.",
+		Class:       ratelimit.Write, Handle: h.revokeMask,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the revoked mask", schemas.Mask{}),
 			server.Fails(http.StatusNotFound, "not_found: no such mask of the caller"),
 		},
 	}, h.require)
 	server.Post(g, "/charges", server.Op[createChargeRequest]{
-		Summary: "Authorize a charge against a mask, with a risk score 0..100", Class: ratelimit.Money, Handle: h.createCharge,
+		Summary:     "Authorize a charge against a mask, with a risk score 0..100",
+		Description: "Authorizes (or declines) a charge against one of the caller's masks, scores its risk 0..100 and records it; an approved charge lowers the mask's remaining limit.",
+		Class:       ratelimit.Money, Handle: h.createCharge,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "authorized", schemas.MaskChargeResult{}),
 			server.Answers(http.StatusOK, "replay of an authorized (maskId, paymentRef): idempotent true", schemas.MaskChargeResult{}),
@@ -98,15 +111,19 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 	server.Get(g, "/charges", server.Op[listChargesRequest]{
-		Summary: "The caller's charges, optionally of one mask", Handle: h.listCharges,
+		Summary:     "The caller's charges, optionally of one mask",
+		Description: "Pages through the caller's charges, optionally of one mask. Read-only.",
+		Handle:      h.listCharges,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the caller's charges", schemas.Page[schemas.MaskChargeResult]{}),
 			server.Fails(http.StatusNotFound, "not_found: maskId names no mask of the caller"),
 		},
 	}, h.require)
 	server.Get(g, "/stats", server.Op[server.NoRequest]{
-		Summary: "The caller's roll-up: active masks, total spend, decline rate, mean risk score", Handle: h.stats,
-		Responses: []server.Response{server.Answers(http.StatusOK, "roll-up", schemas.MaskStats{})},
+		Summary:     "The caller's roll-up: active masks, total spend, decline rate, mean risk score",
+		Description: "The caller's active masks, total spend, decline rate and mean risk score. Read-only.",
+		Handle:      h.stats,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "roll-up", schemas.MaskStats{})},
 	}, h.require)
 }
 

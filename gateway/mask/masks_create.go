@@ -41,10 +41,8 @@ func (req createMaskRequest) validate(now time.Time) (schemas.MaskIssue, error) 
 		LockedToCategory: strings.TrimSpace(req.LockedToCategory),
 		Currency:         strings.ToUpper(strings.TrimSpace(req.Currency)),
 	}
-	v.MaxLen("label", d.Label, bind.MaxTitle)
-	if v.Required("kind", d.Kind) {
-		v.OneOf("kind", d.Kind, schemas.MaskKinds...)
-	}
+	// label, kind and the locks' lengths are bound by their tags; what is
+	// left is what depends on the kind.
 	switch {
 	case d.Kind == schemas.MaskKindMerchantLocked:
 		v.Required("lockedToMerchant", d.LockedToMerchant)
@@ -57,8 +55,6 @@ func (req createMaskRequest) validate(now time.Time) (schemas.MaskIssue, error) 
 	case d.LockedToCategory != "":
 		v.Fail("lockedToCategory", "applies only to category-locked masks")
 	}
-	v.MaxLen("lockedToMerchant", d.LockedToMerchant, bind.MaxTitle)
-	v.MaxLen("lockedToCategory", d.LockedToCategory, bind.MaxTitle)
 	if d.Currency == "" {
 		d.Currency = DefaultCurrency
 	}

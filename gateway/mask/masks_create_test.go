@@ -35,7 +35,10 @@ func TestCreateMaskValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := tt.req.validate(now)
+			err := bind.CheckRules(&tt.req) // the declared tags, as the server checks them
+			if err == nil {
+				_, err = tt.req.validate(now)
+			}
 			assertField(t, err, tt.field)
 		})
 	}

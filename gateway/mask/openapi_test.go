@@ -18,7 +18,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Register(s.Root())
-	doc := OpenAPI(s.Routes(), Prefix)
+	doc := servertest.Document(t, s, Prefix+"/openapi.json")
 	paths := doc["paths"].(map[string]any)
 	if len(paths) != 6 {
 		t.Fatalf("paths = %v", paths)
@@ -72,6 +72,6 @@ func BenchmarkOpenAPI(b *testing.B) {
 	}
 	h.Register(s.Root())
 	for b.Loop() {
-		OpenAPI(s.Routes(), Prefix)
+		servertest.Document(b, s, Prefix+"/openapi.json")
 	}
 }

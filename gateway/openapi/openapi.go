@@ -25,9 +25,39 @@ type Doc struct {
 	// Prefixes select the routes: a route is included when its path is a
 	// prefix or lies under one.
 	Prefixes []string
-	// Operation, when set, adds further module-specific detail to the
-	// generated operation of a route, after its declaration.
-	Operation func(r server.Route, op map[string]any)
+	// Tag, when set, is the one tag of every operation; otherwise an
+	// operation is tagged with the last segment of its prefix.
+	Tag string
+}
+
+// Access says who may call a declared operation: its Caller, or what its
+// APIKey, Role and Public imply.
+func Access(d *server.Declaration) string {
+	switch {
+	case d.Caller != "":
+		return d.Caller
+	case d.APIKey != "":
+		return "a partner, with its key in the `" + d.APIKey + "` header (no bearer token)"
+	case d.Role != "":
+		return "a " + d.Role + ", with `Authorization: Bearer <token>`; any other user gets 403 forbidden"
+	case d.Public:
+		return "anyone; no token"
+	default:
+		return "any signed-in user, with `Authorization: Bearer <token>`"
+	}
+}
+
+// bearerScheme is the security scheme of a user's JWT.
+var bearerScheme = map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+
+// APIKeyScheme names the security scheme of a key sent in header:
+// X-Build-Key → buildKey.
+func APIKeyScheme(header string) string {
+	name := strings.ReplaceAll(strings.TrimPrefix(header, "X-"), "-", "")
+	if name == "" {
+		return "apiKey"
+	}
+	return strings.ToLower(name[:1]) + name[1:]
 }
 
 // ErrorSchema is the error shape every endpoint answers with.
@@ -53,10 +83,16 @@ func JSONContent(schema map[string]any) map[string]any {
 func Build(routes []server.Route, d Doc) map[string]any {
 	paths := map[string]any{}
 	schemas := map[string]any{"Error": errorSchema}
+	// The security schemes the operations use, so an all-public document
+	// declares none.
+	security := map[string]any{}
 	for _, r := range routes {
 		module, ok := selected(r.Path, d.Prefixes)
 		if !ok {
 			continue
+		}
+		if d.Tag != "" {
+			module = d.Tag
 		}
 		path, params := Path(r.Path)
 		if r.Class == ratelimit.Money {
@@ -93,8 +129,16 @@ func Build(routes []server.Route, d Doc) map[string]any {
 			}
 			isPaged = hasParam(op, "cursor")
 		}
-		if d.Operation != nil {
-			d.Operation(r, op)
+		if r.Decl != nil && r.Decl.Description != "" {
+			op["description"] = r.Decl.Description + "\n\n**Who may call:** " + Access(r.Decl) + "."
+		}
+		for _, req := range asAnyList(op["security"]) {
+			for name := range req.(map[string]any) {
+				security[name] = bearerScheme
+				if r.Decl != nil && r.Decl.APIKey != "" && name == APIKeyScheme(r.Decl.APIKey) {
+					security[name] = map[string]any{"type": "apiKey", "in": "header", "name": r.Decl.APIKey}
+				}
+			}
 		}
 		completeResponses(r, op, isPaged)
 		item, _ := paths[path].(map[string]any)
@@ -122,9 +166,11 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		"tags":    tagsOf(paths),
 		"paths":   paths,
 		"components": map[string]any{
-			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
-			"schemas":         schemas,
+			"schemas": schemas,
 		},
+	}
+	if len(security) > 0 {
+		doc["components"].(map[string]any)["securitySchemes"] = security
 	}
 	openRequestBodies(paths, schemas)
 	PruneSchemas(doc)
@@ -496,17 +542,23 @@ func ErrorCodes(description string) []string {
 var knownWord = map[string]bool{"internal": true, "unavailable": true, "forbidden": true}
 
 // Merge combines module slices into one document with info: the union of
-// their paths, tags and component schemas. A schema name two slices define
+// their paths, tags, security schemes and component schemas. A schema name two slices define
 // differently is renamed in the later slice to its module's name followed by
 // the schema's ("Stats" → "GovStats"), its references rewritten.
 func Merge(info map[string]any, slices []Slice) map[string]any {
 	paths := map[string]any{}
 	schemas := map[string]any{}
 	tags := map[string]any{}
+	security := map[string]any{"bearerAuth": bearerScheme}
 	for _, sl := range slices {
 		doc := sl.Doc
 		comps, _ := doc["components"].(map[string]any)
 		own, _ := comps["schemas"].(map[string]any)
+		if schemes, ok := comps["securitySchemes"].(map[string]any); ok {
+			for name, scheme := range schemes {
+				security[name] = scheme // a module's own scheme (build's X-Build-Key)
+			}
+		}
 		renames := map[string]string{}
 		for name, schema := range own {
 			if prev, ok := schemas[name]; ok && !reflect.DeepEqual(canonical(prev), canonical(schema)) {
@@ -552,7 +604,7 @@ func Merge(info map[string]any, slices []Slice) map[string]any {
 		"tags":    tagList,
 		"paths":   paths,
 		"components": map[string]any{
-			"securitySchemes": map[string]any{"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+			"securitySchemes": security,
 			"schemas":         schemas,
 		},
 	}

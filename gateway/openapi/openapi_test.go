@@ -187,3 +187,59 @@ func TestDeclaredErrorAnswerGetsCommonCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessAndSecuritySchemes: an operation's description ends with who
+// may call it, derived from its declaration; a partner key is its own
+// scheme; a document declares only the schemes its operations use, and a
+// Tag puts every operation under one tag.
+func TestAccessAndSecuritySchemes(t *testing.T) {
+	t.Parallel()
+	ok := []server.Response{server.Answers(http.StatusOK, "ok", schemas.PlatformIndexInfo{})}
+	routes := []server.Route{
+		{Method: http.MethodGet, Path: "/api/x/mine", Decl: &server.Declaration{Description: "Mine.", Responses: ok}},
+		{Method: http.MethodGet, Path: "/api/x/open", Decl: &server.Declaration{Description: "Open.", Public: true, Responses: ok}},
+		{Method: http.MethodPost, Path: "/api/x/admin", Decl: &server.Declaration{Description: "Admin.", Role: "x admin", Responses: ok}},
+		{Method: http.MethodGet, Path: "/api/x/partner", Decl: &server.Declaration{Description: "Partner.", APIKey: "X-Partner-Key", Responses: ok}},
+		{Method: http.MethodPost, Path: "/api/x/hook", Decl: &server.Declaration{Description: "Hook.", Public: true, Caller: "a signed partner", Responses: ok}},
+		{Method: http.MethodGet, Path: "/pages/x", Decl: &server.Declaration{Public: true, Responses: ok}},
+	}
+	doc := Build(routes, Doc{Title: "x", Prefixes: []string{"/api/x", "/pages"}, Tag: "x"})
+	paths := doc["paths"].(map[string]any)
+	op := func(method, path string) map[string]any {
+		return paths[path].(map[string]any)[method].(map[string]any)
+	}
+	for _, c := range []struct{ method, path, want string }{
+		{"get", "/api/x/mine", "Mine.\n\n**Who may call:** any signed-in user, with `Authorization: Bearer <token>`."},
+		{"get", "/api/x/open", "Open.\n\n**Who may call:** anyone; no token."},
+		{"post", "/api/x/admin", "Admin.\n\n**Who may call:** a x admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden."},
+		{"get", "/api/x/partner", "Partner.\n\n**Who may call:** a partner, with its key in the `X-Partner-Key` header (no bearer token)."},
+		{"post", "/api/x/hook", "Hook.\n\n**Who may call:** a signed partner."},
+	} {
+		if got := op(c.method, c.path)["description"]; got != c.want {
+			t.Errorf("%s %s description = %q, want %q", c.method, c.path, got, c.want)
+		}
+		if tags := op(c.method, c.path)["tags"].([]string); len(tags) != 1 || tags[0] != "x" {
+			t.Errorf("%s %s tags = %v", c.method, c.path, tags)
+		}
+	}
+	if _, ok := op("get", "/pages/x")["description"]; ok {
+		t.Errorf("an operation without a declared description got one: %v", op("get", "/pages/x"))
+	}
+	sec := op("get", "/api/x/partner")["security"]
+	if raw, _ := json.Marshal(sec); string(raw) != `[{"partnerKey":[]}]` {
+		t.Errorf("partner security = %s", raw)
+	}
+	schemes := doc["components"].(map[string]any)["securitySchemes"].(map[string]any)
+	raw, _ := json.Marshal(schemes)
+	if len(schemes) != 2 || !strings.Contains(string(raw), `"partnerKey":{"in":"header","name":"X-Partner-Key","type":"apiKey"}`) ||
+		!strings.Contains(string(raw), `"bearerAuth":{"bearerFormat":"JWT","scheme":"bearer","type":"http"}`) {
+		t.Errorf("securitySchemes = %s", raw)
+	}
+	public := Build(routes[1:2], Doc{Title: "public", Prefixes: []string{"/api/x"}})
+	if _, ok := public["components"].(map[string]any)["securitySchemes"]; ok {
+		t.Errorf("an all-public document declares security schemes: %v", public["components"])
+	}
+	if got := APIKeyScheme("X-Build-Key"); got != "buildKey" {
+		t.Errorf("APIKeyScheme(X-Build-Key) = %q", got)
+	}
+}

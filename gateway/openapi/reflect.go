@@ -179,7 +179,10 @@ func (x *reflector) operation(r server.Route, path string, op map[string]any) er
 		}
 	}
 	op["responses"] = responses
-	if d.Public {
+	switch {
+	case d.APIKey != "":
+		op["security"] = []any{map[string]any{APIKeyScheme(d.APIKey): []string{}}}
+	case d.Public:
 		op["security"] = []any{}
 	}
 	return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -93,9 +94,12 @@ func (h *Handlers) Register(r server.Router) {
 	badSignature := server.Fails(http.StatusUnauthorized, "signature_invalid: bad signature, or timestamp skew")
 
 	rights := r.Group(PrefixRights)
-	platform.Basics(rights, "royalty rail", platform.Health(h.db, nil), h.openapi(PrefixRights))
+	platform.Basics(rights, "royalty rail", platform.Health(h.db, nil), h.railDoc(PrefixRights, "Royalties (partner rail)"))
 	server.Post(rights, "/royalties/verify-webhook", server.Op[royaltyRequest]{
-		Summary: "Partner webhook: record a royalty (HMAC-signed)", Class: ratelimit.Write, Public: true, Handle: h.rightsWebhook,
+		Summary:     "Partner webhook: record a royalty (HMAC-signed)",
+		Description: "A rights partner reports a royalty for a user; it is recorded once (a replay changes nothing). Moves no money.",
+		Caller:      "a partner, signing the body with `X-Platform-Signature` and `X-Platform-Timestamp` (no bearer token)",
+		Class:       ratelimit.Write, Public: true, Handle: h.rightsWebhook,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "recorded", schemas.RoyaltyReceipt{}),
 			server.Answers(http.StatusOK, "replay of the eventId: replayed true, the first record", schemas.RoyaltyReceipt{}),
@@ -103,16 +107,21 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.signed(HeaderRights, h.secrets.Rights))
 	server.Get(rights, "/royalties", server.Op[listRequest]{
-		Summary: "The caller's royalties", Handle: h.listRoyalties,
+		Summary:     "The caller's royalties",
+		Description: "Pages through the royalties recorded for the caller. Read-only.",
+		Handle:      h.listRoyalties,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the caller's royalties, newest first", schemas.CountedPage[schemas.Royalty]{}), unverified,
 		},
 	}, h.require)
 
 	chess := r.Group(PrefixChess)
-	platform.Basics(chess, "tournament prize rail", platform.Health(h.db, nil), h.openapi(PrefixChess))
+	platform.Basics(chess, "tournament prize rail", platform.Health(h.db, nil), h.railDoc(PrefixChess, "Tournament prizes (partner rail)"))
 	server.Post(chess, "/tournament-finalized", server.Op[finalizedRequest]{
-		Summary: "Partner webhook: record a tournament's podium (HMAC-signed)", Class: ratelimit.Write, Public: true,
+		Summary:     "Partner webhook: record a tournament's podium (HMAC-signed)",
+		Description: "A chess partner reports a tournament's podium; the placed users' prizes are recorded once. Moves no money.",
+		Caller:      "a partner, signing the body with `X-Platform-Signature` and `X-Platform-Timestamp` (no bearer token)",
+		Class:       ratelimit.Write, Public: true,
 		Handle: h.tournamentFinalized,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "at least one new podium entry recorded", schemas.PodiumReceipt{}),
@@ -121,7 +130,10 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.signed(HeaderChess, h.secrets.Chess))
 	server.Post(chess, "/tournaments", server.Op[tournamentRequest]{
-		Summary: "Partner webhook: publish or update a tournament (HMAC-signed)", Class: ratelimit.Write, Public: true,
+		Summary:     "Partner webhook: publish or update a tournament (HMAC-signed)",
+		Description: "A chess partner publishes a tournament or updates it. Creates or replaces the tournament.",
+		Caller:      "a partner, signing the body with `X-Platform-Signature` and `X-Platform-Timestamp` (no bearer token)",
+		Class:       ratelimit.Write, Public: true,
 		Handle: h.publishTournament,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "first publication", schemas.TournamentReceipt{}),
@@ -130,13 +142,17 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.signed(HeaderChess, h.secrets.Chess))
 	server.Get(chess, "/results", server.Op[listRequest]{
-		Summary: "The caller's podium entries", Handle: h.listResults,
+		Summary:     "The caller's podium entries",
+		Description: "Pages through the caller's podium places and prizes. Read-only.",
+		Handle:      h.listResults,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the caller's podium entries, newest first", schemas.CountedPage[schemas.Prize]{}), unverified,
 		},
 	}, h.require)
 	server.Get(chess, "/upcoming", server.Op[upcomingRequest]{
-		Summary: "Tournaments accepting entries", Public: true, Handle: h.upcoming,
+		Summary:     "Tournaments accepting entries",
+		Description: "The tournaments that accept entries now. Read-only.",
+		Public:      true, Handle: h.upcoming,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "tournaments accepting entries, soonest first", schemas.UpcomingTournaments{}),
 			server.Fails(http.StatusBadRequest, "invalid_cursor: the cursor is not one this API issued"),
@@ -144,9 +160,12 @@ func (h *Handlers) Register(r server.Router) {
 	})
 
 	cert := r.Group(PrefixCert)
-	platform.Basics(cert, "certification payout rail", platform.Health(h.db, nil), h.openapi(PrefixCert))
+	platform.Basics(cert, "certification payout rail", platform.Health(h.db, nil), h.railDoc(PrefixCert, "Certification payouts (partner rail)"))
 	server.Post(cert, "/payouts/certify-webhook", server.Op[certRequest]{
-		Summary: "Partner webhook: record a certification payout (HMAC-signed)", Class: ratelimit.Write, Public: true,
+		Summary:     "Partner webhook: record a certification payout (HMAC-signed)",
+		Description: "A certification partner reports a payout for a user; it is recorded once (a replay changes nothing). Moves no money.",
+		Caller:      "a partner, signing the body with `X-Platform-Signature` and `X-Platform-Timestamp` (no bearer token)",
+		Class:       ratelimit.Write, Public: true,
 		Handle: h.certWebhook,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "recorded", schemas.CertPayoutReceipt{}),
@@ -155,22 +174,28 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.signed(HeaderCert, h.secrets.Cert))
 	server.Get(cert, "/payouts", server.Op[listRequest]{
-		Summary: "The caller's certification payouts", Handle: h.listPayouts,
+		Summary:     "The caller's certification payouts",
+		Description: "Pages through the certification payouts recorded for the caller. Read-only.",
+		Handle:      h.listPayouts,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the caller's certification payouts, newest first", schemas.CountedPage[schemas.CertPayout]{}), unverified,
 		},
 	}, h.require)
 	server.Get(cert, "/stats", server.Op[server.NoRequest]{
-		Summary: "The caller's certification statistics", Handle: h.certStats,
+		Summary:     "The caller's certification statistics",
+		Description: "Counts and totals of the caller's certification payouts. Read-only.",
+		Handle:      h.certStats,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the caller's certification statistics", schemas.CertStats{}), unverified,
 		},
 	}, h.require)
 
 	eco := r.Group(PrefixEcosystem)
-	platform.Basics(eco, "aggregated partner earnings", platform.Health(h.db, nil), h.openapi(PrefixEcosystem))
+	platform.Basics(eco, "aggregated partner earnings", platform.Health(h.db, nil), h.railDoc(PrefixEcosystem, "Ecosystem earnings"))
 	server.Get(eco, "/earnings", server.Op[server.NoRequest]{
-		Summary: "The caller's earnings across rights, chess and cert", Handle: h.earnings,
+		Summary:     "The caller's earnings across rights, chess and cert",
+		Description: "The caller's earnings summed over the three partner rails. Read-only.",
+		Handle:      h.earnings,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the caller's earnings", schemas.Earnings{}), unverified,
 		},
@@ -243,3 +268,14 @@ const (
 	maxPlace  = 10_000
 	maxSeats  = 1_000_000
 )
+
+// railDescription is said by every rail's document.
+const railDescription = "Partner webhooks are authenticated with X-Platform-Signature (hex HMAC-SHA256 over " +
+	"timestamp + \".\" + the raw body, optional sha256= prefix) and X-Platform-Timestamp (unix seconds, 300 s " +
+	"tolerance), or the legacy per-receiver secret header unless WEBHOOK_REQUIRE_HMAC=1. Amounts are integer " +
+	"KZT minor units; nothing moves money."
+
+// railDoc serves the document of the routes under one rail's prefix.
+func (h *Handlers) railDoc(prefix, title string) fiber.Handler {
+	return openapi.Handler(h.routes, openapi.Doc{Title: title, Description: railDescription, Prefixes: []string{prefix}})
+}

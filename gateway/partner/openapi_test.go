@@ -33,7 +33,7 @@ func TestOpenAPI(t *testing.T) {
 	}
 	h.Register(s.Root())
 	slice := func(prefix string) openDoc {
-		raw, _ := json.Marshal(OpenAPI(s.Routes(), prefix))
+		raw, _ := json.Marshal(servertest.Document(t, s, prefix+"/openapi.json"))
 		var d openDoc
 		if err := json.Unmarshal(raw, &d); err != nil {
 			t.Fatal(err)

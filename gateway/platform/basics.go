@@ -21,8 +21,47 @@ type HealthAnswer struct {
 	Detail string `json:"detail,omitempty" enum:"counts unavailable"`
 }
 
-// Document is an OpenAPI 3.0 document.
-type Document map[string]any
+// Document is an OpenAPI 3.0 document (a module slice, the full or the
+// complete document), described to its top-level fields: its paths and
+// components follow the OpenAPI 3.0 specification.
+type Document struct {
+	OpenAPI    string                    `json:"openapi" required:"true" enum:"3.0.3"`
+	Info       OpenAPIInfo               `json:"info" required:"true"`
+	Servers    []OpenAPIServer           `json:"servers,omitempty"`
+	Tags       []OpenAPITag              `json:"tags,omitempty"`
+	Paths      map[string]map[string]any `json:"paths" required:"true" description:"path items by path: operations by method"`
+	Components map[string]any            `json:"components,omitempty" description:"schemas and securitySchemes"`
+	// TagGroups group the module tags in Redoc's navigation (the complete
+	// document).
+	TagGroups []OpenAPITagGroup `json:"x-tagGroups,omitempty"`
+}
+
+// OpenAPITagGroup is a named group of tags (Redoc's x-tagGroups).
+type OpenAPITagGroup struct {
+	Name string   `json:"name" required:"true"`
+	Tags []string `json:"tags" required:"true"`
+}
+
+// OpenAPIInfo is a document's info.
+type OpenAPIInfo struct {
+	Title       string         `json:"title" required:"true"`
+	Version     string         `json:"version" required:"true"`
+	Description string         `json:"description,omitempty"`
+	License     map[string]any `json:"license,omitempty"`
+}
+
+// OpenAPIServer is one of a document's servers.
+type OpenAPIServer struct {
+	URL         string `json:"url" required:"true"`
+	Description string `json:"description,omitempty"`
+}
+
+// OpenAPITag is one of a document's tags: a module.
+type OpenAPITag struct {
+	Name        string `json:"name" required:"true"`
+	Description string `json:"description,omitempty"`
+	DisplayName string `json:"x-displayName,omitempty"`
+}
 
 // Basics registers the two routes every module serves without a token:
 // GET /health (health, e.g. Health(db, nil)) and GET /openapi.json (the
@@ -38,8 +77,9 @@ func BasicsOf(g server.Router, module string, health fiber.Handler, answer any, 
 	registerHealth(g, health, answer)
 	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
 		Summary: "OpenAPI 3.0 slice of the " + module + " module", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) },
-		Responses: []server.Response{server.Answers(http.StatusOK, "the document", Document{})},
+		Description: "The OpenAPI document of the " + module + " module's routes. Read-only.",
+		Handle:      serveDoc(doc),
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the document", Document{})},
 	})
 }
 
@@ -47,8 +87,10 @@ func BasicsOf(g server.Router, module string, health fiber.Handler, answer any, 
 // HealthAnswer (503).
 func registerHealth(g server.Router, health fiber.Handler, answer any) {
 	server.Get(g, "/health", server.Op[server.NoRequest]{
-		Summary: "Liveness and database reachability", Public: true,
-		Handle: func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
+		Summary:     "Liveness and database reachability",
+		Description: "Reports whether the module and its database answer (503 degraded when the database does not). Read-only.",
+		Public:      true,
+		Handle:      func(c *fiber.Ctx, _ *server.NoRequest) error { return health(c) },
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "alive, and the database answers", answer),
 			server.Answers(http.StatusServiceUnavailable, "degraded: the database (or a count) does not answer", HealthAnswer{}),

@@ -49,7 +49,7 @@ var redocStyleHashes = []string{
 // for good.
 const redocPath = docsPath + "/redoc-" + RedocVersion + ".standalone.js"
 
-// docsPage renders /api/openapi.json with Redoc. The page's scripts run by
+// docsPage renders the complete document (CompletePath) with Redoc. The page's scripts run by
 // its nonce; Redoc gets the nonce too and puts it on the styles it injects.
 var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
 <html lang="en">
@@ -80,16 +80,19 @@ const docsPath = "/docs"
 
 func registerDocs(r server.Router) {
 	server.Get(r, docsPath, server.Op[server.NoRequest]{
-		Summary: "API reference: /api/openapi.json rendered by Redoc", Public: true,
+		Summary: "API reference: the complete document rendered by Redoc", Public: true,
+		Description: "The HTML API reference of every module (" + CompletePath + "), one section per module. Read-only.",
 		Handle: func(c *fiber.Ctx, _ *server.NoRequest) error {
 			return htmlpage.Render(c, fiber.StatusOK, docsPage, docsPolicy, func(nonce string) any {
-				return map[string]string{"Nonce": nonce, "Script": redocPath, "Spec": FullPath}
+				return map[string]string{"Nonce": nonce, "Script": redocPath, "Spec": CompletePath}
 			})
 		},
 		Responses: []server.Response{{Status: http.StatusOK, Description: "the HTML page", ContentType: "text/html"}},
 	})
 	server.Get(r, redocPath, server.Op[server.NoRequest]{
-		Summary: "The vendored Redoc bundle of the API reference page", Public: true, Handle: serveRedoc,
+		Summary:     "The vendored Redoc bundle of the API reference page",
+		Description: "The Redoc script of /docs, served from this origin and cached for good. Read-only.",
+		Public:      true, Handle: serveRedoc,
 		Responses: []server.Response{{Status: http.StatusOK, Description: "the script (gzip-encoded when the client accepts it)", ContentType: "text/javascript"}},
 	})
 }

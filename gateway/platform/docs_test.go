@@ -47,7 +47,7 @@ func TestDocsPage(t *testing.T) {
 	if got := strings.Count(string(body), `<script nonce="`+nonce+`"`); got != 2 {
 		t.Errorf("%d scripts carry the nonce, want 2:\n%s", got, body)
 	}
-	if !strings.Contains(string(body), `src="`+redocPath+`"`) || !strings.Contains(string(body), `"/api/openapi.json"`) {
+	if !strings.Contains(string(body), `src="`+redocPath+`"`) || !strings.Contains(string(body), `"`+CompletePath+`"`) {
 		t.Errorf("page does not load the vendored bundle and the document:\n%s", body)
 	}
 	for _, want := range []string{"worker-src blob:", "connect-src 'self'", "img-src 'self' data:", "'sha256-" + redocStyleHashes[1] + "'"} {

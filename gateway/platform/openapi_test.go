@@ -41,10 +41,10 @@ func platformServer(t *testing.T) *server.Server {
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
 	s := platformServer(t)
-	doc := OpenAPI(s.Routes())
+	doc := servertest.Document(t, s, SlicePath)
 	paths := doc["paths"].(map[string]any)
 	for _, p := range []string{"/api/platform/version", "/api/platform/health", "/api/platform/openapi.json",
-		"/api/platform/slice.json", "/api/openapi.json", "/docs", redocPath} {
+		"/api/platform/slice.json", "/api/openapi.json", CompletePath, "/docs", redocPath} {
 		op, ok := paths[p].(map[string]any)["get"].(map[string]any)
 		if !ok {
 			t.Fatalf("slice lacks GET %s: %v", p, paths)
@@ -52,11 +52,11 @@ func TestOpenAPI(t *testing.T) {
 		if sec := op["security"].([]any); len(sec) != 0 {
 			t.Errorf("%s needs a token: %v", p, sec)
 		}
-		if tags := op["tags"].([]string); len(tags) != 1 || tags[0] != "platform" {
+		if tags := op["tags"].([]any); len(tags) != 1 || tags[0] != "platform" {
 			t.Errorf("%s tags = %v", p, tags)
 		}
 	}
-	if len(paths) != 7 {
+	if len(paths) != 8 {
 		t.Errorf("paths = %v", paths)
 	}
 	page := paths["/docs"].(map[string]any)["get"].(map[string]any)["responses"].(map[string]any)["200"].(map[string]any)
@@ -65,7 +65,7 @@ func TestOpenAPI(t *testing.T) {
 	}
 	comps := doc["components"].(map[string]any)["schemas"].(map[string]any)
 	index := comps["PlatformIndex"].(map[string]any)
-	if req := index["required"].([]any); len(req) != 5 {
+	if req := index["required"].([]any); len(req) != 6 {
 		t.Errorf("PlatformIndex.required = %v", req)
 	}
 	if _, ok := doc["components"].(map[string]any)["securitySchemes"]; ok {
@@ -101,7 +101,7 @@ func TestIndex(t *testing.T) {
 			t.Errorf("modules[%d] = %+v, want %+v", i, idx.Modules[i], want[i])
 		}
 	}
-	if len(idx.Platform.SDK.NPM) != 1 || idx.Platform.SDK.NPM[0] != SDKPackage || idx.Full != FullPath || idx.OpenAPI != "3.0.3" {
+	if len(idx.Platform.SDK.NPM) != 1 || idx.Platform.SDK.NPM[0] != SDKPackage || idx.Full != FullPath || idx.Complete != CompletePath || idx.OpenAPI != "3.0.3" {
 		t.Errorf("index = %+v", idx)
 	}
 	slice, err := s.App.Test(httptest.NewRequest(http.MethodGet, "/api/platform/slice.json", nil))

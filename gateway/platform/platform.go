@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
 
 	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/server"
@@ -73,8 +72,9 @@ type Handlers struct {
 	now    func() time.Time
 	routes func() []server.Route
 
-	fullMu  sync.Mutex
-	fullDoc []byte // the merged /api/openapi.json, once built
+	fullMu      sync.Mutex
+	fullDoc     []byte // the merged /api/openapi.json, once built
+	completeDoc []byte // CompletePath's document, once built
 }
 
 // NewHandlers builds the handlers; routes lists the server's routes for the
@@ -95,48 +95,49 @@ var fintechModules = []struct{ name, prefix string }{
 }
 
 // FullDocument is the OpenAPI 3.0 document of the fintech modules.
-type FullDocument map[string]any
+type FullDocument Document
 
 // Register mounts the routes. Each operation is declared with its answer
 // types (server.Op), which the platform slice is reflected from.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
 	server.Get(g, "/version", server.Op[server.NoRequest]{
-		Summary: "Build and version information", Public: true, Handle: h.version,
+		Summary:     "Build and version information",
+		Description: "The service name, API version, release, runtime, environment, deposit processor mode and uptime. Read-only.",
+		Public:      true, Handle: h.version,
 		Responses: []server.Response{server.Answers(http.StatusOK, "build information", schemas.PlatformVersion{})},
 	})
 	registerHealth(g, Health(h.db, nil), HealthAnswer{})
 	server.Get(g, "/openapi.json", server.Op[server.NoRequest]{
-		Summary: "Aggregate API index: the modules with their OpenAPI slices, and the SDK packages", Public: true,
-		Handle:    h.index,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the index (not itself an OpenAPI document)", schemas.PlatformIndex{})},
+		Summary:     "Aggregate API index: the modules with their OpenAPI slices, and the SDK packages",
+		Description: "Lists the modules this build serves with the URL of each one's slice, the full and the complete document, and the SDK packages. Read-only.",
+		Public:      true,
+		Handle:      h.index,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the index (not itself an OpenAPI document)", schemas.PlatformIndex{})},
 	})
 	server.Get(g, strings.TrimPrefix(SlicePath, Prefix), server.Op[server.NoRequest]{
-		Summary: "OpenAPI 3.0 slice of the platform module", Public: true,
-		Handle:    func(c *fiber.Ctx, _ *server.NoRequest) error { return c.JSON(OpenAPI(h.routes())) },
+		Summary:     "OpenAPI 3.0 slice of the platform module",
+		Description: "The OpenAPI document of the platform routes. Read-only.",
+		Public:      true,
+		// Every platform route is public, so the slice declares no security
+		// scheme.
+		Handle: serveDoc(openapi.Handler(h.routes, openapi.Doc{
+			Title: "Platform",
+			Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" +
+				FullPath + "), the complete document of every module (" + CompletePath + ") and the API reference page (/docs).",
+			Prefixes: []string{Prefix, FullPath, docsPath},
+			Tag:      "platform",
+		})),
 		Responses: []server.Response{server.Answers(http.StatusOK, "the document", Document{})},
 	})
+	h.registerComplete(g)
 	server.Get(r, FullPath, server.Op[server.NoRequest]{
-		Summary: "The OpenAPI 3.0 document of the fintech modules", Public: true, Handle: h.full,
+		Summary:     "The OpenAPI 3.0 document of the fintech modules",
+		Description: "The spec's document of the fintech modules (identity, fiat, mask, ledger, reputation, gov, charity). Read-only.",
+		Public:      true, Handle: h.full,
 		Responses: []server.Response{server.Answers(http.StatusOK, "the merged slices of the fintech modules", FullDocument{})},
 	})
 	registerDocs(r)
-}
-
-// OpenAPI builds the platform slice: the routes under Prefix, the full
-// document and the API reference page with its script.
-// Every platform route is public, so the slice declares no security scheme.
-func OpenAPI(routes []server.Route) map[string]any {
-	doc := openapi.Build(routes, openapi.Doc{
-		Title:       "Platform",
-		Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" + FullPath + ") and the API reference page (/docs).",
-		Prefixes:    []string{Prefix, FullPath, docsPath},
-		Operation:   func(_ server.Route, op map[string]any) { op["tags"] = []string{"platform"} },
-	})
-	if comps, ok := doc["components"].(map[string]any); ok {
-		delete(comps, "securitySchemes")
-	}
-	return doc
 }
 
 // full answers /api/openapi.json: the slices the fintech modules serve, as
@@ -152,7 +153,7 @@ func (h *Handlers) full(c *fiber.Ctx, _ *server.NoRequest) error {
 		if err != nil {
 			return err
 		}
-		raw, err := json.Marshal(FullDocument(doc))
+		raw, err := json.Marshal(doc)
 		if err != nil {
 			return err
 		}
@@ -166,20 +167,15 @@ func (h *Handlers) mergeSlices(app *fiber.App) (map[string]any, error) {
 	serve := app.Handler()
 	var slices []openapi.Slice
 	for _, m := range fintechModules {
-		var req fasthttp.Request
-		req.Header.SetMethod(http.MethodGet)
-		req.SetRequestURI(m.prefix + "/openapi.json")
-		var fctx fasthttp.RequestCtx
-		fctx.Init(&req, nil, nil)
-		serve(&fctx)
-		if fctx.Response.StatusCode() == http.StatusNotFound {
+		status, body := serveInProcess(serve, m.prefix+"/openapi.json")
+		if status == http.StatusNotFound {
 			continue // this build does not serve the module
 		}
-		if fctx.Response.StatusCode() != http.StatusOK {
-			return nil, fmt.Errorf("slice %s: status %d", m.prefix, fctx.Response.StatusCode())
+		if status != http.StatusOK {
+			return nil, fmt.Errorf("slice %s: status %d", m.prefix, status)
 		}
 		var doc map[string]any
-		if err := json.Unmarshal(fctx.Response.Body(), &doc); err != nil {
+		if err := json.Unmarshal(body, &doc); err != nil {
 			return nil, fmt.Errorf("slice %s: %w", m.prefix, err)
 		}
 		slices = append(slices, openapi.Slice{Name: m.name, Doc: doc})
@@ -206,6 +202,7 @@ func (h *Handlers) index(c *fiber.Ctx, _ *server.NoRequest) error {
 		Platform: schemas.PlatformIndexPlatform{Version: h.build.Version, SDK: schemas.PlatformSDK{NPM: npmPackages(h.build.SDKPackages)}},
 		Modules:  Modules(h.routes()),
 		Full:     FullPath,
+		Complete: CompletePath,
 	})
 }
 
@@ -227,6 +224,11 @@ func Modules(routes []server.Route) []schemas.PlatformModule {
 		mods = append(mods, schemas.PlatformModule{Name: name, Prefix: "/api/" + name, OpenAPI: r.Path})
 	}
 	return mods
+}
+
+// serveDoc is a module document's handler as an operation's.
+func serveDoc(doc fiber.Handler) func(*fiber.Ctx, *server.NoRequest) error {
+	return func(c *fiber.Ctx, _ *server.NoRequest) error { return doc(c) }
 }
 
 // isSlice reports whether r serves a module's OpenAPI slice.

@@ -22,6 +22,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -112,10 +113,17 @@ func NewHandlers(db platform.Pinger, reads Reader, analytics Analytics, bus Send
 // come from these declarations. Reads other than /me are public.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.BasicsOf(g, "reputation", platform.HealthOf(h.db, h.health), Health{}, h.openapi)
+	platform.BasicsOf(g, "reputation", platform.HealthOf(h.db, h.health), Health{}, openapi.Handler(h.routes, openapi.Doc{
+		Title:       "Reputation",
+		Description: "Weighted events raise or lower a user's score; the score names the rank.",
+		Prefixes:    []string{Prefix},
+	}))
 	server.Post(g, "/events", server.Op[eventRequest]{
-		Summary: "Add a weighted event to a user's score (service key or admin JWT)", Class: ratelimit.Write,
-		Role: "reputation admin (or the caller sends the service key)", Handle: h.post,
+		Summary:     "Add a weighted event to a user's score (service key or admin JWT)",
+		Description: "Applies a weighted event to a user's score and rank; a repeated (userId, kind, sourceId) answers the first result and changes nothing.",
+		Caller:      "a platform service with the service key in the `" + HeaderServiceKey + "` header, or a reputation admin with `Authorization: Bearer <token>`",
+		Class:       ratelimit.Write,
+		Role:        "reputation admin (or the caller sends the service key)", Handle: h.post,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the event applied: the score and rank before and after", schemas.ReputationEventResult{}),
 			server.Answers(http.StatusOK, "replay of (userId, kind, sourceId): idempotent true", schemas.ReputationEventResult{}),
@@ -126,22 +134,30 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.authorize)
 	server.Get(g, "/me", server.Op[server.NoRequest]{
-		Summary: "The caller's score, rank and last 50 events", Handle: h.me,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's score, rank and last 50 events", schemas.ReputationMe{})},
+		Summary:     "The caller's score, rank and last 50 events",
+		Description: "The caller's score, rank and last 50 events. Read-only.",
+		Handle:      h.me,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's score, rank and last 50 events", schemas.ReputationMe{})},
 	}, h.tokens.Require())
 	server.Get(g, "/leaderboard", server.Op[leaderboardRequest]{
-		Summary: "Top users by score; query limit (<= 100), rank, since", Public: true, Handle: h.leaderboard,
+		Summary:     "Top users by score; query limit (<= 100), rank, since",
+		Description: "The leaderboard: users by score, optionally of one rank or since a time. Read-only.",
+		Public:      true, Handle: h.leaderboard,
 		Responses: []server.Response{server.Answers(http.StatusOK, "top users by score, from the analytics copy", schemas.ReputationLeaderboard{})},
 	})
 	server.Get(g, "/rank/:userId", server.Op[rankPath]{
-		Summary: "A user's public rank and score", Public: true, Handle: h.rank,
+		Summary:     "A user's public rank and score",
+		Description: "One user's public rank and score. Read-only.",
+		Public:      true, Handle: h.rank,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the user's public score and rank", schemas.ReputationRank{}),
 			server.Fails(http.StatusNotFound, "user_not_found: no user with this id"),
 		},
 	})
 	server.Get(g, "/stats", server.Op[server.NoRequest]{
-		Summary: "Users per rank, mean and median score, events in 24h", Public: true, Handle: h.stats,
+		Summary:     "Users per rank, mean and median score, events in 24h",
+		Description: "Aggregate figures: users per rank, mean and median score, events in the last 24 hours. Read-only.",
+		Public:      true, Handle: h.stats,
 		Responses: []server.Response{server.Answers(http.StatusOK, "users per rank, mean and median score, events in 24h", schemas.ReputationStats{})},
 	})
 }
@@ -223,8 +239,7 @@ func (w *weight) UnmarshalJSON(b []byte) error {
 // object's size, the source module an admin must name) and the event's own
 // rule (schemas.ReputationEvent.Validate), reporting every field at once.
 func (req *eventRequest) Validate() error {
-	var v bind.Validator
-	v.Required("sourceModule", req.SourceModule)
+	var v bind.Validator // sourceModule's presence and length are bound by its tags
 	if req.Weight == nil {
 		v.Fail("weight", "is required")
 	} else {
@@ -328,13 +343,9 @@ func (req *leaderboardRequest) Validate() error {
 		v.Check(err == nil && n >= 1, "limit", "must be a positive integer")
 		req.query.Limit = min(max(n, 1), MaxLeaderboard)
 	}
-	if req.Rank != "" {
-		v.OneOf("rank", req.Rank, schemas.Ranks()...)
-		req.query.Rank = req.Rank
-	}
+	req.query.Rank = req.Rank // its enum and since's date-time format are bound by the tags
 	if req.Since != "" {
-		t, err := time.Parse(time.RFC3339Nano, req.Since)
-		v.Check(err == nil, "since", "must be an ISO 8601 timestamp such as 2026-01-02T15:04:05Z")
+		t, _ := time.Parse(time.RFC3339Nano, strings.TrimSpace(req.Since))
 		req.query.Since = &t
 	}
 	return v.Err()

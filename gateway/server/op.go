@@ -20,12 +20,24 @@ import (
 // before Handle runs, and the OpenAPI operation is reflected from the same
 // declaration (gateway/openapi), so the document cannot drift from the code.
 type Op[Req any] struct {
+	// Summary is the operation's one line.
 	Summary string
+	// Description says who may call the operation (anyone, a user's bearer
+	// token, an admin role, a partner key or signature) and what it changes;
+	// the documents show it under the summary.
+	Description string
+	// Caller, when set, says who may call in place of what Public, APIKey
+	// and Role imply (a signed partner callback, a service key).
+	Caller string
 	// Class is the rate-limit class of a write; reads are always Read,
 	// except reads of the keyed partner class (Partner), which keep it.
 	Class ratelimit.Class
 	// Public marks an operation that needs no bearer token.
 	Public bool
+	// APIKey names the header whose key authenticates the operation
+	// instead of a bearer token (a partner key, e.g. X-Build-Key); the
+	// middleware that checks it is passed to Handle.
+	APIKey string
 	// Role names who may call beyond a valid token, e.g. "fiat admin"; the
 	// middleware that enforces it is passed to Handle with the
 	// authentication. The document states it and the 403 forbidden answer.
@@ -68,10 +80,13 @@ func Fails(status int, description string) Response {
 type Declaration struct {
 	// Request is a pointer to a zero request value (nil: no parameters and
 	// no body).
-	Request   any
-	Responses []Response
-	Public    bool
-	Role      string
+	Request     any
+	Responses   []Response
+	Public      bool
+	APIKey      string
+	Role        string
+	Description string
+	Caller      string
 
 	memoOnce sync.Once
 	memo     any
@@ -113,7 +128,8 @@ func Handle[Req any](r Router, method, path string, op Op[Req], mw ...fiber.Hand
 	if _, none := any(new(Req)).(*NoRequest); !none {
 		request = new(Req)
 	}
-	decl := &Declaration{Request: request, Responses: op.Responses, Public: op.Public, Role: op.Role}
+	decl := &Declaration{Request: request, Responses: op.Responses, Public: op.Public, APIKey: op.APIKey, Role: op.Role,
+		Description: op.Description, Caller: op.Caller}
 	binder, err := bind.For(reflect.TypeFor[Req]())
 	if err != nil {
 		panic(fmt.Sprintf("%s %s: %v", method, path, err)) // a declaration error, found at start-up
@@ -124,10 +140,14 @@ func Handle[Req any](r Router, method, path string, op Op[Req], mw ...fiber.Hand
 		if err := binder.Bind(c, &req); err != nil {
 			return err
 		}
+		// The declared bounds first, then the type's own checks (the rules
+		// its tags cannot say); one answer names the fields of both.
+		err := binder.Check(c, &req)
 		if v, ok := any(&req).(Validator); ok {
-			if err := v.Validate(); err != nil {
-				return err
-			}
+			err = bind.Merge(err, v.Validate())
+		}
+		if err != nil {
+			return err
 		}
 		return handle(c, &req)
 	})

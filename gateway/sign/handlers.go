@@ -22,6 +22,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -77,34 +78,49 @@ func NewHandlers(st Store, ring *sealed.Keyring, db platform.Pinger, require fib
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	platform.Basics(g, "signing", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "signing", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title: "Signing",
+		Description: "Ed25519 signatures over the RFC 8785 canonical JSON of a payload object. " +
+			"Public keys are published as RFC 8037 JWKs for offline verification.",
+		Prefixes: []string{Prefix},
+	}))
 	server.Post(g, "/sign", server.Op[signRequest]{
-		Summary: "Sign the canonical JSON (RFC 8785) of a payload object with the caller's Ed25519 key",
-		Class:   ratelimit.Write, Handle: h.sign,
+		Summary:     "Sign the canonical JSON (RFC 8785) of a payload object with the caller's Ed25519 key",
+		Description: "Signs the RFC 8785 canonical form of the payload with the caller's active key (one is created on first use) and records the signing.",
+
+		Class: ratelimit.Write, Handle: h.sign,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the signature", schemas.SignResult{}),
 			server.Fails(http.StatusUnprocessableEntity, "validation_failed: payload is missing or not a JSON object that can be canonicalized"),
 		},
 	}, h.require)
 	server.Post(g, "/verify", server.Op[verifyRequest]{
-		Summary: "Verify a payload against a signature (digests only, never a signature)",
-		Class:   ratelimit.Write, Public: true, Handle: h.verify,
+		Summary:     "Verify a payload against a signature (digests only, never a signature)",
+		Description: "Checks a payload against a signature and a published key; answers digests only, never a signature. Changes nothing.",
+
+		Class: ratelimit.Write, Public: true, Handle: h.verify,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the verdict and digests; a malformed, unknown or tampered signature is valid: false", schemas.VerifyResult{}),
 			server.Fails(http.StatusUnprocessableEntity, "validation_failed: payload or signature is missing or malformed"),
 		},
 	})
 	server.Get(g, "/keys", server.Op[server.NoRequest]{
-		Summary: "The caller's signing keys, active and retired", Handle: h.listKeys,
-		Responses: []server.Response{server.Answers(http.StatusOK, "the caller's keys, newest first", schemas.SigningKeys{})},
+		Summary:     "The caller's signing keys, active and retired",
+		Description: "Lists the caller's signing keys, active and retired, with their public halves. Read-only.",
+		Handle:      h.listKeys,
+		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's keys, newest first", schemas.SigningKeys{})},
 	}, h.require)
 	server.Post(g, "/keys/rotate", server.Op[server.NoRequest]{
-		Summary: "Retire the caller's key and issue a new one; old keys stay published",
-		Class:   ratelimit.Write, Handle: h.rotate,
+		Summary:     "Retire the caller's key and issue a new one; old keys stay published",
+		Description: "Retires the caller's active key and creates a new one; retired keys stay published so old signatures still verify.",
+
+		Class: ratelimit.Write, Handle: h.rotate,
 		Responses: []server.Response{server.Answers(http.StatusCreated, "the new active key", schemas.RotatedSigningKey{})},
 	}, h.require)
 	server.Get(g, "/keys/:keyId", server.Op[keyPath]{
-		Summary: "A public key, also as an RFC 8037 JWK", Public: true, Handle: h.getKey,
+		Summary:     "A public key, also as an RFC 8037 JWK",
+		Description: "One published public key, also as an RFC 8037 JWK, for offline verification. Read-only.",
+		Public:      true, Handle: h.getKey,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the public key, active or retired", schemas.SigningKey{}),
 			server.Fails(http.StatusNotFound, "not_found: no such signing key"),

@@ -27,7 +27,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Register(s.Root())
-	doc := OpenAPI(s.Routes(), Prefix)
+	doc := servertest.Document(t, s, Prefix+"/openapi.json")
 	raw, _ := json.Marshal(doc)
 	var d struct {
 		Paths map[string]map[string]struct {

@@ -25,6 +25,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
@@ -82,20 +83,31 @@ func (h *Handlers) Register(r server.Router) {
 	type resp = server.Response
 	answers, fails := server.Answers, server.Fails
 	keyReused := fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body")
-	platform.Basics(g, "test-net wallet", platform.Health(h.db, nil), h.openapi)
+	platform.Basics(g, "test-net wallet", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
+		Title: "Test-net wallet",
+		Description: "Accounts in the test-net unit TNU. Amounts are JSON numbers with at most 7 decimal places, " +
+			"stored exactly as integers of 10^-7 TNU.",
+		Prefixes: []string{Prefix},
+	}))
 	server.Get(g, "/accounts", server.Op[listAccountsRequest]{
-		Summary: "The caller's test-net account (opened on first call)", Handle: h.listAccounts,
-		Responses: []resp{answers(http.StatusOK, "the caller's account", schemas.TradeAccountList{})},
+		Summary:     "The caller's test-net account (opened on first call)",
+		Description: "The caller's test-net account and balance; the first call opens it.",
+		Handle:      h.listAccounts,
+		Responses:   []resp{answers(http.StatusOK, "the caller's account", schemas.TradeAccountList{})},
 	}, h.require)
 	server.Get(g, "/accounts/lookup", server.Op[lookupRequest]{
-		Summary: "Find the account of a user by e-mail", Handle: h.lookup,
+		Summary:     "Find the account of a user by e-mail",
+		Description: "The test-net account of the user with that e-mail, to transfer to. Read-only.",
+		Handle:      h.lookup,
 		Responses: []resp{
 			answers(http.StatusOK, "the account of that e-mail", schemas.TradeAccountLookup{}),
 			fails(http.StatusNotFound, "account_not_found: no user with that e-mail has opened an account"),
 		},
 	}, h.require)
 	server.Post(g, "/topup", server.Op[topUpRequest]{
-		Summary: "Top up the caller's account (at most 10000 TNU)", Class: ratelimit.Money, Handle: h.topUp,
+		Summary:     "Top up the caller's account (at most 10000 TNU)",
+		Description: "Credits test-net units (TNU, no real value) to the caller's account, at most 10000 TNU per top-up. Records an operation.",
+		Class:       ratelimit.Money, Handle: h.topUp,
 		Responses: []resp{
 			answers(http.StatusOK, "the account after the top-up", schemas.TradeTopUpResult{}),
 			fails(http.StatusNotFound, "account_not_found: not an account of the caller"),
@@ -103,7 +115,9 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 	server.Post(g, "/transfer", server.Op[transferRequest]{
-		Summary: "Transfer TNU from the caller's account to another", Class: ratelimit.Money, Handle: h.transfer,
+		Summary:     "Transfer TNU from the caller's account to another",
+		Description: "Moves TNU from the caller's account to another account. Debits the caller, credits the other, records the operation.",
+		Class:       ratelimit.Money, Handle: h.transfer,
 		Responses: []resp{
 			answers(http.StatusCreated, "the transfer", schemas.TradeTransferResult{}),
 			fails(http.StatusBadRequest, "insufficient_balance: the account holds less than the amount"),
@@ -112,11 +126,15 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 	server.Get(g, "/operations", server.Op[listOperationsRequest]{
-		Summary: "The caller's operations, newest first", Handle: h.listOperations,
-		Responses: []resp{answers(http.StatusOK, "the caller's operations", schemas.TradeOperationList{})},
+		Summary:     "The caller's operations, newest first",
+		Description: "Pages through the operations of the caller's account, newest first. Read-only.",
+		Handle:      h.listOperations,
+		Responses:   []resp{answers(http.StatusOK, "the caller's operations", schemas.TradeOperationList{})},
 	}, h.require)
 	server.Get(g, "/operations.csv", server.Op[server.NoRequest]{
-		Summary: "Every operation of the caller's account as RFC 4180 CSV", Handle: h.operationsCSV,
+		Summary:     "Every operation of the caller's account as RFC 4180 CSV",
+		Description: "Every operation of the caller's account as an RFC 4180 CSV download. Read-only.",
+		Handle:      h.operationsCSV,
 		Responses: []resp{{Status: http.StatusOK, ContentType: "text/csv",
 			Description: "RFC 4180 CSV with CRLF line ends: id,kind,amount,from,to,createdAt, newest first"}},
 	}, h.require)
@@ -188,19 +206,31 @@ func (a *amountField) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// amount records a missing or invalid amount (or one over max units) and
-// returns its units.
-func amount(v *bind.Validator, field string, a amountField, max int64) int64 {
-	if !a.set {
-		v.Fail(field, "is required")
-		return 0
-	}
+// problem says why the amount is refused (not a JSON number of at most 7
+// decimals, not positive, over max units), "" when it is not; the binder
+// asks it through Present and Invalid.
+func (a amountField) problem(max int64) string {
 	units, err := schemas.ParseTNU(a.raw)
 	switch {
 	case err != nil:
-		v.Fail(field, err.Error())
+		return err.Error()
 	case units > max:
-		v.Fail(field, "must be at most "+schemas.FormatTNU(max))
+		return "must be at most " + schemas.FormatTNU(max)
 	}
-	return units
+	return ""
 }
+
+// units is the amount the binder accepted.
+func (a amountField) units() schemas.TNU {
+	u, _ := schemas.ParseTNU(a.raw)
+	return schemas.TNU(u)
+}
+
+// Present reports whether the amount was sent.
+func (a amountField) Present() bool { return a.set }
+
+// Invalid says why a top-up amount is refused.
+func (a topUpAmount) Invalid() string { return a.problem(schemas.MaxTopUp) }
+
+// Invalid says why a transfer amount is refused.
+func (a transferAmount) Invalid() string { return a.problem(schemas.MaxTNU) }

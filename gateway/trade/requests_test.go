@@ -56,7 +56,7 @@ func TestTopUpRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var req topUpRequest
-			err := bind.Decode([]byte(tt.body), &req)
+			err := bind.DecodeChecked([]byte(tt.body), &req)
 			var d schemas.TradeTopUp
 			ok := true
 			if err == nil {
@@ -91,7 +91,7 @@ func TestTransferRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var req transferRequest
-			err := bind.Decode([]byte(tt.body), &req)
+			err := bind.DecodeChecked([]byte(tt.body), &req)
 			ok := true
 			if err == nil {
 				_, ok, err = req.validate()

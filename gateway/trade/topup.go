@@ -19,11 +19,8 @@ type topUpRequest struct {
 // an account (answered 404, not 422).
 func (req topUpRequest) validate() (d schemas.TradeTopUp, ok bool, err error) {
 	var v bind.Validator
-	d.AccountID = text(&v, "accountId", req.AccountID)
-	if v.Err() == nil {
-		v.Required("accountId", d.AccountID)
-	}
-	d.Amount = schemas.TNU(amount(&v, "amount", req.Amount.amountField, schemas.MaxTopUp))
+	d.AccountID = text(&v, "accountId", req.AccountID) // required by its tag
+	d.Amount = req.Amount.units()                      // its bounds are checked by the binder (Present, Invalid)
 	if err := v.Err(); err != nil {
 		return d, true, err
 	}

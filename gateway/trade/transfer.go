@@ -22,12 +22,10 @@ func (req transferRequest) validate() (d schemas.TradeTransfer, ok bool, err err
 	var v bind.Validator
 	d.From = text(&v, "from", req.From)
 	d.To = text(&v, "to", req.To)
-	if v.Err() == nil {
-		v.Required("from", d.From)
-		v.Required("to", d.To)
+	if v.Err() == nil { // from and to are required by their tags
 		v.Check(d.From == "" || d.From != d.To, "to", "must be another account than from")
 	}
-	d.Amount = schemas.TNU(amount(&v, "amount", req.Amount.amountField, schemas.MaxTNU))
+	d.Amount = req.Amount.units() // its bounds are checked by the binder (Present, Invalid)
 	if err := v.Err(); err != nil {
 		return d, true, err
 	}

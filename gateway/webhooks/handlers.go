@@ -121,32 +121,42 @@ func (h *Handlers) Register(r server.Router) {
 	user := h.tokens.Require()
 	admin := h.admin
 	server.Post(g, "/me/webhook", server.Op[subscribeRequest]{
-		Summary: "Create or replace the caller's webhook endpoint", Class: ratelimit.Write, Handle: h.savePrimary,
+		Summary:     "Create or replace the caller's webhook endpoint",
+		Description: "Sets the URL and the event types of the caller's webhook endpoint, replacing any before, and answers its signing secret.",
+		Class:       ratelimit.Write, Handle: h.savePrimary,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the caller's first endpoint", schemas.WebhookSubscription{}),
 			server.Answers(http.StatusOK, "the endpoint replaced: same id and createdAt, new url, secret and events", schemas.WebhookSubscription{}),
 		},
 	}, user)
 	server.Handle(g, fiber.MethodPatch, "/me/webhook", server.Op[rotateRequest]{
-		Summary: "Rotate the webhook signing secret", Class: ratelimit.Write, Handle: h.rotate,
+		Summary:     "Rotate the webhook signing secret",
+		Description: "Issues a new signing secret for the caller's webhook endpoint; deliveries are signed with it from now on.",
+		Class:       ratelimit.Write, Handle: h.rotate,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the endpoint; the new secret signs every attempt from now on", schemas.WebhookSubscription{}),
 			server.Fails(http.StatusNotFound, "not_found: no such webhook subscription of the caller"),
 		},
 	}, user)
 	server.Post(g, "/webhook-subs", server.Op[subscribeRequest]{
-		Summary: "Add a further webhook subscription", Class: ratelimit.Write, Handle: h.addSubscription,
+		Summary:     "Add a further webhook subscription",
+		Description: "Adds a subscription (URL and event types) to the caller's webhook endpoints.",
+		Class:       ratelimit.Write, Handle: h.addSubscription,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the new subscription", schemas.WebhookSubscription{}),
 			server.Fails(http.StatusConflict, "webhook_limit_reached: a user may hold at most 10 webhook subscriptions"),
 		},
 	}, user)
 	server.Get(g, "/admin/webhook-deliveries", server.Op[listDeliveriesRequest]{
-		Summary: "Webhook delivery log (fiat admin)", Role: fiatAdmin, Handle: h.listDeliveries,
+		Summary:     "Webhook delivery log (fiat admin)",
+		Description: "Pages through webhook deliveries with their attempts and status. Read-only.",
+		Role:        fiatAdmin, Handle: h.listDeliveries,
 		Responses: []server.Response{server.Answers(http.StatusOK, "deliveries, newest first", schemas.Page[schemas.WebhookDelivery]{})},
 	}, user, admin)
 	server.Post(g, "/admin/webhook-deliveries/:id/retry", server.Op[deliveryPath]{
-		Summary: "Attempt a webhook delivery again now (fiat admin)", Class: ratelimit.Write, Role: fiatAdmin,
+		Summary:     "Attempt a webhook delivery again now (fiat admin)",
+		Description: "Sends a webhook delivery again now and records the attempt.",
+		Class:       ratelimit.Write, Role: fiatAdmin,
 		Handle: h.retryDelivery,
 		Responses: []server.Response{
 			server.Answers(http.StatusAccepted, "queued for an attempt now", schemas.WebhookDelivery{}),
@@ -161,11 +171,15 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, user, admin)
 	server.Get(g, "/admin/events", server.Op[eventsRequest]{
-		Summary: "Server-sent events of every platform event (fiat admin)", Role: fiatAdmin, Handle: h.events,
+		Summary:     "Server-sent events of every platform event (fiat admin)",
+		Description: "A server-sent event stream of every platform event; reconnect with Last-Event-ID to resume. Read-only.",
+		Role:        fiatAdmin, Handle: h.events,
 		Responses: []server.Response{{Status: http.StatusOK, Description: "server-sent events of every platform event", ContentType: "text/event-stream"}},
 	}, h.streamAuth(user), admin)
 	server.Get(g, "/admin/stream", server.Op[server.NoRequest]{
-		Summary: "Browser page showing the admin event stream (it holds no data)", Public: true, Handle: h.page,
+		Summary:     "Browser page showing the admin event stream (it holds no data)",
+		Description: "An HTML page that opens the admin event stream in the browser; the page holds no data itself (the stream needs a fiat admin's token). Read-only.",
+		Public:      true, Handle: h.page,
 		Responses: []server.Response{{Status: http.StatusOK, Description: "the admin event stream page", ContentType: "text/html"}},
 	})
 }

@@ -5,8 +5,12 @@ package servertest
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -41,3 +45,23 @@ func (DB) Ping(context.Context) error { return nil }
 // Pass is middleware that lets every request through (in place of
 // authentication).
 func Pass(c *fiber.Ctx) error { return c.Next() }
+
+// Document answers the OpenAPI document s serves at path, decoded: the
+// module tests read a slice as a client does.
+func Document(t testing.TB, s *server.Server, path string) map[string]any {
+	t.Helper()
+	resp, err := s.App.Test(httptest.NewRequest(http.MethodGet, path, nil), -1)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v %s", path, resp.StatusCode, err, body)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return doc
+}

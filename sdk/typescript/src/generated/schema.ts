@@ -8,7 +8,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getAuthHealth"];
         put?: never;
         post?: never;
@@ -27,7 +32,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange e-mail and password for a token */
+        /**
+         * Exchange e-mail and password for a token
+         * @description Checks the e-mail and password and answers a bearer token. Changes nothing.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         post: operations["postAuthLogin"];
         delete?: never;
         options?: never;
@@ -42,7 +52,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's profile and role */
+        /**
+         * The caller's profile and role
+         * @description The caller's e-mail, role and whether the e-mail is verified. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getAuthMe"];
         put?: never;
         post?: never;
@@ -59,7 +74,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the identity module */
+        /**
+         * OpenAPI 3.0 slice of the identity module
+         * @description The OpenAPI document of the identity module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getAuthOpenapiJson"];
         put?: never;
         post?: never;
@@ -78,7 +98,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account and get a token */
+        /**
+         * Create an account and get a token
+         * @description Registers a user with e-mail and password and answers a bearer token. Creates the account (the password is stored as a hash).
+         *
+         *     **Who may call:** anyone; no token.
+         */
         post: operations["postAuthRegister"];
         delete?: never;
         options?: never;
@@ -93,10 +118,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Confirm an e-mail address with the one-time link's token */
+        /**
+         * Confirm an e-mail address with the one-time link's token
+         * @description Marks the e-mail address of the link's user verified and spends the token.
+         *
+         *     **Who may call:** anyone holding the one-time token; no bearer token.
+         */
         get: operations["getAuthVerifyEmail"];
         put?: never;
-        /** Send a one-time link that proves the caller owns their e-mail address */
+        /**
+         * Send a one-time link that proves the caller owns their e-mail address
+         * @description E-mails the caller a one-time verification link. Creates a verification token.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postAuthVerifyEmail"];
         delete?: never;
         options?: never;
@@ -111,10 +146,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Approved campaigns, pinned first; query category, status (active | ended), cursor, limit */
+        /**
+         * Approved campaigns, pinned first; query category, status (active | ended), cursor, limit
+         * @description Pages through approved campaigns, pinned first, optionally of a category or status. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityCampaigns"];
         put?: never;
-        /** Propose a campaign (pending until a charity admin approves it) */
+        /**
+         * Propose a campaign (pending until a charity admin approves it)
+         * @description Creates a campaign of the caller in pending; it is listed once a charity admin approves it.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postCharityCampaigns"];
         delete?: never;
         options?: never;
@@ -129,7 +174,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One campaign with progress, recent donors and media */
+        /**
+         * One campaign with progress, recent donors and media
+         * @description One approved campaign with its progress, recent donors and media. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityCampaignsId"];
         put?: never;
         post?: never;
@@ -148,7 +198,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a pending campaign, optionally pinned or featured (charity admins) */
+        /**
+         * Approve a pending campaign, optionally pinned or featured (charity admins)
+         * @description Moves a pending campaign to active, optionally pinned or featured; it is listed from then on.
+         *
+         *     **Who may call:** a charity admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postCharityCampaignsIdApprove"];
         delete?: never;
         options?: never;
@@ -165,7 +220,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Donate from the caller's KZT wallet to an active campaign */
+        /**
+         * Donate from the caller's KZT wallet to an active campaign
+         * @description Moves the amount from the caller's KZT wallet to the campaign and adds it to the campaign's total.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postCharityCampaignsIdDonations"];
         delete?: never;
         options?: never;
@@ -180,7 +240,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityHealth"];
         put?: never;
         post?: never;
@@ -197,7 +262,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the charity module */
+        /**
+         * OpenAPI 3.0 slice of the charity module
+         * @description The OpenAPI document of the charity module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityOpenapiJson"];
         put?: never;
         post?: never;
@@ -214,7 +284,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Total raised, distinct donors and top categories (analytics copy) */
+        /**
+         * Total raised, distinct donors and top categories (analytics copy)
+         * @description Total raised, distinct donors and top categories, from the analytics copy. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getCharityStats"];
         put?: never;
         post?: never;
@@ -231,7 +306,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Append-only audit log */
+        /**
+         * Append-only audit log
+         * @description Pages through the fiat audit log (admin actions and money movements), newest first. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminAudit"];
         put?: never;
         post?: never;
@@ -248,7 +328,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Paid deposits that could not be credited (status needs_review, or refunded) */
+        /**
+         * Paid deposits that could not be credited (status needs_review, or refunded)
+         * @description Lists deposits the processor charged but the platform could not credit (needs_review), or those already refunded. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminDeposits"];
         put?: never;
         post?: never;
@@ -267,7 +352,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Credit a deposit in needs_review to its (active) wallet */
+        /**
+         * Credit a deposit in needs_review to its (active) wallet
+         * @description Credits a paid deposit that needs review to its wallet (once; the wallet must be active) and completes it.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminDepositsIdCredit"];
         delete?: never;
         options?: never;
@@ -284,7 +374,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund a deposit in needs_review to the processor */
+        /**
+         * Refund a deposit in needs_review to the processor
+         * @description Refunds a paid deposit that needs review through the processor; no wallet is credited.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminDepositsIdRefund"];
         delete?: never;
         options?: never;
@@ -299,7 +394,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events of every platform event (fiat admin) */
+        /**
+         * Server-sent events of every platform event (fiat admin)
+         * @description A server-sent event stream of every platform event; reconnect with Last-Event-ID to resume. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminEvents"];
         put?: never;
         post?: never;
@@ -335,7 +435,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a KYC submission */
+        /**
+         * Approve a KYC submission
+         * @description Approves a pending KYC submission: its user's daily caps are lifted.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminKycIdApprove"];
         delete?: never;
         options?: never;
@@ -352,7 +457,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reject a KYC submission */
+        /**
+         * Reject a KYC submission
+         * @description Rejects a pending KYC submission: its user's caps stay as they are.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminKycIdReject"];
         delete?: never;
         options?: never;
@@ -369,7 +479,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a payout (paid) */
+        /**
+         * Approve a payout (paid)
+         * @description Marks a pending payout paid: the held amount leaves the wallet for good.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminPayoutsIdApprove"];
         delete?: never;
         options?: never;
@@ -386,7 +501,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reject a payout (funds released) */
+        /**
+         * Reject a payout (funds released)
+         * @description Rejects a pending payout: the held amount is released back to the wallet's balance.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminPayoutsIdReject"];
         delete?: never;
         options?: never;
@@ -401,7 +521,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reconcile processor charges with the ledger and balances; drift alerts the configured target */
+        /**
+         * Reconcile processor charges with the ledger and balances; drift alerts the configured target
+         * @description Compares the processor's charges with the ledger entries and wallet balances per currency and reports any drift; a drift sends one alert to the configured target. Changes no balance.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminReconcile"];
         put?: never;
         post?: never;
@@ -418,7 +543,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Browser page showing the admin event stream (it holds no data) */
+        /**
+         * Browser page showing the admin event stream (it holds no data)
+         * @description An HTML page that opens the admin event stream in the browser; the page holds no data itself (the stream needs a fiat admin's token). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatAdminStream"];
         put?: never;
         post?: never;
@@ -437,7 +567,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Freeze a wallet */
+        /**
+         * Freeze a wallet
+         * @description Freezes any user's wallet: it can neither send nor receive money until unfrozen.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminWalletsIdFreeze"];
         delete?: never;
         options?: never;
@@ -454,7 +589,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unfreeze a wallet */
+        /**
+         * Unfreeze a wallet
+         * @description Makes a frozen wallet active again: it sends and receives money.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminWalletsIdUnfreeze"];
         delete?: never;
         options?: never;
@@ -469,7 +609,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Webhook delivery log (fiat admin) */
+        /**
+         * Webhook delivery log (fiat admin)
+         * @description Pages through webhook deliveries with their attempts and status. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         get: operations["getFiatAdminWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -488,7 +633,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Attempt a webhook delivery again now (fiat admin) */
+        /**
+         * Attempt a webhook delivery again now (fiat admin)
+         * @description Sends a webhook delivery again now and records the attempt.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminWebhookDeliveriesIdRetry"];
         delete?: never;
         options?: never;
@@ -503,7 +653,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Local checkout page of the embedded test processor */
+        /**
+         * Local checkout page of the embedded test processor
+         * @description The checkout page of the embedded test processor (only while no real processor is configured). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatCheckoutSessionId"];
         put?: never;
         post?: never;
@@ -522,7 +677,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pay a local checkout session (test processor) */
+        /**
+         * Pay a local checkout session (test processor)
+         * @description Pays a checkout session of the embedded test processor, which then sends the signed payment event that credits the wallet. Test mode only.
+         *
+         *     **Who may call:** anyone holding the session id; no token (test processor only).
+         */
         post: operations["postFiatCheckoutSessionIdPay"];
         delete?: never;
         options?: never;
@@ -539,7 +699,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a top-up checkout; returns the session URL */
+        /**
+         * Start a top-up checkout; returns the session URL
+         * @description Opens a checkout session at the card processor for a top-up of one of the caller's wallets and answers its URL; the wallet is credited when the processor reports the payment. Creates a pending deposit.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatDeposit"];
         delete?: never;
         options?: never;
@@ -556,7 +721,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a processor checkout session for a top-up */
+        /**
+         * Create a processor checkout session for a top-up
+         * @description Opens a checkout session at the card processor for a top-up of one of the caller's wallets and answers its URL; the wallet is credited when the processor reports the payment. Creates a pending deposit.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatDepositCheckout"];
         delete?: never;
         options?: never;
@@ -573,7 +743,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Processor webhook: credits on payment_intent.succeeded */
+        /**
+         * Processor webhook: credits on payment_intent.succeeded
+         * @description The card processor reports a payment: a verified payment_intent.succeeded credits the deposit's wallet exactly once (a replay credits nothing); other events change nothing.
+         *
+         *     **Who may call:** the card processor, signing the body with the `Stripe-Signature` header (no bearer token).
+         */
         post: operations["postFiatDepositWebhook"];
         delete?: never;
         options?: never;
@@ -588,7 +763,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness, database reachability, active wallet count */
+        /**
+         * Liveness, database reachability, active wallet count
+         * @description Reports whether the fiat module and its database answer, with the number of active wallets. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatHealth"];
         put?: never;
         post?: never;
@@ -607,7 +787,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Submit KYC documents to lift the caps */
+        /**
+         * Submit KYC documents to lift the caps
+         * @description Files the caller's KYC submission for a fiat admin to decide; an approved submission lifts the daily caps. Creates a submission.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatKycSubmit"];
         delete?: never;
         options?: never;
@@ -622,7 +807,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Aggregated wallet, transaction and limits snapshot */
+        /**
+         * Aggregated wallet, transaction and limits snapshot
+         * @description The caller's wallets, recent transactions and remaining daily limits in one answer. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMeDashboard"];
         put?: never;
         post?: never;
@@ -639,7 +829,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Own deposit history */
+        /**
+         * Own deposit history
+         * @description Pages through the caller's deposits, newest first, with their status. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMeDeposits"];
         put?: never;
         post?: never;
@@ -658,12 +853,22 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create or replace the caller's webhook endpoint */
+        /**
+         * Create or replace the caller's webhook endpoint
+         * @description Sets the URL and the event types of the caller's webhook endpoint, replacing any before, and answers its signing secret.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatMeWebhook"];
         delete?: never;
         options?: never;
         head?: never;
-        /** Rotate the webhook signing secret */
+        /**
+         * Rotate the webhook signing secret
+         * @description Issues a new signing secret for the caller's webhook endpoint; deliveries are signed with it from now on.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         patch: operations["patchFiatMeWebhook"];
         trace?: never;
     };
@@ -674,10 +879,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Own merchant authorizations */
+        /**
+         * Own merchant authorizations
+         * @description Lists the authorizations the caller granted to merchants, with what each has charged so far. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMerchantAuthorizations"];
         put?: never;
-        /** Authorize a merchant to charge one of your wallets up to maxAmount */
+        /**
+         * Authorize a merchant to charge one of your wallets up to maxAmount
+         * @description Lets a merchant charge one of the caller's wallets up to maxAmount in total. Creates an authorization; moves no money.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatMerchantAuthorizations"];
         delete?: never;
         options?: never;
@@ -695,7 +910,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a merchant authorization */
+        /**
+         * Revoke a merchant authorization
+         * @description Revokes an authorization the caller granted; the merchant can no longer charge the wallet. Another user's authorization answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         delete: operations["deleteFiatMerchantAuthorizationsId"];
         options?: never;
         head?: never;
@@ -711,7 +931,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Charge an authorizing customer's wallet (X-API-Key); replay by paymentRef is idempotent */
+        /**
+         * Charge an authorizing customer's wallet (X-API-Key); replay by paymentRef is idempotent
+         * @description Moves money from a customer's wallet to the merchant's, within the customer's authorization. A repeated paymentRef answers the first charge instead of charging again.
+         *
+         *     **Who may call:** a merchant, with its merchant API key in the `X-API-Key` header (no bearer token).
+         */
         post: operations["postFiatMerchantCharge"];
         delete?: never;
         options?: never;
@@ -726,10 +951,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Refunds of a merchant charge (X-API-Key) */
+        /**
+         * Refunds of a merchant charge (X-API-Key)
+         * @description Lists the refunds of one of the merchant's charges. Read-only.
+         *
+         *     **Who may call:** a merchant, with its merchant API key in the `X-API-Key` header (no bearer token); only its own charges.
+         */
         get: operations["getFiatMerchantChargesIdRefunds"];
         put?: never;
-        /** Refund a merchant charge, partially or fully (X-API-Key) */
+        /**
+         * Refund a merchant charge, partially or fully (X-API-Key)
+         * @description Moves the amount back from the merchant's wallet to the customer's, up to what is left of the charge. Records a refund.
+         *
+         *     **Who may call:** a merchant, with its merchant API key in the `X-API-Key` header (no bearer token); only its own charges.
+         */
         post: operations["postFiatMerchantChargesIdRefunds"];
         delete?: never;
         options?: never;
@@ -744,10 +979,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Own merchant API keys (no plaintext) */
+        /**
+         * Own merchant API keys (no plaintext)
+         * @description Lists the caller's merchant API keys (prefix, status, dates), never their plaintext. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMerchantKeys"];
         put?: never;
-        /** Issue a merchant API key (shown once; 3 active per user) */
+        /**
+         * Issue a merchant API key (shown once; 3 active per user)
+         * @description Mints a merchant API key for the caller; its plaintext is in this answer only (the platform keeps a hash). A user holds at most 3 active keys. Creates a key.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatMerchantKeys"];
         delete?: never;
         options?: never;
@@ -765,7 +1010,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an own merchant API key */
+        /**
+         * Revoke an own merchant API key
+         * @description Revokes one of the caller's merchant API keys; charges with it fail from then on. Another user's key answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         delete: operations["deleteFiatMerchantKeysId"];
         options?: never;
         head?: never;
@@ -779,7 +1029,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the fiat module */
+        /**
+         * OpenAPI 3.0 slice of the fiat module
+         * @description The OpenAPI document of the fiat routes (the webhook routes mounted under /api/fiat included). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatOpenapiJson"];
         put?: never;
         post?: never;
@@ -798,7 +1053,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a bank payout (admin-reviewed, funds held) */
+        /**
+         * Request a bank payout (admin-reviewed, funds held)
+         * @description Holds the amount in the caller's wallet and files a payout for a fiat admin to approve (paid) or reject (funds released).
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatPayouts"];
         delete?: never;
         options?: never;
@@ -815,7 +1075,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Verify and apply a processor event */
+        /**
+         * Verify and apply a processor event
+         * @description Checks a processor event the caller holds (its signature, amount and deposit) and applies it like the webhook would: credits the deposit's wallet once.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatProcessorVerify"];
         delete?: never;
         options?: never;
@@ -832,7 +1097,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Processor direct callback target */
+        /**
+         * Processor direct callback target
+         * @description The card processor reports a payment: a verified payment_intent.succeeded credits the deposit's wallet exactly once (a replay credits nothing); other events change nothing.
+         *
+         *     **Who may call:** the card processor, signing the body with the `Stripe-Signature` header (no bearer token).
+         */
         post: operations["postFiatProcessorWebhook"];
         delete?: never;
         options?: never;
@@ -849,7 +1119,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a payment request; returns a shareable token and pay URL */
+        /**
+         * Create a payment request; returns a shareable token and pay URL
+         * @description Creates a payment request for an amount into one of the caller's wallets, with a token and a pay URL to share. Moves no money.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatRequests"];
         delete?: never;
         options?: never;
@@ -864,7 +1139,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view */
+        /**
+         * Public payment request (JSON, or the HTML pay page with Accept: text/html); counts one view
+         * @description Shows a payment request by its token, as JSON or as the HTML pay page. Counts one view; changes nothing else.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatRequestsToken"];
         put?: never;
         post?: never;
@@ -883,7 +1163,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pay a payment request from the caller's wallet */
+        /**
+         * Pay a payment request from the caller's wallet
+         * @description Moves the requested amount from the caller's wallet to the requester's and marks the request paid.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatRequestsTokenPay"];
         delete?: never;
         options?: never;
@@ -898,10 +1183,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Refunds of an own payment request */
+        /**
+         * Refunds of an own payment request
+         * @description Lists the refunds of one of the caller's payment requests. Read-only; another user's request answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatRequestsTokenRefunds"];
         put?: never;
-        /** Refund a paid payment request, partially or fully (its creator) */
+        /**
+         * Refund a paid payment request, partially or fully (its creator)
+         * @description Moves the amount back from the caller's wallet to the payer's, up to what is left of the payment. Only the request's creator; another user's request answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatRequestsTokenRefunds"];
         delete?: never;
         options?: never;
@@ -916,7 +1211,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Paginated transaction history */
+        /**
+         * Paginated transaction history
+         * @description Pages through the transactions of the caller's wallets, newest first. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatTransactions"];
         put?: never;
         post?: never;
@@ -933,7 +1233,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Transaction history as CSV */
+        /**
+         * Transaction history as CSV
+         * @description Every transaction of the caller's wallets as an RFC 4180 CSV download. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatTransactionsCsv"];
         put?: never;
         post?: never;
@@ -952,7 +1257,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Transfer to another user by e-mail (0.1% fee) */
+        /**
+         * Transfer to another user by e-mail (0.1% fee)
+         * @description Moves money from the caller's wallet to the wallet of the same currency of the user with that e-mail; a 0.1% fee is charged. Debits the caller, credits the recipient, records the transaction.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatTransfer"];
         delete?: never;
         options?: never;
@@ -967,10 +1277,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Own wallets with balances */
+        /**
+         * Own wallets with balances
+         * @description Lists the caller's wallets with their balances. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatWallets"];
         put?: never;
-        /** Create a wallet (one per currency) */
+        /**
+         * Create a wallet (one per currency)
+         * @description Opens a wallet for the caller in a currency (one per currency) with a zero balance.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatWallets"];
         delete?: never;
         options?: never;
@@ -985,7 +1305,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public-safe wallet view for receive links */
+        /**
+         * Public-safe wallet view for receive links
+         * @description What a payer needs to recognise a receive link (currency, display name): no e-mail, user id or balance. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getFiatWalletsIdPublic"];
         put?: never;
         post?: never;
@@ -1004,7 +1329,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a further webhook subscription */
+        /**
+         * Add a further webhook subscription
+         * @description Adds a subscription (URL and event types) to the caller's webhook endpoints.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatWebhookSubs"];
         delete?: never;
         options?: never;
@@ -1021,7 +1351,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Withdraw off-platform */
+        /**
+         * Withdraw off-platform
+         * @description Debits the caller's wallet for a withdrawal off the platform, within the daily limits (higher after KYC). Records the transaction.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatWithdraw"];
         delete?: never;
         options?: never;
@@ -1036,7 +1371,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovHealth"];
         put?: never;
         post?: never;
@@ -1053,7 +1393,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the governance module */
+        /**
+         * OpenAPI 3.0 slice of the governance module
+         * @description The OpenAPI document of the governance module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovOpenapiJson"];
         put?: never;
         post?: never;
@@ -1070,10 +1415,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Proposals, newest first; query status, category, authorUserId, cursor, limit */
+        /**
+         * Proposals, newest first; query status, category, authorUserId, cursor, limit
+         * @description Pages through proposals, newest first, optionally of a status, category or author. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovProposals"];
         put?: never;
-        /** Create a draft proposal */
+        /**
+         * Create a draft proposal
+         * @description Creates a draft proposal authored by the caller; a governance admin opens it for voting.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postGovProposals"];
         delete?: never;
         options?: never;
@@ -1088,7 +1443,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One proposal with its current tally */
+        /**
+         * One proposal with its current tally
+         * @description One proposal with its current tally. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovProposalsId"];
         put?: never;
         post?: never;
@@ -1107,7 +1467,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Tally and close an open proposal (governance admin) */
+        /**
+         * Tally and close an open proposal (governance admin)
+         * @description Counts the ballots of an open proposal, closes it and records the result (passed or rejected).
+         *
+         *     **Who may call:** a governance admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postGovProposalsIdClose"];
         delete?: never;
         options?: never;
@@ -1124,7 +1489,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Execute a passed proposal; idempotent (governance admin) */
+        /**
+         * Execute a passed proposal; idempotent (governance admin)
+         * @description Marks a passed proposal executed; executing it again changes nothing.
+         *
+         *     **Who may call:** a governance admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postGovProposalsIdExecute"];
         delete?: never;
         options?: never;
@@ -1141,7 +1511,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open a draft for voting (governance admin) */
+        /**
+         * Open a draft for voting (governance admin)
+         * @description Moves a draft proposal to open: ballots are accepted until it closes.
+         *
+         *     **Who may call:** a governance admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postGovProposalsIdOpen"];
         delete?: never;
         options?: never;
@@ -1158,7 +1533,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Recount the ballots of a proposal */
+        /**
+         * Recount the ballots of a proposal
+         * @description Counts the ballots of a proposal again and answers the tally. Changes nothing.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postGovProposalsIdTally"];
         delete?: never;
         options?: never;
@@ -1173,10 +1553,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Per-voter ballots of a closed proposal */
+        /**
+         * Per-voter ballots of a closed proposal
+         * @description The ballots of a closed proposal, voter by voter. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovProposalsIdVotes"];
         put?: never;
-        /** Cast the caller's one ballot on an open proposal */
+        /**
+         * Cast the caller's one ballot on an open proposal
+         * @description Records the caller's one ballot on an open proposal, in the proposal's vote mode; a second ballot is refused.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postGovProposalsIdVotes"];
         delete?: never;
         options?: never;
@@ -1191,7 +1581,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Proposals by status, mean turnout of closed proposals, top categories */
+        /**
+         * Proposals by status, mean turnout of closed proposals, top categories
+         * @description Aggregate figures of governance: proposals by status, mean turnout of closed proposals, top categories. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getGovStats"];
         put?: never;
         post?: never;
@@ -1208,7 +1603,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The chain head */
+        /**
+         * The chain head
+         * @description The newest entry's sequence number and hash. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerChainHead"];
         put?: never;
         post?: never;
@@ -1225,7 +1625,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Walk the chain and check every link */
+        /**
+         * Walk the chain and check every link
+         * @description Recomputes every entry's hash and link and reports the first break, if any. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerChainVerify"];
         put?: never;
         post?: never;
@@ -1242,10 +1647,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List entries in chain order; filters kind, actorUserId, since */
+        /**
+         * List entries in chain order; filters kind, actorUserId, since
+         * @description Pages through the ledger in chain order, optionally of one kind, actor or since a time. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerEntries"];
         put?: never;
-        /** Append an entry (platform-internal callers); prevHash is computed server-side */
+        /**
+         * Append an entry (platform-internal callers); prevHash is computed server-side
+         * @description Appends an entry of a caller-defined kind to the hash chain; the platform computes prevHash and the hash. A replay of (kind, sourceId) answers the existing entry. Kinds the platform's modules emit are refused.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postLedgerEntries"];
         delete?: never;
         options?: never;
@@ -1260,7 +1675,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One entry with its hash chain context */
+        /**
+         * One entry with its hash chain context
+         * @description One entry with the hashes before and after it. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerEntriesId"];
         put?: never;
         post?: never;
@@ -1277,7 +1697,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerHealth"];
         put?: never;
         post?: never;
@@ -1294,7 +1719,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the ledger module */
+        /**
+         * OpenAPI 3.0 slice of the ledger module
+         * @description The OpenAPI document of the ledger module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerOpenapiJson"];
         put?: never;
         post?: never;
@@ -1311,7 +1741,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Rolling 24h, 7d, 30d entry counts by kind */
+        /**
+         * Rolling 24h, 7d, 30d entry counts by kind
+         * @description Entry counts by kind over the last 24 hours, 7 and 30 days. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getLedgerStats"];
         put?: never;
         post?: never;
@@ -1328,10 +1763,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's charges, optionally of one mask */
+        /**
+         * The caller's charges, optionally of one mask
+         * @description Pages through the caller's charges, optionally of one mask. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getMaskCharges"];
         put?: never;
-        /** Authorize a charge against a mask, with a risk score 0..100 */
+        /**
+         * Authorize a charge against a mask, with a risk score 0..100
+         * @description Authorizes (or declines) a charge against one of the caller's masks, scores its risk 0..100 and records it; an approved charge lowers the mask's remaining limit.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postMaskCharges"];
         delete?: never;
         options?: never;
@@ -1346,7 +1791,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getMaskHealth"];
         put?: never;
         post?: never;
@@ -1363,10 +1813,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's active masks with their remaining balance */
+        /**
+         * The caller's active masks with their remaining balance
+         * @description Lists the caller's active masks with what is left of each limit. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getMaskMasks"];
         put?: never;
-        /** Issue a virtual mask */
+        /**
+         * Issue a virtual mask
+         * @description Issues a virtual card (mask) of the caller with a spending limit; only its virtual PAN is ever shown.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postMaskMasks"];
         delete?: never;
         options?: never;
@@ -1383,7 +1843,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Soft-revoke one of the caller's masks */
+        /**
+         * Soft-revoke one of the caller's masks
+         * @description Revokes one of the caller's masks: further charges are declined. Another user's mask answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postMaskMasksIdRevoke"];
         delete?: never;
         options?: never;
@@ -1398,7 +1863,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the mask module */
+        /**
+         * OpenAPI 3.0 slice of the mask module
+         * @description The OpenAPI document of the mask module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getMaskOpenapiJson"];
         put?: never;
         post?: never;
@@ -1415,7 +1885,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's roll-up: active masks, total spend, decline rate, mean risk score */
+        /**
+         * The caller's roll-up: active masks, total spend, decline rate, mean risk score
+         * @description The caller's active masks, total spend, decline rate and mean risk score. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getMaskStats"];
         put?: never;
         post?: never;
@@ -1434,7 +1909,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a weighted event to a user's score (service key or admin JWT) */
+        /**
+         * Add a weighted event to a user's score (service key or admin JWT)
+         * @description Applies a weighted event to a user's score and rank; a repeated (userId, kind, sourceId) answers the first result and changes nothing.
+         *
+         *     **Who may call:** a platform service with the service key in the `X-Reputation-Service-Key` header, or a reputation admin with `Authorization: Bearer <token>`.
+         */
         post: operations["postReputationEvents"];
         delete?: never;
         options?: never;
@@ -1449,7 +1929,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description Reports whether the module and its database answer (503 degraded when the database does not). Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationHealth"];
         put?: never;
         post?: never;
@@ -1466,7 +1951,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Top users by score; query limit (<= 100), rank, since */
+        /**
+         * Top users by score; query limit (<= 100), rank, since
+         * @description The leaderboard: users by score, optionally of one rank or since a time. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationLeaderboard"];
         put?: never;
         post?: never;
@@ -1483,7 +1973,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's score, rank and last 50 events */
+        /**
+         * The caller's score, rank and last 50 events
+         * @description The caller's score, rank and last 50 events. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getReputationMe"];
         put?: never;
         post?: never;
@@ -1500,7 +1995,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OpenAPI 3.0 slice of the reputation module */
+        /**
+         * OpenAPI 3.0 slice of the reputation module
+         * @description The OpenAPI document of the reputation module's routes. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationOpenapiJson"];
         put?: never;
         post?: never;
@@ -1517,7 +2017,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's public rank and score */
+        /**
+         * A user's public rank and score
+         * @description One user's public rank and score. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationRankUserId"];
         put?: never;
         post?: never;
@@ -1534,7 +2039,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Users per rank, mean and median score, events in 24h */
+        /**
+         * Users per rank, mean and median score, events in 24h
+         * @description Aggregate figures: users per rank, mean and median score, events in the last 24 hours. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getReputationStats"];
         put?: never;
         post?: never;
@@ -1847,7 +2357,22 @@ export interface components {
             [key: string]: unknown;
         };
         Document: {
-            [key: string]: unknown;
+            /** @description schemas and securitySchemes */
+            components?: {
+                [key: string]: unknown;
+            };
+            info: components["schemas"]["OpenAPIInfo"];
+            /** @enum {string} */
+            openapi: "3.0.3";
+            /** @description path items by path: operations by method */
+            paths: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            servers?: components["schemas"]["OpenAPIServer"][];
+            tags?: components["schemas"]["OpenAPITag"][];
+            "x-tagGroups"?: components["schemas"]["OpenAPITagGroup"][];
         };
         DonateRequest: {
             /**
@@ -2779,6 +3304,27 @@ export interface components {
             } | null;
             /** Format: int64 */
             totalSpendCents?: number;
+        };
+        OpenAPIInfo: {
+            description?: string;
+            license?: {
+                [key: string]: unknown;
+            };
+            title: string;
+            version: string;
+        };
+        OpenAPIServer: {
+            description?: string;
+            url: string;
+        };
+        OpenAPITag: {
+            description?: string;
+            name: string;
+            "x-displayName"?: string;
+        };
+        OpenAPITagGroup: {
+            name: string;
+            tags: string[] | null;
         };
         PayRequestRequest: {
             /** @description the caller's wallet that pays, in the request's currency */
