@@ -30,7 +30,7 @@ func TestTradeTransfersSurviveCrash(t *testing.T) {
 	var fired, before sync.WaitGroup
 	fired.Add(transfers / 2)
 	// The kill comes once 10 transfers of the second half were answered:
-	// the rest of it is then in flight, or sent while the process is down.
+	// most of its burst is then in flight.
 	before.Add(10)
 	var answered atomic.Int64
 	for i := range l.results {
@@ -40,8 +40,12 @@ func TestTradeTransfersSurviveCrash(t *testing.T) {
 			if i < transfers/2 {
 				defer fired.Done()
 			} else {
+				// The second half: a burst of 100 (in flight at the kill),
+				// then 50 spread over a second (sent while it is down).
 				fired.Wait()
-				time.Sleep(time.Duration(i%50) * 20 * time.Millisecond)
+				if i >= transfers/2+100 {
+					time.Sleep(time.Duration(i%50) * 20 * time.Millisecond)
+				}
 			}
 			begin := time.Now().UnixNano()
 			var tries int64
