@@ -108,13 +108,29 @@ func TestFiatMoneyFlow(t *testing.T) {
 	if r := p.Do(t, harness.Request{Method: "POST", Path: "/api/fiat/deposit/webhook", Body: ev}); r.Status != 400 {
 		t.Fatalf("unsigned: %d %s", r.Status, r.Body)
 	}
-	mismatch := fiatEvent(t, "evt_"+ksuid.New().String(), depID, 999, "kzt")
-	if r := fiatSignedWebhook(t, p, secret, mismatch); r.Status != 400 || r.JSON(t)["error"] != "amount_mismatch" {
-		t.Fatalf("amount mismatch: %d %s", r.Status, r.Body)
-	}
-	wrongCur := fiatEvent(t, "evt_"+ksuid.New().String(), depID, 1_000_000, "KZT")
-	if r := fiatSignedWebhook(t, p, secret, wrongCur); r.Status != 400 {
-		t.Fatalf("upper-case currency: %d %s", r.Status, r.Body)
+	// A payment that does not match its deposit (amount, or a currency not
+	// in the processor's lower case) is received and kept in needs_review,
+	// never refused with a 400 stored as the event's answer; an admin can
+	// only refund it.
+	for _, c := range []struct {
+		amount   int64
+		currency string
+	}{{999, "kzt"}, {5_000, "KZT"}} {
+		other := p.Post(t, "/api/fiat/deposit", alice.Token, map[string]any{"walletId": aw, "amount": 5_000})
+		if other.Status != 201 {
+			t.Fatalf("deposit: %d %s", other.Status, other.Body)
+		}
+		otherID := other.JSON(t)["depositId"].(string)
+		ev := fiatEvent(t, "evt_"+ksuid.New().String(), otherID, c.amount, c.currency)
+		if r := fiatSignedWebhook(t, p, secret, ev); r.Status != 200 || r.JSON(t)["status"] != "needs_review" {
+			t.Fatalf("mismatched payment %d %s: %d %s", c.amount, c.currency, r.Status, r.Body)
+		}
+		if r := p.Post(t, "/api/fiat/admin/deposits/"+otherID+"/credit", admin.Token, map[string]any{}); r.Status != 409 {
+			t.Fatalf("credit of a mismatched deposit: %d %s", r.Status, r.Body)
+		}
+		if r := p.Post(t, "/api/fiat/admin/deposits/"+otherID+"/refund", admin.Token, map[string]any{"reason": "mismatch"}); r.Status != 200 {
+			t.Fatalf("refund of a mismatched deposit: %d %s", r.Status, r.Body)
+		}
 	}
 	if r := fiatSignedWebhook(t, p, secret, ev); r.Status != 200 || r.JSON(t)["idempotent"] != false {
 		t.Fatalf("webhook: %d %s", r.Status, r.Body)

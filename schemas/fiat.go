@@ -36,6 +36,10 @@ const (
 	TypeRequestPaid       = "request.paid"
 	TypeRequestExpired    = "request.expired"
 	TypeMerchantCharged   = "merchant.charge.success"
+	// TypeWalletCreated is emitted when a wallet row is inserted (a user's
+	// wallet, a recipient's made on demand, a campaign's), so the analytics
+	// copy can name a wallet's owner, currency and kind.
+	TypeWalletCreated = "wallet.created"
 )
 
 // Ledger entry kinds of the fiat commerce movements.
@@ -55,6 +59,7 @@ var fiatVersions = map[string]int{
 	TypeTransferCompleted: 1,
 	TypeTransferFailed:    1,
 	TypeDepositCompleted:  1,
+	TypeWalletCreated:     1,
 
 	TypeFiatMerchantCharge: 1,
 	TypeFiatRequestPay:     1,
@@ -148,6 +153,16 @@ type TransferFailed struct {
 	AmountKzt   int64  `json:"amountKzt"`
 	Reason      string `json:"reason"`
 	Description string `json:"description"`
+}
+
+// WalletCreated is the data of wallet.created on events.fiat, keyed by the
+// wallet id. Kind is "user" or "campaign".
+type WalletCreated struct {
+	WalletID  string    `json:"walletId"`
+	UserID    string    `json:"userId"`
+	Currency  string    `json:"currency"`
+	Kind      string    `json:"kind"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // DepositCompleted is the data of deposit.completed.

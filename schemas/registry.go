@@ -17,6 +17,7 @@ var moduleVersions = []map[string]int{
 	constitutionVersions,
 	tradeVersions,
 	buildVersions,
+	webhookVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

@@ -77,6 +77,10 @@ type ScoreUpdated struct {
 	NewRank       string `json:"newRank"`
 	Promoted      bool   `json:"promoted"`
 	Seq           int64  `json:"seq"`
+	// SourceID is the emitter's id of the originating record (a proposal
+	// for gov-voter): added in schema version 1 as an optional field, so
+	// readers of older records see "".
+	SourceID string `json:"sourceId,omitempty"`
 }
 
 // RankPromoted is the data of TypeRankPromoted.

@@ -75,6 +75,28 @@ type WebhookDelivery struct {
 	CreatedAt      time.Time  `json:"createdAt" required:"true"`
 }
 
+// TypeWebhookDeliveryUpdated records a change of a webhook delivery row (queued,
+// attempted, queued again) on topics.AnalyticsWebhooks, for the analytics
+// copy's delivery health.
+const TypeWebhookDeliveryUpdated = "webhook.delivery.updated"
+
+// webhookVersions lists the webhook module's message types and their schema versions.
+var webhookVersions = map[string]int{TypeWebhookDeliveryUpdated: 1}
+
+// WebhookDeliveryUpdated is the data of webhook.delivery.updated: the
+// delivery row as the change left it. LastStatusCode is 0 when no HTTP
+// answer came (yet).
+type WebhookDeliveryUpdated struct {
+	DeliveryID     string    `json:"deliveryId"`
+	WebhookID      string    `json:"webhookId"`
+	EventID        string    `json:"eventId"`
+	EventType      string    `json:"eventType"`
+	Status         string    `json:"status"`
+	Attempts       int       `json:"attempts"`
+	LastStatusCode int       `json:"lastStatusCode"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
 // StreamTicket is a single-use credential of the admin event stream
 // (GET /api/fiat/admin/events?ticket=), for EventSource, which cannot send
 // an Authorization header: it works once, within a minute, for the admin

@@ -89,6 +89,7 @@ func All() []Spec {
 		{Name: TradeCommands, Partitions: 6, RetentionMs: week},
 		{Name: LedgerAppend, Partitions: 1, RetentionMs: -1},
 		{Name: GatewayReplies, Partitions: 12, RetentionMs: 3600 * 1000, Volatile: true},
+		{Name: AnalyticsWebhooks, Partitions: 6, RetentionMs: -1},
 	}
 	for _, t := range EventTopics() {
 		specs = append(specs, Spec{Name: t, Partitions: 6, RetentionMs: -1})

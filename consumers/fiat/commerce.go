@@ -1,11 +1,8 @@
 package fiat
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
@@ -13,49 +10,17 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// commerce is the batch state of the merchant and payment-request commands.
-type commerce struct {
-	requests   map[string]*store.PaymentRequest
-	reqDirty   map[string]bool
-	auths      map[string]*store.Authorization
-	authDirty  map[string]bool
-	charges    map[store.ChargeKey]*store.Charge
-	newCharges []store.Charge
-}
+// merchantCharge settles a charge of the customer wallet into the
+// merchant's wallet; a charge with a payment reference settled before
+// answers with that charge.
+type merchantCharge struct{ schemas.FiatMerchantCharge }
 
-func (b *batch) loadCommerce(ctx context.Context, tx pgx.Tx, requestIDs, authIDs []string, keys map[store.ChargeKey]bool) error {
-	b.reqDirty, b.authDirty = map[string]bool{}, map[string]bool{}
-	var err error
-	if b.requests, err = store.LockRequests(ctx, tx, requestIDs); err != nil {
-		return err
-	}
-	if b.auths, err = store.LockAuthorizations(ctx, tx, authIDs); err != nil {
-		return err
-	}
-	ks := make([]store.ChargeKey, 0, len(keys))
-	for k := range keys {
-		ks = append(ks, k)
-	}
-	b.charges, err = store.ChargesByRef(ctx, tx, ks)
-	return err
-}
-
-func (b *batch) flushCommerce(ctx context.Context, tx pgx.Tx) error {
-	rs := make([]*store.PaymentRequest, 0, len(b.reqDirty))
-	for id := range b.reqDirty {
-		rs = append(rs, b.requests[id])
-	}
-	if err := store.SettleRequests(ctx, tx, rs); err != nil {
-		return err
-	}
-	as := make([]*store.Authorization, 0, len(b.authDirty))
-	for id := range b.authDirty {
-		as = append(as, b.auths[id])
-	}
-	if err := store.WriteRemaining(ctx, tx, as); err != nil {
-		return err
-	}
-	return store.InsertCharges(ctx, tx, b.newCharges)
+func (m *merchantCharge) lock(b *batch) {
+	b.want.wallets.add(m.CustomerWalletID)
+	b.want.wallets.add(m.MerchantWalletID)
+	b.want.limits.add(m.CustomerUserID)
+	b.want.auths.add(m.AuthorizationID)
+	b.want.charges[store.ChargeKey{MerchantUserID: m.MerchantUserID, PaymentRef: m.PaymentRef}] = true
 }
 
 // merchantCharge settles a charge of the customer wallet into the
@@ -63,7 +28,7 @@ func (b *batch) flushCommerce(ctx context.Context, tx pgx.Tx) error {
 // merchant on that wallet with enough remaining allowance; the customer's
 // pre-KYC caps apply as to a transfer; the customer pays exactly the amount
 // and the merchant receives it minus the 0.1 % fee.
-func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
+func (m *merchantCharge) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	if c := b.charges[store.ChargeKey{MerchantUserID: m.MerchantUserID, PaymentRef: m.PaymentRef}]; c != nil {
 		return pipeline.JSON(http.StatusOK, store.ChargeResultOf(*c, true))
 	}
@@ -106,8 +71,7 @@ func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
 	b.creditFee(cust.Currency, fee)
 	a.Remaining -= m.Amount
 	b.authDirty[a.ID] = true
-	lim.MonthOut += m.Amount
-	b.limDirty[lim.UserID] = true
+	b.spend(lim, m.Amount)
 
 	txID := schemas.NewID()
 	c := store.Charge{ID: m.ChargeID, MerchantUserID: m.MerchantUserID, MerchantKeyID: m.MerchantKeyID,
@@ -139,7 +103,16 @@ func (b *batch) merchantCharge(m *schemas.FiatMerchantCharge) pipeline.Outcome {
 
 // requestPay pays a payment request with the transfer rule: the payer pays
 // the amount plus the 0.1 % fee, the requester receives the amount.
-func (b *batch) requestPay(p *schemas.FiatRequestPay) pipeline.Outcome {
+type requestPay struct{ schemas.FiatRequestPay }
+
+func (p *requestPay) lock(b *batch) {
+	b.want.wallets.add(p.PayerWalletID)
+	b.want.wallets.add(p.ReceiverWalletID)
+	b.want.limits.add(p.PayerUserID)
+	b.want.requests.add(p.RequestID)
+}
+
+func (p *requestPay) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	r := b.requests[p.RequestID]
 	if r == nil {
 		return pipeline.Reject(http.StatusNotFound, schemas.CodeRequestNotFound, "no such payment request", nil)
@@ -186,8 +159,7 @@ func (b *batch) requestPay(p *schemas.FiatRequestPay) pipeline.Outcome {
 	b.move(payer, -(r.Amount + fee))
 	b.move(to, r.Amount)
 	b.creditFee(payer.Currency, fee)
-	lim.MonthOut += r.Amount
-	b.limDirty[lim.UserID] = true
+	b.spend(lim, r.Amount)
 
 	txID := schemas.NewID()
 	at := b.now

@@ -1,9 +1,7 @@
 package fiat
 
 import (
-	"context"
 	"net/http"
-	"sort"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,37 +14,45 @@ import (
 // weightCharityDonor is the donor's reputation per donation (spec: Events).
 const weightCharityDonor = 4
 
-// donations is the batch state of the charity donation commands. A
-// campaign's wallet and its raised total are hot rows (every donation to the
-// campaign touches them): they are not locked with the donors' wallets but
-// changed once per batch, at its very end, by one additive update each, so
-// their row locks are held only until the commit. The answer of a donation
-// (campaignTotalKzt) and campaign.goal_reached depend on the total that
-// update returns, so donation outcomes are completed by finishDonations.
-type donations struct {
-	credits  map[string]int64 // campaign wallet id -> credits of the batch
-	raised   map[string]int64 // campaign id -> donations of the batch
-	rows     []store.Donation
-	inFlight []pendingDonation
-	active   bool
-}
-
-type pendingDonation struct {
-	idx  int
-	cmd  *schemas.CharityDonate
-	txID string
-}
-
-// donate debits the donor's own active KZT wallet by the amount (no fee;
+// donation debits the donor's own active KZT wallet by the amount (no fee;
 // the pre-KYC caps of a transfer apply and the amount counts toward the
-// month's outflow) and queues the campaign's credit, the transaction, the
-// audit row and the donation row. Rejections (unknown or foreign wallet, inactive wallet,
-// another currency, ended campaign, over a pre-KYC cap, insufficient
-// balance) record nothing.
-func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
-	if err := d.Validate(); err != nil {
-		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "the donation could not be read", nil)
-	}
+// month's outflow) and credits the campaign's platform-held wallet.
+// Rejections (unknown or foreign wallet, inactive wallet, another currency,
+// ended or unknown campaign, over a pre-KYC cap, insufficient balance)
+// record nothing.
+type donation struct{ schemas.CharityDonate }
+
+// donations is the batch state of the donations: the campaigns, locked
+// after every shared row, whose raised totals change in memory as donations
+// apply (so each answer carries the total after it, and
+// campaign.goal_reached fires for the one donation that first reaches the
+// goal), and the donation rows.
+type donations struct {
+	want      set
+	campaigns map[string]*store.Campaign
+	dirty     map[string]bool
+	rows      []store.Donation
+}
+
+func newDonations() *donations {
+	return &donations{want: set{}, campaigns: map[string]*store.Campaign{}, dirty: map[string]bool{}}
+}
+
+func (p *donations) queueReads(q *pgx.Batch) { store.QueueLockCampaigns(q, p.want.list(), p.campaigns) }
+
+func (p *donations) queueWrites(q *pgx.Batch, b *batch) {
+	store.QueueInsertDonations(q, p.rows)
+	store.QueueWriteCampaigns(q, dirtyRows(p.campaigns, p.dirty), b.now)
+}
+
+func (d *donation) lock(b *batch) {
+	b.want.wallets.add(d.WalletID)
+	b.want.limits.add(d.DonorUserID)
+	partOf[*donations](b, schemas.TypeCharityDonate).want.add(d.CampaignID)
+}
+
+func (d *donation) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+	p := partOf[*donations](b, schemas.TypeCharityDonate)
 	w, rej := b.ownWallet(d.WalletID, d.DonorUserID)
 	if rej != nil {
 		return *rej
@@ -54,6 +60,11 @@ func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 	if w.Currency != "KZT" {
 		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid",
 			map[string]any{"fields": map[string]string{"walletId": "must be a KZT wallet"}})
+	}
+	camp := p.campaigns[d.CampaignID]
+	if camp == nil {
+		// The gateway checked it; a forged command gets a final answer.
+		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "no such campaign", nil)
 	}
 	if d.EndsAt != nil && !b.now.Before(*d.EndsAt) {
 		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "the campaign has ended", nil)
@@ -66,14 +77,12 @@ func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance, "the balance does not cover the amount",
 			map[string]any{"required": d.AmountKzt, "balance": w.Balance})
 	}
-	if !b.donations.active {
-		b.donations = donations{credits: map[string]int64{}, raised: map[string]int64{}, active: true}
-	}
 	b.move(w, -d.AmountKzt)
-	lim.MonthOut += d.AmountKzt
-	b.limDirty[lim.UserID] = true
-	b.donations.credits[d.CampaignWalletID] += d.AmountKzt
-	b.donations.raised[d.CampaignID] += d.AmountKzt
+	b.spend(lim, d.AmountKzt)
+	b.credit(d.CampaignWalletID, d.AmountKzt)
+	before := camp.Raised
+	camp.Raised += d.AmountKzt
+	p.dirty[camp.ID] = true
 
 	txID := schemas.NewID()
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "donation", Status: "completed", FromWallet: w.ID,
@@ -82,73 +91,35 @@ func (b *batch) donate(idx int, d *schemas.CharityDonate) pipeline.Outcome {
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "donation", Subject: txID,
 		Amount: d.AmountKzt, Currency: w.Currency, Detail: w.ID + " -> " + d.CampaignWalletID + " donation " + d.DonationID,
 		CreatedAt: b.now})
-	b.donations.rows = append(b.donations.rows, store.Donation{ID: d.DonationID, CampaignID: d.CampaignID,
-		DonorUserID: w.UserID, WalletID: w.ID, AmountKzt: d.AmountKzt, Anonymous: d.Anonymous, Message: d.Message,
-		TransactionID: txID, LedgerEntryID: d.LedgerEntryID, CreatedAt: b.now})
-	b.donations.inFlight = append(b.donations.inFlight, pendingDonation{idx: idx, cmd: d, txID: txID})
-	// Completed by finishDonations once the campaign totals are known.
-	return pipeline.Outcome{}
-}
+	p.rows = append(p.rows, store.Donation{ID: d.DonationID, CampaignID: d.CampaignID, DonorUserID: w.UserID,
+		WalletID: w.ID, AmountKzt: d.AmountKzt, Anonymous: d.Anonymous, Message: d.Message, TransactionID: txID,
+		LedgerEntryID: d.LedgerEntryID, CreatedAt: b.now})
 
-// finishDonations runs after flush, last in the batch: it credits the
-// campaign wallets and adds to the campaign totals (one additive update per
-// hot row), inserts the donation rows, and completes each donation's
-// outcome with the campaign total after it and its emissions: the ledger
-// entry (with the id the gateway assigned), donation.received,
-// charity-donor +4 to the donor, and campaign.goal_reached for the one
-// donation that first brings a campaign to its goal.
-func (b *batch) finishDonations(ctx context.Context, tx pgx.Tx, out []pipeline.Outcome) error {
-	if len(b.donations.inFlight) == 0 {
-		return nil
+	o := pipeline.JSON(http.StatusCreated, schemas.DonationResult{DonationID: d.DonationID, LedgerEntryID: d.LedgerEntryID,
+		TransactionID: txID, CampaignID: d.CampaignID, WalletID: d.WalletID, AmountKzt: d.AmountKzt, Anonymous: d.Anonymous,
+		CampaignTotalKzt: camp.Raised, ThankYouURL: d.ThankYouURL, CreatedAt: b.now})
+	ev := schemas.DonationReceived{DonationID: d.DonationID, CampaignID: d.CampaignID, Category: d.Category,
+		AmountKzt: d.AmountKzt, Anonymous: d.Anonymous, TransactionID: txID, LedgerEntryID: d.LedgerEntryID,
+		CampaignTotalKzt: camp.Raised, OrganizerUserID: d.ProposerUserID, CreatedAt: b.now}
+	if !d.Anonymous {
+		ev.DonorUserID = d.DonorUserID
 	}
-	if err := store.InsertDonations(ctx, tx, b.donations.rows); err != nil {
-		return err
+	b.emit(&o, topics.EventsCharity, schemas.TypeDonationReceived, d.CampaignID, d.DonorUserID, ev)
+	if before < camp.Goal && camp.Raised >= camp.Goal {
+		b.emit(&o, topics.EventsCharity, schemas.TypeCampaignGoalReached, d.CampaignID, d.DonorUserID,
+			schemas.CampaignGoalReached{CampaignID: d.CampaignID, GoalKzt: camp.Goal, RaisedKzt: camp.Raised,
+				DonationID: d.DonationID, OrganizerUserID: d.ProposerUserID, ReachedAt: b.now})
 	}
-	if err := store.CreditWallets(ctx, tx, b.donations.credits); err != nil {
-		return err
+	actor := d.DonorUserID
+	if d.Anonymous {
+		actor = schemas.AnonymousDonor
 	}
-	totals, err := store.AddCampaignTotals(ctx, tx, b.donations.raised, b.now)
-	if err != nil {
-		return err
-	}
-	running := make(map[string]int64, len(totals))
-	for id, t := range totals {
-		running[id] = t.Before
-	}
-	sort.SliceStable(b.donations.inFlight, func(i, j int) bool { return b.donations.inFlight[i].idx < b.donations.inFlight[j].idx })
-	for _, p := range b.donations.inFlight {
-		d := p.cmd
-		before := running[d.CampaignID]
-		after := before + d.AmountKzt
-		running[d.CampaignID] = after
-		o := pipeline.JSON(http.StatusCreated, schemas.DonationResult{DonationID: d.DonationID,
-			LedgerEntryID: d.LedgerEntryID, TransactionID: p.txID, CampaignID: d.CampaignID, WalletID: d.WalletID,
-			AmountKzt: d.AmountKzt, Anonymous: d.Anonymous, CampaignTotalKzt: after, ThankYouURL: d.ThankYouURL,
-			CreatedAt: b.now})
-		ev := schemas.DonationReceived{DonationID: d.DonationID, CampaignID: d.CampaignID, Category: d.Category,
-			AmountKzt: d.AmountKzt, Anonymous: d.Anonymous, TransactionID: p.txID, LedgerEntryID: d.LedgerEntryID,
-			CampaignTotalKzt: after, OrganizerUserID: d.ProposerUserID, CreatedAt: b.now}
-		if !d.Anonymous {
-			ev.DonorUserID = d.DonorUserID
-		}
-		b.emit(&o, topics.EventsCharity, schemas.TypeDonationReceived, d.CampaignID, d.DonorUserID, ev)
-		if goal := totals[d.CampaignID].Goal; before < goal && after >= goal {
-			b.emit(&o, topics.EventsCharity, schemas.TypeCampaignGoalReached, d.CampaignID, d.DonorUserID,
-				schemas.CampaignGoalReached{CampaignID: d.CampaignID, GoalKzt: goal, RaisedKzt: after,
-					DonationID: d.DonationID, OrganizerUserID: d.ProposerUserID, ReachedAt: b.now})
-		}
-		meta := map[string]any{"campaignId": d.CampaignID, "donationId": d.DonationID, "transactionId": p.txID,
-			"anonymous": d.Anonymous}
-		actor := d.DonorUserID
-		if d.Anonymous {
-			actor = schemas.AnonymousDonor
-		}
-		b.ledger(&o, schemas.LedgerAppend{EntryID: d.LedgerEntryID, Kind: schemas.LedgerKindDonation,
-			SourceID: d.DonationID, ActorUserID: actor, AmountCents: ptr(d.AmountKzt), Currency: "KZT", Meta: meta})
-		b.emit(&o, topics.ReputationCommands, schemas.TypeReputationEvent, d.DonorUserID, d.DonorUserID,
-			schemas.ReputationEvent{UserID: d.DonorUserID, Kind: schemas.RepKindCharityDonor, SourceModule: "charity",
-				Weight: weightCharityDonor, SourceID: d.DonationID})
-		out[p.idx] = o
-	}
-	return nil
+	b.ledger(&o, schemas.LedgerAppend{EntryID: d.LedgerEntryID, Kind: schemas.LedgerKindDonation,
+		SourceID: d.DonationID, ActorUserID: actor, AmountCents: ptr(d.AmountKzt), Currency: "KZT",
+		Meta: map[string]any{"campaignId": d.CampaignID, "donationId": d.DonationID, "transactionId": txID,
+			"anonymous": d.Anonymous}})
+	b.emit(&o, topics.ReputationCommands, schemas.TypeReputationEvent, d.DonorUserID, d.DonorUserID,
+		schemas.ReputationEvent{UserID: d.DonorUserID, Kind: schemas.RepKindCharityDonor, SourceModule: "charity",
+			Weight: weightCharityDonor, SourceID: d.DonationID})
+	return o
 }

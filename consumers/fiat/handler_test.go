@@ -7,14 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -188,13 +186,7 @@ func TestRunnerRedelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
-		Brokers: kafka.Addrs()}, pool, h, pipeline.NewMetrics(prometheus.NewRegistry()), quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
+	_, wait := startRunner(t, ctx, kafka.Addrs(), pool, h)
 
 	const users = 10
 	wallets := make([]string, users)
@@ -322,9 +314,7 @@ func TestRunnerRedelivery(t *testing.T) {
 	}
 
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	wait()
 }
 
 // groupLag is how many fiat.commands records the fiat group has not committed.
@@ -400,40 +390,4 @@ func TestApplyCaps(t *testing.T) {
 	if got := apply(transferCmd(t, a, b, "ca", "cb", 5_000), deposit(10_000)); got[0] != 200 || got[1] != 201 {
 		t.Fatalf("after KYC = %v", got)
 	}
-}
-
-// BenchmarkApplyBatch measures the consumer's apply path on the real
-// database: batches of 1000 transfers among 100 wallets, all paying the one
-// fee wallet.
-func BenchmarkApplyBatch(b *testing.B) {
-	t := b
-	pool, _ := pgtest.NewDB(b)
-	ctx := context.Background()
-	const n = 100
-	wallets := make([]string, n)
-	for i := range wallets {
-		wallets[i] = fund(t, pool, "bu"+strconv.Itoa(i), 1_000_000_000)
-	}
-	h, err := cfiat.NewHandler(caps, time.Now, quiet)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for it := 0; it < b.N; it++ {
-		cmds := make([]pipeline.Command, 1000)
-		for i := range cmds {
-			from, to := (i+it)%n, (i*7+it+1)%n
-			if from == to {
-				to = (to + 1) % n
-			}
-			cmds[i] = transferCmd(t, wallets[from], wallets[to], "bu"+strconv.Itoa(from), "bu"+strconv.Itoa(to), 10)
-		}
-		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			_, err := h.Apply(ctx, tx, cmds)
-			return err
-		}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "transfers/s")
 }

@@ -1,7 +1,6 @@
 package fiat
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
@@ -13,61 +12,52 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// refunds is the batch state of the refund commands: the locked charges and
-// the refunded totals of the charges and requests, changed in memory as
-// refunds apply and written back once at the end of the batch.
+// refund moves a refund from the payee's wallet back to the wallet that
+// paid (see decide).
+type refund struct{ schemas.FiatRefund }
+
+// refunds is the batch state of the refunds: the charges they name, locked
+// after every shared row (the requests are locked with the shared commerce
+// rows), and the refunded totals of the charges and requests, changed in
+// memory as refunds apply and written back once.
 type refunds struct {
-	rfCharges  map[string]*store.RefundableCharge
-	rfRequests map[string]int64
-	rfChDirty  map[string]bool
-	rfReqDirty map[string]bool
-	rfRows     []store.Refund
+	chargeIDs, requestIDs set
+	charges               map[string]*store.RefundableCharge
+	requests              map[string]int64
+	chDirty, reqDirty     map[string]bool
+	rows                  []store.Refund
 }
 
-// refundLocks adds what a refund touches to the batch's lock sets: both
-// wallets, and the request (locked with the commerce requests).
-func refundLocks(r *schemas.FiatRefund, walletIDs, requestIDs set) {
-	walletIDs.add(r.FromWalletID)
-	walletIDs.add(r.CustomerWalletID)
-	requestIDs.add(r.RequestID)
+func newRefunds() *refunds {
+	return &refunds{chargeIDs: set{}, requestIDs: set{}, charges: map[string]*store.RefundableCharge{},
+		requests: map[string]int64{}, chDirty: map[string]bool{}, reqDirty: map[string]bool{}}
 }
 
-// loadRefunds locks the charges the batch's refunds name (after every other
-// lock of the batch, in id order) and reads the refunded totals of their
-// requests, whose rows loadCommerce has locked.
-func (b *batch) loadRefunds(ctx context.Context, tx pgx.Tx, ds []decoded) error {
-	chargeIDs, requestIDs := set{}, set{}
-	for _, d := range ds {
-		if d.refund != nil && d.bad == nil {
-			chargeIDs.add(d.refund.ChargeID)
-			requestIDs.add(d.refund.RequestID)
-		}
-	}
-	b.refunds = refunds{rfChDirty: map[string]bool{}, rfReqDirty: map[string]bool{}}
-	var err error
-	if b.refunds.rfCharges, err = store.LockCharges(ctx, tx, chargeIDs.list()); err != nil {
-		return err
-	}
-	b.refunds.rfRequests, err = store.RequestsRefunded(ctx, tx, requestIDs.list())
-	return err
+func (p *refunds) queueReads(q *pgx.Batch) {
+	store.QueueLockCharges(q, p.chargeIDs.list(), p.charges)
+	store.QueueRequestsRefunded(q, p.requestIDs.list(), p.requests)
 }
 
-func (b *batch) flushRefunds(ctx context.Context, tx pgx.Tx) error {
-	if len(b.refunds.rfRows) == 0 {
-		return nil
+func (p *refunds) queueWrites(q *pgx.Batch, _ *batch) {
+	ch := make(map[string]int64, len(p.chDirty))
+	for id := range p.chDirty {
+		ch[id] = p.charges[id].Refunded
 	}
-	ch := make(map[string]int64, len(b.refunds.rfChDirty))
-	for id := range b.refunds.rfChDirty {
-		ch[id] = b.refunds.rfCharges[id].Refunded
+	rq := make(map[string]int64, len(p.reqDirty))
+	for id := range p.reqDirty {
+		rq[id] = p.requests[id]
 	}
-	rq := make(map[string]int64, len(b.refunds.rfReqDirty))
-	for id := range b.refunds.rfReqDirty {
-		rq[id] = b.refunds.rfRequests[id]
-	}
-	if err := store.WriteRefunded(ctx, tx, ch, rq); err != nil {
-		return err
-	}
-	return store.InsertRefunds(ctx, tx, b.refunds.rfRows)
+	store.QueueWriteRefunded(q, ch, rq)
+	store.QueueInsertRefunds(q, p.rows)
+}
+
+func (r *refund) lock(b *batch) {
+	b.want.wallets.add(r.FromWalletID)
+	b.want.wallets.add(r.CustomerWalletID)
+	b.want.requests.add(r.RequestID)
+	p := partOf[*refunds](b, schemas.TypeFiatRefund)
+	p.chargeIDs.add(r.ChargeID)
+	p.requestIDs.add(r.RequestID)
 }
 
 // refund moves a refund from the payee's wallet back to the wallet that
@@ -78,10 +68,8 @@ func (b *batch) flushRefunds(ctx context.Context, tx pgx.Tx) error {
 // does not hold the amount → 400 insufficient_balance. No fee is taken and
 // the original fee is not returned; no caps or reputation apply (the money
 // returns to where it came from). Rejections record nothing.
-func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
-	if err := r.Validate(); err != nil {
-		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "the refund could not be read", nil)
-	}
+func (r *refund) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+	p := partOf[*refunds](b, schemas.TypeFiatRefund)
 	var (
 		paid, refunded      int64
 		fromID, toID, label string
@@ -90,12 +78,12 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 	)
 	switch r.Source {
 	case schemas.RefundSourceCharge:
-		c := b.refunds.rfCharges[r.ChargeID]
+		c := p.charges[r.ChargeID]
 		if c == nil || c.MerchantUserID != r.RefunderUserID {
 			return pipeline.Reject(http.StatusNotFound, schemas.CodeChargeNotFound, "no such charge", nil)
 		}
 		paid, refunded, fromID, toID, label = c.Amount, c.Refunded, c.MerchantWallet, c.CustomerWallet, "charge "+c.ID
-		record = func(v int64) { c.Refunded = v; b.refunds.rfChDirty[c.ID] = true }
+		record = func(v int64) { c.Refunded = v; p.chDirty[c.ID] = true }
 	default:
 		q := b.requests[r.RequestID]
 		if q == nil || q.UserID != r.RefunderUserID {
@@ -104,8 +92,8 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 		if q.Status != schemas.RequestStatusPaid {
 			return pipeline.Reject(http.StatusConflict, schemas.CodeRequestNotPaid, "the payment request is "+q.Status+"; only a paid request can be refunded", nil)
 		}
-		paid, refunded, fromID, toID, label, token = q.Amount, b.refunds.rfRequests[q.ID], q.WalletID, q.PayerWallet, "request "+q.ID, q.Token
-		record = func(v int64) { b.refunds.rfRequests[q.ID] = v; b.refunds.rfReqDirty[q.ID] = true }
+		paid, refunded, fromID, toID, label, token = q.Amount, p.requests[q.ID], q.WalletID, q.PayerWallet, "request "+q.ID, q.Token
+		record = func(v int64) { p.requests[q.ID] = v; p.reqDirty[q.ID] = true }
 	}
 	remaining := paid - refunded
 	amount := r.Amount
@@ -146,7 +134,7 @@ func (b *batch) refund(r *schemas.FiatRefund) pipeline.Outcome {
 	row := store.Refund{ID: r.RefundID, Source: r.Source, SourceID: r.ChargeID + r.RequestID, RequestToken: token,
 		RefunderUserID: r.RefunderUserID, FromWallet: from.ID, ToWallet: to.ID, ToUser: to.UserID, Amount: amount,
 		Currency: from.Currency, Reason: r.Reason, Status: schemas.RefundStatusSucceeded, TransactionID: txID, CreatedAt: b.now}
-	b.refunds.rfRows = append(b.refunds.rfRows, row)
+	p.rows = append(p.rows, row)
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "refund", Status: "completed", FromWallet: from.ID, ToWallet: to.ID,
 		FromUser: from.UserID, ToUser: to.UserID, Amount: amount, Currency: from.Currency, Memo: memo, RefID: r.RefundID,
 		CreatedAt: b.now})

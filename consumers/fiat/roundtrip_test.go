@@ -66,6 +66,54 @@ func (c *countingConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// startRunner runs the fiat group on brokers through pool until ctx ends;
+// wait waits for it to stop and fails the test on its error.
+func startRunner(t *testing.T, ctx context.Context, brokers []string, pool *pgxpool.Pool, h *cfiat.Handler) (*pipeline.Metrics, func()) {
+	t.Helper()
+	metrics := pipeline.NewMetrics(prometheus.NewRegistry())
+	runner, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
+		Brokers: brokers}, pool, h, metrics, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	return metrics, func() {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// countedPool is a one-connection pool on url whose round trips rt counts.
+func countedPool(t *testing.T, url string) (*pgxpool.Pool, *roundTrips) {
+	t.Helper()
+	rt := &roundTrips{}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.DialFunc = rt.dial
+	cfg.MaxConns = 1
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, rt
+}
+
+// batchCount is how many batches the fiat group's runner has applied.
+func batchCount(t *testing.T, metrics *pipeline.Metrics) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := metrics.BatchSize.WithLabelValues(topics.GroupFiat).(prometheus.Histogram).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
 // maxRoundTripsPerBatch is the bound of a batch of transfers: BEGIN with the
 // processed-command lookup and the row locks, then the writes with the
 // processed rows, the event log row and COMMIT.
@@ -84,19 +132,7 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	rt := &roundTrips{}
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.DialFunc = rt.dial
-	cfg.MaxConns = 1
-	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	counted, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer counted.Close()
+	counted, rt := countedPool(t, url)
 
 	const users = 20
 	wallets := make([]string, users)
@@ -109,15 +145,7 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
-	metrics := pipeline.NewMetrics(reg)
-	runner, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
-		Brokers: kafka.Addrs()}, counted, h, metrics, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
+	metrics, wait := startRunner(t, ctx, kafka.Addrs(), counted, h)
 
 	cl, err := topics.NewClient(kafka.Addrs())
 	if err != nil {
@@ -159,13 +187,7 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 		}
 		t.Fatalf("%d transfers were not applied in time", sent)
 	}
-	batches := func() uint64 {
-		var m dto.Metric
-		if err := metrics.BatchSize.WithLabelValues(topics.GroupFiat).(prometheus.Histogram).Write(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m.GetHistogram().GetSampleCount()
-	}
+	batches := func() uint64 { return batchCount(t, metrics) }
 
 	// Warm-up: the first batches prepare their statements.
 	for i := 0; i < 3; i++ {
@@ -196,8 +218,8 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 		t.Errorf("%d processed rows for %d committed transfers, want none", processed, sent)
 	}
 
-	// Every transfer redelivered, mixed with a deposit session (so those
-	// batches take Apply, not the pipelined path): nothing applies twice.
+	// Every transfer redelivered, mixed with a deposit session (every fiat
+	// command takes the pipelined path): nothing applies twice.
 	var balances int64
 	sumBalances := func() int64 {
 		var s int64
@@ -260,9 +282,7 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 		t.Fatalf("redelivery applied again: %d transfers for %d sent, user balances %d -> %d", txs, sent, balances, sumBalances())
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	wait()
 }
 
 // TestPipelinedWriteFailureCommitsNothing makes the last write of a
@@ -287,14 +307,7 @@ func TestPipelinedWriteFailureCommitsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := pipeline.NewMetrics(prometheus.NewRegistry())
-	runner, err := pipeline.NewRunner(pipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands},
-		Brokers: kafka.Addrs()}, pool, h, metrics, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
+	metrics, wait := startRunner(t, ctx, kafka.Addrs(), pool, h)
 	cl, err := topics.NewClient(kafka.Addrs())
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +348,5 @@ func TestPipelinedWriteFailureCommitsNothing(t *testing.T) {
 			txs, processed, balance(t, pool, a), balance(t, pool, b))
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	wait()
 }

@@ -106,20 +106,15 @@ type Loaded interface {
 	Decide(ctx context.Context, fresh []Command, b *pgx.Batch) ([]Outcome, error)
 }
 
-// Record is the stored result of a command applied before.
-type Record struct {
-	CommandID   string
-	RequestHash string
-	Status      int
-	Body        []byte
-}
-
 // Recorder is a Handler that keeps the record of some of its applied
 // commands on its own rows (see Outcome.SelfRecorded). The runner looks
-// them up with processed_commands, in the same round trip.
+// them up in the same statement as processed_commands (UNION ALL), so a
+// batch asks "applied before?" once.
 type Recorder interface {
 	Handler
-	// QueueRecorded queues on b the lookup of the commands among ids that
-	// the handler recorded; closing b calls found with each one's result.
-	QueueRecorded(ids []string, b *pgx.Batch, found func(Record))
+	// RecordedSQL selects (command_id, request_hash, record text) of the
+	// commands among the ids $1 (text[]) that the handler recorded.
+	RecordedSQL() string
+	// Recorded rebuilds the stored result of a command from its record.
+	Recorded(record string) (status int, body []byte, err error)
 }

@@ -85,6 +85,8 @@ type Runner struct {
 	metrics *Metrics
 	log     *slog.Logger
 	client  *kgo.Client
+	// lookup is the batch's one "applied before?" statement.
+	lookup string
 }
 
 // NewRunner joins the consumer group. Offsets are marked by Run only after
@@ -115,8 +117,12 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 	if err != nil {
 		return nil, err
 	}
+	recorded := ""
+	if rec, ok := handler.(Recorder); ok {
+		recorded = rec.RecordedSQL()
+	}
 	return &Runner{cfg: cfg, pool: pool, handler: handler, metrics: metrics,
-		log: log.With("group", cfg.Group), client: client}, nil
+		log: log.With("group", cfg.Group), client: client, lookup: pipeline.LookupAppliedSQL(recorded)}, nil
 }
 
 // Run consumes until ctx is cancelled. A batch in progress when ctx is
@@ -422,16 +428,23 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 	return replies, true, err
 }
 
-// queueLookup queues the lookup of the commands among ids that were
+// queueLookup queues the one lookup of the commands among ids that were
 // applied before: processed_commands, and the handler's own records when
 // it is a Recorder. Closing b fills seen.
 func (r *Runner) queueLookup(b *pgx.Batch, ids []string, seen map[string]pipeline.Processed) {
-	pipeline.QueueLookupProcessed(b, ids, seen)
-	if rec, ok := r.handler.(Recorder); ok {
-		rec.QueueRecorded(ids, b, func(x Record) {
-			seen[x.CommandID] = pipeline.Processed{CommandID: x.CommandID, RequestHash: x.RequestHash, Status: x.Status, Body: x.Body}
+	rec, _ := r.handler.(Recorder)
+	pipeline.QueueLookupApplied(b, r.lookup, ids, func(p pipeline.Processed) { seen[p.CommandID] = p },
+		func(id, hash, record string) error {
+			if rec == nil {
+				return fmt.Errorf("command %s has a record but the handler keeps none", id)
+			}
+			status, body, err := rec.Recorded(record)
+			if err != nil {
+				return err
+			}
+			seen[id] = pipeline.Processed{CommandID: id, RequestHash: hash, Status: status, Body: body}
+			return nil
 		})
-	}
 }
 
 func commandIDs(cmds []Command) []string {

@@ -160,7 +160,7 @@ func emissions(e reputation.Event, before int64, promoted bool, now time.Time) (
 	upd, err := schemas.New(schemas.TypeScoreUpdated, e.UserID, e.UserID, schemas.ScoreUpdated{
 		EventID: e.ID, UserID: e.UserID, Kind: e.Kind, SourceModule: e.SourceModule, Weight: e.Weight,
 		PreviousScore: before, NewScore: e.ScoreAfter, PreviousRank: e.RankBefore, NewRank: e.RankAfter,
-		Promoted: promoted, Seq: e.Seq}, now)
+		Promoted: promoted, Seq: e.Seq, SourceID: e.SourceID}, now)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ type Config struct {
 	Brokers []string
 	// Group is the consumer group; default topics.GroupSink.
 	Group string
-	// Topics to copy; default topics.EventTopics().
+	// Topics to copy; default topics.SinkTopics().
 	Topics []string
 	// Database is the ClickHouse database the tables live in.
 	Database string
@@ -47,7 +47,7 @@ func (c *Config) setDefaults() {
 		c.Group = topics.GroupSink
 	}
 	if len(c.Topics) == 0 {
-		c.Topics = topics.EventTopics()
+		c.Topics = topics.SinkTopics()
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 5000
@@ -122,7 +122,15 @@ func (s *Sink) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return clickhouse.EnsureSchema(ctx, conn, s.cfg.Database)
+		if err := clickhouse.EnsureSchema(ctx, conn, s.cfg.Database); err != nil {
+			return err
+		}
+		// The views are for analysts: one that cannot be made is logged,
+		// and must not stop the copy.
+		if err := clickhouse.EnsureViews(ctx, conn, s.cfg.Database); err != nil {
+			s.log.Error("analytics views not created", "err", err)
+		}
+		return nil
 	}); err != nil {
 		return nil // shut down while ClickHouse was unreachable
 	}
@@ -221,8 +229,9 @@ func (s *Sink) retry(ctx context.Context, what string, f func(context.Context) e
 }
 
 // Convert maps records to analytics rows: every record to the events table,
-// ledger.entry_added also to ledger_entries and score.updated to
-// reputation_events. Records with the same event id in one batch are kept
+// ledger.entry_added also to ledger_entries, score.updated to
+// reputation_events, and the events that create or change a user, wallet,
+// campaign or proposal to its dimension table (dimensions.go). Records with the same event id in one batch are kept
 // once; unreadable records are skipped (they are not events).
 func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 	var out clickhouse.Rows
@@ -267,7 +276,12 @@ func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 			}
 			out.Reputation = append(out.Reputation, clickhouse.ReputationRow{ID: env.ID, EventID: u.EventID,
 				UserID: u.UserID, Kind: u.Kind, SourceModule: u.SourceModule, Weight: u.Weight, NewScore: u.NewScore,
-				PreviousRank: u.PreviousRank, NewRank: u.NewRank, Seq: u.Seq, OccurredAt: env.OccurredAt})
+				PreviousRank: u.PreviousRank, NewRank: u.NewRank, Seq: u.Seq, OccurredAt: env.OccurredAt,
+				SourceID: u.SourceID})
+		default:
+			if err := convertDimension(env, &out); err != nil {
+				log.Warn("skipping unreadable dimension event", "id", env.ID, "type", env.Type, "err", err)
+			}
 		}
 	}
 	return out

@@ -100,7 +100,15 @@ func (h *Handlers) createCampaign(c *fiber.Ctx, req *createCampaignRequest) erro
 	if err != nil {
 		return err
 	}
-	if err := h.writer.Create(c.UserContext(), camp, []pipeline.OutboxRow{ev}); err != nil {
+	// The campaign's wallet is a wallet like any other for the analytics
+	// copy: it is announced like one (owner as stored, "campaign:<id>").
+	wev, err := outboxRow(topics.EventsFiat, schemas.TypeWalletCreated, camp.WalletID, camp.ProposerUserID,
+		schemas.WalletCreated{WalletID: camp.WalletID, UserID: "campaign:" + camp.ID, Currency: "KZT",
+			Kind: "campaign", CreatedAt: now}, now)
+	if err != nil {
+		return err
+	}
+	if err := h.writer.Create(c.UserContext(), camp, []pipeline.OutboxRow{ev, wev}); err != nil {
 		return err
 	}
 	return c.Status(http.StatusCreated).JSON(viewOf(camp, now))

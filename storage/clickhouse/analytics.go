@@ -48,19 +48,19 @@ func schema(db string) []string {
 		`CREATE TABLE IF NOT EXISTS ` + db + `.` + TableReputation + ` (
 			id String, event_id String, user_id String, kind String, source_module String,
 			weight Int64, new_score Int64, previous_rank String, new_rank String, seq UInt64,
-			occurred_at DateTime
+			occurred_at DateTime, source_id String
 		) ENGINE = ReplacingMergeTree() ORDER BY id`,
 	}
 }
 
 // EnsureSchema creates the database and tables that are missing.
 func EnsureSchema(ctx context.Context, conn driver.Conn, db string) error {
-	for _, stmt := range schema(db) {
+	for _, stmt := range append(schema(db), dimensionSchema(db)...) {
 		if err := conn.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("create clickhouse schema in %s: %w", db, err)
 		}
 	}
-	return nil
+	return addMissingColumns(ctx, conn, db)
 }
 
 // EventRow is one record of any events.* topic.
@@ -90,6 +90,8 @@ type ReputationRow struct {
 	PreviousRank, NewRank                   string
 	Seq                                     int64
 	OccurredAt                              time.Time
+	// SourceID is the emitter's record id ("" when it gave none).
+	SourceID string
 }
 
 // Rows is one batch for the analytics tables.
@@ -97,10 +99,18 @@ type Rows struct {
 	Events     []EventRow
 	Ledger     []LedgerRow
 	Reputation []ReputationRow
+	Users      []UserRow
+	Wallets    []WalletRow
+	Campaigns  []CampaignRow
+	Proposals  []ProposalRow
+	// WebhookDeliveries are changes of the webhook delivery log.
+	WebhookDeliveries []WebhookDeliveryRow
 }
 
 // Insert writes a batch with one batch insert per table (explicit column
-// lists, the only insert form 18.16 handles).
+// lists, the only insert form 18.16 handles). A failure part way leaves
+// some tables written: the sink retries the whole batch, and every read
+// deduplicates.
 func Insert(ctx context.Context, conn driver.Conn, db string, rows Rows) error {
 	now := time.Now().UTC()
 	if len(rows.Events) > 0 {
@@ -142,13 +152,13 @@ func Insert(ctx context.Context, conn driver.Conn, db string, rows Rows) error {
 	}
 	if len(rows.Reputation) > 0 {
 		b, err := conn.PrepareBatch(ctx, `INSERT INTO `+db+`.`+TableReputation+
-			` (id, event_id, user_id, kind, source_module, weight, new_score, previous_rank, new_rank, seq, occurred_at)`)
+			` (id, event_id, user_id, kind, source_module, weight, new_score, previous_rank, new_rank, seq, occurred_at, source_id)`)
 		if err != nil {
 			return fmt.Errorf("prepare reputation insert: %w", err)
 		}
 		for _, r := range rows.Reputation {
 			if err := b.Append(r.ID, r.EventID, r.UserID, r.Kind, r.SourceModule, r.Weight, r.NewScore,
-				r.PreviousRank, r.NewRank, uint64(r.Seq), r.OccurredAt.UTC()); err != nil {
+				r.PreviousRank, r.NewRank, uint64(r.Seq), r.OccurredAt.UTC(), r.SourceID); err != nil {
 				_ = b.Abort()
 				return fmt.Errorf("append reputation row: %w", err)
 			}
@@ -157,7 +167,7 @@ func Insert(ctx context.Context, conn driver.Conn, db string, rows Rows) error {
 			return fmt.Errorf("insert %d reputation rows: %w", len(rows.Reputation), err)
 		}
 	}
-	return nil
+	return insertDimensions(ctx, conn, db, rows)
 }
 
 // Windows are counts over the rolling windows of the ledger stats.

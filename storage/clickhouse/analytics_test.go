@@ -13,7 +13,7 @@ import (
 
 // testDB connects the local stack's ClickHouse and creates a database for
 // the test, dropped at the end.
-func testDB(t *testing.T) (driver.Conn, string) {
+func testDB(t testing.TB) (driver.Conn, string) {
 	t.Helper()
 	addr := os.Getenv("CLICKHOUSE_ADDR")
 	if addr == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -331,7 +330,7 @@ func (s *Store) ViewRequest(ctx context.Context, token string,
 		if err != nil {
 			return err
 		}
-		if err := SettleRequests(ctx, tx, []*PaymentRequest{&r}); err != nil {
+		if err := send(ctx, tx, func(b *pgx.Batch) { QueueSettleRequests(b, []*PaymentRequest{&r}) }); err != nil {
 			return err
 		}
 		return spipeline.InsertOutbox(ctx, tx, events)
@@ -376,7 +375,7 @@ func (s *Store) ExpireDue(ctx context.Context, now time.Time, limit int,
 				return err
 			}
 		}
-		if err := SettleRequests(ctx, tx, ptrs); err != nil {
+		if err := send(ctx, tx, func(b *pgx.Batch) { QueueSettleRequests(b, ptrs) }); err != nil {
 			return err
 		}
 		n = len(rs)
@@ -406,26 +405,9 @@ func (s *Store) OpenRequestsOf(ctx context.Context, userID string, limit int) ([
 
 const lockRequestsSQL = `SELECT ` + requestCols + ` FROM fiat_payment_requests WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 
-// LockRequests locks the requests among ids in id order and returns them by id.
-func LockRequests(ctx context.Context, q postgres.Querier, ids []string) (map[string]*PaymentRequest, error) {
-	out := map[string]*PaymentRequest{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	sorted := append([]string(nil), ids...)
-	sort.Strings(sorted)
-	rows, err := q.Query(ctx, lockRequestsSQL, sorted)
-	if err != nil {
-		return nil, fmt.Errorf("lock payment requests: %w", err)
-	}
-	rs, err := pgx.CollectRows(rows, scanRequest)
-	if err != nil {
-		return nil, fmt.Errorf("lock payment requests: %w", err)
-	}
-	for i := range rs {
-		out[rs[i].ID] = &rs[i]
-	}
-	return out, nil
+// QueueLockRequests queues the lock of the payment requests among ids.
+func QueueLockRequests(b *pgx.Batch, ids []string, into map[string]*PaymentRequest) {
+	lockByIDs(b, "payment requests", lockRequestsSQL, ids, scanRequest, func(r *PaymentRequest) string { return r.ID }, into)
 }
 
 const settleRequestsSQL = `
@@ -435,111 +417,79 @@ FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6
     AS v(id, status, views, paid_at, payer_wallet, payer_user, tx_id, expired_at, reason)
 WHERE r.id = v.id`
 
-// SettleRequests writes the state of changed requests in one statement.
-func SettleRequests(ctx context.Context, q postgres.Querier, rs []*PaymentRequest) error {
+// QueueSettleRequests queues the state of changed requests, one statement.
+func QueueSettleRequests(b *pgx.Batch, rs []*PaymentRequest) {
 	if len(rs) == 0 {
-		return nil
+		return
 	}
-	n := len(rs)
-	ids, sts, payW, payU, txs, reasons := make([]string, n), make([]string, n), make([]string, n), make([]string, n),
-		make([]string, n), make([]string, n)
-	views := make([]int32, n)
-	paid, exp := make([]*time.Time, n), make([]*time.Time, n)
-	for i, r := range rs {
-		ids[i], sts[i], views[i], paid[i], payW[i], payU[i], txs[i], exp[i], reasons[i] =
-			r.ID, r.Status, int32(r.Views), r.PaidAt, r.PayerWallet, r.PayerUser, r.TransactionID, r.ExpiredAt, r.ExpiredReason
-	}
-	if _, err := q.Exec(ctx, settleRequestsSQL, ids, sts, views, paid, payW, payU, txs, exp, reasons); err != nil {
-		return fmt.Errorf("write %d payment requests: %w", n, err)
-	}
-	return nil
+	type r = *PaymentRequest
+	b.Queue(settleRequestsSQL, col(rs, func(x *r) string { return (*x).ID }), col(rs, func(x *r) string { return (*x).Status }),
+		col(rs, func(x *r) int32 { return int32((*x).Views) }), col(rs, func(x *r) *time.Time { return (*x).PaidAt }),
+		col(rs, func(x *r) string { return (*x).PayerWallet }), col(rs, func(x *r) string { return (*x).PayerUser }),
+		col(rs, func(x *r) string { return (*x).TransactionID }), col(rs, func(x *r) *time.Time { return (*x).ExpiredAt }),
+		col(rs, func(x *r) string { return (*x).ExpiredReason }))
 }
 
 const lockAuthsSQL = `SELECT ` + authCols + ` FROM fiat_merchant_authorizations WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 
-// LockAuthorizations locks the authorizations among ids in id order.
-func LockAuthorizations(ctx context.Context, q postgres.Querier, ids []string) (map[string]*Authorization, error) {
-	out := map[string]*Authorization{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	sorted := append([]string(nil), ids...)
-	sort.Strings(sorted)
-	rows, err := q.Query(ctx, lockAuthsSQL, sorted)
-	if err != nil {
-		return nil, fmt.Errorf("lock authorizations: %w", err)
-	}
-	as, err := pgx.CollectRows(rows, scanAuth)
-	if err != nil {
-		return nil, fmt.Errorf("lock authorizations: %w", err)
-	}
-	for i := range as {
-		out[as[i].ID] = &as[i]
-	}
-	return out, nil
+// QueueLockAuthorizations queues the lock of the authorizations among ids.
+func QueueLockAuthorizations(b *pgx.Batch, ids []string, into map[string]*Authorization) {
+	lockByIDs(b, "authorizations", lockAuthsSQL, ids, scanAuth, func(a *Authorization) string { return a.ID }, into)
 }
 
-// WriteRemaining stores the remaining allowance of authorizations.
-func WriteRemaining(ctx context.Context, q postgres.Querier, as []*Authorization) error {
+// QueueWriteRemaining queues the remaining allowance of authorizations.
+func QueueWriteRemaining(b *pgx.Batch, as []*Authorization) {
 	if len(as) == 0 {
-		return nil
+		return
 	}
-	ids, rem := make([]string, len(as)), make([]int64, len(as))
-	for i, a := range as {
-		ids[i], rem[i] = a.ID, a.Remaining
-	}
-	if _, err := q.Exec(ctx, `UPDATE fiat_merchant_authorizations a SET remaining = v.remaining
-		FROM unnest($1::text[], $2::bigint[]) AS v(id, remaining) WHERE a.id = v.id`, ids, rem); err != nil {
-		return fmt.Errorf("write %d authorizations: %w", len(as), err)
-	}
-	return nil
+	b.Queue(`UPDATE fiat_merchant_authorizations a SET remaining = v.remaining
+		FROM unnest($1::text[], $2::bigint[]) AS v(id, remaining) WHERE a.id = v.id`,
+		col(as, func(a **Authorization) string { return (*a).ID }), col(as, func(a **Authorization) int64 { return (*a).Remaining }))
 }
 
 // ChargeKey identifies a charge by merchant and payment reference.
 type ChargeKey struct{ MerchantUserID, PaymentRef string }
 
-// ChargesByRef returns the settled charges among keys.
-func ChargesByRef(ctx context.Context, q postgres.Querier, keys []ChargeKey) (map[ChargeKey]*Charge, error) {
-	out := map[ChargeKey]*Charge{}
+// QueueChargesByRef queues the read of the settled charges among keys. They
+// are not locked: the unique (merchant, payment_ref) key makes a concurrent
+// second insert fail the batch, whose retry then finds the charge.
+func QueueChargesByRef(b *pgx.Batch, keys []ChargeKey, into map[ChargeKey]*Charge) {
 	if len(keys) == 0 {
-		return out, nil
+		return
 	}
-	ms, refs := make([]string, len(keys)), make([]string, len(keys))
-	for i, k := range keys {
-		ms[i], refs[i] = k.MerchantUserID, k.PaymentRef
-	}
-	rows, err := q.Query(ctx, `SELECT `+chargeCols+` FROM fiat_merchant_charges
-		WHERE (merchant_user_id, payment_ref) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, ms, refs)
-	if err != nil {
-		return nil, fmt.Errorf("find charges: %w", err)
-	}
-	cs, err := pgx.CollectRows(rows, scanCharge)
-	if err != nil {
-		return nil, fmt.Errorf("find charges: %w", err)
-	}
-	for i := range cs {
-		out[ChargeKey{cs[i].MerchantUserID, cs[i].PaymentRef}] = &cs[i]
-	}
-	return out, nil
+	b.Queue(`SELECT `+chargeCols+` FROM fiat_merchant_charges
+		WHERE (merchant_user_id, payment_ref) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+		col(keys, func(k *ChargeKey) string { return k.MerchantUserID }), col(keys, func(k *ChargeKey) string { return k.PaymentRef }),
+	).Query(func(rows pgx.Rows) error {
+		cs, err := pgx.CollectRows(rows, scanCharge)
+		if err != nil {
+			return fmt.Errorf("find charges: %w", err)
+		}
+		for i := range cs {
+			into[ChargeKey{cs[i].MerchantUserID, cs[i].PaymentRef}] = &cs[i]
+		}
+		return nil
+	})
 }
 
-// InsertCharges appends settled charges with COPY.
-func InsertCharges(ctx context.Context, q postgres.Querier, cs []Charge) error {
+const insertChargesSQL = `
+INSERT INTO fiat_merchant_charges (id, merchant_user_id, merchant_key_id, payment_ref, customer_wallet, merchant_wallet,
+    authorization_id, amount, fee, currency, description, transaction_id, created_at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
+    $9::bigint[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])`
+
+// QueueInsertCharges queues settled charges.
+func QueueInsertCharges(b *pgx.Batch, cs []Charge) {
 	if len(cs) == 0 {
-		return nil
+		return
 	}
-	_, err := q.CopyFrom(ctx, pgx.Identifier{"fiat_merchant_charges"},
-		[]string{"id", "merchant_user_id", "merchant_key_id", "payment_ref", "customer_wallet", "merchant_wallet",
-			"authorization_id", "amount", "fee", "currency", "description", "transaction_id", "created_at"},
-		pgx.CopyFromSlice(len(cs), func(i int) ([]any, error) {
-			c := cs[i]
-			return []any{c.ID, c.MerchantUserID, c.MerchantKeyID, c.PaymentRef, c.CustomerWallet, c.MerchantWallet,
-				c.AuthorizationID, c.Amount, c.Fee, c.Currency, c.Description, c.TransactionID, c.CreatedAt}, nil
-		}))
-	if err != nil {
-		return fmt.Errorf("insert %d charges: %w", len(cs), postgres.Translate(err))
-	}
-	return nil
+	b.Queue(insertChargesSQL, col(cs, func(c *Charge) string { return c.ID }), col(cs, func(c *Charge) string { return c.MerchantUserID }),
+		col(cs, func(c *Charge) string { return c.MerchantKeyID }), col(cs, func(c *Charge) string { return c.PaymentRef }),
+		col(cs, func(c *Charge) string { return c.CustomerWallet }), col(cs, func(c *Charge) string { return c.MerchantWallet }),
+		col(cs, func(c *Charge) string { return c.AuthorizationID }), col(cs, func(c *Charge) int64 { return c.Amount }),
+		col(cs, func(c *Charge) int64 { return c.Fee }), col(cs, func(c *Charge) string { return c.Currency }),
+		col(cs, func(c *Charge) string { return c.Description }), col(cs, func(c *Charge) string { return c.TransactionID }),
+		col(cs, func(c *Charge) time.Time { return c.CreatedAt }))
 }
 
 // Books are one currency's totals for reconciliation, in minor units.

@@ -1,14 +1,9 @@
 package fiat
 
 import (
-	"context"
-	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/fintech/platform/storage/postgres"
 )
 
 // KindCampaign is the kind of a campaign's platform-held wallet.
@@ -29,57 +24,60 @@ type Donation struct {
 	CreatedAt     time.Time
 }
 
-// InsertDonations appends donation rows with COPY.
-func InsertDonations(ctx context.Context, q postgres.Querier, ds []Donation) error {
+const insertDonationsSQL = `
+INSERT INTO charity_donations (id, campaign_id, donor_user_id, wallet_id, amount_kzt, anonymous, message,
+    transaction_id, ledger_entry_id, created_at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bool[], $7::text[], $8::text[],
+    $9::text[], $10::timestamptz[])`
+
+// QueueInsertDonations queues donation rows.
+func QueueInsertDonations(b *pgx.Batch, ds []Donation) {
 	if len(ds) == 0 {
-		return nil
+		return
 	}
-	_, err := q.CopyFrom(ctx, pgx.Identifier{"charity_donations"},
-		[]string{"id", "campaign_id", "donor_user_id", "wallet_id", "amount_kzt", "anonymous", "message",
-			"transaction_id", "ledger_entry_id", "created_at"},
-		pgx.CopyFromSlice(len(ds), func(i int) ([]any, error) {
-			d := ds[i]
-			return []any{d.ID, d.CampaignID, d.DonorUserID, d.WalletID, d.AmountKzt, d.Anonymous, d.Message,
-				d.TransactionID, d.LedgerEntryID, d.CreatedAt}, nil
-		}))
-	if err != nil {
-		return fmt.Errorf("insert %d donations: %w", len(ds), postgres.Translate(err))
-	}
-	return nil
+	b.Queue(insertDonationsSQL, col(ds, func(d *Donation) string { return d.ID }),
+		col(ds, func(d *Donation) string { return d.CampaignID }), col(ds, func(d *Donation) string { return d.DonorUserID }),
+		col(ds, func(d *Donation) string { return d.WalletID }), col(ds, func(d *Donation) int64 { return d.AmountKzt }),
+		col(ds, func(d *Donation) bool { return d.Anonymous }), col(ds, func(d *Donation) string { return d.Message }),
+		col(ds, func(d *Donation) string { return d.TransactionID }), col(ds, func(d *Donation) string { return d.LedgerEntryID }),
+		col(ds, func(d *Donation) time.Time { return d.CreatedAt }))
 }
 
-// CampaignTotal is a campaign's raised total before and after a batch.
-type CampaignTotal struct {
-	Before, After, Goal int64
+// Campaign is a campaign's raised total and goal, locked by the batch that
+// adds donations to it.
+type Campaign struct {
+	ID     string
+	Raised int64
+	Goal   int64
 }
 
-const addCampaignTotalSQL = `
-UPDATE charity_campaigns
-SET raised_kzt = raised_kzt + $2,
-    goal_reached_at = CASE WHEN goal_reached_at IS NULL AND raised_kzt + $2 >= goal_kzt THEN $3 ELSE goal_reached_at END
-WHERE id = $1
-RETURNING raised_kzt, goal_kzt`
+const lockCampaignsSQL = `SELECT id, raised_kzt, goal_kzt FROM charity_campaigns WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 
-// AddCampaignTotals adds each campaign's donations of the batch to its
-// raised total with one additive update per campaign, in id order (so
-// concurrent appliers take the row locks in the same order), and returns the
-// totals before and after. The row lock is held until the commit, so the
-// "before" values of concurrent batches never overlap: exactly one batch sees
-// a campaign cross its goal. Every campaign must exist, or the transaction
-// fails: a donation is never dropped.
-func AddCampaignTotals(ctx context.Context, q postgres.Querier, deltas map[string]int64, now time.Time) (map[string]CampaignTotal, error) {
-	ids := make([]string, 0, len(deltas))
-	for id := range deltas {
-		ids = append(ids, id)
+func scanCampaign(row pgx.CollectableRow) (Campaign, error) {
+	var c Campaign
+	err := row.Scan(&c.ID, &c.Raised, &c.Goal)
+	return c, err
+}
+
+// QueueLockCampaigns queues the lock of the campaigns among ids. The lock
+// is what makes campaign.goal_reached fire exactly once: concurrent batches
+// see one another's totals, never the same "before".
+func QueueLockCampaigns(b *pgx.Batch, ids []string, into map[string]*Campaign) {
+	lockByIDs(b, "campaigns", lockCampaignsSQL, ids, scanCampaign, func(c *Campaign) string { return c.ID }, into)
+}
+
+const writeCampaignsSQL = `
+UPDATE charity_campaigns c SET raised_kzt = v.raised,
+    goal_reached_at = CASE WHEN c.goal_reached_at IS NULL AND v.raised >= c.goal_kzt THEN $3 ELSE c.goal_reached_at END
+FROM unnest($1::text[], $2::bigint[]) AS v(id, raised)
+WHERE c.id = v.id`
+
+// QueueWriteCampaigns queues the new raised totals of locked campaigns,
+// stamping goal_reached_at on the first batch that reaches the goal.
+func QueueWriteCampaigns(b *pgx.Batch, cs []*Campaign, now time.Time) {
+	if len(cs) == 0 {
+		return
 	}
-	sort.Strings(ids)
-	out := make(map[string]CampaignTotal, len(ids))
-	for _, id := range ids {
-		var after, goal int64
-		if err := q.QueryRow(ctx, addCampaignTotalSQL, id, deltas[id], now).Scan(&after, &goal); err != nil {
-			return nil, fmt.Errorf("add donations to campaign %s: %w", id, err)
-		}
-		out[id] = CampaignTotal{Before: after - deltas[id], After: after, Goal: goal}
-	}
-	return out, nil
+	b.Queue(writeCampaignsSQL, col(cs, func(c **Campaign) string { return (*c).ID }),
+		col(cs, func(c **Campaign) int64 { return (*c).Raised }), now)
 }

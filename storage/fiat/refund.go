@@ -3,7 +3,6 @@ package fiat
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -40,60 +39,36 @@ type RefundableCharge struct {
 const lockChargesSQL = `SELECT ` + chargeCols + `, refunded FROM fiat_merchant_charges
 WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 
-// LockCharges locks the charges among ids in id order and returns them by
-// id with their refunded totals (batch statement of the refunds).
-func LockCharges(ctx context.Context, q postgres.Querier, ids []string) (map[string]*RefundableCharge, error) {
-	out := map[string]*RefundableCharge{}
+var refundCols = []string{"id", "source", "source_id", "request_token", "refunder_user_id", "from_wallet", "to_wallet",
+	"to_user", "amount", "currency", "reason", "status", "transaction_id", "created_at"}
+
+func scanRefundableCharge(row pgx.CollectableRow) (RefundableCharge, error) {
+	var c RefundableCharge
+	err := row.Scan(&c.ID, &c.MerchantUserID, &c.MerchantKeyID, &c.PaymentRef, &c.CustomerWallet, &c.MerchantWallet,
+		&c.AuthorizationID, &c.Amount, &c.Fee, &c.Currency, &c.Description, &c.TransactionID, &c.CreatedAt, &c.Refunded)
+	return c, err
+}
+
+// QueueLockCharges queues the lock of the charges among ids, with their
+// refunded totals (batch statement of the refunds).
+func QueueLockCharges(b *pgx.Batch, ids []string, into map[string]*RefundableCharge) {
+	lockByIDs(b, "charges", lockChargesSQL, ids, scanRefundableCharge, func(c *RefundableCharge) string { return c.ID }, into)
+}
+
+// QueueRequestsRefunded queues the read of the refunded totals of the
+// requests among ids; the rows are locked by QueueLockRequests before it.
+func QueueRequestsRefunded(b *pgx.Batch, ids []string, into map[string]int64) {
 	if len(ids) == 0 {
-		return out, nil
+		return
 	}
-	sorted := append([]string(nil), ids...)
-	sort.Strings(sorted)
-	rows, err := q.Query(ctx, lockChargesSQL, sorted)
-	if err != nil {
-		return nil, fmt.Errorf("lock charges: %w", err)
-	}
-	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RefundableCharge, error) {
-		var c RefundableCharge
-		err := row.Scan(&c.ID, &c.MerchantUserID, &c.MerchantKeyID, &c.PaymentRef, &c.CustomerWallet, &c.MerchantWallet,
-			&c.AuthorizationID, &c.Amount, &c.Fee, &c.Currency, &c.Description, &c.TransactionID, &c.CreatedAt, &c.Refunded)
-		return c, err
+	b.Queue(`SELECT id, refunded FROM fiat_payment_requests WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+		return sums(rows, "refunded totals", into)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("lock charges: %w", err)
-	}
-	for i := range cs {
-		out[cs[i].ID] = &cs[i]
-	}
-	return out, nil
 }
 
-// RequestsRefunded returns the refunded totals of the requests among ids.
-// The caller has locked the rows (LockRequests) in the same transaction.
-func RequestsRefunded(ctx context.Context, q postgres.Querier, ids []string) (map[string]int64, error) {
-	out := map[string]int64{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := q.Query(ctx, `SELECT id, refunded FROM fiat_payment_requests WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read refunded totals: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, fmt.Errorf("scan refunded total: %w", err)
-		}
-		out[id] = n
-	}
-	return out, rows.Err()
-}
-
-// WriteRefunded stores the new refunded totals of charges and requests, one
-// statement per table.
-func WriteRefunded(ctx context.Context, q postgres.Querier, charges, requests map[string]int64) error {
+// QueueWriteRefunded queues the new refunded totals of charges and
+// requests, one statement per table.
+func QueueWriteRefunded(b *pgx.Batch, charges, requests map[string]int64) {
 	for _, t := range []struct {
 		table string
 		vals  map[string]int64
@@ -101,41 +76,34 @@ func WriteRefunded(ctx context.Context, q postgres.Querier, charges, requests ma
 		if len(t.vals) == 0 {
 			continue
 		}
-		ids := make([]string, 0, len(t.vals))
-		for id := range t.vals {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
+		ids := sortedKeys(t.vals)
 		vals := make([]int64, len(ids))
 		for i, id := range ids {
 			vals[i] = t.vals[id]
 		}
-		if _, err := q.Exec(ctx, `UPDATE `+t.table+` x SET refunded = v.refunded
-			FROM unnest($1::text[], $2::bigint[]) AS v(id, refunded) WHERE x.id = v.id`, ids, vals); err != nil {
-			return fmt.Errorf("write refunded totals of %d %s rows: %w", len(ids), t.table, err)
-		}
+		b.Queue(`UPDATE `+t.table+` x SET refunded = v.refunded
+			FROM unnest($1::text[], $2::bigint[]) AS v(id, refunded) WHERE x.id = v.id`, ids, vals)
 	}
-	return nil
 }
 
-var refundCols = []string{"id", "source", "source_id", "request_token", "refunder_user_id", "from_wallet", "to_wallet",
-	"to_user", "amount", "currency", "reason", "status", "transaction_id", "created_at"}
+const insertRefundsSQL = `
+INSERT INTO fiat_refunds (id, source, source_id, request_token, refunder_user_id, from_wallet, to_wallet,
+    to_user, amount, currency, reason, status, transaction_id, created_at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+    $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[])`
 
-// InsertRefunds appends refund rows with COPY.
-func InsertRefunds(ctx context.Context, q postgres.Querier, rs []Refund) error {
+// QueueInsertRefunds queues refund rows.
+func QueueInsertRefunds(b *pgx.Batch, rs []Refund) {
 	if len(rs) == 0 {
-		return nil
+		return
 	}
-	_, err := q.CopyFrom(ctx, pgx.Identifier{"fiat_refunds"}, refundCols,
-		pgx.CopyFromSlice(len(rs), func(i int) ([]any, error) {
-			r := rs[i]
-			return []any{r.ID, r.Source, r.SourceID, r.RequestToken, r.RefunderUserID, r.FromWallet, r.ToWallet,
-				r.ToUser, r.Amount, r.Currency, r.Reason, r.Status, r.TransactionID, r.CreatedAt}, nil
-		}))
-	if err != nil {
-		return fmt.Errorf("insert %d refunds: %w", len(rs), postgres.Translate(err))
-	}
-	return nil
+	b.Queue(insertRefundsSQL, col(rs, func(r *Refund) string { return r.ID }), col(rs, func(r *Refund) string { return r.Source }),
+		col(rs, func(r *Refund) string { return r.SourceID }), col(rs, func(r *Refund) string { return r.RequestToken }),
+		col(rs, func(r *Refund) string { return r.RefunderUserID }), col(rs, func(r *Refund) string { return r.FromWallet }),
+		col(rs, func(r *Refund) string { return r.ToWallet }), col(rs, func(r *Refund) string { return r.ToUser }),
+		col(rs, func(r *Refund) int64 { return r.Amount }), col(rs, func(r *Refund) string { return r.Currency }),
+		col(rs, func(r *Refund) string { return r.Reason }), col(rs, func(r *Refund) string { return r.Status }),
+		col(rs, func(r *Refund) string { return r.TransactionID }), col(rs, func(r *Refund) time.Time { return r.CreatedAt }))
 }
 
 func scanRefund(row pgx.CollectableRow) (Refund, error) {

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/postgres/pgtest"
@@ -21,7 +24,7 @@ func TestRefunds(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	ch := store.Charge{ID: "ch1", MerchantUserID: "m", MerchantKeyID: "k", PaymentRef: "r1", CustomerWallet: "wc",
 		MerchantWallet: "wm", AuthorizationID: "a", Amount: 1_000, Fee: 1, Currency: "KZT", TransactionID: "t0", CreatedAt: now}
-	if err := store.InsertCharges(ctx, pool, []store.Charge{ch}); err != nil {
+	if err := send(ctx, pool, func(b *pgx.Batch) { store.QueueInsertCharges(b, []store.Charge{ch}) }); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.ChargeByID(ctx, "ch1"); err != nil || got.MerchantUserID != "m" || got.Amount != 1_000 {
@@ -40,7 +43,7 @@ func TestRefunds(t *testing.T) {
 	}
 	rows = append(rows, store.Refund{ID: "r-other", Source: "charge", SourceID: "ch2", RefunderUserID: "m", FromWallet: "wm",
 		ToWallet: "wc", ToUser: "c", Amount: 7, Currency: "KZT", Status: "succeeded", TransactionID: "t-o", CreatedAt: now})
-	if err := store.InsertRefunds(ctx, pool, rows); err != nil {
+	if err := send(ctx, pool, func(b *pgx.Batch) { store.QueueInsertRefunds(b, rows) }); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -74,14 +77,23 @@ func TestRefunds(t *testing.T) {
 	}
 
 	// The refunded totals are written back; beyond the amount is refused.
-	if err := store.WriteRefunded(ctx, pool, map[string]int64{"ch1": 1_000}, nil); err != nil {
+	if err := send(ctx, pool, func(b *pgx.Batch) { store.QueueWriteRefunded(b, map[string]int64{"ch1": 1_000}, nil) }); err != nil {
 		t.Fatal(err)
 	}
-	locked, err := store.LockCharges(ctx, pool, []string{"ch1", "nope"})
-	if err != nil || len(locked) != 1 || locked["ch1"].Refunded != 1_000 {
-		t.Fatalf("lock charges: %+v %v", locked, err)
+	locked := map[string]*store.RefundableCharge{}
+	if err := send(ctx, pool, func(b *pgx.Batch) { store.QueueLockCharges(b, []string{"ch1", "nope"}, locked) }); err != nil || len(locked) != 1 || locked["ch1"].Refunded != 1_000 {
+		t.Fatalf("lock charges: %+v", locked)
 	}
-	if err := store.WriteRefunded(ctx, pool, map[string]int64{"ch1": 1_001}, nil); err == nil {
+	if err := send(ctx, pool, func(b *pgx.Batch) { store.QueueWriteRefunded(b, map[string]int64{"ch1": 1_001}, nil) }); err == nil {
 		t.Fatal("a refunded total beyond the charge was stored")
 	}
+}
+
+// send runs the statements queue puts on a batch, in one transaction.
+func send(ctx context.Context, pool *pgxpool.Pool, queue func(*pgx.Batch)) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		queue(b)
+		return tx.SendBatch(ctx, b).Close()
+	})
 }

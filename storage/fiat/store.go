@@ -81,6 +81,11 @@ type Deposit struct {
 	LedgerEntryID string
 	CreatedAt     time.Time
 	CompletedAt   *time.Time
+	// PaidAmount and PaidCurrency are what the processor reported paid when
+	// it does not match the deposit (zero otherwise); only the fiat consumer
+	// reads and writes them.
+	PaidAmount   int64
+	PaidCurrency string
 }
 
 // Payout is a bank payout request.
@@ -149,8 +154,13 @@ func scanWallet(row pgx.CollectableRow) (Wallet, error) {
 // CreateWallet inserts a wallet; a second one of the same currency for the
 // user is postgres.ErrConflict.
 func (s *Store) CreateWallet(ctx context.Context, w Wallet) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO fiat_wallets (id, user_id, currency, balance, status, kind, created_at)
-		VALUES ($1, $2, $3, 0, 'active', 'user', $4)`, w.ID, w.UserID, w.Currency, w.CreatedAt)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO fiat_wallets (id, user_id, currency, balance, status, kind, created_at)
+		VALUES ($1, $2, $3, 0, 'active', 'user', $4)`, w.ID, w.UserID, w.Currency, w.CreatedAt); err != nil {
+			return err
+		}
+		return insertWalletCreated(ctx, tx, w.ID, w.UserID, w.Currency, KindUser, w.CreatedAt)
+	})
 	if err != nil {
 		return fmt.Errorf("create wallet: %w", postgres.Translate(err))
 	}
@@ -228,8 +238,13 @@ func (s *Store) TransferTarget(ctx context.Context, fromWalletID, toEmail string
 // newID) when there is none.
 func (s *Store) EnsureWallet(ctx context.Context, userID, currency, newID string, now time.Time) (string, error) {
 	var id string
-	err := s.pool.QueryRow(ctx, `INSERT INTO fiat_wallets (id, user_id, currency, created_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (user_id, currency) DO NOTHING RETURNING id`, newID, userID, currency, now).Scan(&id)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO fiat_wallets (id, user_id, currency, created_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (user_id, currency) DO NOTHING RETURNING id`, newID, userID, currency, now).Scan(&id); err != nil {
+			return err
+		}
+		return insertWalletCreated(ctx, tx, id, userID, currency, KindUser, now)
+	})
 	if err == nil {
 		return id, nil
 	}

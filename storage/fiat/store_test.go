@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/storage/postgres"
@@ -59,7 +61,7 @@ func TestStore(t *testing.T) {
 			Amount: int64(i + 1), Currency: "KZT", CreatedAt: now})
 		time.Sleep(time.Millisecond)
 	}
-	if err := store.InsertTransactions(ctx, pool, txs); err != nil {
+	if err := send(ctx, pool, func(b *pgx.Batch) { store.QueueInsertTransactions(b, txs) }); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

@@ -231,22 +231,46 @@ func EventRow(topic string, env schemas.Envelope) (OutboxRow, error) {
 // consumer sends them in one round trip with others (pipelining); their
 // results are read when the batch is closed.
 
-// QueueLookupProcessed queues the lookup of the applied commands among ids;
-// closing the batch fills into.
-func QueueLookupProcessed(b *pgx.Batch, ids []string, into map[string]Processed) {
+// LookupAppliedSQL is the one statement that finds the applied commands
+// among the ids $1: their processed rows and, when recordedSQL is not
+// empty, the commands a consumer recorded on its own rows instead
+// (recordedSQL selects command_id, request_hash and a text record for the
+// ids $1). Its rows are (command_id, request_hash, status, body, record),
+// record NULL for a processed row.
+func LookupAppliedSQL(recordedSQL string) string {
+	q := `SELECT command_id, request_hash, status, body, NULL::text FROM processed_commands WHERE command_id = ANY($1)`
+	if recordedSQL != "" {
+		q += `
+UNION ALL
+SELECT r.command_id, r.request_hash, 0, NULL::bytea, r.record FROM (` + recordedSQL + `) AS r(command_id, request_hash, record)`
+	}
+	return q
+}
+
+// QueueLookupApplied queues query (from LookupAppliedSQL) for ids; closing
+// the batch calls processed for each processed row and recorded for each
+// record.
+func QueueLookupApplied(b *pgx.Batch, query string, ids []string, processed func(Processed), recorded func(id, hash, record string) error) {
 	if len(ids) == 0 {
 		return
 	}
-	b.Queue(lookupProcessedSQL, ids).Query(func(rows pgx.Rows) error {
+	b.Queue(query, ids).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var p Processed
-			if err := rows.Scan(&p.CommandID, &p.CommandType, &p.RequestHash, &p.Status, &p.Body); err != nil {
-				return fmt.Errorf("scan processed command: %w", err)
+			var record *string
+			if err := rows.Scan(&p.CommandID, &p.RequestHash, &p.Status, &p.Body, &record); err != nil {
+				return fmt.Errorf("scan applied command: %w", err)
 			}
-			into[p.CommandID] = p
+			if record != nil {
+				if err := recorded(p.CommandID, p.RequestHash, *record); err != nil {
+					return err
+				}
+				continue
+			}
+			processed(p)
 		}
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("lookup processed commands: %w", err)
+			return fmt.Errorf("lookup applied commands: %w", err)
 		}
 		return nil
 	})

@@ -253,6 +253,10 @@ func (s *Store) Record(ctx context.Context, events []Event, pairs []NewDelivery,
 	for i, e := range events {
 		ids[i], types[i], modules[i], datas[i], times[i] = e.ID, e.Type, e.Module, e.Data, e.OccurredAt
 	}
+	typeOf := make(map[string]string, len(events))
+	for _, e := range events {
+		typeOf[e.ID] = e.Type
+	}
 	dids, subs, evs := make([]string, len(pairs)), make([]string, len(pairs)), make([]string, len(pairs))
 	for i, p := range pairs {
 		dids[i], subs[i], evs[i] = schemas.NewID(), p.SubscriptionID, p.EventID
@@ -265,15 +269,30 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::timest
 ON CONFLICT (event_id) DO NOTHING`, ids, types, modules, datas, times); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `
+		rows, err := tx.Query(ctx, `
 INSERT INTO webhook_deliveries (id, subscription_id, event_id, next_attempt_at, created_at, updated_at)
 SELECT d, s, e, $4, $4, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS t(d, s, e)
-ON CONFLICT (subscription_id, event_id) DO NOTHING`, dids, subs, evs, now)
+ON CONFLICT (subscription_id, event_id) DO NOTHING
+RETURNING id, subscription_id, event_id`, dids, subs, evs, now)
 		if err != nil {
 			return err
 		}
-		n = tag.RowsAffected()
-		return nil
+		var changes []deliveryChange
+		for rows.Next() {
+			c := deliveryChange{status: StatusPending, at: now}
+			if err := rows.Scan(&c.id, &c.webhookID, &c.eventID); err != nil {
+				rows.Close()
+				return err
+			}
+			c.eventType = typeOf[c.eventID]
+			changes = append(changes, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		n = int64(len(changes))
+		return appendDeliveryChanges(ctx, tx, changes)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("record %d webhook deliveries: %w", len(pairs), err)
@@ -386,15 +405,27 @@ func (s *Store) Finish(ctx context.Context, id, token string, r Result) (bool, e
 	if r.Status == StatusDelivered {
 		deliveredAt = &r.At
 	}
-	tag, err := s.pool.Exec(ctx, `
+	var held bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
 UPDATE webhook_deliveries
 SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, next_attempt_at = $7,
     claim_token = NULL, delivered_at = COALESCE($8, delivered_at), updated_at = $9
 WHERE id = $1 AND claim_token = $2`, id, token, r.Status, r.Attempts, code, r.Error, r.NextAttemptAt, deliveredAt, r.At)
+		if err != nil || tag.RowsAffected() != 1 {
+			return err
+		}
+		held = true
+		c, err := changedDelivery(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return appendDeliveryChanges(ctx, tx, []deliveryChange{c})
+	})
 	if err != nil {
 		return false, fmt.Errorf("record attempt of delivery %s: %w", id, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return held, nil
 }
 
 const deliveryColumns = `d.id, d.subscription_id, d.event_id, e.type, d.status, d.attempts,
@@ -456,14 +487,24 @@ FROM webhook_deliveries d JOIN webhook_events e ON e.event_id = d.event_id WHERE
 // failed one has its next attempt brought forward. An attempt in flight
 // loses its claim. An unknown id is postgres.ErrNotFound.
 func (s *Store) Retry(ctx context.Context, id string, now time.Time) (Delivery, error) {
-	tag, err := s.pool.Exec(ctx, `
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
 UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, claim_token = NULL, updated_at = $2
 WHERE id = $1`, id, now)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return postgres.ErrNotFound
+		}
+		c, err := changedDelivery(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return appendDeliveryChanges(ctx, tx, []deliveryChange{c})
+	})
 	if err != nil {
 		return Delivery{}, fmt.Errorf("queue webhook delivery %s again: %w", id, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return Delivery{}, fmt.Errorf("queue webhook delivery %s again: %w", id, postgres.ErrNotFound)
 	}
 	return s.Get(ctx, id)
 }

@@ -1,0 +1,172 @@
+package fiat
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/fiat"
+	"github.com/fintech/platform/topics"
+)
+
+// depositCreate opens a processor checkout session for a top-up of the
+// user's own wallet, within the daily pre-KYC deposit cap.
+type depositCreate struct{ schemas.FiatDepositCreate }
+
+func (d *depositCreate) lock(b *batch) {
+	b.want.wallets.add(d.WalletID)
+	b.want.limits.add(d.UserID)
+	b.want.depositUsers.add(d.UserID)
+}
+
+func (d *depositCreate) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+	w, rej := b.ownWallet(d.WalletID, d.UserID)
+	if rej != nil {
+		return *rej
+	}
+	lim := b.limitsOf(d.UserID)
+	if !b.h.caps.DepositAllowed(lim.KYCApproved, d.Amount, b.depToday[d.UserID]) {
+		return pipeline.Reject(http.StatusForbidden, schemas.CodeKYCRequired,
+			"this exceeds the daily deposit limit for accounts without KYC; submit KYC at /api/fiat/kyc/submit", nil)
+	}
+	b.depToday[d.UserID] += d.Amount
+	b.newDeposits = append(b.newDeposits, store.Deposit{ID: d.DepositID, UserID: d.UserID, WalletID: w.ID,
+		Amount: d.Amount, Currency: w.Currency, SessionID: d.SessionID, URL: d.URL, Status: "pending", CreatedAt: b.now})
+	return pipeline.JSON(http.StatusCreated, schemas.FiatDepositResult{DepositID: d.DepositID, SessionID: d.SessionID, URL: d.URL,
+		Status: "pending", WalletID: w.ID, Amount: d.Amount, Currency: w.Currency})
+}
+
+// depositCredit credits a deposit the processor reported paid, exactly once
+// per deposit. The money was received, so nothing about the payment is a
+// reason to refuse it (and store the refusal as the event's answer): a
+// payment that does not match the deposit, or a wallet that is not active,
+// keeps the deposit in needs_review for a fiat admin.
+type depositCredit struct{ schemas.FiatDepositCredit }
+
+func (c *depositCredit) lock(b *batch) {
+	b.want.wallets.add(c.WalletID)
+	b.want.deposits.add(c.DepositID)
+}
+
+func (c *depositCredit) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+	d, w, rej := b.depositOf(c.DepositID, c.WalletID)
+	if rej != nil {
+		return *rej
+	}
+	if d.Status != "pending" {
+		// Exactly once per deposit: another event already credited it, or
+		// it awaits (or had) an admin's review.
+		return pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, Idempotent: true, DepositID: d.ID,
+			TransactionID: d.TransactionID, LedgerEntryID: d.LedgerEntryID, Status: d.Status})
+	}
+	d.EventID = c.EventID
+	if c.Amount != d.Amount || c.Currency != d.Currency {
+		d.PaidAmount, d.PaidCurrency = c.Amount, c.Currency
+		return b.holdDeposit(d, w, fmt.Sprintf("paid %d %s, expected %d %s", c.Amount, c.Currency, d.Amount, d.Currency))
+	}
+	if w.Status != store.StatusActive {
+		// A frozen wallet is a passing state: the admin credits the deposit
+		// once the wallet is active, or refunds it.
+		return b.holdDeposit(d, w, "wallet "+w.Status)
+	}
+	return b.creditDeposit(d, w, "processor")
+}
+
+// depositOf returns a locked deposit of the wallet with its wallet, or the
+// 404 that answers a deposit or wallet that is not there.
+func (b *batch) depositOf(id, walletID string) (*store.Deposit, *store.Wallet, *pipeline.Outcome) {
+	d := b.deposits[id]
+	if d == nil || d.WalletID != walletID {
+		o := pipeline.Reject(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit", nil)
+		return nil, nil, &o
+	}
+	w := b.wallets[d.WalletID]
+	if w == nil {
+		o := pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
+		return nil, nil, &o
+	}
+	return d, w, nil
+}
+
+// holdDeposit keeps a paid deposit that cannot be credited in needs_review,
+// with the audit row and deposit.needs_review saying why.
+func (b *batch) holdDeposit(d *store.Deposit, w *store.Wallet, reason string) pipeline.Outcome {
+	d.Status = schemas.DepositNeedsReview
+	b.doneDeps = append(b.doneDeps, d)
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "processor", Action: "deposit.needs_review",
+		Subject: d.ID, Amount: d.Amount, Currency: d.Currency,
+		Detail: "paid deposit " + d.ID + " event " + d.EventID + ": " + reason, CreatedAt: b.now})
+	o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, Status: d.Status})
+	b.emit(&o, topics.EventsFiat, schemas.TypeDepositNeedsReview, w.ID, w.UserID, schemas.DepositReviewEvent{
+		DepositID: d.ID, WalletID: w.ID, EventID: d.EventID, Amount: d.Amount, Currency: d.Currency, Reason: reason})
+	return o
+}
+
+// creditDeposit credits a paid deposit to its active wallet, with the
+// transaction, audit, event, ledger entry and reputation it causes.
+func (b *batch) creditDeposit(d *store.Deposit, w *store.Wallet, actor string) pipeline.Outcome {
+	b.move(w, d.Amount)
+	txID, ledgerID := schemas.NewID(), schemas.NewID()
+	at := b.now
+	d.Status, d.TransactionID, d.LedgerEntryID, d.CompletedAt = "completed", txID, ledgerID, &at
+	b.doneDeps = append(b.doneDeps, d)
+	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "deposit", Status: "completed", ToWallet: w.ID, ToUser: w.UserID,
+		Amount: d.Amount, Currency: w.Currency, Memo: "card top-up", RefID: d.ID, CreatedAt: b.now})
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: actor, Action: "deposit", Subject: txID,
+		Amount: d.Amount, Currency: w.Currency, Detail: "deposit " + d.ID + " event " + d.EventID, CreatedAt: b.now})
+	o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, TransactionID: txID,
+		LedgerEntryID: ledgerID, Status: d.Status})
+	b.emit(&o, topics.EventsFiat, schemas.TypeDepositCompleted, w.ID, w.UserID, schemas.DepositCompleted{
+		DepositID: d.ID, WalletID: w.ID, TransactionID: txID, Amount: d.Amount, Currency: w.Currency})
+	b.ledger(&o, schemas.LedgerAppend{EntryID: ledgerID, Kind: schemas.LedgerKindDeposit, SourceID: txID,
+		ActorUserID: w.UserID, AmountCents: ptr(d.Amount), Currency: w.Currency,
+		Meta: map[string]any{"wallet": w.ID, "depositId": d.ID, "eventId": d.EventID}})
+	b.reputation(&o, w.UserID, schemas.RepKindWalletDeposit, weightWalletDeposit, txID)
+	return o
+}
+
+// depositReview applies a fiat admin's decision on a deposit in
+// needs_review: credit it to its (now active) wallet, or record its refund
+// to the processor. A payment that did not match the deposit can only be
+// refunded: crediting the deposit's amount would credit what was not paid.
+type depositReview struct{ schemas.FiatDepositReview }
+
+func (r *depositReview) lock(b *batch) {
+	b.want.wallets.add(r.WalletID)
+	b.want.deposits.add(r.DepositID)
+}
+
+func (r *depositReview) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+	d, w, rej := b.depositOf(r.DepositID, r.WalletID)
+	if rej != nil {
+		return *rej
+	}
+	if d.Status != schemas.DepositNeedsReview {
+		return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState, "the deposit is "+d.Status+", not needs_review", nil)
+	}
+	switch r.Action {
+	case schemas.ReviewCredit:
+		if d.PaidCurrency != "" {
+			return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState,
+				fmt.Sprintf("the processor reported %d %s paid for a deposit of %d %s; refund it", d.PaidAmount, d.PaidCurrency,
+					d.Amount, d.Currency), nil)
+		}
+		if w.Status != store.StatusActive {
+			return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the wallet is "+w.Status+"; unfreeze it first", nil)
+		}
+		return b.creditDeposit(d, w, "admin:"+r.AdminUserID)
+	case schemas.ReviewRefund:
+		at := b.now
+		d.Status, d.CompletedAt = schemas.DepositRefunded, &at
+		b.doneDeps = append(b.doneDeps, d)
+		b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "admin:" + r.AdminUserID,
+			Action: "deposit.refund", Subject: d.ID, Amount: d.Amount, Currency: d.Currency,
+			Detail: "refunded to the processor: " + r.Reason, CreatedAt: b.now})
+		o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, Status: d.Status})
+		b.emit(&o, topics.EventsFiat, schemas.TypeDepositRefunded, w.ID, w.UserID, schemas.DepositReviewEvent{
+			DepositID: d.ID, WalletID: w.ID, EventID: d.EventID, Amount: d.Amount, Currency: d.Currency, Reason: r.Reason})
+		return o
+	}
+	return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "unknown review action", nil)
+}
