@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc
+.PHONY: all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc uplot
 
 all: build
 
@@ -106,6 +106,15 @@ redoc:
 	(cd $$tmp && npm pack --silent redoc@$(REDOC_VERSION) >/dev/null && tar xzf redoc-$(REDOC_VERSION).tgz) && \
 	cp $$tmp/package/bundles/redoc.standalone.js $$tmp/package/bundles/redoc.standalone.js.LICENSE.txt gateway/platform/assets/ && \
 	{ echo "Redoc (https://github.com/Redocly/redoc), npm package redoc@$(REDOC_VERSION), bundles/redoc.standalone.js."; echo; cat $$tmp/package/LICENSE; } > gateway/platform/assets/LICENSE.redoc
+
+# uplot vendors the admin console's chart library (MIT) into the binary
+# (gateway/console/assets). Keep UPLOT_VERSION equal to console.UPlotVersion.
+UPLOT_VERSION ?= 1.6.32
+uplot:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	(cd $$tmp && npm pack --silent uplot@$(UPLOT_VERSION) >/dev/null && tar xzf uplot-$(UPLOT_VERSION).tgz) && \
+	cp $$tmp/package/dist/uPlot.iife.min.js $$tmp/package/dist/uPlot.min.css gateway/console/assets/ && \
+	{ echo "uPlot (https://github.com/leeoniya/uPlot), npm package uplot@$(UPLOT_VERSION), dist/uPlot.iife.min.js and dist/uPlot.min.css."; echo; cat $$tmp/package/LICENSE; } > gateway/console/assets/LICENSE.uplot
 
 migrate: stack build
 	PLATFORM_ENV=development $(BIN) migrate

@@ -86,6 +86,7 @@ func (a *app) moduleWirings() []func() (module, error) {
 		a.partnerModule,
 		a.constitutionModule,
 		a.buildModule,
+		a.consoleModule,
 	}
 }
 

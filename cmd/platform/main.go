@@ -37,6 +37,7 @@ commands:
                    create a verified admin account (password from the prompt or stdin)
   admin verify [--i-know-who-registered] <email>
                    mark an account's e-mail verified; refused for a self-registered one without the flag
+  dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
   version          print the build
 `
 
@@ -86,6 +87,8 @@ func runMain(args []string) int {
 		err = cmdLedger(ctx, cfg, args[1:])
 	case "admin":
 		err = cmdAdmin(ctx, cfg, args[1:])
+	case "dlq":
+		err = cmdDLQ(ctx, cfg, args[1:])
 	default:
 		fmt.Fprintf(os.Stderr, "platform: unknown command %q\n", args[0])
 		fmt.Fprintf(os.Stderr, usage, groupNames())

@@ -563,8 +563,8 @@ func failedReply(c Command) []*kgo.Record {
 func dlqRecord(rec *kgo.Record, cause error) *kgo.Record {
 	headers := append([]kgo.RecordHeader{}, rec.Headers...)
 	headers = append(headers,
-		kgo.RecordHeader{Key: "dlq-error", Value: []byte(cause.Error())},
-		kgo.RecordHeader{Key: "dlq-source", Value: []byte(fmt.Sprintf("%s/%d/%d", rec.Topic, rec.Partition, rec.Offset))})
+		kgo.RecordHeader{Key: topics.HeaderDLQError, Value: []byte(cause.Error())},
+		kgo.RecordHeader{Key: topics.HeaderDLQSource, Value: []byte(fmt.Sprintf("%s/%d/%d", rec.Topic, rec.Partition, rec.Offset))})
 	return &kgo.Record{Topic: topics.DLQ(rec.Topic), Key: rec.Key, Value: rec.Value, Headers: headers}
 }
 
@@ -573,7 +573,7 @@ func dlqEnvelope(c Command, cause error) *kgo.Record {
 	if err != nil {
 		rec = &kgo.Record{Topic: c.Topic}
 	}
-	rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: "dlq-error", Value: []byte(cause.Error())})
+	rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: topics.HeaderDLQError, Value: []byte(cause.Error())})
 	rec.Topic = topics.DLQ(c.Topic)
 	return rec
 }

@@ -62,7 +62,7 @@ func (h *Handlers) registerDeposits(g server.Router, tok fiber.Handler) {
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the verified event was processed (credited, already credited, kept for review) or needs nothing",
 				jsonschema.OneOf(schemas.FiatCreditResult{}, schemas.FiatWebhookIgnored{})),
-			server.Fails(http.StatusBadRequest, "signature_invalid, invalid_event or amount_mismatch: a forged, unreadable or mismatched event (signature_invalid carries detail)"),
+			server.Fails(http.StatusBadRequest, "signature_invalid or invalid_event: a forged or unreadable event (signature_invalid carries detail); a paid amount or currency that does not match is kept as needs_review, answered 200"),
 			server.Fails(http.StatusNotFound, "deposit_not_found or wallet_not_found: the event names no deposit of this platform"),
 		},
 	}
@@ -75,7 +75,7 @@ func (h *Handlers) registerDeposits(g server.Router, tok fiber.Handler) {
 		Class:       ratelimit.Partner, Handle: h.verify,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the event verified and was applied (or needed nothing)", schemas.FiatVerifyResult{}),
-			server.Fails(http.StatusBadRequest, "validation_failed, invalid_event, event_mismatch, signature_invalid or amount_mismatch: "+
+			server.Fails(http.StatusBadRequest, "validation_failed, invalid_event, event_mismatch or signature_invalid: "+
 				"a field is missing or of the wrong type (reported as 400, without fields), or the event is forged, unreadable or mismatched"),
 			server.Fails(http.StatusNotFound, "deposit_not_found or wallet_not_found: the event names no deposit of this platform"),
 		},

@@ -94,6 +94,10 @@ var fintechModules = []struct{ name, prefix string }{
 	{"reputation", "/api/reputation"}, {"gov", "/api/gov"}, {"charity", "/api/charity"},
 }
 
+// consolePath is the admin console page (gateway/console), documented in
+// this slice.
+const consolePath = "/admin"
+
 // FullDocument is the OpenAPI 3.0 document of the fintech modules.
 type FullDocument Document
 
@@ -119,13 +123,14 @@ func (h *Handlers) Register(r server.Router) {
 		Summary:     "OpenAPI 3.0 slice of the platform module",
 		Description: "The OpenAPI document of the platform routes. Read-only.",
 		Public:      true,
-		// Every platform route is public, so the slice declares no security
-		// scheme.
+		// The admin console's data routes (under Prefix/admin) need a
+		// token; the rest is public.
 		Handle: serveDoc(openapi.Handler(h.routes, openapi.Doc{
 			Title: "Platform",
 			Description: "Build information, the API index (" + Prefix + "/openapi.json), the full document of the fintech modules (" +
-				FullPath + "), the complete document of every module (" + CompletePath + ") and the API reference page (/docs).",
-			Prefixes: []string{Prefix, FullPath, docsPath},
+				FullPath + "), the complete document of every module (" + CompletePath + "), the API reference page (/docs) " +
+				"and the admin console (" + consolePath + ", its data under " + Prefix + "/admin).",
+			Prefixes: []string{Prefix, FullPath, docsPath, consolePath},
 			Tag:      "platform",
 		})),
 		Responses: []server.Response{server.Answers(http.StatusOK, "the document", Document{})},

@@ -1,0 +1,183 @@
+// Package dlq stores what operators decided about the records parked on the
+// <topic>.dlq topics (replayed or discarded), each decision audited in the
+// fiat audit log in the same transaction. The parked records themselves are
+// read from the broker: a DLQ topic keeps them forever at fixed offsets, so
+// a record's position is its identity and nothing here can drift from it.
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fintech/platform/storage/fiat"
+)
+
+// States of a parked record. A record without a decision is StateParked.
+const (
+	StateParked    = "parked"
+	StateReplayed  = "replayed"
+	StateDiscarded = "discarded"
+)
+
+// Decision is what an operator last did with one parked record.
+type Decision struct {
+	RecordID  string
+	Topic     string
+	Partition int32
+	Offset    int64
+	State     string
+	CommandID string
+	Replays   int
+	Actor     string
+	DecidedAt time.Time
+}
+
+// Store reads and writes the decisions.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// NewStore builds the store.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+const decisionsSQL = `
+SELECT record_id, topic, part, "offset", state, command_id, replays, actor, decided_at
+FROM dlq_decisions WHERE record_id = ANY($1)`
+
+// Decisions returns the decisions about ids, by record id.
+func (s *Store) Decisions(ctx context.Context, ids []string) (map[string]Decision, error) {
+	out := make(map[string]Decision, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, decisionsSQL, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read dlq decisions: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, scanDecision)
+	if err != nil {
+		return nil, fmt.Errorf("read dlq decisions: %w", err)
+	}
+	for _, d := range list {
+		out[d.RecordID] = d
+	}
+	return out, nil
+}
+
+func scanDecision(r pgx.CollectableRow) (Decision, error) {
+	var d Decision
+	err := r.Scan(&d.RecordID, &d.Topic, &d.Partition, &d.Offset, &d.State, &d.CommandID, &d.Replays, &d.Actor, &d.DecidedAt)
+	return d, err
+}
+
+const decidedCountsSQL = `
+SELECT d.topic, count(*) FROM dlq_decisions d
+JOIN unnest($1::text[], $2::int[], $3::bigint[]) AS s(topic, part, start) ON s.topic = d.topic AND s.part = d.part
+WHERE d."offset" >= s.start
+GROUP BY d.topic`
+
+// Start is the first offset a DLQ partition still holds.
+type Start struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+// DecidedCounts counts, per DLQ topic, the decided records at or after the
+// given start offsets (decisions about records the topic no longer holds do
+// not count).
+func (s *Store) DecidedCounts(ctx context.Context, starts []Start) (map[string]int64, error) {
+	topics := make([]string, len(starts))
+	parts := make([]int32, len(starts))
+	offs := make([]int64, len(starts))
+	for i, st := range starts {
+		topics[i], parts[i], offs[i] = st.Topic, st.Partition, st.Offset
+	}
+	rows, err := s.pool.Query(ctx, decidedCountsSQL, topics, parts, offs)
+	if err != nil {
+		return nil, fmt.Errorf("count dlq decisions: %w", err)
+	}
+	out := map[string]int64{}
+	var topic string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&topic, &n}, func() error { out[topic] = n; return nil })
+	if err != nil {
+		return nil, fmt.Errorf("count dlq decisions: %w", err)
+	}
+	return out, nil
+}
+
+// ErrInvalidState means the decision is not allowed from the record's
+// current state (a replayed record cannot be discarded).
+var ErrInvalidState = errors.New("dlq record is not in a state that allows this")
+
+const replayedSQL = `
+INSERT INTO dlq_decisions (record_id, topic, part, "offset", state, command_id, replays, actor, decided_at)
+VALUES ($1, $2, $3, $4, 'replayed', $5, 1, $6, $7)
+ON CONFLICT (record_id) DO UPDATE SET state = 'replayed', command_id = EXCLUDED.command_id,
+    replays = dlq_decisions.replays + 1, actor = EXCLUDED.actor, decided_at = EXCLUDED.decided_at
+RETURNING record_id, topic, part, "offset", state, command_id, replays, actor, decided_at`
+
+// MarkReplayed records that d.RecordID was published again to its source
+// topic (d.Replays counts the replays) and audits it. It is called after the
+// broker acknowledged the replay: a crash in between leaves the record
+// parked, and replaying it again is harmless because its command id makes
+// the consumer apply it at most once.
+func (s *Store) MarkReplayed(ctx context.Context, d Decision, audit fiat.AuditRow) (Decision, error) {
+	var out Decision
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, replayedSQL, d.RecordID, d.Topic, d.Partition, d.Offset, d.CommandID, d.Actor, d.DecidedAt)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectExactlyOneRow(rows, scanDecision)
+		if err != nil {
+			return err
+		}
+		return fiat.InsertAudit(ctx, tx, []fiat.AuditRow{audit})
+	})
+	if err != nil {
+		return Decision{}, fmt.Errorf("mark dlq record %s replayed: %w", d.RecordID, err)
+	}
+	return out, nil
+}
+
+const discardedSQL = `
+INSERT INTO dlq_decisions (record_id, topic, part, "offset", state, command_id, replays, actor, decided_at)
+VALUES ($1, $2, $3, $4, 'discarded', $5, 0, $6, $7)
+ON CONFLICT (record_id) DO UPDATE SET state = 'discarded', actor = EXCLUDED.actor, decided_at = EXCLUDED.decided_at
+    WHERE dlq_decisions.state <> 'replayed'
+RETURNING record_id, topic, part, "offset", state, command_id, replays, actor, decided_at`
+
+// MarkDiscarded records that d.RecordID will not be replayed and audits it.
+// A replayed record cannot be discarded (ErrInvalidState): its command is
+// back on its topic. Discarding twice is allowed and audited twice.
+func (s *Store) MarkDiscarded(ctx context.Context, d Decision, audit fiat.AuditRow) (Decision, error) {
+	var out Decision
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, discardedSQL, d.RecordID, d.Topic, d.Partition, d.Offset, d.CommandID, d.Actor, d.DecidedAt)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectExactlyOneRow(rows, scanDecision)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrInvalidState
+		}
+		if err != nil {
+			return err
+		}
+		return fiat.InsertAudit(ctx, tx, []fiat.AuditRow{audit})
+	})
+	if errors.Is(err, ErrInvalidState) {
+		return Decision{}, err
+	}
+	if err != nil {
+		return Decision{}, fmt.Errorf("mark dlq record %s discarded: %w", d.RecordID, err)
+	}
+	return out, nil
+}
