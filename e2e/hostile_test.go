@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/fintech/platform/e2e/harness"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/topics"
 )
 
 // TestNoServerErrorsForHostileInput sends every registered route — the
@@ -172,7 +177,8 @@ func paramKind(path string) string {
 // path parameter names, keyed by paramKind: wallets, deposits, checkout
 // sessions, KYC submissions, payouts, merchant keys and authorizations,
 // merchant charges, payment requests, masks, ledger entries, signing keys, proposals,
-// campaigns, artifacts, projects, vacancies, employers and partner keys.
+// campaigns, artifacts, projects, vacancies, employers, partner keys and a
+// parked DLQ record.
 // (Webhook deliveries appear only asynchronously; their route gets the
 // other ids.)
 func hostileResources(t *testing.T, p *harness.Platform) (harness.User, map[string][]string) {
@@ -199,6 +205,7 @@ func hostileResources(t *testing.T, p *harness.Platform) (harness.User, map[stri
 	sign := signPayload(t, p, u.Token, `{"hostile":true}`)
 	keyID, _, _ := strings.Cut(sign.Signature, ".")
 	project := buildProject(t, p, u, "hostile")
+	parked := hostileParkedRecord(t, p)
 	partnerKey, _ := buildKey(t, p, u)
 	return u, map[string][]string{
 		"wallets":  {wallet},
@@ -226,7 +233,43 @@ func hostileResources(t *testing.T, p *harness.Platform) (harness.User, map[stri
 		"vacancies":    {fmt.Sprint(buildVacancy(t, p, u, project, nil)["id"])},
 		"employers":    {u.ID},
 		"partner-keys": {partnerKey},
+		"dlq":          {parked},
 	}
+}
+
+// hostileParkedRecord parks a command of an unknown type on fiat.commands.dlq
+// and returns its DLQ record id once the console lists it.
+func hostileParkedRecord(t *testing.T, p *harness.Platform) string {
+	t.Helper()
+	key, cmdID := "hostile-dlq-"+strings.ToLower(harness.NewID()), harness.NewID()
+	value, err := json.Marshal(map[string]any{"id": cmdID, "type": "fiat.future_command", "schemaVersion": 1,
+		"occurredAt": time.Now().UTC(), "key": key, "data": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, topics.RawRecord(topics.FiatCommands, key, "fiat.future_command", cmdID, value)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	id := ""
+	harness.Eventually(t, 15*time.Second, "the command parked", func() bool {
+		var page schemas.Page[schemas.DLQRecord]
+		p.Get(t, "/api/platform/admin/dlq?topic=fiat.commands", admin.Token).Decode(t, &page)
+		for _, rec := range page.Items {
+			if rec.Key == key {
+				id = rec.ID
+			}
+		}
+		return id != ""
+	})
+	return id
 }
 
 type hostileBody struct {

@@ -7590,7 +7590,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatCreditResult"] | components["schemas"]["FiatWebhookIgnored"];
                 };
             };
-            /** @description signature_invalid, invalid_event or amount_mismatch: a forged, unreadable or mismatched event (signature_invalid carries detail) */
+            /** @description signature_invalid or invalid_event: a forged or unreadable event (signature_invalid carries detail); a paid amount or currency that does not match is kept as needs_review, answered 200 */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7598,7 +7598,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "signature_invalid" | "invalid_event" | "amount_mismatch" | "invalid_json" | "content_type_required" | "payload_too_large";
+                        error?: "signature_invalid" | "invalid_event" | "invalid_json" | "content_type_required" | "payload_too_large";
                     };
                 };
             };
@@ -9472,7 +9472,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatVerifyResult"];
                 };
             };
-            /** @description validation_failed, invalid_event, event_mismatch, signature_invalid or amount_mismatch: a field is missing or of the wrong type (reported as 400, without fields), or the event is forged, unreadable or mismatched */
+            /** @description validation_failed, invalid_event, event_mismatch or signature_invalid: a field is missing or of the wrong type (reported as 400, without fields), or the event is forged, unreadable or mismatched */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9480,7 +9480,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "validation_failed" | "invalid_event" | "event_mismatch" | "signature_invalid" | "amount_mismatch" | "invalid_json" | "content_type_required" | "payload_too_large";
+                        error?: "validation_failed" | "invalid_event" | "event_mismatch" | "signature_invalid" | "invalid_json" | "content_type_required" | "payload_too_large";
                     };
                 };
             };
@@ -9584,7 +9584,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatCreditResult"] | components["schemas"]["FiatWebhookIgnored"];
                 };
             };
-            /** @description signature_invalid, invalid_event or amount_mismatch: a forged, unreadable or mismatched event (signature_invalid carries detail) */
+            /** @description signature_invalid or invalid_event: a forged or unreadable event (signature_invalid carries detail); a paid amount or currency that does not match is kept as needs_review, answered 200 */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9592,7 +9592,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "signature_invalid" | "invalid_event" | "amount_mismatch" | "invalid_json" | "content_type_required" | "payload_too_large";
+                        error?: "signature_invalid" | "invalid_event" | "invalid_json" | "content_type_required" | "payload_too_large";
                     };
                 };
             };
