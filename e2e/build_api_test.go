@@ -166,6 +166,10 @@ func TestBuildEmployerAndPartnerAPI(t *testing.T) {
 		if r.Status != http.StatusUnauthorized || r.JSON(t)["error"] != "key_invalid" {
 			t.Errorf("%s key: %d %s", name, r.Status, r.Body)
 		}
+		// A missing or malformed key's message names the header (issue 25).
+		if msg, _ := r.JSON(t)["message"].(string); (name == "missing" || name == "malformed") && !strings.Contains(msg, "X-Build-Key") {
+			t.Errorf("%s key: the message %q does not name X-Build-Key", name, msg)
+		}
 	}
 	if r := p.Do(t, harness.Request{Method: http.MethodDelete, Path: "/api/build/partner-keys/" + keyID, Token: other.Token}); r.Status != http.StatusNotFound {
 		t.Fatalf("revoke by another employer: %d %s", r.Status, r.Body)

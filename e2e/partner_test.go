@@ -273,6 +273,25 @@ func TestPartnerRails(t *testing.T) {
 		if seen[full] != nil || seen[past] != nil {
 			t.Fatalf("upcoming lists a full or past tournament: %v", up)
 		}
+		// A startsAt sent with milliseconds comes back with them (issue 25).
+		precise := uniqueID("ms")
+		msStarts := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second).Add(123 * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+		if r := wantStatus(t, "publish with milliseconds", pub(precise, msStarts, 16, 0), http.StatusCreated); r["startsAt"] != msStarts {
+			t.Fatalf("startsAt %v, sent %s", r["startsAt"], msStarts)
+		}
+		if r := wantStatus(t, "republish with milliseconds", pub(precise, msStarts, 16, 0), http.StatusOK); r["replayed"] != true {
+			t.Fatalf("the same millisecond startsAt is not a replay: %v", r)
+		}
+		up = wantStatus(t, "upcoming", p.Get(t, "/api/chess/upcoming?limit=200", ""), http.StatusOK)
+		found := false
+		for _, it := range up["items"].([]any) {
+			if m := it.(map[string]any); m["id"] == precise {
+				found = m["startsAt"] == msStarts
+			}
+		}
+		if !found {
+			t.Fatalf("upcoming does not show %s starting at %s: %v", precise, msStarts, up)
+		}
 	})
 
 	t.Run("bad input never 500", func(t *testing.T) {

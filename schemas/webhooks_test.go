@@ -1,7 +1,10 @@
 package schemas
 
 import (
+	"bytes"
+	"encoding/base64"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +32,27 @@ func TestBlockedAddr(t *testing.T) {
 				t.Fatalf("BlockedAddr(%s) = %v", tt.addr, got)
 			}
 		})
+	}
+}
+
+// TestWebhookSecretFormat: a minted secret is whsec_ + base64 of 32 random
+// bytes, keyed with those bytes; any other secret is keyed with its own.
+func TestWebhookSecretFormat(t *testing.T) {
+	s, err := NewWebhookSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, _ := NewWebhookSecret()
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, SecretPrefix))
+	if !strings.HasPrefix(s, SecretPrefix) || err != nil || len(key) != 32 || s == s2 {
+		t.Fatalf("minted %q (%d bytes, %v)", s, len(key), err)
+	}
+	if !bytes.Equal(WebhookKey(s), key) {
+		t.Fatal("a minted secret is not keyed with its decoded bytes")
+	}
+	for _, own := range []string{"0123456789abcdef", "whsec-test-0123456789abcdef", "whsec_c2hvcnQ=", "whsec_not base64!"} {
+		if !bytes.Equal(WebhookKey(own), []byte(own)) {
+			t.Errorf("%q is not keyed with its own bytes", own)
+		}
 	}
 }

@@ -32,6 +32,16 @@ func (m Message) Body() []byte {
 	return m.render.get()
 }
 
+// Record returns the event record the message was read from (nil for a
+// message published with its payload), for listeners that need more of
+// the envelope than the payload shows, such as whom the event is about.
+func (m Message) Record() *kgo.Record {
+	if m.render == nil {
+		return nil
+	}
+	return m.render.rec
+}
+
 type lazyPayload struct {
 	once   sync.Once
 	rec    *kgo.Record
@@ -43,7 +53,6 @@ type lazyPayload struct {
 func (l *lazyPayload) get() []byte {
 	l.once.Do(func() {
 		l.b = l.format.Payload(l.rec, l.at)
-		l.rec = nil
 	})
 	return l.b
 }

@@ -115,6 +115,9 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 		return nil, err
 	}
 	a := &app{cfg: cfg, log: newLogger(cfg.LogLevel), now: time.Now, reg: prometheus.NewRegistry()}
+	if w := publicURLMismatch(cfg); w != "" {
+		a.log.Warn(w)
+	}
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	vault, err := sealed.NewKeyring("DATA_ENCRYPTION_KEY", "data", strings.Split(cfg.DataKey, ",")...)
 	if err != nil {

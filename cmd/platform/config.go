@@ -188,7 +188,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	c := Config{
 		Addr:           r.str("PLATFORM_ADDR", "127.0.0.1:8080"),
-		PublicBaseURL:  strings.TrimRight(r.str("PUBLIC_BASE_URL", devDefault("http://127.0.0.1:8080")), "/"),
+		PublicBaseURL:  strings.TrimRight(r.str("PUBLIC_BASE_URL", devDefault(publicURLOf(r.str("PLATFORM_ADDR", "127.0.0.1:8080")))), "/"),
 		DataDir:        r.str("DATA_DIR", "./.data"),
 		DatabaseURL:    r.str("DATABASE_URL", devDefault(defaultDatabaseURL)),
 		ClickHouseAddr: r.str("CLICKHOUSE_ADDR", devDefault(defaultClickHouse)),

@@ -38,6 +38,7 @@ commands:
   admin verify [--i-know-who-registered] <email>
                    mark an account's e-mail verified; refused for a self-registered one without the flag
   dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
+  webhooks listen --forward-to URL  forward your events, signed, to a local URL
   version          print the build
 `
 
@@ -56,6 +57,10 @@ func runMain(args []string) int {
 	if args[0] == "version" {
 		fmt.Printf("platform %s (release %s)\n", apiVersion, release)
 		return 0
+	}
+	if args[0] == "webhooks" {
+		// A client of a running platform: no server configuration.
+		return runWebhooks(args[1:])
 	}
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {

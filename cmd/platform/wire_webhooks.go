@@ -36,7 +36,7 @@ func (a *app) webhooksModule() (module, error) {
 			if err != nil {
 				return err
 			}
-			h, err := gwebhooks.NewHandlers(st, hub, sched, a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.vault, a.now,
+			h, err := gwebhooks.NewHandlers(st, hub, dispatch.NewAudience(st), sched, a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.vault, a.now,
 				gwebhooks.Config{AllowPrivate: a.cfg.WebhookPrivate})
 			if err != nil {
 				return err
@@ -44,8 +44,7 @@ func (a *app) webhooksModule() (module, error) {
 			ctx, cancel := context.WithCancel(context.Background())
 			a.server.App.Hooks().OnShutdown(func() error { cancel(); return nil })
 			go func() { _ = hub.Run(ctx) }()
-			h.Register(r)
-			return nil
+			return h.Register(r)
 		},
 		groups: map[string]func() (runnable, error){
 			topics.GroupWebhooks: func() (runnable, error) {

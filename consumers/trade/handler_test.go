@@ -174,17 +174,18 @@ func TestTopUpAndTransfer(t *testing.T) {
 
 	// Both accounts list the transfer; only alice lists her top-ups.
 	ctx := context.Background()
-	aliceOps, _ := f.accs.Operations(ctx, alice.ID, "", 50)
-	bobOps, _ := f.accs.Operations(ctx, bob.ID, "", 50)
+	aliceOps, _ := f.accs.Operations(ctx, alice.ID, schemas.Position{}, 50)
+	bobOps, _ := f.accs.Operations(ctx, bob.ID, schemas.Position{}, 50)
 	if len(aliceOps) != 3 || len(bobOps) != 1 || bobOps[0].Kind != schemas.TradeKindTransfer {
 		t.Fatalf("operations alice %+v bob %+v", aliceOps, bobOps)
 	}
 	if n, _ := f.accs.CountOperations(ctx, alice.ID); n != 3 {
 		t.Fatalf("count = %d", n)
 	}
-	page, _ := f.accs.Operations(ctx, alice.ID, "", 2)
-	rest, _ := f.accs.Operations(ctx, alice.ID, page[1].ID, 2)
-	if len(page) != 2 || len(rest) != 1 || rest[0].ID >= page[1].ID {
+	page, _ := f.accs.Operations(ctx, alice.ID, schemas.Position{}, 2)
+	rest, _ := f.accs.Operations(ctx, alice.ID, schemas.Position{At: page[1].CreatedAt, ID: page[1].ID}, 2)
+	if len(page) != 2 || len(rest) != 1 || rest[0].ID == page[0].ID || rest[0].ID == page[1].ID ||
+		rest[0].CreatedAt.After(page[1].CreatedAt) {
 		t.Fatalf("paging %+v %+v", page, rest)
 	}
 	var streamed int

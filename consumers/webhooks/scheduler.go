@@ -223,7 +223,7 @@ func (s *Scheduler) attempt(ctx context.Context, j store.Job) *time.Time {
 // due schedule[n] later while attempts remain, else dead_letter.
 func NextResult(prevAttempts int, a Attempt, schedule []time.Duration, now time.Time) store.Result {
 	n := prevAttempts + 1
-	r := store.Result{Attempts: n, StatusCode: a.StatusCode, Error: a.Error, At: now}
+	r := store.Result{Attempts: n, StatusCode: a.StatusCode, Error: a.Error, Duration: a.Duration, At: now}
 	switch {
 	case a.OK:
 		r.Status = store.StatusDelivered

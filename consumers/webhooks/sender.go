@@ -24,6 +24,7 @@ type Attempt struct {
 	OK         bool
 	StatusCode int    // 0 when no HTTP answer came
 	Error      string // empty on success
+	Duration   time.Duration
 }
 
 // Sender POSTs signed deliveries.
@@ -93,6 +94,13 @@ func (s *Sender) Deliver(ctx context.Context, job store.Job) Attempt {
 		return Attempt{Error: "the subscription's signing secret cannot be opened (DATA_ENCRYPTION_KEY rotated without the old key?)"}
 	}
 	Sign(req.Header, secret, job.Event.ID, now.Unix(), body)
+	a := s.post(req)
+	a.Duration = s.now().Sub(now)
+	return a
+}
+
+// post sends a signed delivery and reads the outcome.
+func (s *Sender) post(req *http.Request) Attempt {
 	resp, err := s.client.Do(req)
 	if err != nil {
 		switch {

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
+
+	"github.com/fintech/platform/schemas"
 )
 
 // Signature headers of a delivery.
@@ -27,18 +29,20 @@ const (
 //   - webhook-id: id; webhook-timestamp: ts; webhook-signature: "v1," +
 //     base64 of HMAC-SHA256(secret, id + "." + ts + "." + body).
 //
-// The Standard Webhooks key is the secret's own bytes. Off-the-shelf
-// verifiers expect "whsec_" + base64(key): give them "whsec_" +
+// The key is schemas.WebhookKey(secret): the decoded bytes of a whsec_
+// secret (one the server minted), which off-the-shelf verifiers take as
+// it is; otherwise the secret's own bytes, which they take as "whsec_" +
 // base64(secret).
 func Sign(h http.Header, secret, id string, ts int64, body []byte) {
+	key := schemas.WebhookKey(secret)
 	t := strconv.FormatInt(ts, 10)
-	mac := hmac.New(sha256.New, []byte(secret))
+	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(t + "."))
 	mac.Write(body)
 	h.Set(HeaderTimestamp, t)
 	h.Set(HeaderSignature, "sha256="+hex.EncodeToString(mac.Sum(nil)))
 
-	std := hmac.New(sha256.New, []byte(secret))
+	std := hmac.New(sha256.New, key)
 	std.Write([]byte(id + "." + t + "."))
 	std.Write(body)
 	h[HeaderWebhookID] = []string{id}

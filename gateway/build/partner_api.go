@@ -3,6 +3,7 @@ package build
 import (
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -44,8 +45,15 @@ func RateKey(c *fiber.Ctx) string {
 // budget of its own) is rate-limited per IP.
 func (h *Handlers) requireKey(c *fiber.Ctx) error {
 	raw := c.Get(HeaderKey)
+	// Both already charged to the IP by RateKey. The message names the
+	// header, so an integrator who forgot it knows what to send.
+	if raw == "" {
+		return apierr.New(http.StatusUnauthorized, apierr.CodeKeyInvalid,
+			"the "+HeaderKey+" header is missing: send your partner key (qb_pk_…) in "+HeaderKey)
+	}
 	if !keyFormat.MatchString(raw) {
-		return apierr.KeyInvalid() // already charged to the IP by RateKey
+		return apierr.New(http.StatusUnauthorized, apierr.CodeKeyInvalid,
+			"the "+HeaderKey+" header does not hold a partner key (qb_pk_ and at least 22 characters of [A-Za-z0-9_-])")
 	}
 	_, err := h.store.KeyByHash(c.UserContext(), hashKey(raw))
 	if errors.Is(err, postgres.ErrNotFound) {

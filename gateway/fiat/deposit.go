@@ -158,12 +158,12 @@ func (h *Handlers) deposit(c *fiber.Ctx, req *depositRequest) error {
 }
 
 // listDepositsRequest is a page of the caller's deposits.
-type listDepositsRequest struct{ bind.Paging }
+type listDepositsRequest struct{ bind.TimePaging }
 
 func (h *Handlers) listDeposits(c *fiber.Ctx, req *listDepositsRequest) error {
 	page := req.Page()
 	p, _ := auth.User(c)
-	ds, err := h.store.DepositsOf(c.UserContext(), p.UserID, page.After, page.Limit+1)
+	ds, err := h.store.DepositsOf(c.UserContext(), p.UserID, req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,9 @@ func (h *Handlers) listDeposits(c *fiber.Ctx, req *listDepositsRequest) error {
 // depositPage is one page of deposits, read with limit+1 rows so that a
 // further page shows as nextCursor.
 func depositPage(ds []store.Deposit, limit int) schemas.Page[schemas.FiatDeposit] {
-	return bind.PageOf(ds, limit, func(d store.Deposit) string { return d.ID }, func(d store.Deposit) schemas.FiatDeposit {
+	return bind.PageOf(ds, limit, func(d store.Deposit) string {
+		return schemas.Position{At: d.CreatedAt, ID: d.ID}.String()
+	}, func(d store.Deposit) schemas.FiatDeposit {
 		return schemas.FiatDeposit{ID: d.ID, DepositID: d.ID, WalletID: d.WalletID, Amount: d.Amount, Currency: d.Currency,
 			Status: d.Status, SessionID: d.SessionID, URL: d.URL, TransactionID: d.TransactionID,
 			CreatedAt: d.CreatedAt, CompletedAt: d.CompletedAt}

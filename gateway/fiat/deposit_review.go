@@ -14,13 +14,13 @@ import (
 
 // listReviewsRequest is a page of the review queue.
 type listReviewsRequest struct {
-	bind.Paging
+	bind.TimePaging
 	Status string `query:"status" json:"-" enum:"needs_review,refunded" default:"needs_review" description:"needs_review (the default) or refunded"`
 }
 
 // Validate reads the page, then the status.
 func (req *listReviewsRequest) Validate() error {
-	if err := req.Paging.Validate(); err != nil {
+	if err := req.TimePaging.Validate(); err != nil {
 		return err
 	}
 	if req.Status == "" {
@@ -36,7 +36,7 @@ func (req *listReviewsRequest) Validate() error {
 // credited (status needs_review; `status=refunded` lists the refunded ones).
 func (h *Handlers) listReviews(c *fiber.Ctx, req *listReviewsRequest) error {
 	page := req.Page()
-	ds, err := h.store.DepositsByStatus(c.UserContext(), req.Status, page.After, page.Limit+1)
+	ds, err := h.store.DepositsByStatus(c.UserContext(), req.Status, req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}

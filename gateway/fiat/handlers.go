@@ -40,15 +40,15 @@ type Store interface {
 	ActiveWallets(ctx context.Context) (int64, error)
 	Deposit(ctx context.Context, id string) (store.Deposit, error)
 	DepositBySession(ctx context.Context, sessionID string) (store.Deposit, error)
-	DepositsOf(ctx context.Context, userID, before string, limit int) ([]store.Deposit, error)
+	DepositsOf(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Deposit, error)
 	Payout(ctx context.Context, id string) (store.Payout, error)
-	Transactions(ctx context.Context, userID, before string, limit int) ([]store.Tx, error)
+	Transactions(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Tx, error)
 	StreamTransactions(ctx context.Context, userID string, fn func(store.Tx) error) error
 	CreateKYC(ctx context.Context, k store.KYC, audit store.AuditRow) error
 	DecideKYC(ctx context.Context, id string, approve bool, now time.Time, audit store.AuditRow) (store.KYC, error)
-	Audit(ctx context.Context, before string, limit int) ([]store.AuditRow, error)
+	Audit(ctx context.Context, before schemas.Position, limit int) ([]store.AuditRow, error)
 	DashboardOf(ctx context.Context, userID, month string) (store.Dashboard, error)
-	DepositsByStatus(ctx context.Context, status, before string, limit int) ([]store.Deposit, error)
+	DepositsByStatus(ctx context.Context, status string, before schemas.Position, limit int) ([]store.Deposit, error)
 	DepositReviewSummary(ctx context.Context) (store.ReviewSummary, error)
 	CommerceStore
 	RefundStore

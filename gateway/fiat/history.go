@@ -41,7 +41,7 @@ func (h *Handlers) registerHistory(g server.Router, tok fiber.Handler) {
 }
 
 // listTransactionsRequest is a page of the caller's history.
-type listTransactionsRequest struct{ bind.Paging }
+type listTransactionsRequest struct{ bind.TimePaging }
 
 // direction is "out" when the user's money left (they are the sender).
 func direction(t store.Tx, userID string) string {
@@ -60,11 +60,11 @@ func toTransaction(t store.Tx, userID string) schemas.FiatTransaction {
 func (h *Handlers) listTransactions(c *fiber.Ctx, req *listTransactionsRequest) error {
 	page := req.Page()
 	p, _ := auth.User(c)
-	txs, err := h.store.Transactions(c.UserContext(), p.UserID, page.After, page.Limit+1)
+	txs, err := h.store.Transactions(c.UserContext(), p.UserID, req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(txs, page.Limit, func(t store.Tx) string { return t.ID },
+	return c.JSON(bind.PageOf(txs, page.Limit, func(t store.Tx) string { return schemas.Position{At: t.CreatedAt, ID: t.ID}.String() },
 		func(t store.Tx) schemas.FiatTransaction { return toTransaction(t, p.UserID) }))
 }
 
@@ -154,15 +154,15 @@ func (h *Handlers) dashboard(c *fiber.Ctx, _ *server.NoRequest) error {
 }
 
 // auditRequest is a page of the audit log.
-type auditRequest struct{ bind.Paging }
+type auditRequest struct{ bind.TimePaging }
 
 func (h *Handlers) audit(c *fiber.Ctx, req *auditRequest) error {
 	page := req.Page()
-	rows, err := h.store.Audit(c.UserContext(), page.After, page.Limit+1)
+	rows, err := h.store.Audit(c.UserContext(), req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(rows, page.Limit, func(a store.AuditRow) string { return a.ID },
+	return c.JSON(bind.PageOf(rows, page.Limit, func(a store.AuditRow) string { return schemas.Position{At: a.CreatedAt, ID: a.ID}.String() },
 		func(a store.AuditRow) schemas.FiatAuditEntry {
 			return schemas.FiatAuditEntry{ID: a.ID, Actor: a.Actor, Action: a.Action, Subject: a.Subject, Amount: a.Amount,
 				Currency: a.Currency, Detail: a.Detail, CreatedAt: a.CreatedAt}

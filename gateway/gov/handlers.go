@@ -70,7 +70,7 @@ type Writer interface {
 // Reader is what the handlers read from storage.
 type Reader interface {
 	Get(ctx context.Context, id string) (store.Proposal, error)
-	List(ctx context.Context, f store.Filter, after string, limit int) ([]store.Proposal, error)
+	List(ctx context.Context, f store.Filter, after schemas.Position, limit int) ([]store.Proposal, error)
 	Ballots(ctx context.Context, proposalID string) ([]store.Ballot, error)
 	ListBallots(ctx context.Context, proposalID, after string, limit int) ([]store.Ballot, error)
 	CountOpen(ctx context.Context) (int64, error)

@@ -14,7 +14,7 @@ import (
 
 // listChargesRequest is a page of the caller's charges, of one mask or all.
 type listChargesRequest struct {
-	bind.Paging
+	bind.TimePaging
 	MaskID string `query:"maskId" json:"-" description:"only the charges of this mask of the caller"`
 }
 
@@ -32,10 +32,10 @@ func (h *Handlers) listCharges(c *fiber.Ctx, req *listChargesRequest) error {
 			return err
 		}
 	}
-	rows, err := h.reader.ListCharges(c.UserContext(), user, maskID, p.After, p.Limit+1)
+	rows, err := h.reader.ListCharges(c.UserContext(), user, maskID, req.Position(), p.Limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(rows, p.Limit, func(r store.ChargeRow) string { return r.ID },
+	return c.JSON(bind.PageOf(rows, p.Limit, func(r store.ChargeRow) string { return schemas.Position{At: r.CreatedAt, ID: r.ID}.String() },
 		func(r store.ChargeRow) schemas.MaskChargeResult { return r.View() }))
 }

@@ -38,8 +38,8 @@ var _ Sender = (*commands.Bus)(nil)
 // Reader is what the handlers read from storage, always for one owner.
 type Reader interface {
 	Owned(ctx context.Context, maskID, userID string) (store.MaskRow, error)
-	ListActive(ctx context.Context, userID string, now time.Time, after string, limit int) ([]store.MaskRow, error)
-	ListCharges(ctx context.Context, userID, maskID, after string, limit int) ([]store.ChargeRow, error)
+	ListActive(ctx context.Context, userID string, now time.Time, after schemas.Position, limit int) ([]store.MaskRow, error)
+	ListCharges(ctx context.Context, userID, maskID string, after schemas.Position, limit int) ([]store.ChargeRow, error)
 	Stats(ctx context.Context, userID string, now time.Time) (store.Stats, error)
 }
 

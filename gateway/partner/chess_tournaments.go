@@ -17,7 +17,7 @@ type tournamentRequest struct {
 	signature
 	Legacy    string      `header:"X-Chess-Secret" json:"-" description:"legacy shared secret (disabled by WEBHOOK_REQUIRE_HMAC=1)"`
 	ID        string      `json:"id" required:"true" maxLength:"200"`
-	StartsAt  string      `json:"startsAt" required:"true" format:"date-time" description:"RFC 3339, kept to the second"`
+	StartsAt  string      `json:"startsAt" required:"true" format:"date-time" description:"RFC 3339, kept with the precision sent (to the microsecond)"`
 	Format    string      `json:"format" required:"true" maxLength:"64"`
 	PrizePool bind.Amount `json:"prizePool" required:"true"`
 	Capacity  seats       `json:"capacity" required:"true"`
@@ -38,7 +38,9 @@ func (h *Handlers) publishTournament(c *fiber.Ctx, req *tournamentRequest) error
 		if err != nil {
 			v.Fail("startsAt", "must be an RFC 3339 timestamp such as 2025-06-01T12:00:00Z")
 		}
-		starts = t.UTC().Truncate(time.Second)
+		// Kept as precise as it was sent (Postgres keeps microseconds): a
+		// partner that sends milliseconds reads them back.
+		starts = t.UTC().Truncate(time.Microsecond)
 	}
 	text(&v, "format", req.Format, maxFormat)
 	pool := v.Amount("prizePool", req.PrizePool)

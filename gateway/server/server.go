@@ -140,7 +140,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		case errors.As(err, &fe) && fe.Code == http.StatusRequestEntityTooLarge:
 			ae = apierr.PayloadTooLarge()
 		case errors.As(err, &fe) && fe.Code == http.StatusMethodNotAllowed:
-			ae = apierr.New(http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed, "method not allowed on "+c.Path())
+			// fiber has set Allow to the methods the path has.
+			ae = apierr.New(http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed, fmt.Sprintf(
+				"%s is not allowed on %s; allowed: %s", c.Method(), c.Path(), c.Response().Header.Peek(fiber.HeaderAllow)))
 		case errors.As(err, &fe) && fe.Code < 500:
 			ae = apierr.New(fe.Code, apierr.CodeInvalidJSON, fe.Message)
 		default:
@@ -239,13 +241,16 @@ func (r Router) Post(path string, class ratelimit.Class, summary string, handler
 	r.Handle(http.MethodPost, path, class, summary, handlers...)
 }
 
-// Finish installs the catch-all that answers unknown routes with 404 JSON
-// (charged to the read class). Call it after every module registered.
+// Finish installs the catch-all that answers unknown routes (charged to the
+// read class): 404 not_found for an unknown path, 405 method_not_allowed
+// with Allow for a known path asked with another method (fiber's router
+// tells them apart once the stack is exhausted). Call it after every module
+// registered.
 func (s *Server) Finish() {
 	s.App.Use(func(c *fiber.Ctx) error {
 		if err := s.limiter.Check(c, ratelimit.Read, c.IP()); err != nil {
 			return err
 		}
-		return apierr.NotFound("no such route: " + c.Method() + " " + c.Path())
+		return c.Next()
 	})
 }

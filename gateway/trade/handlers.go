@@ -48,7 +48,7 @@ type Accounts interface {
 	Open(ctx context.Context, userID, newID string, now time.Time) (store.AccountRow, error)
 	ByUser(ctx context.Context, userID string) (store.AccountRow, error)
 	ByEmail(ctx context.Context, email string) (store.Lookup, error)
-	Operations(ctx context.Context, accountID, after string, limit int) ([]store.OperationRow, error)
+	Operations(ctx context.Context, accountID string, after schemas.Position, limit int) ([]store.OperationRow, error)
 	CountOperations(ctx context.Context, accountID string) (int64, error)
 	StreamOperations(ctx context.Context, accountID string, fn func(store.OperationRow) error) error
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // listOperationsRequest is a page of the caller's operations.
-type listOperationsRequest struct{ paging }
+type listOperationsRequest struct{ bind.TimePaging }
 
 // listOperations answers the caller's operations (top-ups, transfers sent
 // and received), newest first: { items, total, nextCursor }.
@@ -31,7 +31,7 @@ func (h *Handlers) listOperations(c *fiber.Ctx, req *listOperationsRequest) erro
 	if err != nil {
 		return err
 	}
-	rows, err := h.accounts.Operations(c.UserContext(), acc.ID, p.After, p.Limit+1)
+	rows, err := h.accounts.Operations(c.UserContext(), acc.ID, req.Position(), p.Limit+1)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,8 @@ func (h *Handlers) listOperations(c *fiber.Ctx, req *listOperationsRequest) erro
 	}
 	if len(rows) > p.Limit {
 		rows = rows[:p.Limit]
-		next := bind.Cursor(rows[len(rows)-1].ID)
+		last := rows[len(rows)-1]
+		next := bind.Cursor(schemas.Position{At: last.CreatedAt, ID: last.ID}.String())
 		out.NextCursor = &next
 	}
 	for _, r := range rows {

@@ -15,7 +15,7 @@ import (
 
 func deliveryToJSON(d store.Delivery) schemas.WebhookDelivery {
 	out := schemas.WebhookDelivery{ID: d.ID, WebhookID: d.WebhookID, EventID: d.EventID, Type: d.Type, Status: d.Status,
-		Attempts: d.Attempts, LastStatusCode: d.LastStatusCode, CreatedAt: d.CreatedAt.UTC()}
+		Attempts: d.Attempts, LastStatusCode: d.LastStatusCode, LastDurationMs: d.LastDurationMs, CreatedAt: d.CreatedAt.UTC()}
 	if d.LastError != "" {
 		e := d.LastError
 		out.LastError = &e
@@ -30,14 +30,14 @@ func deliveryToJSON(d store.Delivery) schemas.WebhookDelivery {
 
 // listDeliveriesRequest is the query of GET /admin/webhook-deliveries.
 type listDeliveriesRequest struct {
-	bind.Paging
+	bind.TimePaging
 	WebhookID string `query:"webhookId" json:"-" description:"only deliveries of this subscription"`
 	Status    string `query:"status" json:"-" enum:"pending,failed,delivered,dead_letter" description:"only deliveries in this status"`
 }
 
 // Validate reads the page and checks the status.
 func (req *listDeliveriesRequest) Validate() error {
-	if err := req.Paging.Validate(); err != nil {
+	if err := req.TimePaging.Validate(); err != nil {
 		return err
 	}
 	if req.Status != "" {
@@ -53,11 +53,11 @@ func (req *listDeliveriesRequest) Validate() error {
 func (h *Handlers) listDeliveries(c *fiber.Ctx, req *listDeliveriesRequest) error {
 	page := req.Page()
 	rows, err := h.store.List(c.UserContext(), store.Filter{WebhookID: req.WebhookID, Status: req.Status,
-		Before: page.After, Limit: page.Limit + 1})
+		Before: req.Position(), Limit: page.Limit + 1})
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(rows, page.Limit, func(d store.Delivery) string { return d.ID }, deliveryToJSON))
+	return c.JSON(bind.PageOf(rows, page.Limit, deliveryPosition, deliveryToJSON))
 }
 
 // deliveryPath is the request of an operation on one delivery.

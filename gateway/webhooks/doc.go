@@ -20,9 +20,10 @@
 //     (private, loopback, link-local, unspecified, multicast and 100.64/10
 //     refused; checked again on every connection, against DNS rebinding);
 //     WEBHOOK_ALLOW_PRIVATE=1 lifts both rules. secret 16 to 256 characters.
-//     events: a non-empty list of the spec's event types (EventTypes);
-//     omitted means all events, including platform events outside that
-//     list such as user.registered.
+//     events: a non-empty list of the event catalog's types
+//     (GET /api/platform/events, schemas.EventCatalog); omitted means all
+//     events. Secret left out on create or rotation: the server mints a
+//     whsec_ secret (32 random bytes) and returns it once, in that answer.
 //   - Matching: a subscription receives the events whose subject is its
 //     owner (the envelope's actorUserId or key, data fields userId/*UserId,
 //     and the owners of wallets named by data fields walletId/*WalletId/
@@ -42,6 +43,28 @@
 //     first, filters webhookId and status, cursor pagination. The retry
 //     endpoint queues any delivery for an attempt now (202): a dead letter
 //     that fails again stays dead_letter.
+//   - Owners (issue 25): GET /me/webhooks lists the caller's endpoints (the
+//     primary one included, with primary, enabled and updatedAt), newest
+//     first; GET|PATCH|DELETE /webhook-subs/:id and DELETE /me/webhook
+//     manage one. PATCH takes url, events (null: all), enabled (false
+//     pauses: no new deliveries, queued ones wait) and secret (null mints
+//     one, returned once). Another user's id, or an id that is not one, is
+//     404 not_found. GET /webhook-subs/:id/deliveries (and
+//     /me/webhook/deliveries) shows the admin log's rows plus
+//     lastDurationMs; POST …/deliveries/:deliveryId/retry queues a failed
+//     or dead-lettered delivery (202; pending or delivered: 409
+//     invalid_state); POST /webhook-subs/:id/test (and /me/webhook/test)
+//     queues a webhook.test event (module webhooks) for that endpoint
+//     through the same rows, whatever its events list. Writes are in the
+//     write rate-limit class.
+//   - A secret "whsec_" + base64 of at least 24 bytes (what the server
+//     mints) is keyed with the decoded bytes, for both signatures; any
+//     other secret with its own bytes (schemas.WebhookKey).
+//   - GET /me/events/stream: the admin stream's format, but only the events
+//     about the caller (the matching rules above, without the admins'
+//     everything), bearer header only; `platform webhooks listen` reads it.
+//   - GET /api/platform/events: the event catalog (schemas.EventCatalog),
+//     public, with a JSON Schema of each type's data.
 //   - Admin stream: GET /admin/events takes the bearer token from the
 //     Authorization header or, because EventSource cannot send headers, a
 //     single-use ?ticket= that POST /admin/events/ticket mints (201

@@ -27,6 +27,13 @@ type Store interface {
 	Retry(ctx context.Context, id string, now time.Time) (store.Delivery, error)
 	CreateStreamTicket(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time) error
 	UseStreamTicket(ctx context.Context, tokenHash string, now time.Time) (string, error)
+
+	ListSubscriptions(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Subscription, error)
+	Subscription(ctx context.Context, userID, id string) (store.Subscription, error)
+	Update(ctx context.Context, userID, id string, p store.Patch, now time.Time) (store.Subscription, error)
+	Delete(ctx context.Context, userID, id string) error
+	RetryOwned(ctx context.Context, subscriptionID, id string, now time.Time) (store.Delivery, error)
+	QueueEvent(ctx context.Context, subscriptionID string, ev store.Event, now time.Time) (store.Delivery, error)
 }
 
 // Stream is the admin event stream source.
@@ -84,30 +91,33 @@ const MaxSubscriptions = 10
 
 // Handlers serve the webhook routes.
 type Handlers struct {
-	store  Store
-	stream Stream
-	waker  Waker
-	tokens *auth.Tokens
-	admin  fiber.Handler
-	vault  Vault
-	now    func() time.Time
-	cfg    Config
+	store    Store
+	audience Audience
+	stream   Stream
+	waker    Waker
+	tokens   *auth.Tokens
+	admin    fiber.Handler
+	vault    Vault
+	now      func() time.Time
+	cfg      Config
 }
 
 // NewHandlers checks the dependencies and builds the handlers. admin admits
 // only fiat admins (verified e-mail on the allowlist): the delivery log,
 // retries and the stream are theirs. vault seals signing secrets before
-// they are stored.
-func NewHandlers(store Store, stream Stream, waker Waker, tokens *auth.Tokens, admin fiber.Handler, vault Vault,
-	now func() time.Time, cfg Config) (*Handlers, error) {
-	if store == nil || stream == nil || waker == nil || tokens == nil || admin == nil || vault == nil || now == nil {
+// they are stored. audience picks each user's events for their own stream.
+func NewHandlers(store Store, stream Stream, audience Audience, waker Waker, tokens *auth.Tokens, admin fiber.Handler,
+	vault Vault, now func() time.Time, cfg Config) (*Handlers, error) {
+	if store == nil || stream == nil || audience == nil || waker == nil || tokens == nil || admin == nil || vault == nil ||
+		now == nil {
 		return nil, errors.New("webhook handlers: nil dependency")
 	}
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handlers{store: store, stream: stream, waker: waker, tokens: tokens, admin: admin, vault: vault, now: now, cfg: cfg}, nil
+	return &Handlers{store: store, audience: audience, stream: stream, waker: waker, tokens: tokens, admin: admin,
+		vault: vault, now: now, cfg: cfg}, nil
 }
 
 // fiatAdmin is the role of the admin routes.
@@ -116,7 +126,10 @@ const fiatAdmin = "fiat admin"
 // Register mounts the routes under /api/fiat. Each operation is declared
 // with its request and answer types (server.Op); they are documented in the
 // fiat slice, whose prefix they share.
-func (h *Handlers) Register(r server.Router) {
+func (h *Handlers) Register(r server.Router) error {
+	if err := h.registerCatalog(r); err != nil {
+		return err
+	}
 	g := r.Group("/api/fiat")
 	user := h.tokens.Require()
 	admin := h.admin
@@ -125,8 +138,8 @@ func (h *Handlers) Register(r server.Router) {
 		Description: "Sets the URL and the event types of the caller's webhook endpoint, replacing any before, and answers its signing secret.",
 		Class:       ratelimit.Write, Handle: h.savePrimary,
 		Responses: []server.Response{
-			server.Answers(http.StatusCreated, "the caller's first endpoint", schemas.WebhookSubscription{}),
-			server.Answers(http.StatusOK, "the endpoint replaced: same id and createdAt, new url, secret and events", schemas.WebhookSubscription{}),
+			server.Answers(http.StatusCreated, "the caller's first endpoint", schemas.WebhookSubscriptionMinted{}),
+			server.Answers(http.StatusOK, "the endpoint replaced: same id and createdAt, new url, secret and events", schemas.WebhookSubscriptionMinted{}),
 		},
 	}, user)
 	server.Handle(g, fiber.MethodPatch, "/me/webhook", server.Op[rotateRequest]{
@@ -134,7 +147,7 @@ func (h *Handlers) Register(r server.Router) {
 		Description: "Issues a new signing secret for the caller's webhook endpoint; deliveries are signed with it from now on.",
 		Class:       ratelimit.Write, Handle: h.rotate,
 		Responses: []server.Response{
-			server.Answers(http.StatusOK, "the endpoint; the new secret signs every attempt from now on", schemas.WebhookSubscription{}),
+			server.Answers(http.StatusOK, "the endpoint; the new secret signs every attempt from now on", schemas.WebhookSubscriptionMinted{}),
 			server.Fails(http.StatusNotFound, "not_found: no such webhook subscription of the caller"),
 		},
 	}, user)
@@ -143,10 +156,11 @@ func (h *Handlers) Register(r server.Router) {
 		Description: "Adds a subscription (URL and event types) to the caller's webhook endpoints.",
 		Class:       ratelimit.Write, Handle: h.addSubscription,
 		Responses: []server.Response{
-			server.Answers(http.StatusCreated, "the new subscription", schemas.WebhookSubscription{}),
+			server.Answers(http.StatusCreated, "the new subscription", schemas.WebhookSubscriptionMinted{}),
 			server.Fails(http.StatusConflict, "webhook_limit_reached: a user may hold at most 10 webhook subscriptions"),
 		},
 	}, user)
+	h.registerOwner(g, user)
 	server.Get(g, "/admin/webhook-deliveries", server.Op[listDeliveriesRequest]{
 		Summary:     "Webhook delivery log (fiat admin)",
 		Description: "Pages through webhook deliveries with their attempts and status. Read-only.",
@@ -182,6 +196,79 @@ func (h *Handlers) Register(r server.Router) {
 		Public:      true, Handle: h.page,
 		Responses: []server.Response{{Status: http.StatusOK, Description: "the admin event stream page", ContentType: "text/html"}},
 	})
+	return nil
+}
+
+// registerOwner mounts the routes an owner manages their endpoints with:
+// list, read, change and delete them, read their delivery logs, retry a
+// failed delivery and send a test event. Another user's endpoint or
+// delivery is 404, whether it exists or not.
+func (h *Handlers) registerOwner(g server.Router, user fiber.Handler) {
+	notMine := server.Fails(http.StatusNotFound, "not_found: no such webhook subscription of the caller")
+	server.Get(g, "/me/webhooks", server.Op[listEndpointsRequest]{
+		Summary: "The caller's webhook endpoints", Handle: h.listEndpoints,
+		Responses: []server.Response{server.Answers(http.StatusOK,
+			"the /me/webhook endpoint and every /webhook-subs subscription, newest first; secrets are never shown",
+			schemas.Page[schemas.WebhookSubscriptionDetail]{})},
+	}, user)
+	server.Handle(g, fiber.MethodDelete, "/me/webhook", server.Op[meRequest]{
+		Summary: "Delete the caller's primary webhook endpoint", Class: ratelimit.Write, Handle: h.deletePrimary,
+		Responses: []server.Response{{Status: http.StatusNoContent, Description: "deleted with its delivery log"}, notMine},
+	}, user)
+	server.Get(g, "/me/webhook/deliveries", server.Op[ownerDeliveriesRequest]{
+		Summary: "Delivery log of the caller's primary webhook endpoint", Handle: h.primaryDeliveries,
+		Responses: []server.Response{server.Answers(http.StatusOK, "deliveries, newest first",
+			schemas.Page[schemas.WebhookDelivery]{}), notMine},
+	}, user)
+	server.Post(g, "/me/webhook/deliveries/:deliveryId/retry", server.Op[primaryRetryRequest]{
+		Summary: "Attempt a failed delivery of the primary endpoint again now", Class: ratelimit.Write, Handle: h.primaryRetry,
+		Responses: []server.Response{
+			server.Answers(http.StatusAccepted, "queued for an attempt now", schemas.WebhookDelivery{}),
+			server.Fails(http.StatusConflict, "invalid_state: the delivery is pending or delivered"),
+			server.Fails(http.StatusNotFound, "not_found: no such delivery of the caller's endpoint"),
+		},
+	}, user)
+	server.Post(g, "/me/webhook/test", server.Op[meRequest]{
+		Summary: "Send a signed webhook.test event to the primary endpoint", Class: ratelimit.Write, Handle: h.primaryTest,
+		Responses: []server.Response{server.Answers(http.StatusAccepted, "the test delivery, queued", schemas.WebhookDelivery{}), notMine},
+	}, user)
+	server.Get(g, "/me/events/stream", server.Op[myEventsRequest]{
+		Summary: "Server-sent events of the events about the caller (what `platform webhooks listen` forwards)",
+		Handle:  h.myEvents,
+		Responses: []server.Response{{Status: http.StatusOK, ContentType: "text/event-stream",
+			Description: "one message per event about the caller: id the event id, event its type, data the delivery payload"}},
+	}, user)
+	server.Get(g, "/webhook-subs/:id", server.Op[endpointPath]{
+		Summary: "One of the caller's webhook endpoints", Handle: h.getEndpoint,
+		Responses: []server.Response{server.Answers(http.StatusOK, "the endpoint, without its secret",
+			schemas.WebhookSubscriptionDetail{}), notMine},
+	}, user)
+	server.Handle(g, fiber.MethodPatch, "/webhook-subs/:id", server.Op[patchEndpointRequest]{
+		Summary: "Change a webhook endpoint: url, events, enabled, secret", Class: ratelimit.Write, Handle: h.patchEndpoint,
+		Responses: []server.Response{server.Answers(http.StatusOK,
+			"the endpoint; a new secret signs every attempt from now on", schemas.WebhookEndpointPatched{}), notMine},
+	}, user)
+	server.Handle(g, fiber.MethodDelete, "/webhook-subs/:id", server.Op[endpointPath]{
+		Summary: "Delete a webhook endpoint", Class: ratelimit.Write, Handle: h.deleteEndpoint,
+		Responses: []server.Response{{Status: http.StatusNoContent, Description: "deleted with its delivery log"}, notMine},
+	}, user)
+	server.Get(g, "/webhook-subs/:id/deliveries", server.Op[endpointDeliveriesRequest]{
+		Summary: "Delivery log of one of the caller's webhook endpoints", Handle: h.endpointDeliveries,
+		Responses: []server.Response{server.Answers(http.StatusOK, "deliveries, newest first",
+			schemas.Page[schemas.WebhookDelivery]{}), notMine},
+	}, user)
+	server.Post(g, "/webhook-subs/:id/deliveries/:deliveryId/retry", server.Op[endpointRetryRequest]{
+		Summary: "Attempt a failed delivery again now", Class: ratelimit.Write, Handle: h.endpointRetry,
+		Responses: []server.Response{
+			server.Answers(http.StatusAccepted, "queued for an attempt now", schemas.WebhookDelivery{}),
+			server.Fails(http.StatusConflict, "invalid_state: the delivery is pending or delivered"),
+			server.Fails(http.StatusNotFound, "not_found: no such delivery of the caller's endpoint"),
+		},
+	}, user)
+	server.Post(g, "/webhook-subs/:id/test", server.Op[endpointPath]{
+		Summary: "Send a signed webhook.test event to an endpoint", Class: ratelimit.Write, Handle: h.endpointTest,
+		Responses: []server.Response{server.Answers(http.StatusAccepted, "the test delivery, queued", schemas.WebhookDelivery{}), notMine},
+	}, user)
 }
 
 // Vault seals values kept at rest, bound to their owner.

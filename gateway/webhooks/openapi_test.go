@@ -12,6 +12,7 @@ import (
 
 type noStore struct{ Store }
 type noStream struct{ Stream }
+type noAudience struct{ Audience }
 type noWaker struct{}
 type noVault struct{ Vault }
 
@@ -26,14 +27,16 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandlers(noStore{}, noStream{}, noWaker{}, tokens, servertest.Pass, noVault{}, time.Now, Config{})
+	h, err := NewHandlers(noStore{}, noStream{}, noAudience{}, noWaker{}, tokens, servertest.Pass, noVault{}, time.Now, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Register(s.Root())
+	if err := h.Register(s.Root()); err != nil {
+		t.Fatal(err)
+	}
 	doc := openapi.Build(s.Routes(), openapi.Doc{Title: "webhooks", Prefixes: []string{"/api/fiat"}})
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 7 { // six, and the stream ticket
+	if len(paths) != 16 { // and the stream ticket
 		t.Fatalf("paths = %v", paths)
 	}
 	me := paths["/api/fiat/me/webhook"].(map[string]any)
@@ -63,7 +66,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Errorf("events 200 = %v", ok200)
 	}
 	comps := doc["components"].(map[string]any)["schemas"].(map[string]any)
-	for _, name := range []string{"SubscribeRequest", "RotateRequest", "WebhookSubscription", "WebhookDeliveryPage"} {
+	for _, name := range []string{"SubscribeRequest", "RotateRequest", "WebhookSubscriptionMinted", "WebhookSubscriptionDetailPage", "WebhookDeliveryPage"} {
 		if _, ok := comps[name]; !ok {
 			t.Errorf("no %s among %v", name, comps)
 		}

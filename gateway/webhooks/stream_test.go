@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/ratelimit"
@@ -70,13 +71,15 @@ VALUES ('u-admin', 'boss@example.com', 'x', now()), ('u-user', 'someone@example.
 	skew := &atomic.Int64{}
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	st := store.NewStore(pool)
-	h, err := gwebhooks.NewHandlers(st, hub, noWake{}, tokens, guard.Require(allow), vault, now,
+	h, err := gwebhooks.NewHandlers(st, hub, nobody{}, noWake{}, tokens, guard.Require(allow), vault, now,
 		gwebhooks.Config{Heartbeat: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), log)
-	h.Register(srv.Root())
+	if err := h.Register(srv.Root()); err != nil {
+		t.Fatal(err)
+	}
 	srv.Finish()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -292,3 +295,8 @@ func TestStreamTickets(t *testing.T) {
 		}
 	})
 }
+
+// nobody is an audience no event is about: the admin stream does not use it.
+type nobody struct{}
+
+func (nobody) Users(context.Context, *kgo.Record) ([]string, error) { return nil, nil }

@@ -17,7 +17,7 @@ import (
 // subscribeRequest is the body of POST /me/webhook and POST /webhook-subs.
 type subscribeRequest struct {
 	URL    string   `json:"url" required:"true" format:"uri" maxLength:"2048" description:"absolute https URL whose host resolves only to public addresses (unless WEBHOOK_ALLOW_PRIVATE=1)"`
-	Secret string   `json:"secret" required:"true" minLength:"16" maxLength:"256" description:"signs every delivery; never returned"`
+	Secret string   `json:"secret" minLength:"16" maxLength:"256" description:"signs every delivery; never returned. Left out: the server mints a whsec_ (Standard Webhooks) secret and returns it once, in this answer"`
 	Events []string `json:"events" minItems:"1" description:"event types to receive; left out for every event about the caller"`
 }
 
@@ -25,29 +25,51 @@ func toJSON(s store.Subscription) schemas.WebhookSubscription {
 	return schemas.WebhookSubscription{ID: s.ID, URL: s.URL, Events: s.Events, CreatedAt: s.CreatedAt.UTC()}
 }
 
+// minted is the answer of a write that may have minted the secret: shown
+// once, here.
+func minted(s store.Subscription, secret string) schemas.WebhookSubscriptionMinted {
+	return schemas.WebhookSubscriptionMinted{WebhookSubscription: toJSON(s), Secret: secret}
+}
+
+// sealSecret seals the caller's secret for storage, or mints one when the
+// caller sent none; minted is then the clear secret to show once.
+func (h *Handlers) sealSecret(userID, secret string) (sealed, minted string, err error) {
+	if secret == "" {
+		if secret, err = schemas.NewWebhookSecret(); err != nil {
+			return "", "", err
+		}
+		minted = secret
+	}
+	sealed, err = h.vault.SealText(secret, store.SecretAAD(userID))
+	return sealed, minted, err
+}
+
 // bindSubscription validates a subscription request for the caller (the
-// host of the URL is resolved, so it takes the request's context).
-func (h *Handlers) bindSubscription(c *fiber.Ctx, req *subscribeRequest) (store.Subscription, error) {
+// host of the URL is resolved, so it takes the request's context). A
+// missing secret is minted and returned in clear beside the row.
+func (h *Handlers) bindSubscription(c *fiber.Ctx, req *subscribeRequest) (store.Subscription, string, error) {
 	var v bind.Validator
 	u := checkURL(c.UserContext(), &v, h.cfg.Resolver, req.URL, h.cfg.AllowPrivate)
-	checkSecret(&v, req.Secret)
+	if req.Secret != "" {
+		checkSecret(&v, req.Secret)
+	}
 	events := checkEvents(&v, req.Events)
 	if err := v.Err(); err != nil {
-		return store.Subscription{}, err
+		return store.Subscription{}, "", err
 	}
 	p, _ := auth.User(c)
-	secret, err := h.vault.SealText(req.Secret, store.SecretAAD(p.UserID))
+	secret, clear, err := h.sealSecret(p.UserID, req.Secret)
 	if err != nil {
-		return store.Subscription{}, err
+		return store.Subscription{}, "", err
 	}
 	return store.Subscription{ID: schemas.NewID(), UserID: p.UserID, URL: u, Secret: secret,
-		Events: events, CreatedAt: h.now().UTC()}, nil
+		Events: events, CreatedAt: h.now().UTC()}, clear, nil
 }
 
 // savePrimary serves POST /me/webhook: 201 for the first endpoint, 200 when
 // it replaces the existing one (same id; url, secret and events replaced).
 func (h *Handlers) savePrimary(c *fiber.Ctx, req *subscribeRequest) error {
-	sub, err := h.bindSubscription(c, req)
+	sub, clear, err := h.bindSubscription(c, req)
 	if err != nil {
 		return err
 	}
@@ -59,12 +81,12 @@ func (h *Handlers) savePrimary(c *fiber.Ctx, req *subscribeRequest) error {
 	if created {
 		status = http.StatusCreated
 	}
-	return c.Status(status).JSON(toJSON(saved))
+	return c.Status(status).JSON(minted(saved, clear))
 }
 
 // addSubscription serves POST /webhook-subs: a further endpoint, 201.
 func (h *Handlers) addSubscription(c *fiber.Ctx, req *subscribeRequest) error {
-	sub, err := h.bindSubscription(c, req)
+	sub, clear, err := h.bindSubscription(c, req)
 	if err != nil {
 		return err
 	}
@@ -76,21 +98,26 @@ func (h *Handlers) addSubscription(c *fiber.Ctx, req *subscribeRequest) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(toJSON(saved))
+	return c.Status(http.StatusCreated).JSON(minted(saved, clear))
 }
 
 // rotateRequest is the body of PATCH /me/webhook.
 type rotateRequest struct {
-	Secret string `json:"secret" required:"true" minLength:"16" maxLength:"256"`
+	Secret string `json:"secret" minLength:"16" maxLength:"256" description:"the new secret; left out, the server mints a whsec_ secret and returns it once, in this answer"`
 	// ID names a subscription made with /webhook-subs; empty means the
 	// primary endpoint of /me/webhook.
 	ID string `json:"id" maxLength:"64" description:"a subscription made with /webhook-subs; the primary endpoint when left out"`
 }
 
+// BodyIsOptional: an empty PATCH mints a new secret.
+func (*rotateRequest) BodyIsOptional() {}
+
 // Validate checks the secret and the id.
 func (req *rotateRequest) Validate() error {
 	var v bind.Validator
-	checkSecret(&v, req.Secret)
+	if req.Secret != "" {
+		checkSecret(&v, req.Secret)
+	}
 	v.MaxLen("id", req.ID, 64)
 	return v.Err()
 }
@@ -99,7 +126,7 @@ func (req *rotateRequest) Validate() error {
 // now on, retries of earlier events included.
 func (h *Handlers) rotate(c *fiber.Ctx, req *rotateRequest) error {
 	p, _ := auth.User(c)
-	secret, err := h.vault.SealText(req.Secret, store.SecretAAD(p.UserID))
+	secret, clear, err := h.sealSecret(p.UserID, req.Secret)
 	if err != nil {
 		return err
 	}
@@ -110,5 +137,5 @@ func (h *Handlers) rotate(c *fiber.Ctx, req *rotateRequest) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(toJSON(sub))
+	return c.JSON(minted(sub, clear))
 }

@@ -12,16 +12,10 @@ import (
 	"github.com/fintech/platform/schemas"
 )
 
-// EventTypes are the event types of the spec's Events table: the values an
-// `events` list may name. A subscription without a list receives every
-// event about its owner, including platform events outside this table such
-// as user.registered.
-var EventTypes = []string{
-	"transfer.completed", "transfer.failed", "request.paid", "request.expired", "deposit.completed",
-	"merchant.charge.success", "refund.created", "donation.received", "campaign.goal_reached", "mask.created",
-	"charge.authorized", "charge.declined", "score.updated", "rank.promoted", "proposal.passed",
-	"proposal.rejected", "ledger.entry_added", "ledger.chain_verified",
-}
+// localHint ends the refusals of a local URL: how to receive deliveries on
+// a laptop without a public URL.
+const localHint = "; to test on your machine, run `platform webhooks listen --forward-to <url>`, " +
+	"or start the server with WEBHOOK_ALLOW_PRIVATE=1"
 
 // Secret and URL limits.
 const (
@@ -51,6 +45,9 @@ func checkURL(ctx context.Context, v *bind.Validator, res Resolver, raw string, 
 	switch {
 	case scheme == "https":
 	case scheme == "http" && allowPrivate:
+	case scheme == "http":
+		v.Fail("url", "must use https"+localHint)
+		return raw
 	default:
 		v.Fail("url", "must use https")
 		return raw
@@ -77,7 +74,7 @@ func checkURL(ctx context.Context, v *bind.Validator, res Resolver, raw string, 
 	}
 	for _, a := range addrs {
 		if schemas.BlockedAddr(a) {
-			v.Fail("url", "must not resolve to a private, loopback or link-local address")
+			v.Fail("url", "must not resolve to a private, loopback or link-local address"+localHint)
 			break
 		}
 	}
@@ -95,7 +92,8 @@ func checkSecret(v *bind.Validator, secret string) {
 }
 
 // checkEvents validates an events list: nil means all events; otherwise a
-// non-empty list of the spec's event types, returned without duplicates.
+// non-empty list of the event catalog's types (GET /api/platform/events),
+// returned without duplicates.
 func checkEvents(v *bind.Validator, events []string) []string {
 	if events == nil {
 		return nil
@@ -107,8 +105,8 @@ func checkEvents(v *bind.Validator, events []string) []string {
 	out := []string{}
 	seen := map[string]bool{}
 	for _, e := range events {
-		if !known(e) {
-			v.Fail("events", "unknown event type "+quote(e)+"; known: "+strings.Join(EventTypes, ", "))
+		if !schemas.IsEventType(e) {
+			v.Fail("events", "unknown event type "+quote(e)+"; GET /api/platform/events lists them all")
 			return nil
 		}
 		if !seen[e] {
@@ -117,15 +115,6 @@ func checkEvents(v *bind.Validator, events []string) []string {
 		}
 	}
 	return out
-}
-
-func known(t string) bool {
-	for _, k := range EventTypes {
-		if k == t {
-			return true
-		}
-	}
-	return false
 }
 
 func quote(s string) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/fintech/platform/gateway/apierr"
@@ -75,8 +76,17 @@ func TestCheckURL(t *testing.T) {
 			t.Parallel()
 			var v bind.Validator
 			checkURL(context.Background(), &v, res, tt.url, tt.allowPrivate)
-			if got := fieldProblem(&v, "url"); got != tt.problem {
+			got := fieldProblem(&v, "url")
+			if !strings.HasPrefix(got, tt.problem) || (tt.problem == "") != (got == "") {
 				t.Fatalf("problem %q, want %q", got, tt.problem)
+			}
+			// A refused local URL says how to test locally (issue 25).
+			if strings.Contains(tt.url, "127.0.0.1:8443") || tt.name == "http" {
+				for _, want := range []string{"platform webhooks listen", "WEBHOOK_ALLOW_PRIVATE=1"} {
+					if !strings.Contains(got, want) {
+						t.Errorf("%q does not name %s", got, want)
+					}
+				}
 			}
 		})
 	}
@@ -109,7 +119,10 @@ func TestCheckSecretAndEvents(t *testing.T) {
 		{"known, deduplicated", []string{"transfer.completed", "score.updated", "transfer.completed"},
 			[]string{"transfer.completed", "score.updated"}, false},
 		{"unknown", []string{"transfer.completed", "transfer.done"}, nil, true},
-		{"internal type not listable", []string{"user.registered"}, nil, true},
+		// Every delivered type can be named (issue 25), commands cannot.
+		{"platform event listable", []string{"user.registered", "vacancy.opened"},
+			[]string{"user.registered", "vacancy.opened"}, false},
+		{"a command is not an event", []string{"fiat.transfer"}, nil, true},
 	}
 	for _, tt := range events {
 		var v bind.Validator

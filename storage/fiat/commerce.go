@@ -116,7 +116,7 @@ func (s *Store) CreateMerchantKey(ctx context.Context, k MerchantKey, max int) e
 
 // MerchantKeysOf lists a user's keys, newest first.
 func (s *Store) MerchantKeysOf(ctx context.Context, userID string) ([]MerchantKey, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+keyCols+` FROM fiat_merchant_keys WHERE user_id = $1 ORDER BY id DESC`, userID)
+	rows, err := s.pool.Query(ctx, `SELECT `+keyCols+` FROM fiat_merchant_keys WHERE user_id = $1 ORDER BY created_at DESC, id DESC`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list merchant keys: %w", err)
 	}
@@ -209,7 +209,7 @@ func (s *Store) CreateAuthorization(ctx context.Context, a Authorization, audit 
 // AuthorizationsOf lists a customer's authorizations, newest first.
 func (s *Store) AuthorizationsOf(ctx context.Context, customerUserID string) ([]Authorization, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+authCols+` FROM fiat_merchant_authorizations
-		WHERE customer_user_id = $1 ORDER BY id DESC LIMIT 200`, customerUserID)
+		WHERE customer_user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 200`, customerUserID)
 	if err != nil {
 		return nil, fmt.Errorf("list authorizations: %w", err)
 	}
@@ -390,7 +390,7 @@ func (s *Store) ExpireDue(ctx context.Context, now time.Time, limit int,
 // OpenRequestsOf lists a user's open requests, newest first.
 func (s *Store) OpenRequestsOf(ctx context.Context, userID string, limit int) ([]PaymentRequest, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+requestCols+` FROM fiat_payment_requests
-		WHERE user_id = $1 AND status = 'open' ORDER BY id DESC LIMIT $2`, userID, limit)
+		WHERE user_id = $1 AND status = 'open' ORDER BY created_at DESC, id DESC LIMIT $2`, userID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list open requests: %w", err)
 	}

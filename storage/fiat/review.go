@@ -5,13 +5,16 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/schemas"
 )
 
-// DepositsByStatus lists deposits in one status, newest first, for the
-// admins' review queue.
-func (s *Store) DepositsByStatus(ctx context.Context, status, before string, limit int) ([]Deposit, error) {
+// DepositsByStatus lists deposits in one status, newest first (creation
+// time, then id), for the admins' review queue.
+func (s *Store) DepositsByStatus(ctx context.Context, status string, before schemas.Position, limit int) ([]Deposit, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+depositCols+` FROM fiat_deposits
-		WHERE status = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`, status, before, limit)
+		WHERE status = $1 AND ($2 = '' OR (created_at, id) < ($4, $2)) ORDER BY created_at DESC, id DESC LIMIT $3`,
+		status, before.ID, limit, before.At)
 	if err != nil {
 		return nil, fmt.Errorf("list %s deposits: %w", status, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
 )
 
@@ -327,10 +328,12 @@ func (s *Store) DepositBySession(ctx context.Context, sessionID string) (Deposit
 	return s.oneDeposit(ctx, `session_id = $1`, sessionID)
 }
 
-// DepositsOf lists a user's deposits, newest first, after the cursor id.
-func (s *Store) DepositsOf(ctx context.Context, userID, before string, limit int) ([]Deposit, error) {
+// DepositsOf lists a user's deposits, newest first (creation time, then
+// id), after the cursor position.
+func (s *Store) DepositsOf(ctx context.Context, userID string, before schemas.Position, limit int) ([]Deposit, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+depositCols+` FROM fiat_deposits
-		WHERE user_id = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`, userID, before, limit)
+		WHERE user_id = $1 AND ($2 = '' OR (created_at, id) < ($4, $2)) ORDER BY created_at DESC, id DESC LIMIT $3`,
+		userID, before.ID, limit, before.At)
 	if err != nil {
 		return nil, fmt.Errorf("list deposits: %w", err)
 	}
@@ -372,19 +375,23 @@ func scanTx(row pgx.CollectableRow) (Tx, error) {
 	return t, err
 }
 
-// historySQL lists a user's transactions newest first; the two index scans
-// are merged so that neither side is read past the page.
+// historySQL lists a user's transactions newest first, by creation time
+// (microseconds) then id: ids are ksuids, whose time part has one-second
+// resolution. The two index scans are merged so that neither side is read
+// past the page.
 const historySQL = `
 SELECT ` + txCols + ` FROM (
-  (SELECT ` + txCols + ` FROM fiat_transactions WHERE from_user = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3)
+  (SELECT ` + txCols + ` FROM fiat_transactions WHERE from_user = $1 AND ($2 = '' OR (created_at, id) < ($4, $2))
+   ORDER BY created_at DESC, id DESC LIMIT $3)
   UNION
-  (SELECT ` + txCols + ` FROM fiat_transactions WHERE to_user = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3)
-) t ORDER BY id DESC LIMIT $3`
+  (SELECT ` + txCols + ` FROM fiat_transactions WHERE to_user = $1 AND ($2 = '' OR (created_at, id) < ($4, $2))
+   ORDER BY created_at DESC, id DESC LIMIT $3)
+) t ORDER BY created_at DESC, id DESC LIMIT $3`
 
 // Transactions lists a user's transactions (either side), newest first,
-// strictly before the cursor id.
-func (s *Store) Transactions(ctx context.Context, userID, before string, limit int) ([]Tx, error) {
-	rows, err := s.pool.Query(ctx, historySQL, userID, before, limit)
+// strictly before the cursor position (creation time, then id).
+func (s *Store) Transactions(ctx context.Context, userID string, before schemas.Position, limit int) ([]Tx, error) {
+	rows, err := s.pool.Query(ctx, historySQL, userID, before.ID, limit, before.At)
 	if err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
@@ -399,7 +406,7 @@ const streamSQL = `
 SELECT ` + txCols + ` FROM fiat_transactions WHERE from_user = $1
 UNION ALL
 SELECT ` + txCols + ` FROM fiat_transactions WHERE to_user = $1 AND from_user <> $1
-ORDER BY id DESC`
+ORDER BY created_at DESC, id DESC`
 
 // StreamTransactions calls fn for each of a user's transactions, newest
 // first, reading rows as they arrive instead of holding them all.
@@ -494,17 +501,19 @@ func (s *Store) KYCStatus(ctx context.Context, userID string) (bool, string, err
 	var approved bool
 	var latest string
 	err := s.pool.QueryRow(ctx, `SELECT coalesce((SELECT kyc_approved FROM fiat_limits WHERE user_id = $1), false),
-		coalesce((SELECT status FROM fiat_kyc WHERE user_id = $1 ORDER BY id DESC LIMIT 1), 'none')`, userID).Scan(&approved, &latest)
+		coalesce((SELECT status FROM fiat_kyc WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1), 'none')`, userID).Scan(&approved, &latest)
 	if err != nil {
 		return false, "", fmt.Errorf("kyc status: %w", err)
 	}
 	return approved, latest, nil
 }
 
-// Audit lists audit rows newest first, strictly before the cursor id.
-func (s *Store) Audit(ctx context.Context, before string, limit int) ([]AuditRow, error) {
+// Audit lists audit rows newest first (creation time, then id), strictly
+// before the cursor position.
+func (s *Store) Audit(ctx context.Context, before schemas.Position, limit int) ([]AuditRow, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, actor, action, subject, amount, currency, detail, created_at
-		FROM fiat_audit WHERE ($1 = '' OR id < $1) ORDER BY id DESC LIMIT $2`, before, limit)
+		FROM fiat_audit WHERE ($1 = '' OR (created_at, id) < ($3, $1)) ORDER BY created_at DESC, id DESC LIMIT $2`,
+		before.ID, limit, before.At)
 	if err != nil {
 		return nil, fmt.Errorf("list audit: %w", err)
 	}
@@ -556,7 +565,7 @@ func (s *Store) DashboardOf(ctx context.Context, userID, month string) (Dashboar
 	if d.KYCApproved, d.KYCLatest, err = s.KYCStatus(ctx, userID); err != nil {
 		return d, err
 	}
-	if d.RecentTxs, err = s.Transactions(ctx, userID, "", 5); err != nil {
+	if d.RecentTxs, err = s.Transactions(ctx, userID, schemas.Position{}, 5); err != nil {
 		return d, err
 	}
 	return d, nil

@@ -3,6 +3,7 @@ package fiat_test
 import (
 	"context"
 	"errors"
+	"sort"
 	"testing"
 	"time"
 
@@ -50,22 +51,29 @@ func TestStore(t *testing.T) {
 		t.Fatalf("missing wallet: %v", err)
 	}
 
-	// History: both sides, newest first, paginated without duplicates.
+	// History: both sides, newest first by creation time to the
+	// microsecond, then id, paginated without duplicates. The ids are made
+	// to sort the other way round: within one second a ksuid says nothing
+	// about order (issue 25).
 	var txs []store.Tx
+	ids := make([]string, 7)
+	for i := range ids {
+		ids[i] = schemas.NewID()
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
 	for i := 0; i < 7; i++ {
 		from, to := "u1", "u2"
 		if i%2 == 1 {
 			from, to = "u2", "u1"
 		}
-		txs = append(txs, store.Tx{ID: schemas.NewID(), Kind: "transfer", Status: "completed", FromUser: from, ToUser: to,
-			Amount: int64(i + 1), Currency: "KZT", CreatedAt: now})
-		time.Sleep(time.Millisecond)
+		txs = append(txs, store.Tx{ID: ids[i], Kind: "transfer", Status: "completed", FromUser: from, ToUser: to,
+			Amount: int64(i + 1), Currency: "KZT", CreatedAt: now.Add(time.Duration(i) * time.Microsecond)})
 	}
 	if err := send(ctx, pool, func(b *pgx.Batch) { store.QueueInsertTransactions(b, txs) }); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	before := ""
+	var before schemas.Position
 	for {
 		page, err := s.Transactions(ctx, "u1", before, 3)
 		if err != nil {
@@ -77,14 +85,15 @@ func TestStore(t *testing.T) {
 		if len(page) < 3 {
 			break
 		}
-		before = page[len(page)-1].ID
+		last := page[len(page)-1]
+		before = schemas.Position{At: last.CreatedAt, ID: last.ID}
 	}
 	if len(got) != 7 {
 		t.Fatalf("history = %v", got)
 	}
-	for i := 1; i < len(got); i++ {
-		if got[i] >= got[i-1] {
-			t.Fatalf("history not newest first: %v", got)
+	for i := range got {
+		if got[i] != ids[6-i] {
+			t.Fatalf("history not newest first by creation time: %v, created %v", got, ids)
 		}
 	}
 	var streamed int
@@ -106,7 +115,7 @@ func TestStore(t *testing.T) {
 	if _, err := pool.Exec(ctx, `DELETE FROM fiat_audit`); err == nil {
 		t.Fatal("audit rows can be deleted")
 	}
-	rows, err := s.Audit(ctx, "", 10)
+	rows, err := s.Audit(ctx, schemas.Position{}, 10)
 	if err != nil || len(rows) != 1 || rows[0].Action != "wallet.freeze" {
 		t.Fatalf("audit = %+v %v", rows, err)
 	}

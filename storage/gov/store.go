@@ -181,13 +181,13 @@ func (s *Store) Get(ctx context.Context, id string) (Proposal, error) {
 	return p, nil
 }
 
-// List returns up to limit proposals matching f, newest first, strictly
-// before the id after (when set).
-func (s *Store) List(ctx context.Context, f Filter, after string, limit int) ([]Proposal, error) {
+// List returns up to limit proposals matching f, newest first by creation
+// time then id, strictly before the position after (when set).
+func (s *Store) List(ctx context.Context, f Filter, after schemas.Position, limit int) ([]Proposal, error) {
 	rows, err := s.pool.Query(ctx, selectProposalSQL+`
 WHERE ($1 = '' OR status = $1) AND ($2 = '' OR category = $2) AND ($3 = '' OR author_user_id = $3)
-  AND ($4 = '' OR id < $4)
-ORDER BY id DESC LIMIT $5`, f.Status, f.Category, f.AuthorUserID, after, limit)
+  AND ($4 = '' OR (created_at, id) < ($6, $4))
+ORDER BY created_at DESC, id DESC LIMIT $5`, f.Status, f.Category, f.AuthorUserID, after.ID, limit, after.At)
 	if err != nil {
 		return nil, fmt.Errorf("list proposals: %w", err)
 	}

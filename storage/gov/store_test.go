@@ -157,16 +157,16 @@ func TestProposalLifecycleAndOneBallotPerUser(t *testing.T) {
 	}
 
 	// Lists: filters, newest first, paging.
-	list, err := st.List(ctx, gov.Filter{Status: schemas.ProposalOpen}, "", 10)
+	list, err := st.List(ctx, gov.Filter{Status: schemas.ProposalOpen}, schemas.Position{}, 10)
 	if err != nil || len(list) != 1 || list[0].ID != p2.ID {
 		t.Fatalf("open list: %+v %v", list, err)
 	}
 	newer, older := max(p.ID, p2.ID), min(p.ID, p2.ID) // ids are time-ordered ksuids
-	list, err = st.List(ctx, gov.Filter{Category: "infra", AuthorUserID: "author"}, "", 1)
+	list, err = st.List(ctx, gov.Filter{Category: "infra", AuthorUserID: "author"}, schemas.Position{}, 1)
 	if err != nil || len(list) != 1 || list[0].ID != newer {
 		t.Fatalf("first page: %+v %v", list, err)
 	}
-	list, err = st.List(ctx, gov.Filter{Category: "infra"}, list[0].ID, 10)
+	list, err = st.List(ctx, gov.Filter{Category: "infra"}, schemas.Position{At: list[0].CreatedAt, ID: list[0].ID}, 10)
 	if err != nil || len(list) != 1 || list[0].ID != older {
 		t.Fatalf("second page: %+v %v", list, err)
 	}

@@ -71,7 +71,7 @@ func TestMasksReadsAndConstraints(t *testing.T) {
 	if v := newMask("m3", "alice", pan('3'), "active", now.Add(-time.Second)).View(now); v.Status != schemas.MaskStatusExpired {
 		t.Fatalf("expired mask shows %q", v.Status)
 	}
-	active, err := masks.ListActive(ctx, "alice", now, "", 10)
+	active, err := masks.ListActive(ctx, "alice", now, schemas.Position{}, 10)
 	if err != nil || len(active) != 1 || active[0].ID != "m1" {
 		t.Fatalf("active = %+v %v", active, err)
 	}
@@ -91,15 +91,15 @@ func TestMasksReadsAndConstraints(t *testing.T) {
 		t.Fatalf("duplicate (mask, paymentRef): %v", err)
 	}
 
-	page, err := masks.ListCharges(ctx, "alice", "m1", "", 1)
+	page, err := masks.ListCharges(ctx, "alice", "m1", schemas.Position{}, 1)
 	if err != nil || len(page) != 1 || page[0].ID != "c2" || len(page[0].RiskFactors) != 1 {
 		t.Fatalf("first page = %+v %v", page, err)
 	}
-	page, _ = masks.ListCharges(ctx, "alice", "m1", page[0].ID, 10)
+	page, _ = masks.ListCharges(ctx, "alice", "m1", schemas.Position{At: page[0].CreatedAt, ID: page[0].ID}, 10)
 	if len(page) != 1 || page[0].ID != "c1" {
 		t.Fatalf("second page = %+v", page)
 	}
-	if all, _ := masks.ListCharges(ctx, "bob", "", "", 10); len(all) != 0 {
+	if all, _ := masks.ListCharges(ctx, "bob", "", schemas.Position{}, 10); len(all) != 0 {
 		t.Fatalf("bob sees %+v", all)
 	}
 

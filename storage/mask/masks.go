@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
 )
 
@@ -37,14 +38,14 @@ func (m *Masks) Owned(ctx context.Context, maskID, userID string) (MaskRow, erro
 }
 
 const listActiveSQL = `SELECT ` + maskColumns + ` FROM masks
-WHERE user_id = $1 AND status = 'active' AND NOT consumed AND expires_at > $2 AND ($3 = '' OR id < $3)
-ORDER BY id DESC LIMIT $4`
+WHERE user_id = $1 AND status = 'active' AND NOT consumed AND expires_at > $2 AND ($3 = '' OR (created_at, id) < ($5, $3))
+ORDER BY created_at DESC, id DESC LIMIT $4`
 
 // ListActive returns the user's usable masks (active, unexpired, and for
-// single-use masks not yet consumed), newest first, after the cursor
-// position (a mask id; "" for the first page).
-func (m *Masks) ListActive(ctx context.Context, userID string, now time.Time, after string, limit int) ([]MaskRow, error) {
-	rows, err := m.pool.Query(ctx, listActiveSQL, userID, now, after, limit)
+// single-use masks not yet consumed), newest first by creation time then
+// id, after the cursor position (zero for the first page).
+func (m *Masks) ListActive(ctx context.Context, userID string, now time.Time, after schemas.Position, limit int) ([]MaskRow, error) {
+	rows, err := m.pool.Query(ctx, listActiveSQL, userID, now, after.ID, limit, after.At)
 	if err != nil {
 		return nil, fmt.Errorf("list masks of %s: %w", userID, err)
 	}
@@ -56,13 +57,14 @@ func (m *Masks) ListActive(ctx context.Context, userID string, now time.Time, af
 }
 
 const listChargesSQL = `SELECT ` + chargeColumns + ` FROM mask_charges
-WHERE user_id = $1 AND ($2 = '' OR mask_id = $2) AND ($3 = '' OR id < $3)
-ORDER BY id DESC LIMIT $4`
+WHERE user_id = $1 AND ($2 = '' OR mask_id = $2) AND ($3 = '' OR (created_at, id) < ($5, $3))
+ORDER BY created_at DESC, id DESC LIMIT $4`
 
-// ListCharges returns the user's charges, newest first, optionally of one
-// mask, after the cursor position (a charge id; "" for the first page).
-func (m *Masks) ListCharges(ctx context.Context, userID, maskID, after string, limit int) ([]ChargeRow, error) {
-	rows, err := m.pool.Query(ctx, listChargesSQL, userID, maskID, after, limit)
+// ListCharges returns the user's charges, newest first by creation time
+// then id, optionally of one mask, after the cursor position (zero for the
+// first page).
+func (m *Masks) ListCharges(ctx context.Context, userID, maskID string, after schemas.Position, limit int) ([]ChargeRow, error) {
+	rows, err := m.pool.Query(ctx, listChargesSQL, userID, maskID, after.ID, limit, after.At)
 	if err != nil {
 		return nil, fmt.Errorf("list charges of %s: %w", userID, err)
 	}

@@ -72,7 +72,7 @@ func (s *Store) Key(ctx context.Context, id string) (KeyRow, error) {
 
 // Keys lists the user's keys, newest first.
 func (s *Store) Keys(ctx context.Context, userID string) ([]KeyRow, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM sign_keys WHERE user_id = $1 ORDER BY id DESC`, userID)
+	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM sign_keys WHERE user_id = $1 ORDER BY created_at DESC, id DESC`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list signing keys: %w", err)
 	}

@@ -112,14 +112,18 @@ func (a *Accounts) one(ctx context.Context, sql string, args ...any) (AccountRow
 }
 
 // The operations of an account are those it sent and those it received
-// (never both: a transfer to oneself is refused), newest first.
+// (never both: a transfer to oneself is refused), newest first by creation
+// time (microseconds) then id: ids are ksuids, whose time part has
+// one-second resolution.
 const (
 	operationsSQL = `
 SELECT ` + operationColumns + ` FROM (
-  (SELECT ` + operationColumns + ` FROM trade_operations WHERE from_account = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3)
+  (SELECT ` + operationColumns + ` FROM trade_operations WHERE from_account = $1 AND ($2 = '' OR (created_at, id) < ($4, $2))
+   ORDER BY created_at DESC, id DESC LIMIT $3)
   UNION ALL
-  (SELECT ` + operationColumns + ` FROM trade_operations WHERE to_account = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3)
-) o ORDER BY id DESC LIMIT $3`
+  (SELECT ` + operationColumns + ` FROM trade_operations WHERE to_account = $1 AND ($2 = '' OR (created_at, id) < ($4, $2))
+   ORDER BY created_at DESC, id DESC LIMIT $3)
+) o ORDER BY created_at DESC, id DESC LIMIT $3`
 	countOperationsSQL = `
 SELECT (SELECT count(*) FROM trade_operations WHERE from_account = $1)
      + (SELECT count(*) FROM trade_operations WHERE to_account = $1)`
@@ -127,13 +131,13 @@ SELECT (SELECT count(*) FROM trade_operations WHERE from_account = $1)
 SELECT ` + operationColumns + ` FROM trade_operations WHERE from_account = $1
 UNION ALL
 SELECT ` + operationColumns + ` FROM trade_operations WHERE to_account = $1
-ORDER BY id DESC`
+ORDER BY created_at DESC, id DESC`
 )
 
 // Operations returns up to limit operations of the account older than the
-// operation id after ("" from the newest), newest first.
-func (a *Accounts) Operations(ctx context.Context, accountID, after string, limit int) ([]OperationRow, error) {
-	rows, err := a.pool.Query(ctx, operationsSQL, accountID, after, limit)
+// position after (zero: from the newest), newest first.
+func (a *Accounts) Operations(ctx context.Context, accountID string, after schemas.Position, limit int) ([]OperationRow, error) {
+	rows, err := a.pool.Query(ctx, operationsSQL, accountID, after.ID, limit, after.At)
 	if err != nil {
 		return nil, fmt.Errorf("list trade operations: %w", err)
 	}

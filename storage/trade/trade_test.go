@@ -75,7 +75,7 @@ func TestAccountsAndOperations(t *testing.T) {
 	}
 	// Paging walks every operation of a once, newest first.
 	var seen []string
-	after := ""
+	var after schemas.Position
 	for {
 		page, err := accs.Operations(ctx, a.ID, after, 4)
 		if err != nil {
@@ -87,7 +87,7 @@ func TestAccountsAndOperations(t *testing.T) {
 		if len(page) < 4 {
 			break
 		}
-		after = page[len(page)-1].ID
+		after = schemas.Position{At: page[len(page)-1].CreatedAt, ID: page[len(page)-1].ID}
 	}
 	if len(seen) != 6 {
 		t.Fatalf("paged %d operations", len(seen))

@@ -30,12 +30,15 @@ var ErrLimit = errors.New("subscription limit reached")
 // Subscription is one endpoint that receives signed deliveries. Events nil
 // means all events.
 type Subscription struct {
-	ID        string
-	UserID    string
-	URL       string
-	Secret    string
-	Events    []string
-	Primary   bool
+	ID      string
+	UserID  string
+	URL     string
+	Secret  string
+	Events  []string
+	Primary bool
+	// Enabled is false while the owner has paused the endpoint: no new
+	// deliveries are queued for it and queued ones wait.
+	Enabled   bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -61,6 +64,8 @@ type Delivery struct {
 	LastStatusCode *int
 	LastError      string
 	NextAttemptAt  *time.Time
+	// LastDurationMs is how long the last attempt took; nil before one.
+	LastDurationMs *int
 	CreatedAt      time.Time
 }
 
@@ -72,11 +77,11 @@ type Store struct {
 // NewStore builds the repository.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-const subColumns = `id, user_id, url, secret, events, is_primary, created_at, updated_at`
+const subColumns = `id, user_id, url, secret, events, is_primary, enabled, created_at, updated_at`
 
 func scanSub(row pgx.Row) (Subscription, error) {
 	var s Subscription
-	err := row.Scan(&s.ID, &s.UserID, &s.URL, &s.Secret, &s.Events, &s.Primary, &s.CreatedAt, &s.UpdatedAt)
+	err := row.Scan(&s.ID, &s.UserID, &s.URL, &s.Secret, &s.Events, &s.Primary, &s.Enabled, &s.CreatedAt, &s.UpdatedAt)
 	return s, err
 }
 
@@ -84,7 +89,7 @@ const savePrimarySQL = `
 INSERT INTO webhook_subscriptions (id, user_id, url, secret, events, is_primary, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, true, $6, $6)
 ON CONFLICT (user_id) WHERE is_primary DO UPDATE
-SET url = EXCLUDED.url, secret = EXCLUDED.secret, events = EXCLUDED.events, updated_at = EXCLUDED.updated_at
+SET url = EXCLUDED.url, secret = EXCLUDED.secret, events = EXCLUDED.events, enabled = true, updated_at = EXCLUDED.updated_at
 RETURNING ` + subColumns + `, (xmax = 0) AS inserted`
 
 // SavePrimary creates the user's primary subscription, or replaces its url,
@@ -92,7 +97,7 @@ RETURNING ` + subColumns + `, (xmax = 0) AS inserted`
 // which happened.
 func (s *Store) SavePrimary(ctx context.Context, sub Subscription) (saved Subscription, created bool, err error) {
 	err = s.pool.QueryRow(ctx, savePrimarySQL, sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt).
-		Scan(&saved.ID, &saved.UserID, &saved.URL, &saved.Secret, &saved.Events, &saved.Primary,
+		Scan(&saved.ID, &saved.UserID, &saved.URL, &saved.Secret, &saved.Events, &saved.Primary, &saved.Enabled,
 			&saved.CreatedAt, &saved.UpdatedAt, &created)
 	if err != nil {
 		return Subscription{}, false, fmt.Errorf("save primary webhook of %s: %w", sub.UserID, postgres.Translate(err))
@@ -153,13 +158,14 @@ type Candidate struct {
 
 const candidatesSQL = `
 WITH admins AS (SELECT id FROM users WHERE lower(email) = ANY($2) AND email_verified_at IS NOT NULL)
-SELECT s.id, s.user_id, s.url, '', s.events, s.is_primary, s.created_at, s.updated_at,
+SELECT s.id, s.user_id, s.url, '', s.events, s.is_primary, s.enabled, s.created_at, s.updated_at,
        s.user_id IN (SELECT id FROM admins)
 FROM webhook_subscriptions s
-WHERE s.user_id = ANY($1) OR s.user_id IN (SELECT id FROM admins)`
+WHERE s.enabled AND (s.user_id = ANY($1) OR s.user_id IN (SELECT id FROM admins))`
 
-// Candidates returns the subscriptions owned by any of userIDs or by a user
-// whose (lower-cased) e-mail is in adminEmails. Secrets are left empty.
+// Candidates returns the enabled subscriptions owned by any of userIDs or by
+// a user whose (lower-cased) e-mail is in adminEmails. Secrets are left
+// empty.
 func (s *Store) Candidates(ctx context.Context, userIDs, adminEmails []string) ([]Candidate, error) {
 	rows, err := s.pool.Query(ctx, candidatesSQL, userIDs, adminEmails)
 	if err != nil {
@@ -169,7 +175,7 @@ func (s *Store) Candidates(ctx context.Context, userIDs, adminEmails []string) (
 	var out []Candidate
 	for rows.Next() {
 		var c Candidate
-		if err := rows.Scan(&c.ID, &c.UserID, &c.URL, &c.Secret, &c.Events, &c.Primary, &c.CreatedAt, &c.UpdatedAt, &c.Admin); err != nil {
+		if err := rows.Scan(&c.ID, &c.UserID, &c.URL, &c.Secret, &c.Events, &c.Primary, &c.Enabled, &c.CreatedAt, &c.UpdatedAt, &c.Admin); err != nil {
 			return nil, fmt.Errorf("scan webhook candidate: %w", err)
 		}
 		out = append(out, c)
@@ -341,6 +347,7 @@ WITH ranked AS (
            row_number() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, id) AS rn
     FROM webhook_deliveries
     WHERE status IN ('pending', 'failed') AND next_attempt_at <= $1 AND NOT (subscription_id = ANY($4))
+      AND subscription_id NOT IN (SELECT id FROM webhook_subscriptions WHERE NOT enabled)
 ), due AS (
     SELECT d.id FROM webhook_deliveries d
     WHERE d.id IN (SELECT id FROM ranked WHERE rn <= $3)
@@ -385,10 +392,12 @@ func (s *Store) ClaimDue(ctx context.Context, c Claim) ([]Job, error) {
 
 // Result is the state a delivery moves to after an attempt.
 type Result struct {
-	Status        string
-	Attempts      int
-	StatusCode    int // 0 when no HTTP answer came
-	Error         string
+	Status     string
+	Attempts   int
+	StatusCode int // 0 when no HTTP answer came
+	Error      string
+	// Duration is how long the attempt took.
+	Duration      time.Duration
 	NextAttemptAt *time.Time
 	At            time.Time
 }
@@ -410,8 +419,9 @@ func (s *Store) Finish(ctx context.Context, id, token string, r Result) (bool, e
 		tag, err := tx.Exec(ctx, `
 UPDATE webhook_deliveries
 SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, next_attempt_at = $7,
-    claim_token = NULL, delivered_at = COALESCE($8, delivered_at), updated_at = $9
-WHERE id = $1 AND claim_token = $2`, id, token, r.Status, r.Attempts, code, r.Error, r.NextAttemptAt, deliveredAt, r.At)
+    claim_token = NULL, delivered_at = COALESCE($8, delivered_at), updated_at = $9, last_duration_ms = $10
+WHERE id = $1 AND claim_token = $2`, id, token, r.Status, r.Attempts, code, r.Error, r.NextAttemptAt, deliveredAt, r.At,
+			r.Duration.Milliseconds())
 		if err != nil || tag.RowsAffected() != 1 {
 			return err
 		}
@@ -429,30 +439,33 @@ WHERE id = $1 AND claim_token = $2`, id, token, r.Status, r.Attempts, code, r.Er
 }
 
 const deliveryColumns = `d.id, d.subscription_id, d.event_id, e.type, d.status, d.attempts,
-       d.last_status_code, d.last_error, d.next_attempt_at, d.created_at`
+       d.last_status_code, d.last_error, d.next_attempt_at, d.last_duration_ms, d.created_at`
 
 func scanDelivery(row pgx.Row) (Delivery, error) {
 	var d Delivery
 	err := row.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.Type, &d.Status, &d.Attempts,
-		&d.LastStatusCode, &d.LastError, &d.NextAttemptAt, &d.CreatedAt)
+		&d.LastStatusCode, &d.LastError, &d.NextAttemptAt, &d.LastDurationMs, &d.CreatedAt)
 	return d, err
 }
 
-// Filter selects deliveries for the admin log.
+// Filter selects deliveries for a delivery log.
 type Filter struct {
 	WebhookID string // empty: all
 	Status    string // empty: all
-	Before    string // a delivery id: only older ones (the cursor)
-	Limit     int
+	// Before is the cursor: only deliveries created before it (by creation
+	// time, then id). Zero: from the newest.
+	Before schemas.Position
+	Limit  int
 }
 
-// List returns deliveries newest first.
+// List returns deliveries newest first: by creation time, then id.
 func (s *Store) List(ctx context.Context, f Filter) ([]Delivery, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT `+deliveryColumns+`
 FROM webhook_deliveries d JOIN webhook_events e ON e.event_id = d.event_id
-WHERE ($1 = '' OR d.subscription_id = $1) AND ($2 = '' OR d.status = $2) AND ($3 = '' OR d.id < $3)
-ORDER BY d.id DESC LIMIT $4`, f.WebhookID, f.Status, f.Before, f.Limit)
+WHERE ($1 = '' OR d.subscription_id = $1) AND ($2 = '' OR d.status = $2)
+  AND ($3 = '' OR (d.created_at, d.id) < ($4, $3))
+ORDER BY d.created_at DESC, d.id DESC LIMIT $5`, f.WebhookID, f.Status, f.Before.ID, f.Before.At, f.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}

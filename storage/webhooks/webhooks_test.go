@@ -194,16 +194,17 @@ func TestDeliveryLifecycle(t *testing.T) {
 		t.Fatalf("claim after retry: %+v %v", jobs, err)
 	}
 
-	// Pagination: newest first, cursor = last id.
+	// Pagination: newest first, cursor = (creation time, id) of the last row.
+	pos := func(d webhooks.Delivery) schemas.Position { return schemas.Position{At: d.CreatedAt, ID: d.ID} }
 	p1, err := st.List(ctx, webhooks.Filter{Limit: 1})
 	if err != nil || len(p1) != 1 {
 		t.Fatal(err)
 	}
-	p2, err := st.List(ctx, webhooks.Filter{Limit: 1, Before: p1[0].ID})
-	if err != nil || len(p2) != 1 || p2[0].ID >= p1[0].ID {
+	p2, err := st.List(ctx, webhooks.Filter{Limit: 1, Before: pos(p1[0])})
+	if err != nil || len(p2) != 1 || p2[0].ID == p1[0].ID || p2[0].CreatedAt.After(p1[0].CreatedAt) {
 		t.Fatalf("second page %+v after %s: %v", p2, p1[0].ID, err)
 	}
-	if p3, err := st.List(ctx, webhooks.Filter{Limit: 1, Before: p2[0].ID}); err != nil || len(p3) != 0 {
+	if p3, err := st.List(ctx, webhooks.Filter{Limit: 1, Before: pos(p2[0])}); err != nil || len(p3) != 0 {
 		t.Fatalf("third page %+v %v", p3, err)
 	}
 }

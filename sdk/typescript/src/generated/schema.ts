@@ -844,6 +844,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/fiat/me/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-sent events of the events about the caller (what `platform webhooks listen` forwards) */
+        get: operations["getFiatMeEventsStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/fiat/me/webhook": {
         parameters: {
             query?: never;
@@ -860,7 +877,8 @@ export interface paths {
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
         post: operations["postFiatMeWebhook"];
-        delete?: never;
+        /** Delete the caller's primary webhook endpoint */
+        delete: operations["deleteFiatMeWebhook"];
         options?: never;
         head?: never;
         /**
@@ -870,6 +888,74 @@ export interface paths {
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
         patch: operations["patchFiatMeWebhook"];
+        trace?: never;
+    };
+    "/api/fiat/me/webhook/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Delivery log of the caller's primary webhook endpoint */
+        get: operations["getFiatMeWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/fiat/me/webhook/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Attempt a failed delivery of the primary endpoint again now */
+        post: operations["postFiatMeWebhookDeliveriesDeliveryIdRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/fiat/me/webhook/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signed webhook.test event to the primary endpoint */
+        post: operations["postFiatMeWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/fiat/me/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's webhook endpoints */
+        get: operations["getFiatMeWebhooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/fiat/merchant/authorizations": {
@@ -1336,6 +1422,76 @@ export interface paths {
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
         post: operations["postFiatWebhookSubs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/fiat/webhook-subs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the caller's webhook endpoints */
+        get: operations["getFiatWebhookSubsId"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint */
+        delete: operations["deleteFiatWebhookSubsId"];
+        options?: never;
+        head?: never;
+        /** Change a webhook endpoint: url, events, enabled, secret */
+        patch: operations["patchFiatWebhookSubsId"];
+        trace?: never;
+    };
+    "/api/fiat/webhook-subs/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Delivery log of one of the caller's webhook endpoints */
+        get: operations["getFiatWebhookSubsIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/fiat/webhook-subs/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Attempt a failed delivery again now */
+        post: operations["postFiatWebhookSubsIdDeliveriesDeliveryIdRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/fiat/webhook-subs/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signed webhook.test event to an endpoint */
+        post: operations["postFiatWebhookSubsIdTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2442,6 +2598,8 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description event types to receive (GET /api/platform/events); null for every event; left out: unchanged */
+        EventsPatch: string[] | null;
         FiatAlertResult: {
             error?: string;
             sent: boolean;
@@ -3326,6 +3484,17 @@ export interface components {
             name: string;
             tags: string[] | null;
         };
+        PatchEndpointRequest: {
+            /** @description false pauses the endpoint: no new deliveries, queued ones wait; true resumes it */
+            enabled?: boolean | null;
+            events?: components["schemas"]["EventsPatch"];
+            /** @description a new signing secret; null: the server mints a whsec_ secret and returns it once, in this answer; left out: unchanged */
+            secret?: string | null;
+            /** @description a new endpoint URL, checked as on create */
+            url?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         PayRequestRequest: {
             /** @description the caller's wallet that pays, in the request's currency */
             walletId: string;
@@ -3590,7 +3759,8 @@ export interface components {
         RotateRequest: {
             /** @description a subscription made with /webhook-subs; the primary endpoint when left out */
             id?: string;
-            secret: string;
+            /** @description the new secret; left out, the server mints a whsec_ secret and returns it once, in this answer */
+            secret?: string;
         } & {
             [key: string]: unknown;
         };
@@ -3602,8 +3772,8 @@ export interface components {
         SubscribeRequest: {
             /** @description event types to receive; left out for every event about the caller */
             events?: string[] | null;
-            /** @description signs every delivery; never returned */
-            secret: string;
+            /** @description signs every delivery; never returned. Left out: the server mints a whsec_ (Standard Webhooks) secret and returns it once, in this answer */
+            secret?: string;
             /**
              * Format: uri
              * @description absolute https URL whose host resolves only to public addresses (unless WEBHOOK_ALLOW_PRIVATE=1)
@@ -3676,6 +3846,8 @@ export interface components {
             eventId: string;
             /** @description ksuid (27 base62 characters) */
             id: string;
+            /** @description how long the last attempt took, in milliseconds */
+            lastDurationMs: number | null;
             lastError: string | null;
             /** @description the HTTP status of the last attempt */
             lastStatusCode: number | null;
@@ -3691,6 +3863,23 @@ export interface components {
             items: components["schemas"]["WebhookDelivery"][];
             nextCursor: string | null;
         };
+        WebhookEndpointPatched: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description false while paused: no deliveries are made */
+            enabled: boolean;
+            /** @description the event types it receives; null for all */
+            events: string[] | null;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @description the endpoint of /me/webhook */
+            primary: boolean;
+            /** @description the whsec_ secret the server minted; shown only in this answer */
+            secret?: string;
+            /** Format: date-time */
+            updatedAt: string;
+            url: string;
+        };
         /** @description A Stripe event, verified against Stripe-Signature before it is read. */
         WebhookRequest: {
             data?: components["schemas"]["WebhookData"];
@@ -3701,13 +3890,34 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        WebhookSubscription: {
+        WebhookSubscriptionDetail: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description false while paused: no deliveries are made */
+            enabled: boolean;
+            /** @description the event types it receives; null for all */
+            events: string[] | null;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @description the endpoint of /me/webhook */
+            primary: boolean;
+            /** Format: date-time */
+            updatedAt: string;
+            url: string;
+        };
+        WebhookSubscriptionDetailPage: {
+            items: components["schemas"]["WebhookSubscriptionDetail"][];
+            nextCursor: string | null;
+        };
+        WebhookSubscriptionMinted: {
             /** Format: date-time */
             createdAt: string;
             /** @description the event types it receives; null for all */
             events: string[] | null;
             /** @description ksuid (27 base62 characters) */
             id: string;
+            /** @description the whsec_ secret the server minted because none was sent; shown only in this answer */
+            secret?: string;
             url: string;
         };
         WithdrawRequest: {
@@ -8031,6 +8241,101 @@ export interface operations {
             };
         };
     };
+    getFiatMeEventsStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description resume after this event id */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one message per event about the caller: id the event id, event its type, data the delivery payload */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
     postFiatMeWebhook: {
         parameters: {
             query?: never;
@@ -8051,7 +8356,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookSubscription"];
+                    "application/json": components["schemas"]["WebhookSubscriptionMinted"];
                 };
             };
             /** @description the caller's first endpoint */
@@ -8060,7 +8365,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookSubscription"];
+                    "application/json": components["schemas"]["WebhookSubscriptionMinted"];
                 };
             };
             /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
@@ -8137,6 +8442,108 @@ export interface operations {
             };
         };
     };
+    deleteFiatMeWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted with its delivery log */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook subscription of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
     patchFiatMeWebhook: {
         parameters: {
             query?: never;
@@ -8145,7 +8552,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RotateRequest"];
             };
@@ -8157,7 +8564,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookSubscription"];
+                    "application/json": components["schemas"]["WebhookSubscriptionMinted"];
                 };
             };
             /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
@@ -8193,6 +8600,434 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getFiatMeWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description only deliveries in this status */
+                status?: "pending" | "failed" | "delivered" | "dead_letter";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deliveries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook subscription of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postFiatMeWebhookDeliveriesDeliveryIdRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description queued for an attempt now */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such delivery of the caller's endpoint */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: the delivery is pending or delivered */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postFiatMeWebhookTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the test delivery, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook subscription of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getFiatMeWebhooks: {
+        parameters: {
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the /me/webhook endpoint and every /webhook-subs subscription, newest first; secrets are never shown */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionDetailPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
                     };
                 };
             };
@@ -10890,7 +11725,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookSubscription"];
+                    "application/json": components["schemas"]["WebhookSubscriptionMinted"];
                 };
             };
             /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
@@ -10926,6 +11761,664 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "webhook_limit_reached";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getFiatWebhookSubsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the endpoint, without its secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionDetail"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook subscription of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    deleteFiatWebhookSubsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted with its delivery log */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook subscription of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    patchFiatWebhookSubsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description the endpoint; a new secret signs every attempt from now on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointPatched"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook subscription of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getFiatWebhookSubsIdDeliveries: {
+        parameters: {
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description only deliveries in this status */
+                status?: "pending" | "failed" | "delivered" | "dead_letter";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deliveries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook subscription of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postFiatWebhookSubsIdDeliveriesDeliveryIdRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description queued for an attempt now */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such delivery of the caller's endpoint */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state: the delivery is pending or delivered */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postFiatWebhookSubsIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the test delivery, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required";
+                    };
+                };
+            };
+            /** @description not_found: no such webhook subscription of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
                     };
                 };
             };

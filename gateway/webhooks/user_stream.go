@@ -1,0 +1,91 @@
+package webhooks
+
+import (
+	"bufio"
+	"context"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/topics"
+)
+
+// Audience tells whom an event record is about (consumers/webhooks.Audience,
+// wired in cmd/platform): the same rules that match subscriptions.
+type Audience interface {
+	Users(ctx context.Context, rec *kgo.Record) ([]string, error)
+}
+
+// myEventsRequest is the request of GET /me/events/stream.
+type myEventsRequest struct {
+	LastEventIDHeader string `header:"Last-Event-ID" json:"-" description:"resume after this event id"`
+}
+
+// myEvents serves GET /me/events/stream: server-sent events of the events
+// about the caller only (the events their subscriptions would receive,
+// without the fiat admins' everything), in the admin stream's format. The
+// token is taken from the Authorization header only. `platform webhooks
+// listen` reads it to forward deliveries to a local URL.
+func (h *Handlers) myEvents(c *fiber.Ctx, req *myEventsRequest) error {
+	p, _ := auth.User(c)
+	me := p.UserID
+	backlog, l := h.stream.Subscribe(req.LastEventIDHeader, 0)
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set(fiber.HeaderConnection, "keep-alive")
+	c.Set("X-Accel-Buffering", "no")
+	heartbeat := h.cfg.Heartbeat
+	shutdown := c.Context().Done()
+	aud := h.audience
+	mine := func(m topics.Message) bool {
+		rec := m.Record()
+		if rec == nil {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		users, err := aud.Users(ctx, rec)
+		if err != nil {
+			return false
+		}
+		for _, u := range users {
+			if u == me {
+				return true
+			}
+		}
+		return false
+	}
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer l.Close()
+		if _, err := w.WriteString("retry: 3000\n: connected\n\n"); err != nil || w.Flush() != nil {
+			return
+		}
+		for _, m := range backlog {
+			if mine(m) && writeMessage(w, m) != nil {
+				return
+			}
+		}
+		tick := time.NewTicker(heartbeat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-shutdown:
+				return
+			case m, ok := <-l.C:
+				if !ok {
+					return
+				}
+				if mine(m) && writeMessage(w, m) != nil {
+					return
+				}
+			case <-tick.C:
+				if _, err := w.WriteString(": heartbeat\n\n"); err != nil || w.Flush() != nil {
+					return
+				}
+			}
+		}
+	})
+	return nil
+}
