@@ -87,13 +87,13 @@ bench-soak: stack build
 	bin/bench -duration 10m -rounds 1 -baselines none -soak -deposit 100000000 $(BENCH_ARGS)
 
 # The TypeScript SDK (sdk/typescript): regenerates src/generated from the
-# document the binary serves (a fresh platform on the local stack prints its
-# /api/openapi.json; `make stack` first). e2e TestSDK fails when the
+# complete document the binary serves (a fresh platform on the local stack
+# prints its /api/platform/openapi.full.json; `make stack` first). e2e TestSDK fails when the
 # committed files are stale.
 sdk: build
 	cd sdk/typescript && npm ci --prefer-offline --no-audit --no-fund
 	@doc=$$(mktemp --suffix=.json); trap 'rm -f $$doc' EXIT; \
-	$(GO) run ./e2e/openapidoc -o $$doc && \
+	$(GO) run ./e2e/openapidoc -full -o $$doc && \
 	(cd sdk/typescript && node scripts/generate.mjs $$doc src/generated)
 
 # The Redoc bundle of the /docs page, vendored into the binary

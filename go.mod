@@ -34,6 +34,7 @@ require (
 	github.com/oasdiff/yaml3 v0.0.14 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/swaggest/refl v1.3.1 // indirect
+	github.com/yuin/goldmark v1.8.7 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
 

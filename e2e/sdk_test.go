@@ -8,50 +8,30 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/fintech/platform/e2e/harness"
 )
 
 // sdkDir is the TypeScript SDK's package, from this package's directory.
 const sdkDir = "../sdk/typescript"
 
-// sdkTool finds node or npm; without them the test fails (`make test`
-// machines have Node 20).
-func sdkTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("the SDK test needs %s (Node.js 20 and npm): %v", name, err)
-	}
-	return p
-}
-
 // sdkRun runs a command in the SDK's directory and fails the test with its
 // output when it fails.
 func sdkRun(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(sdkTool(t, name), args...)
-	cmd.Dir = sdkDir
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
-	}
-	t.Logf("%s %s: %s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-	return out.String()
+	return runIn(t, sdkDir, env, name, args...)
 }
 
 // TestSDK checks the committed TypeScript SDK: its generated types match the
-// document the binary serves, and a test compiled with `tsc --strict` drives
-// register → deposit (signed processor webhook) → transfer → history through
-// it against the real platform.
+// document the binary serves, its unit tests pass, and a user's program
+// over the packed tarball, compiled with `tsc --strict`, uses every helper
+// against the real platform.
 func TestSDK(t *testing.T) {
 	p := shared(t)
-	// npm ci installs exactly package-lock.json (from the npm cache when it
-	// has the packages).
-	sdkRun(t, nil, "npm", "ci", "--prefer-offline", "--no-audit", "--no-fund")
+	sdkUserProject(t, "sdkapp") // npm ci, pack and install, once per process
 
 	t.Run("the index names the package", func(t *testing.T) {
 		raw, err := os.ReadFile(filepath.Join(sdkDir, "package.json"))
@@ -76,9 +56,9 @@ func TestSDK(t *testing.T) {
 	})
 
 	t.Run("generated types are current", func(t *testing.T) {
-		doc := p.Get(t, "/api/openapi.json", "")
+		doc := p.Get(t, "/api/platform/openapi.full.json", "")
 		if doc.Status != 200 {
-			t.Fatalf("/api/openapi.json: %d %.300s", doc.Status, doc.Body)
+			t.Fatalf("/api/platform/openapi.full.json: %d %.300s", doc.Status, doc.Body)
 		}
 		dir := t.TempDir()
 		docFile := filepath.Join(dir, "openapi.json")
@@ -102,16 +82,164 @@ func TestSDK(t *testing.T) {
 		}
 	})
 
-	t.Run("register deposit transfer history", func(t *testing.T) {
-		sdkRun(t, nil, "npx", "--no-install", "tsc", "--strict", "-p", "tsconfig.json")
-		out := sdkRun(t, []string{"PLATFORM_URL=" + p.BaseURL, "PROCESSOR_WEBHOOK_SECRET=" + fiatSecret(t, p)},
-			"node", "dist/test/flow.test.js")
-		for _, want := range []string{"ok retries503", "ok flow"} {
+	t.Run("unit tests", func(t *testing.T) {
+		out := sdkRun(t, nil, "npm", "test")
+		if !strings.Contains(out, "ok unit") {
+			t.Errorf("the SDK's unit tests did not report ok:\n%s", out)
+		}
+	})
+
+	t.Run("npm install of the directory", func(t *testing.T) {
+		// npm links the directory and runs its prepare script, which
+		// builds dist/; the project then imports every helper.
+		sdkAbs, err := filepath.Abs(sdkDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		app := t.TempDir()
+		runIn(t, app, nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", sdkAbs)
+		script := `import * as sdk from "@fintech-platform/sdk";
+for (const name of ["createClient", "paginate", "verifyWebhook", "streamEvents", "PlatformError"]) {
+  if (typeof sdk[name] !== "function") throw new Error(name + " is not exported");
+}
+console.log("ok imports");`
+		if err := os.WriteFile(filepath.Join(app, "check.mjs"), []byte(script), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out := runIn(t, app, nil, "node", "check.mjs"); !strings.Contains(out, "ok imports") {
+			t.Errorf("the linked package: %s", out)
+		}
+	})
+
+	t.Run("a user's strict program over the packed tarball", func(t *testing.T) {
+		admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+		verified := p.Register(t, "sdk-verified")
+		p.VerifyEmail(t, verified)
+		app := sdkUserProject(t, "sdkapp", "main.ts", "tsconfig.json", "package.json")
+		// The SDK's own TypeScript compiler and Node types (npm ci above)
+		// compile the program: the project holds only the tarball.
+		sdkCompile(t, app)
+		out := runIn(t, app, []string{"PLATFORM_URL=" + p.BaseURL, "FIAT_ADMIN_TOKEN=" + admin.Token, "VERIFIED_TOKEN=" + verified.Token}, "node", "dist/main.js")
+		for _, want := range []string{"ok transfer", "ok errors", "ok paginate 250", "ok webhook verified",
+			"ok sse three events across a drop", "ok sse resume", "ok modules", "ok all"} {
 			if !strings.Contains(out, want) {
-				t.Errorf("the TypeScript test did not report %q:\n%s", want, out)
+				t.Errorf("the program did not report %q:\n%s", want, out)
 			}
 		}
 	})
+}
+
+// sdkPacked is the SDK as a user installs it, once per test process: npm
+// ci in sdk/typescript, `npm pack` (its prepack builds dist/), and the
+// tarball installed into an empty project.
+var sdkPacked struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// sdkUserProject returns a new directory inside the project holding the
+// installed tarball, with the given files of e2e/testdata/sdkapp: what a
+// user has after `npm install <tarball>`.
+func sdkUserProject(t *testing.T, sub string, files ...string) string {
+	t.Helper()
+	sdkPacked.once.Do(func() { sdkPacked.dir, sdkPacked.err = packAndInstall() })
+	if sdkPacked.err != nil {
+		t.Fatal(sdkPacked.err)
+	}
+	app := filepath.Join(sdkPacked.dir, sub)
+	if err := os.MkdirAll(app, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join("testdata", "sdkapp", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(app, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return app
+}
+
+func packAndInstall() (string, error) {
+	// npm ci installs exactly package-lock.json (from the npm cache when it
+	// has the packages); npm pack builds.
+	if _, err := runCmd(sdkDir, nil, "npm", "ci", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund"); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "sdk-user-")
+	if err != nil {
+		return "", err
+	}
+	processCleanups = append(processCleanups, func() { os.RemoveAll(dir) })
+	out, err := runCmd(sdkDir, nil, "npm", "pack", "--json", "--pack-destination", dir)
+	if err != nil {
+		return "", err
+	}
+	var packed []struct {
+		Filename string `json:"filename"`
+		Files    []struct {
+			Path string `json:"path"`
+		} `json:"files"`
+	}
+	if i := strings.Index(out, "["); i < 0 || json.Unmarshal([]byte(out[i:]), &packed) != nil || len(packed) != 1 {
+		return "", fmt.Errorf("npm pack --json: %s", out)
+	}
+	var hasDist bool
+	for _, f := range packed[0].Files {
+		hasDist = hasDist || f.Path == "dist/index.js"
+	}
+	if !hasDist {
+		return "", fmt.Errorf("the tarball has no dist/index.js: %+v", packed[0].Files)
+	}
+	_, err = runCmd(dir, nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", filepath.Join(dir, packed[0].Filename))
+	return dir, err
+}
+
+// sdkCompile compiles the project in dir with `tsc --strict`, using the
+// SDK's own TypeScript compiler and Node types (its npm ci), so the project
+// holds nothing but what a user installs.
+func sdkCompile(t *testing.T, dir string) {
+	t.Helper()
+	sdkAbs, err := filepath.Abs(sdkDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsc := filepath.Join(sdkAbs, "node_modules", "typescript", "bin", "tsc")
+	runIn(t, dir, nil, "node", tsc, "--strict", "-p", "tsconfig.json",
+		"--typeRoots", filepath.Join(sdkAbs, "node_modules", "@types"), "--types", "node")
+}
+
+// runIn runs a command in dir and fails the test with its output when it
+// fails.
+func runIn(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	start := time.Now()
+	out, err := runCmd(dir, env, name, args...)
+	t.Logf("%s %s: %s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// runCmd runs a command in dir; its error carries the output.
+func runCmd(dir string, env []string, name string, args ...string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is needed (Node.js 20 and npm): %w", name, err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out.String())
+	}
+	return out.String(), nil
 }
 
 // firstDifference describes the first line where the generated and the

@@ -140,6 +140,7 @@ type loaded struct {
 func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, writes *pgx.Batch) ([]pipeline.Outcome, error) {
 	out := make([]pipeline.Outcome, len(fresh))
 	j := 0
+	base := l.b.now
 	for i, c := range fresh {
 		for j < len(l.cmds) && l.cmds[j].id != c.Env.ID {
 			j++
@@ -147,8 +148,13 @@ func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, writes *pgx
 		if j == len(l.cmds) {
 			return nil, fmt.Errorf("command %s was not loaded", c.Env.ID)
 		}
+		// Each command of the batch is stamped a microsecond after the one
+		// before it, so newest-first lists (created_at, then id) keep the
+		// order commands were applied in, within one batch too.
+		l.b.now = base.Add(time.Duration(i) * time.Microsecond)
 		out[i] = l.cmds[j].cmd.decide(l.b, c.Env)
 	}
+	l.b.now = base
 	l.b.queueWrites(writes)
 	return out, nil
 }

@@ -391,3 +391,41 @@ func TestApplyCaps(t *testing.T) {
 		t.Fatalf("after KYC = %v", got)
 	}
 }
+
+// TestBatchStampsCommandsInOrder: the transfers of one batch are stamped a
+// microsecond apart in the order they were applied, so a newest-first list
+// (created_at, then id) shows them in that order although their ksuids
+// share a second.
+func TestBatchStampsCommandsInOrder(t *testing.T) {
+	pool, _ := pgtest.NewDB(t)
+	ctx := context.Background()
+	a := fund(t, pool, "ua", 1_000_000)
+	b := fund(t, pool, "ub", 0)
+	h, err := cfiat.NewHandler(caps, time.Now, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []pipeline.Command
+	for i := 0; i < 20; i++ {
+		cmds = append(cmds, transferCmd(t, a, b, "ua", "ub", int64(100+i)))
+	}
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := h.Apply(ctx, tx, cmds)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT amount FROM fiat_transactions WHERE kind = 'transfer' ORDER BY created_at DESC, id DESC`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	amounts, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(amounts) != 20 {
+		t.Fatalf("%d transfers listed: %v", len(amounts), err)
+	}
+	for i, amount := range amounts {
+		if want := int64(100 + 19 - i); amount != want {
+			t.Fatalf("newest first, position %d: amount %d, want %d (all %v)", i, amount, want, amounts)
+		}
+	}
+}

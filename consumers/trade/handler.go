@@ -120,8 +120,11 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 	}
 
 	outcomes := make([]pipeline.Outcome, len(cmds))
+	base := b.now
 	for i, c := range cmds {
 		var err error
+		// A microsecond apart: newest-first lists keep the applied order within one batch.
+		b.now = base.Add(time.Duration(i) * time.Microsecond)
 		switch p := ps[i]; {
 		case p.bad != nil:
 			outcomes[i] = pipeline.Unreadable(p.bad.Error())

@@ -58,9 +58,10 @@ var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Fintech platform API reference</title>
 <link rel="icon" href="data:,">
-<style nonce="{{.Nonce}}">body { margin: 0; }</style>
+<style nonce="{{.Nonce}}">body { margin: 0; } a.guides { position: fixed; top: 8px; right: 16px; z-index: 10; padding: 4px 10px; border-radius: 4px; background: #32329f; color: #fff; font: 14px system-ui, sans-serif; text-decoration: none; }</style>
 </head>
 <body>
+<a class="guides" href="/docs/guides">Guides</a>
 <div id="redoc"></div>
 <script nonce="{{.Nonce}}" src="{{.Script}}"></script>
 <script nonce="{{.Nonce}}">

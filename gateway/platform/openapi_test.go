@@ -44,7 +44,7 @@ func TestOpenAPI(t *testing.T) {
 	doc := servertest.Document(t, s, SlicePath)
 	paths := doc["paths"].(map[string]any)
 	for _, p := range []string{"/api/platform/version", "/api/platform/health", "/api/platform/openapi.json",
-		"/api/platform/slice.json", "/api/openapi.json", CompletePath, "/docs", redocPath} {
+		"/api/platform/slice.json", "/api/openapi.json", CompletePath, "/docs", redocPath, GuidesPath, GuidesPath + "/{slug}"} {
 		op, ok := paths[p].(map[string]any)["get"].(map[string]any)
 		if !ok {
 			t.Fatalf("slice lacks GET %s: %v", p, paths)
@@ -56,7 +56,7 @@ func TestOpenAPI(t *testing.T) {
 			t.Errorf("%s tags = %v", p, tags)
 		}
 	}
-	if len(paths) != 8 {
+	if len(paths) != 10 {
 		t.Errorf("paths = %v", paths)
 	}
 	page := paths["/docs"].(map[string]any)["get"].(map[string]any)["responses"].(map[string]any)["200"].(map[string]any)

@@ -143,6 +143,7 @@ func (h *Handlers) Register(r server.Router) {
 		Responses: []server.Response{server.Answers(http.StatusOK, "the merged slices of the fintech modules", FullDocument{})},
 	})
 	registerDocs(r)
+	registerGuides(r)
 }
 
 // full answers /api/openapi.json: the slices the fintech modules serve, as

@@ -1,0 +1,193 @@
+// The client's own guarantees, against a fake fetch: retries with one
+// Idempotency-Key, answers read by Content-Type, PlatformError, webhook
+// verification and stream resumption. `npm test` runs it (e2e/sdk_test.go
+// too); the e2e program in e2e/testdata/sdkapp drives the real platform.
+import assert from "node:assert/strict";
+
+import { Webhook } from "standardwebhooks";
+
+import { createClient, PlatformError, streamEvents, verifyWebhook, WebhookVerificationError, type FetchLike } from "../src/index.js";
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+
+async function retries(): Promise<void> {
+  const keys: string[] = [];
+  const bodies: string[] = [];
+  const answers: (() => Response)[] = [
+    () => json(503, { error: "unavailable", message: "try again" }, { "Retry-After": "0" }),
+    () => {
+      throw new TypeError("fetch failed");
+    },
+    () => json(429, { error: "rate_limited", message: "slow down" }, { "Retry-After": "0" }),
+    () => json(200, { transactionId: "tx1" }),
+  ];
+  const fake: FetchLike = async (req) => {
+    keys.push(req.headers.get("Idempotency-Key") ?? "");
+    bodies.push(await req.text());
+    assert.equal(req.headers.get("Authorization"), "Bearer t0ken");
+    return answers.shift()!();
+  };
+  const client = createClient({ baseUrl: "http://platform.invalid/", token: "t0ken", maxRetries: 3, retryDelayMs: 1, fetch: fake });
+  const tx = await client.POST("/api/fiat/transfer", { body: { fromWalletId: "w1", toEmail: "b@example.com", amountKzt: 5 } });
+  assert.equal(tx.transactionId, "tx1");
+  assert.equal(keys.length, 4);
+  assert.match(keys[0]!, /^[0-9a-f-]{36}$/, "no Idempotency-Key on a write");
+  assert.equal(new Set(keys).size, 1, "retries changed the Idempotency-Key");
+  assert.equal(new Set(bodies).size, 1, "retries changed the body");
+
+  // At most maxRetries (default 2) retries, then the 503 is the error.
+  let calls = 0;
+  const down = createClient({
+    baseUrl: "http://platform.invalid",
+    retryDelayMs: 1,
+    fetch: async () => {
+      calls++;
+      return json(503, { error: "unavailable", message: "down" }, { "X-Request-Id": "req-1" });
+    },
+  });
+  await assert.rejects(down.POST("/api/fiat/wallets", { body: { currency: "KZT" } }), (err) => {
+    assert.ok(err instanceof PlatformError);
+    assert.equal(err.status, 503);
+    assert.equal(err.code, "unavailable");
+    assert.equal(err.requestId, "req-1");
+    return true;
+  });
+  assert.equal(calls, 3);
+
+  // A read carries no key; the caller's own key is kept.
+  const seen: (string | null)[] = [];
+  const echo = createClient({
+    baseUrl: "http://platform.invalid",
+    fetch: async (req) => {
+      seen.push(req.headers.get("Idempotency-Key"));
+      return json(200, { items: [], nextCursor: null });
+    },
+  });
+  await echo.GET("/api/fiat/wallets");
+  await echo.POST("/api/fiat/wallets", { body: { currency: "KZT" }, headers: { "Idempotency-Key": "mine" } });
+  assert.deepEqual(seen, [null, "mine"]);
+  console.log("ok retries");
+}
+
+async function bodies(): Promise<void> {
+  const answers: Record<string, Response> = {};
+  const client = createClient({
+    baseUrl: "http://platform.invalid",
+    maxRetries: 0,
+    fetch: async (req) => answers[new URL(req.url).pathname]!,
+  });
+  answers["/api/fiat/checkout/s1"] = new Response("<!doctype html><html></html>", { headers: { "Content-Type": "text/html; charset=utf-8" } });
+  assert.equal(await client.GET("/api/fiat/checkout/{sessionId}", { params: { path: { sessionId: "s1" } } }), "<!doctype html><html></html>");
+  answers["/api/fiat/transactions.csv"] = new Response("id,amount\n", { headers: { "Content-Type": "text/csv" } });
+  assert.equal(await client.GET("/api/fiat/transactions.csv"), "id,amount\n");
+  // A PDF (or anything not text) is bytes.
+  answers["/api/fiat/wallets"] = new Response(new Uint8Array([37, 80, 68, 70]), { headers: { "Content-Type": "application/pdf" } });
+  const pdf: unknown = await client.GET("/api/fiat/wallets");
+  assert.ok(pdf instanceof Uint8Array && pdf.length === 4);
+  // JSON that is not JSON is text, not a parse error.
+  answers["/api/auth/me"] = new Response("<html>proxy</html>", { headers: { "Content-Type": "application/json" } });
+  assert.equal(await client.GET("/api/auth/me"), "<html>proxy</html>");
+  // An HTML error page is a PlatformError with the status as code.
+  answers["/api/gov/proposals"] = new Response("<html>Bad gateway</html>", { status: 502, headers: { "Content-Type": "text/html" } });
+  await assert.rejects(client.GET("/api/gov/proposals"), (err) => err instanceof PlatformError && err.code === "http_502" && err.status === 502);
+  // A validation failure keeps its fields.
+  answers["/api/fiat/transfer"] = json(422, { error: "validation_failed", message: "invalid", fields: { toEmail: "must be an e-mail" } });
+  await assert.rejects(client.POST("/api/fiat/transfer", { body: { fromWalletId: "w", toEmail: "x" } }), (err) => {
+    const e = PlatformError.of(err, "POST", "/api/fiat/transfer");
+    assert.ok(e);
+    assert.equal(e.code, "validation_failed");
+    assert.deepEqual(e.fields, { toEmail: "must be an e-mail" });
+    return true;
+  });
+  // The event stream is not read as a body.
+  answers["/api/fiat/admin/events"] = new Response("retry: 10\n\n", { headers: { "Content-Type": "text/event-stream" } });
+  await assert.rejects(client.GET("/api/fiat/admin/events"), /streamEvents/);
+  console.log("ok bodies");
+}
+
+function webhooks(): void {
+  const body = JSON.stringify({ id: "evt1", type: "transfer.completed", module: "fiat", sentAt: "2026-01-01T00:00:00.000Z", data: { txId: "t1" } });
+  const sign = (key: Uint8Array) => {
+    const id = "evt1";
+    const now = new Date();
+    return {
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+      "webhook-signature": new Webhook(key, { format: "raw" }).sign(id, now, body),
+    };
+  };
+  // A secret someone chose signs with its own bytes (the platform's endpoint secrets).
+  const chosen = "my-endpoint-secret-0123456789";
+  const h1 = sign(new TextEncoder().encode(chosen));
+  assert.equal(verifyWebhook<{ txId: string }>(chosen, body, h1).data.txId, "t1");
+  assert.equal(verifyWebhook(chosen, new TextEncoder().encode(body), new Headers(h1)).id, "evt1");
+  // A whsec_ secret is the key it encodes…
+  const key = new Uint8Array(24).map((_, i) => i * 7);
+  const whsec = `whsec_${Buffer.from(key).toString("base64")}`;
+  assert.equal(verifyWebhook(whsec, body, sign(key)).type, "transfer.completed");
+  // …or, chosen as a string that merely looks like one, its own bytes.
+  assert.equal(verifyWebhook(whsec, body, sign(new TextEncoder().encode(whsec))).type, "transfer.completed");
+  assert.throws(() => verifyWebhook(chosen, body.replace("t1", "t2"), h1), WebhookVerificationError);
+  assert.throws(() => verifyWebhook("another-secret-0123456789", body, h1), WebhookVerificationError);
+  assert.throws(() => verifyWebhook(chosen, body, {}), WebhookVerificationError);
+  assert.throws(() => verifyWebhook(`${whsec}x`, body, sign(key)), WebhookVerificationError);
+  console.log("ok webhooks");
+}
+
+async function stream(): Promise<void> {
+  const msg = (id: string) => `id: ${id}\nevent: transfer.completed\ndata: {"id":"${id}","type":"transfer.completed","module":"fiat","sentAt":"x","data":{}}\n\n`;
+  const lastIds: (string | null)[] = [];
+  let connection = 0;
+  const fake: FetchLike = async (req) => {
+    lastIds.push(req.headers.get("Last-Event-ID"));
+    assert.equal(req.headers.get("Authorization"), "Bearer adm1n");
+    connection++;
+    const enc = new TextEncoder();
+    if (connection === 1) {
+      // a, b, then the connection drops mid-message
+      let step = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(ctrl) {
+          step++;
+          if (step === 1) ctrl.enqueue(enc.encode(`retry: 5\n: connected\n\n${msg("a")}${msg("b")}id: c\nevent: tr`));
+          else ctrl.error(new Error("reset"));
+        },
+      });
+      return new Response(body, { headers: { "Content-Type": "text/event-stream" } });
+    }
+    if (connection === 2) {
+      return json(503, { error: "unavailable", message: "restarting" });
+    }
+    // The server resumes after b; it repeats b here, which the SDK drops.
+    return new Response(`${msg("b")}${msg("c")}${msg("d")}`, { headers: { "Content-Type": "text/event-stream" } });
+  };
+  const client = createClient({ baseUrl: "http://platform.invalid", token: "adm1n", fetch: fake });
+  const got: string[] = [];
+  for await (const m of streamEvents(client, "/api/fiat/admin/events", { lastEventId: "start" })) {
+    got.push(m.id);
+    assert.equal(m.event?.id, m.id);
+    if (got.length === 4) {
+      break;
+    }
+  }
+  assert.deepEqual(got, ["a", "b", "c", "d"]);
+  assert.deepEqual(lastIds, ["start", "b", "b"]);
+
+  const denied = createClient({ baseUrl: "http://platform.invalid", fetch: async () => json(403, { error: "forbidden", message: "admins only" }) });
+  await assert.rejects(
+    (async () => {
+      for await (const _ of streamEvents(denied, "/api/fiat/admin/events")) {
+        // unreachable
+      }
+    })(),
+    (err) => err instanceof PlatformError && err.code === "forbidden",
+  );
+  console.log("ok stream");
+}
+
+await retries();
+await bodies();
+webhooks();
+await stream();
+console.log("ok unit");
