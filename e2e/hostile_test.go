@@ -183,7 +183,7 @@ func paramKind(path string) string {
 // sessions, KYC submissions, payouts, merchant keys and authorizations,
 // merchant charges, payment requests, masks, ledger entries, signing keys, proposals,
 // campaigns, artifacts, projects, vacancies, employers, partner keys, a
-// parked DLQ record, a webhook endpoint and a delivery of it.
+// parked DLQ record, a webhook endpoint and a delivery of it (and a guide).
 func hostileResources(t *testing.T, p *harness.Platform) (harness.User, map[string][]string) {
 	t.Helper()
 	u, merchant := p.Register(t, "hostile"), p.Register(t, "hostile-merchant")
@@ -245,6 +245,7 @@ func hostileResources(t *testing.T, p *harness.Platform) (harness.User, map[stri
 		"partner-keys": {partnerKey},
 		"dlq":          {parked},
 		"webhook-subs": {sub},
+		"guides":       {"getting-started"},
 		// A delivery of the caller's own endpoint (the admin log's too).
 		"deliveries":         {delivery},
 		"webhook-deliveries": {delivery},
