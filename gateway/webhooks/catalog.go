@@ -64,8 +64,9 @@ func (h *Handlers) registerCatalog(r server.Router) error {
 		return err
 	}
 	server.Get(r.Group("/api/platform"), "/events", server.Op[server.NoRequest]{
-		Summary: "Every event type webhooks and event streams deliver, with the JSON Schema of its data",
-		Public:  true,
+		Summary:     "Every event type webhooks and event streams deliver, with the JSON Schema of its data",
+		Description: "Lists every event type the platform delivers to webhooks and event streams, with its module, meaning and the JSON Schema of its data; any listed type may be named in a subscription's events. Changes nothing.",
+		Public:      true,
 		Handle: func(c *fiber.Ctx, _ *server.NoRequest) error {
 			c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 			c.Set(fiber.HeaderCacheControl, "public, max-age=300")

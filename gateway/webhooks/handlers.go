@@ -207,21 +207,25 @@ func (h *Handlers) registerOwner(g server.Router, user fiber.Handler) {
 	notMine := server.Fails(http.StatusNotFound, "not_found: no such webhook subscription of the caller")
 	server.Get(g, "/me/webhooks", server.Op[listEndpointsRequest]{
 		Summary: "The caller's webhook endpoints", Handle: h.listEndpoints,
+		Description: "Lists the /me/webhook endpoint and every /webhook-subs subscription of the caller, newest first, with url, events, enabled and timestamps; never a secret. Changes nothing.",
 		Responses: []server.Response{server.Answers(http.StatusOK,
 			"the /me/webhook endpoint and every /webhook-subs subscription, newest first; secrets are never shown",
 			schemas.Page[schemas.WebhookSubscriptionDetail]{})},
 	}, user)
 	server.Handle(g, fiber.MethodDelete, "/me/webhook", server.Op[meRequest]{
 		Summary: "Delete the caller's primary webhook endpoint", Class: ratelimit.Write, Handle: h.deletePrimary,
-		Responses: []server.Response{{Status: http.StatusNoContent, Description: "deleted with its delivery log"}, notMine},
+		Description: "Deletes the caller's /me/webhook endpoint and its delivery log; nothing is delivered to it afterwards.",
+		Responses:   []server.Response{{Status: http.StatusNoContent, Description: "deleted with its delivery log"}, notMine},
 	}, user)
 	server.Get(g, "/me/webhook/deliveries", server.Op[ownerDeliveriesRequest]{
 		Summary: "Delivery log of the caller's primary webhook endpoint", Handle: h.primaryDeliveries,
+		Description: "Pages the deliveries of the caller's /me/webhook endpoint with status, attempts, the last status code, error and duration. Changes nothing.",
 		Responses: []server.Response{server.Answers(http.StatusOK, "deliveries, newest first",
 			schemas.Page[schemas.WebhookDelivery]{}), notMine},
 	}, user)
 	server.Post(g, "/me/webhook/deliveries/:deliveryId/retry", server.Op[primaryRetryRequest]{
 		Summary: "Attempt a failed delivery of the primary endpoint again now", Class: ratelimit.Write, Handle: h.primaryRetry,
+		Description: "Queues a failed or dead-lettered delivery of the caller's /me/webhook endpoint for an attempt now, signed like the first.",
 		Responses: []server.Response{
 			server.Answers(http.StatusAccepted, "queued for an attempt now", schemas.WebhookDelivery{}),
 			server.Fails(http.StatusConflict, "invalid_state: the delivery is pending or delivered"),
@@ -230,35 +234,42 @@ func (h *Handlers) registerOwner(g server.Router, user fiber.Handler) {
 	}, user)
 	server.Post(g, "/me/webhook/test", server.Op[meRequest]{
 		Summary: "Send a signed webhook.test event to the primary endpoint", Class: ratelimit.Write, Handle: h.primaryTest,
-		Responses: []server.Response{server.Answers(http.StatusAccepted, "the test delivery, queued", schemas.WebhookDelivery{}), notMine},
+		Description: "Queues a signed webhook.test delivery to the caller's /me/webhook endpoint through the normal delivery path (its log shows the outcome).",
+		Responses:   []server.Response{server.Answers(http.StatusAccepted, "the test delivery, queued", schemas.WebhookDelivery{}), notMine},
 	}, user)
 	server.Get(g, "/me/events/stream", server.Op[myEventsRequest]{
-		Summary: "Server-sent events of the events about the caller (what `platform webhooks listen` forwards)",
-		Handle:  h.myEvents,
+		Summary:     "Server-sent events of the events about the caller (what `platform webhooks listen` forwards)",
+		Description: "Streams, as server-sent events, every platform event about the caller (the payload a webhook delivery carries); resumes after Last-Event-ID. Changes nothing.",
+		Handle:      h.myEvents,
 		Responses: []server.Response{{Status: http.StatusOK, ContentType: "text/event-stream",
 			Description: "one message per event about the caller: id the event id, event its type, data the delivery payload"}},
 	}, user)
 	server.Get(g, "/webhook-subs/:id", server.Op[endpointPath]{
 		Summary: "One of the caller's webhook endpoints", Handle: h.getEndpoint,
+		Description: "Answers one of the caller's endpoints without its secret; another user's id is 404. Changes nothing.",
 		Responses: []server.Response{server.Answers(http.StatusOK, "the endpoint, without its secret",
 			schemas.WebhookSubscriptionDetail{}), notMine},
 	}, user)
 	server.Handle(g, fiber.MethodPatch, "/webhook-subs/:id", server.Op[patchEndpointRequest]{
 		Summary: "Change a webhook endpoint: url, events, enabled, secret", Class: ratelimit.Write, Handle: h.patchEndpoint,
+		Description: "Changes the url, events or enabled flag of one of the caller's endpoints; `secret` rotates the signing secret (null mints a whsec_ secret, returned once).",
 		Responses: []server.Response{server.Answers(http.StatusOK,
 			"the endpoint; a new secret signs every attempt from now on", schemas.WebhookEndpointPatched{}), notMine},
 	}, user)
 	server.Handle(g, fiber.MethodDelete, "/webhook-subs/:id", server.Op[endpointPath]{
 		Summary: "Delete a webhook endpoint", Class: ratelimit.Write, Handle: h.deleteEndpoint,
-		Responses: []server.Response{{Status: http.StatusNoContent, Description: "deleted with its delivery log"}, notMine},
+		Description: "Deletes one of the caller's endpoints and its delivery log; another user's id is 404.",
+		Responses:   []server.Response{{Status: http.StatusNoContent, Description: "deleted with its delivery log"}, notMine},
 	}, user)
 	server.Get(g, "/webhook-subs/:id/deliveries", server.Op[endpointDeliveriesRequest]{
 		Summary: "Delivery log of one of the caller's webhook endpoints", Handle: h.endpointDeliveries,
+		Description: "Pages the deliveries of one of the caller's endpoints with status, attempts, the last status code, error and duration. Changes nothing.",
 		Responses: []server.Response{server.Answers(http.StatusOK, "deliveries, newest first",
 			schemas.Page[schemas.WebhookDelivery]{}), notMine},
 	}, user)
 	server.Post(g, "/webhook-subs/:id/deliveries/:deliveryId/retry", server.Op[endpointRetryRequest]{
 		Summary: "Attempt a failed delivery again now", Class: ratelimit.Write, Handle: h.endpointRetry,
+		Description: "Queues a failed or dead-lettered delivery of one of the caller's endpoints for an attempt now, signed like the first.",
 		Responses: []server.Response{
 			server.Answers(http.StatusAccepted, "queued for an attempt now", schemas.WebhookDelivery{}),
 			server.Fails(http.StatusConflict, "invalid_state: the delivery is pending or delivered"),
@@ -267,7 +278,8 @@ func (h *Handlers) registerOwner(g server.Router, user fiber.Handler) {
 	}, user)
 	server.Post(g, "/webhook-subs/:id/test", server.Op[endpointPath]{
 		Summary: "Send a signed webhook.test event to an endpoint", Class: ratelimit.Write, Handle: h.endpointTest,
-		Responses: []server.Response{server.Answers(http.StatusAccepted, "the test delivery, queued", schemas.WebhookDelivery{}), notMine},
+		Description: "Queues a signed webhook.test delivery to one of the caller's endpoints through the normal delivery path (its log shows the outcome).",
+		Responses:   []server.Response{server.Answers(http.StatusAccepted, "the test delivery, queued", schemas.WebhookDelivery{}), notMine},
 	}, user)
 }
 

@@ -1733,7 +1733,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events of the events about the caller (what `platform webhooks listen` forwards) */
+        /**
+         * Server-sent events of the events about the caller (what `platform webhooks listen` forwards)
+         * @description Streams, as server-sent events, every platform event about the caller (the payload a webhook delivery carries); resumes after Last-Event-ID. Changes nothing.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMeEventsStream"];
         put?: never;
         post?: never;
@@ -1759,7 +1764,12 @@ export interface paths {
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
         post: operations["postFiatMeWebhook"];
-        /** Delete the caller's primary webhook endpoint */
+        /**
+         * Delete the caller's primary webhook endpoint
+         * @description Deletes the caller's /me/webhook endpoint and its delivery log; nothing is delivered to it afterwards.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         delete: operations["deleteFiatMeWebhook"];
         options?: never;
         head?: never;
@@ -1779,7 +1789,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Delivery log of the caller's primary webhook endpoint */
+        /**
+         * Delivery log of the caller's primary webhook endpoint
+         * @description Pages the deliveries of the caller's /me/webhook endpoint with status, attempts, the last status code, error and duration. Changes nothing.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMeWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -1798,7 +1813,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Attempt a failed delivery of the primary endpoint again now */
+        /**
+         * Attempt a failed delivery of the primary endpoint again now
+         * @description Queues a failed or dead-lettered delivery of the caller's /me/webhook endpoint for an attempt now, signed like the first.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatMeWebhookDeliveriesDeliveryIdRetry"];
         delete?: never;
         options?: never;
@@ -1815,7 +1835,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a signed webhook.test event to the primary endpoint */
+        /**
+         * Send a signed webhook.test event to the primary endpoint
+         * @description Queues a signed webhook.test delivery to the caller's /me/webhook endpoint through the normal delivery path (its log shows the outcome).
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatMeWebhookTest"];
         delete?: never;
         options?: never;
@@ -1830,7 +1855,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's webhook endpoints */
+        /**
+         * The caller's webhook endpoints
+         * @description Lists the /me/webhook endpoint and every /webhook-subs subscription of the caller, newest first, with url, events, enabled and timestamps; never a secret. Changes nothing.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatMeWebhooks"];
         put?: never;
         post?: never;
@@ -2317,15 +2347,30 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One of the caller's webhook endpoints */
+        /**
+         * One of the caller's webhook endpoints
+         * @description Answers one of the caller's endpoints without its secret; another user's id is 404. Changes nothing.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatWebhookSubsId"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint */
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes one of the caller's endpoints and its delivery log; another user's id is 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         delete: operations["deleteFiatWebhookSubsId"];
         options?: never;
         head?: never;
-        /** Change a webhook endpoint: url, events, enabled, secret */
+        /**
+         * Change a webhook endpoint: url, events, enabled, secret
+         * @description Changes the url, events or enabled flag of one of the caller's endpoints; `secret` rotates the signing secret (null mints a whsec_ secret, returned once).
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         patch: operations["patchFiatWebhookSubsId"];
         trace?: never;
     };
@@ -2336,7 +2381,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Delivery log of one of the caller's webhook endpoints */
+        /**
+         * Delivery log of one of the caller's webhook endpoints
+         * @description Pages the deliveries of one of the caller's endpoints with status, attempts, the last status code, error and duration. Changes nothing.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         get: operations["getFiatWebhookSubsIdDeliveries"];
         put?: never;
         post?: never;
@@ -2355,7 +2405,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Attempt a failed delivery again now */
+        /**
+         * Attempt a failed delivery again now
+         * @description Queues a failed or dead-lettered delivery of one of the caller's endpoints for an attempt now, signed like the first.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatWebhookSubsIdDeliveriesDeliveryIdRetry"];
         delete?: never;
         options?: never;
@@ -2372,7 +2427,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a signed webhook.test event to an endpoint */
+        /**
+         * Send a signed webhook.test event to an endpoint
+         * @description Queues a signed webhook.test delivery to one of the caller's endpoints through the normal delivery path (its log shows the outcome).
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
         post: operations["postFiatWebhookSubsIdTest"];
         delete?: never;
         options?: never;
@@ -3353,7 +3413,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every event type webhooks and event streams deliver, with the JSON Schema of its data */
+        /**
+         * Every event type webhooks and event streams deliver, with the JSON Schema of its data
+         * @description Lists every event type the platform delivers to webhooks and event streams, with its module, meaning and the JSON Schema of its data; any listed type may be named in a subscription's events. Changes nothing.
+         *
+         *     **Who may call:** anyone; no token.
+         */
         get: operations["getPlatformEvents"];
         put?: never;
         post?: never;
