@@ -20,6 +20,7 @@ import (
 
 	"github.com/fintech/platform/e2e/harness"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 // TestScaleOutAcrossProcesses runs the split deployment against one
@@ -34,7 +35,7 @@ import (
 // there twice, balances plus the fee wallet equal the deposits, and the
 // transfers settle.
 func TestScaleOutAcrossProcesses(t *testing.T) {
-	broker, err := topics.StartEmbedded(t.TempDir(), harness.FreePort(t))
+	broker, err := broker.Start(t.TempDir(), harness.FreePort(t))
 	if err != nil {
 		t.Fatal(err)
 	}

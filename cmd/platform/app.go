@@ -29,6 +29,7 @@ import (
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/sealed"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 // runnable is a long-running part: a consumer group, the relay, a scheduler.
@@ -54,7 +55,7 @@ type app struct {
 	reg      *prometheus.Registry
 	pool     *pgxpool.Pool
 	brokers  []string
-	embedded *topics.Embedded
+	embedded *broker.Embedded
 	metrics  *cpipeline.Metrics
 	ch       driver.Conn
 	// vault seals the personal and secret values kept at rest.
@@ -138,7 +139,7 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 			a.close()
 			return nil, errors.New("KAFKA_BROKERS: required for this command (only `platform run` embeds a broker)")
 		}
-		e, err := topics.StartEmbedded(cfg.DataDir, cfg.KafkaPort)
+		e, err := broker.Start(cfg.DataDir, cfg.KafkaPort)
 		if err != nil {
 			a.close()
 			return nil, fmt.Errorf("KAFKA_EMBEDDED_PORT: %w", err)

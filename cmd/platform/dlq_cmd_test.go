@@ -20,6 +20,7 @@ import (
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 // flakyApplier records every application of a command in a row of its
@@ -55,7 +56,7 @@ func TestDLQReplayAppliesOnce(t *testing.T) {
 	if _, err := pool.Exec(ctx, `CREATE TABLE dlq_test_applied (command_id text NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	broker, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func (a *app) webhooksModule() (module, error) {
 	sort.Strings(admins)
 	return module{
 		routes: func(r server.Router) error {
-			hub, err := topics.NewHub(topics.HubConfig{}, a.brokers, dispatch.StreamFormat{}, a.log, a.now)
+			hub, err := gwebhooks.NewHub(gwebhooks.HubConfig{}, a.brokers, dispatch.StreamFormat{}, a.log, a.now)
 			if err != nil {
 				return err
 			}

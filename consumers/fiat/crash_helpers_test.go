@@ -18,6 +18,7 @@ import (
 	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 // sendAcrossCrash sends cmd through the real bus to a fiat-applier that
@@ -28,7 +29,7 @@ import (
 // applied twice.
 func sendAcrossCrash(t *testing.T, pool *pgxpool.Pool, h *cfiat.Handler, cmd pipeline.Command) schemas.Reply {
 	t.Helper()
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	broker, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

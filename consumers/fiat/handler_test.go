@@ -23,6 +23,7 @@ import (
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 var (
@@ -174,7 +175,7 @@ func TestApplyBatch(t *testing.T) {
 // reply.
 func TestRunnerRedelivery(t *testing.T) {
 	pool, _ := pgtest.NewDB(t)
-	kafka, err := topics.StartEmbedded(t.TempDir(), 0)
+	kafka, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 // TestMixedBatchPipelined runs batches that mix every kind of fiat command
@@ -23,7 +24,7 @@ import (
 // is answered with the stored replies, byte for byte, changing nothing.
 func TestMixedBatchPipelined(t *testing.T) {
 	pool, url := pgtest.NewDB(t)
-	kafka, err := topics.StartEmbedded(t.TempDir(), 0)
+	kafka, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 // roundTrips counts the round trips of every connection dialled through it:
@@ -124,7 +125,7 @@ const maxRoundTripsPerBatch = 3
 // checks the bound per batch (statement preparation excluded by a warm-up).
 func TestTransferBatchRoundTrips(t *testing.T) {
 	pool, url := pgtest.NewDB(t)
-	kafka, err := topics.StartEmbedded(t.TempDir(), 0)
+	kafka, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func TestTransferBatchRoundTrips(t *testing.T) {
 // command is parked once the batch is split.
 func TestPipelinedWriteFailureCommitsNothing(t *testing.T) {
 	pool, _ := pgtest.NewDB(t)
-	kafka, err := topics.StartEmbedded(t.TempDir(), 0)
+	kafka, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fintech/platform/storage/ledger"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 const salt = "appender-test-salt"
@@ -32,7 +33,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	pool, _ := pgtest.NewDB(t)
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	broker, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

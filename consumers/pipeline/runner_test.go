@@ -22,6 +22,7 @@ import (
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 // counterHandler adds each command's amount to a counter row: applying a
@@ -64,7 +65,7 @@ func setup(t testing.TB) (*pgxpool.Pool, []string) {
 	if _, err := pool.Exec(ctx, `CREATE TABLE test_counter (total bigint NOT NULL); INSERT INTO test_counter VALUES (0)`); err != nil {
 		t.Fatal(err)
 	}
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	broker, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

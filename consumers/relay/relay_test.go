@@ -18,6 +18,7 @@ import (
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 type env struct {
@@ -28,7 +29,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	pool, _ := pgtest.NewDB(t)
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	broker, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 func TestSinkCopiesEventsOnce(t *testing.T) {
@@ -182,7 +183,7 @@ func TestSinkFlushesOnShutdown(t *testing.T) {
 // sinkFixture connects to the local stack's ClickHouse with a database of
 // its own (dropped after the test) and starts an embedded broker with a
 // client.
-func sinkFixture(t *testing.T) (context.Context, *clickhouse.Lazy, driver.Conn, string, *topics.Embedded, *kgo.Client) {
+func sinkFixture(t *testing.T) (context.Context, *clickhouse.Lazy, driver.Conn, string, *broker.Embedded, *kgo.Client) {
 	t.Helper()
 	addr := os.Getenv("CLICKHOUSE_ADDR")
 	if addr == "" {
@@ -199,7 +200,7 @@ func sinkFixture(t *testing.T) (context.Context, *clickhouse.Lazy, driver.Conn, 
 		_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
 		_ = lazy.Close()
 	})
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	broker, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/webhooks"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/broker"
 )
 
 type countingWaker struct{ n atomic.Int64 }
@@ -21,7 +22,7 @@ func (w *countingWaker) Wake() { w.n.Add(1) }
 // records one delivery per matching subscription; a redelivered event adds
 // nothing.
 func TestDispatcherRecordsMatchingDeliveries(t *testing.T) {
-	broker, err := topics.StartEmbedded(t.TempDir(), 0)
+	broker, err := broker.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

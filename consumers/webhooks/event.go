@@ -2,7 +2,7 @@
 // endpoints and to the admin event stream. The Dispatcher consumes the
 // events.* topics and only records durable delivery rows; the Scheduler
 // works through due rows on a bounded worker pool, signing each attempt;
-// StreamFormat renders the events of the admin stream (topics.Hub).
+// StreamFormat renders the events of the admin stream (gateway/webhooks.Hub).
 package webhooks
 
 import (
@@ -16,7 +16,6 @@ import (
 
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/webhooks"
-	"github.com/fintech/platform/topics"
 )
 
 // Event is an event read from an events.* topic, with the envelope fields
@@ -173,11 +172,9 @@ func Payload(ev store.Event, sentAt time.Time) []byte {
 	return b
 }
 
-// StreamFormat reads event records for the admin event stream (topics.Hub):
+// StreamFormat reads event records for the admin event stream (gateway/webhooks.Hub):
 // a message's body is the delivery payload of its event.
 type StreamFormat struct{}
-
-var _ topics.EventFormat = StreamFormat{}
 
 // Head returns the id and type of an event record.
 func (StreamFormat) Head(rec *kgo.Record) (id, typ string, err error) {

@@ -7,20 +7,14 @@ package reputation
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
-	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
@@ -29,7 +23,6 @@ import (
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 	store "github.com/fintech/platform/storage/reputation"
-	"github.com/fintech/platform/topics"
 )
 
 // Prefix is where the module is mounted.
@@ -202,259 +195,7 @@ func (h *Handlers) authorize(c *fiber.Ctx) error {
 	return h.admin(c)
 }
 
-// eventRequest is the body of POST /events.
-type eventRequest struct {
-	UserID       string         `json:"userId" required:"true" format:"ksuid" description:"the user the event is about"`
-	Kind         string         `json:"kind" required:"true" minLength:"1" maxLength:"64"`
-	SourceModule string         `json:"sourceModule" required:"true" minLength:"1" maxLength:"64"`
-	Weight       *weight        `json:"weight" required:"true" nullable:"false"`
-	SourceID     string         `json:"sourceId" maxLength:"256" description:"names the originating record: a re-sent event is applied once"`
-	Meta         map[string]any `json:"meta" description:"at most 16 KiB of JSON"`
-	// ServiceKey is read by the authorization before binding; it is
-	// declared here so that the document states it.
-	ServiceKey string `header:"X-Reputation-Service-Key" json:"-" description:"the platform's reputation service key, instead of an admin bearer token"`
-	weight     int64
-}
-
-// weight keeps the raw JSON of the weight so that only an integer literal
-// passes (a string or a fraction is a validation failure, not a JSON error).
-type weight []byte
-
-// PrepareJSONSchema describes the weight as the integer it must be.
-func (weight) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithType(jsonschema.Integer.Type()).WithMinimum(-schemas.ReputationMaxWeight).WithMaximum(schemas.ReputationMaxWeight).
-		WithDescription("the signed change the event makes to the score")
-	s.Items = nil
-	s.Format = nil
-	return nil
-}
-
-// UnmarshalJSON records the raw value.
-func (w *weight) UnmarshalJSON(b []byte) error {
-	*w = append((*w)[:0], b...)
-	return nil
-}
-
-// Validate checks what only the request has (the weight as sent, the meta
-// object's size, the source module an admin must name) and the event's own
-// rule (schemas.ReputationEvent.Validate), reporting every field at once.
-func (req *eventRequest) Validate() error {
-	var v bind.Validator // sourceModule's presence and length are bound by its tags
-	if req.Weight == nil {
-		v.Fail("weight", "is required")
-	} else {
-		n, err := strconv.ParseInt(string(*req.Weight), 10, 64)
-		switch {
-		case err != nil:
-			v.Fail("weight", "must be an integer")
-		case n < -schemas.ReputationMaxWeight || n > schemas.ReputationMaxWeight:
-			v.Fail("weight", "must be between -1000 and 1000")
-		}
-		req.weight = n
-	}
-	if req.Meta != nil {
-		if b, err := json.Marshal(req.Meta); err != nil || len(b) > schemas.ReputationMaxMeta {
-			v.Fail("meta", "must be a JSON object of at most 16 KiB")
-		}
-	}
-	var problems schemas.FieldProblems
-	if errors.As(req.event().Validate(), &problems) {
-		for field, reason := range problems {
-			v.Fail(field, reason)
-		}
-	}
-	return v.Err()
-}
-
-// event is the command the request asks for.
-func (req *eventRequest) event() schemas.ReputationEvent {
-	return schemas.ReputationEvent{UserID: req.UserID, Kind: req.Kind, SourceModule: req.SourceModule, Weight: req.weight,
-		SourceID: req.SourceID, Meta: req.Meta}
-}
-
-// post queues the event on the user's partition and answers the applier's
-// reply.
-func (h *Handlers) post(c *fiber.Ctx, req *eventRequest) error {
-	actor, _ := c.Locals(actorKey).(string)
-	env, err := schemas.New(schemas.TypeReputationEvent, req.UserID, actor, req.event(), h.now())
-	if err != nil {
-		return err
-	}
-	return commands.Exchange(c, h.bus, topics.ReputationCommands, env,
-		commands.RequestIdempotency(c, actor, "POST "+Prefix+"/events"))
-}
-
-// me answers the caller's score, rank and last 50 events.
-func (h *Handlers) me(c *fiber.Ctx, _ *server.NoRequest) error {
-	p, _ := auth.User(c)
-	ctx := c.UserContext()
-	sc, found, err := h.reads.ScoreOf(ctx, p.UserID)
-	if err != nil {
-		return err
-	}
-	if !found {
-		sc.Rank = schemas.RankOf(0)
-	}
-	es, err := h.reads.Recent(ctx, p.UserID, 50)
-	if err != nil {
-		return err
-	}
-	out := schemas.ReputationMe{UserID: p.UserID, Score: sc.Score, Rank: sc.Rank, Events: make([]schemas.ReputationEventView, 0, len(es))}
-	for _, e := range es {
-		j := schemas.ReputationEventView{ID: e.ID, Kind: e.Kind, SourceModule: e.SourceModule, Weight: e.Weight,
-			ScoreAfter: e.ScoreAfter, RankAfter: e.RankAfter, CreatedAt: e.CreatedAt.UTC()}
-		if e.SourceID != "" {
-			s := e.SourceID
-			j.SourceID = &s
-		}
-		if e.Meta != nil {
-			j.Meta = schemas.RawObject(e.Meta)
-		}
-		out.Events = append(out.Events, j)
-	}
-	return c.JSON(out)
-}
-
-// leaderboardRequest is the query of GET /leaderboard.
-type leaderboardRequest struct {
-	Limit leaderLimit `query:"limit" json:"-"`
-	Rank  string      `query:"rank" json:"-" enum:"seedling,sprout,steady,strong,titan" description:"only users of this rank"`
-	Since string      `query:"since" json:"-" format:"date-time" description:"rank by the weights gained since this time"`
-	query clickhouse.LeaderQuery
-}
-
-// leaderLimit is the leaderboard size a client asks for: a positive
-// integer, clamped to MaxLeaderboard; 50 when absent.
-type leaderLimit string
-
-// PrepareJSONSchema describes the limit as the integer it is.
-func (leaderLimit) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithType(jsonschema.Integer.Type()).WithMinimum(1).WithDefault(50).
-		WithDescription("leaderboard size; larger values are clamped to 100")
-	return nil
-}
-
-// Validate reads the limit, rank and since.
-func (req *leaderboardRequest) Validate() error {
-	req.query = clickhouse.LeaderQuery{Limit: 50}
-	var v bind.Validator
-	if req.Limit != "" {
-		n, err := strconv.Atoi(string(req.Limit))
-		v.Check(err == nil && n >= 1, "limit", "must be a positive integer")
-		req.query.Limit = min(max(n, 1), MaxLeaderboard)
-	}
-	req.query.Rank = req.Rank // its enum and since's date-time format are bound by the tags
-	if req.Since != "" {
-		t, _ := time.Parse(time.RFC3339Nano, strings.TrimSpace(req.Since))
-		req.query.Since = &t
-	}
-	return v.Err()
-}
-
-// leaderboard answers the top users by score from the analytics copy; 503
-// when it does not answer.
-func (h *Handlers) leaderboard(c *fiber.Ctx, req *leaderboardRequest) error {
-	q := req.query
-	rows, err := h.analytics.Leaderboard(c.UserContext(), q)
-	if err != nil {
-		return unavailable()
-	}
-	out := schemas.ReputationLeaderboard{Items: make([]schemas.ReputationLeader, 0, len(rows)), Limit: q.Limit, Source: "clickhouse"}
-	if q.Rank != "" {
-		out.Rank = &q.Rank
-	}
-	if q.Since != nil {
-		since := q.Since.UTC().Format(time.RFC3339)
-		out.Since = &since
-	}
-	for _, r := range rows {
-		out.Items = append(out.Items, schemas.ReputationLeader{Position: r.Position, UserID: r.UserID, Score: r.Score, Rank: r.Rank, Gained: r.Gained})
-	}
-	return c.JSON(out)
-}
-
+// unavailable is the answer of an analytics read while ClickHouse is down.
 func unavailable() error {
 	return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "reputation analytics are unavailable; retry shortly")
-}
-
-// rankPath is the request of GET /rank/:userId.
-type rankPath struct {
-	UserID string `path:"userId" json:"-" format:"ksuid"`
-}
-
-// rank answers a user's public score and rank: no personal data.
-func (h *Handlers) rank(c *fiber.Ctx, req *rankPath) error {
-	id := req.UserID
-	notFound := apierr.New(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id")
-	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) || len(id) > 128 {
-		return notFound
-	}
-	ctx := c.UserContext()
-	sc, found, err := h.reads.ScoreOf(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !found {
-		ok, err := h.reads.UserExists(ctx, id)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return notFound
-		}
-		sc.Rank = schemas.RankOf(0)
-	}
-	return c.JSON(schemas.ReputationRank{UserID: id, Score: sc.Score, Rank: sc.Rank})
-}
-
-// Stats are the reputation statistics.
-type Stats = schemas.ReputationStats
-
-// ComputeStats derives the statistics from a score distribution (ascending
-// by score): the median of an even count is the mean of the two middle
-// scores.
-func ComputeStats(dist []clickhouse.ScoreCount) Stats {
-	st := Stats{CountPerRank: map[string]int64{}}
-	for _, r := range schemas.Ranks() {
-		st.CountPerRank[r] = 0
-	}
-	var sum int64
-	for _, d := range dist {
-		st.CountPerRank[d.Rank] += d.Users
-		st.RankedUsers += d.Users
-		sum += d.Score * d.Users
-	}
-	if st.RankedUsers == 0 {
-		return st
-	}
-	st.MeanScore = float64(sum) / float64(st.RankedUsers)
-	at := func(k int64) int64 { // the k-th score (0-based) in ascending order
-		for _, d := range dist {
-			if k < d.Users {
-				return d.Score
-			}
-			k -= d.Users
-		}
-		return 0
-	}
-	n := st.RankedUsers
-	if n%2 == 1 {
-		st.MedianScore = float64(at(n / 2))
-	} else {
-		st.MedianScore = float64(at(n/2-1)+at(n/2)) / 2
-	}
-	return st
-}
-
-// stats answers the statistics from the analytics copy; 503 when it does
-// not answer.
-func (h *Handlers) stats(c *fiber.Ctx, _ *server.NoRequest) error {
-	now := h.now().UTC().Truncate(time.Second)
-	dist, recent, err := h.analytics.Distribution(c.UserContext(), now.Add(-24*time.Hour))
-	if err != nil {
-		return unavailable()
-	}
-	st := ComputeStats(dist)
-	st.EventsLast24h, st.AsOf, st.Source = recent, now.Format(time.RFC3339), "clickhouse"
-	return c.JSON(st)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/webhooks"
-	"github.com/fintech/platform/topics"
 )
 
 // Store is what the handlers need from the webhook repository.
@@ -38,7 +37,7 @@ type Store interface {
 
 // Stream is the admin event stream source.
 type Stream interface {
-	Subscribe(lastID string, recent int) ([]topics.Message, *topics.Listener)
+	Subscribe(lastID string, recent int) ([]Message, *Listener)
 }
 
 // Waker is told that a delivery was queued for now.
@@ -51,7 +50,7 @@ type Resolver interface {
 
 var (
 	_ Store  = (*store.Store)(nil)
-	_ Stream = (*topics.Hub)(nil)
+	_ Stream = (*Hub)(nil)
 )
 
 // Config holds the handlers' options.

@@ -13,7 +13,6 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/htmlpage"
 	"github.com/fintech/platform/gateway/server"
-	"github.com/fintech/platform/topics"
 )
 
 //go:embed static/stream.html
@@ -111,7 +110,7 @@ func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
 
 // writeMessage writes one event and flushes it. The payload is compact JSON
 // on one line.
-func writeMessage(w *bufio.Writer, m topics.Message) error {
+func writeMessage(w *bufio.Writer, m Message) error {
 	if _, err := w.WriteString("id: " + m.ID + "\nevent: " + m.Type + "\ndata: "); err != nil {
 		return err
 	}

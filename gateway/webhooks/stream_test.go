@@ -27,12 +27,11 @@ import (
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/storage/sealed"
 	store "github.com/fintech/platform/storage/webhooks"
-	"github.com/fintech/platform/topics"
 )
 
 type streamFixture struct {
 	base   string
-	hub    *topics.Hub
+	hub    *gwebhooks.Hub
 	admin  string // token of a fiat admin
 	user   string // token of anyone else
 	client *http.Client
@@ -49,7 +48,7 @@ func newStreamFixture(t *testing.T) streamFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, err := topics.NewHub(topics.HubConfig{}, nil, nil, log, time.Now)
+	hub, err := gwebhooks.NewHub(gwebhooks.HubConfig{}, nil, nil, log, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +129,8 @@ func frame(t *testing.T, r *bufio.Reader) string {
 	}
 }
 
-func msg(id string) topics.Message {
-	return topics.Message{ID: id, Type: "transfer.completed", Payload: []byte(`{"data":{},"id":"` + id + `","module":"fiat","sentAt":"2026-01-01T00:00:00.000Z","type":"transfer.completed"}`)}
+func msg(id string) gwebhooks.Message {
+	return gwebhooks.Message{ID: id, Type: "transfer.completed", Payload: []byte(`{"data":{},"id":"` + id + `","module":"fiat","sentAt":"2026-01-01T00:00:00.000Z","type":"transfer.completed"}`)}
 }
 
 func TestStreamFramesResumeAndHeartbeat(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/gateway/auth"
-	"github.com/fintech/platform/topics"
 )
 
 // Audience tells whom an event record is about (consumers/webhooks.Audience,
@@ -39,7 +38,7 @@ func (h *Handlers) myEvents(c *fiber.Ctx, req *myEventsRequest) error {
 	heartbeat := h.cfg.Heartbeat
 	shutdown := c.Context().Done()
 	aud := h.audience
-	mine := func(m topics.Message) bool {
+	mine := func(m Message) bool {
 		rec := m.Record()
 		if rec == nil {
 			return false

@@ -1,4 +1,4 @@
-package topics
+package broker
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fintech/platform/topics"
 )
 
 // produceAll sends n records from workers concurrent synchronous producers
@@ -19,7 +21,7 @@ import (
 // replies do), spread over the partitions of topic.
 func produceAll(tb testing.TB, addrs []string, topic string, workers, n int) {
 	tb.Helper()
-	cl, err := NewClient(addrs)
+	cl, err := topics.NewClient(addrs)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func produceAll(tb testing.TB, addrs []string, topic string, workers, n int) {
 
 func countRecords(t *testing.T, addrs []string, topic string, want int) {
 	t.Helper()
-	cl, err := NewClient(addrs, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := topics.NewClient(addrs, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,12 +78,12 @@ func countRecords(t *testing.T, addrs []string, topic string, want int) {
 // restart.
 func TestEmbeddedGroupCommit(t *testing.T) {
 	dir := t.TempDir()
-	e, err := StartEmbedded(dir, 0)
+	e, err := Start(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	addrs := e.Addrs()
-	produceAll(t, addrs, FiatCommands, 16, 400)
+	produceAll(t, addrs, topics.FiatCommands, 16, 400)
 	e.commit.mu.Lock()
 	fsyncs := e.commit.fsyncs
 	e.commit.mu.Unlock()
@@ -93,14 +95,14 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 	// A reply (a volatile topic) is acknowledged while a round is held. It
 	// comes from another client, with its producer id taken before the
 	// hold, because the broker answers a connection's requests in order.
-	replies, err := NewClient(addrs)
+	replies, err := topics.NewClient(addrs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer replies.Close()
 	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer rcancel()
-	if err := replies.ProduceSync(rctx, &kgo.Record{Topic: GatewayReplies, Value: []byte("warm")}).FirstErr(); err != nil {
+	if err := replies.ProduceSync(rctx, &kgo.Record{Topic: topics.GatewayReplies, Value: []byte("warm")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -117,24 +119,24 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 	}
 	e.commit.mu.Unlock()
 	manual := kgo.RecordPartitioner(kgo.ManualPartitioner())
-	cl, err := NewClient(addrs, manual)
+	cl, err := topics.NewClient(addrs, manual)
 	if err != nil {
 		t.Fatal(err)
 	}
 	acked := make(chan error, 1)
-	cl.Produce(context.Background(), &kgo.Record{Topic: FiatCommands, Partition: 0, Value: []byte("held")},
+	cl.Produce(context.Background(), &kgo.Record{Topic: topics.FiatCommands, Partition: 0, Value: []byte("held")},
 		func(_ *kgo.Record, err error) { acked <- err })
-	if err := replies.ProduceSync(rctx, &kgo.Record{Topic: GatewayReplies, Value: []byte("reply")}).FirstErr(); err != nil {
+	if err := replies.ProduceSync(rctx, &kgo.Record{Topic: topics.GatewayReplies, Value: []byte("reply")}).FirstErr(); err != nil {
 		t.Fatalf("a reply was not acknowledged while a sync round was held: %v", err)
 	}
 	// So is a produce with acks=1 (the gateway's commands).
 	<-held
-	leader, err := NewClient(addrs, manual, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	leader, err := topics.NewClient(addrs, manual, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer leader.Close()
-	lrec := &kgo.Record{Topic: FiatCommands, Partition: 1, Value: []byte("leader-ack")}
+	lrec := &kgo.Record{Topic: topics.FiatCommands, Partition: 1, Value: []byte("leader-ack")}
 	if err := leader.ProduceSync(rctx, lrec).FirstErr(); err != nil {
 		t.Fatalf("an acks=1 produce was not acknowledged while a sync round was held: %v", err)
 	}
@@ -150,12 +152,12 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 
 	// The acks=1 record is not synced until an offset commit past it,
 	// whose acknowledgement waits for a round that syncs its partition.
-	segment := newestSegment(t, filepath.Join(dir, "kafka", "partitions", FiatCommands+"-1"))
+	segment := newestSegment(t, filepath.Join(dir, "kafka", "partitions", topics.FiatCommands+"-1"))
 	if syncedSize(e.commit, segment) == fileSize(t, segment) {
 		t.Fatal("the acks=1 record was synced before any offset commit needed it")
 	}
 	offsets := make(kadm.Offsets)
-	offsets.Add(kadm.Offset{Topic: FiatCommands, Partition: 1, At: lrec.Offset + 1, LeaderEpoch: -1})
+	offsets.Add(kadm.Offset{Topic: topics.FiatCommands, Partition: 1, At: lrec.Offset + 1, LeaderEpoch: -1})
 	committed, err := kadm.NewClient(leader).CommitOffsets(rctx, "probe", offsets)
 	if err != nil || committed.Error() != nil {
 		t.Fatalf("commit offsets: %v %v", err, committed.Error())
@@ -166,13 +168,13 @@ func TestEmbeddedGroupCommit(t *testing.T) {
 	cl.Close()
 	e.Close()
 
-	e2, err := StartEmbedded(dir, 0)
+	e2, err := Start(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e2.Close()
-	countRecords(t, e2.Addrs(), FiatCommands, 402)
-	countRecords(t, e2.Addrs(), GatewayReplies, 2) // written, and flushed on a clean close
+	countRecords(t, e2.Addrs(), topics.FiatCommands, 402)
+	countRecords(t, e2.Addrs(), topics.GatewayReplies, 2) // written, and flushed on a clean close
 }
 
 func newestSegment(t *testing.T, partDir string) string {
@@ -220,14 +222,14 @@ func BenchmarkEmbeddedProduce(b *testing.B) {
 			var addrs []string
 			var stop func()
 			if mode == "groupcommit" {
-				e, err := StartEmbedded(dir, 0)
+				e, err := Start(dir, 0)
 				if err != nil {
 					b.Fatal(err)
 				}
 				addrs, stop = e.Addrs(), e.Close
 			} else {
 				opts := []kfake.Opt{kfake.NumBrokers(1), kfake.DataDir(filepath.Join(dir, "kafka")), kfake.SyncWrites(),
-					kfake.SeedTopics(12, FiatCommands)}
+					kfake.SeedTopics(12, topics.FiatCommands)}
 				c, err := kfake.NewCluster(opts...)
 				if err != nil {
 					b.Fatal(err)
@@ -235,9 +237,9 @@ func BenchmarkEmbeddedProduce(b *testing.B) {
 				addrs, stop = c.ListenAddrs(), c.Close
 			}
 			defer stop()
-			produceAll(b, addrs, FiatCommands, 32, 64) // warm up: connections, producer id
+			produceAll(b, addrs, topics.FiatCommands, 32, 64) // warm up: connections, producer id
 			b.ResetTimer()
-			produceAll(b, addrs, FiatCommands, 32, b.N)
+			produceAll(b, addrs, topics.FiatCommands, 32, b.N)
 		})
 	}
 }
@@ -312,11 +314,11 @@ func TestGroupCommitFilesAfterRollAndRename(t *testing.T) {
 // rebuilds every partition from its segments alone.
 func TestEmbeddedRecoversWithoutIndexFiles(t *testing.T) {
 	dir := t.TempDir()
-	e, err := StartEmbedded(dir, 0)
+	e, err := Start(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	produceAll(t, e.Addrs(), FiatCommands, 4, 50)
+	produceAll(t, e.Addrs(), topics.FiatCommands, 4, 50)
 	e.Close()
 	parts := filepath.Join(dir, "kafka", "partitions")
 	idx, _ := filepath.Glob(filepath.Join(parts, "*", "*.idx"))
@@ -334,12 +336,12 @@ func TestEmbeddedRecoversWithoutIndexFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e2, err := StartEmbedded(dir, 0)
+	e2, err := Start(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e2.Close()
-	countRecords(t, e2.Addrs(), FiatCommands, 50)
-	produceAll(t, e2.Addrs(), FiatCommands, 4, 10)
-	countRecords(t, e2.Addrs(), FiatCommands, 60)
+	countRecords(t, e2.Addrs(), topics.FiatCommands, 50)
+	produceAll(t, e2.Addrs(), topics.FiatCommands, 4, 10)
+	countRecords(t, e2.Addrs(), topics.FiatCommands, 60)
 }

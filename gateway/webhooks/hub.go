@@ -1,4 +1,4 @@
-package topics
+package webhooks
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fintech/platform/topics"
 )
 
 // Message is one admin stream message: the event id, its type and the
@@ -132,8 +134,8 @@ func NewHub(cfg HubConfig, brokers []string, format EventFormat, log *slog.Logge
 	h := &Hub{cfg: cfg, format: format, log: log.With("component", "admin-stream"), now: now,
 		listeners: map[*Listener]struct{}{}}
 	if len(brokers) > 0 {
-		client, err := NewClient(brokers,
-			kgo.ConsumeTopics(EventTopics()...),
+		client, err := topics.NewClient(brokers,
+			kgo.ConsumeTopics(topics.EventTopics()...),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd().Relative(-cfg.Backfill)),
 			kgo.FetchMaxWait(100*time.Millisecond),
 		)
@@ -164,7 +166,7 @@ func (h *Hub) Run(ctx context.Context) error {
 			}
 		})
 		fetches.EachRecord(func(r *kgo.Record) {
-			id, typ := Header(r, "id"), Header(r, "type")
+			id, typ := topics.Header(r, "id"), topics.Header(r, "type")
 			if id == "" || typ == "" {
 				var err error
 				if id, typ, err = h.format.Head(r); err != nil {

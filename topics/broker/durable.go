@@ -1,4 +1,4 @@
-package topics
+package broker
 
 import (
 	"encoding/binary"
@@ -44,7 +44,7 @@ import (
 // round of the first offset commit past it.
 type groupCommit struct {
 	dir string // the broker's data directory
-	// volatile topics are acknowledged without a sync (Spec.Volatile).
+	// volatile topics are acknowledged without a sync (topics.Spec.Volatile).
 	volatile map[string]bool
 
 	// topicName maps a topic id (produce v13+, offset commit v10+) to its

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package topics
+package broker
 
 import "os"
 

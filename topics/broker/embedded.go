@@ -1,10 +1,12 @@
-package topics
+package broker
 
 import (
 	"fmt"
 	"path/filepath"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/fintech/platform/topics"
 )
 
 // Embedded is an in-process Kafka-protocol broker (franz-go kfake) persisted
@@ -14,7 +16,7 @@ type Embedded struct {
 	commit  *groupCommit
 }
 
-// StartEmbedded starts the broker on 127.0.0.1:port (0 picks a free port)
+// Start starts the broker on 127.0.0.1:port (0 picks a free port)
 // with its data under dataDir, seeded with every topic of All. Data written
 // before a restart on the same dataDir is there after it. A produce with
 // acks=all is on disk before it is acknowledged, so an acknowledged record —
@@ -22,17 +24,17 @@ type Embedded struct {
 // crash, not only a process kill; so is every offset commit and producer id.
 // Produces with acks=1 (the gateway's commands, whose answer is the
 // consumer's reply after its Postgres commit) and records of volatile topics
-// (Spec.Volatile) are acknowledged once written; an offset commit past an
+// (topics.Spec.Volatile) are acknowledged once written; an offset commit past an
 // acks=1 record waits for its partition's sync. The fsyncs are group commits
 // (durable.go): the broker writes to the page cache, and each acknowledgement
 // waits for the next fsync round of the files it needs, shared by every
 // request waiting at that moment, outside the broker's request loop
 // (kfake.SyncWrites fsyncs every partition of every produce inside it, one at
 // a time).
-func StartEmbedded(dataDir string, port int) (*Embedded, error) {
+func Start(dataDir string, port int) (*Embedded, error) {
 	dir := filepath.Join(dataDir, "kafka")
 	volatile := map[string]bool{}
-	for _, s := range All() {
+	for _, s := range topics.All() {
 		if s.Volatile {
 			volatile[s.Name] = true
 		}
@@ -46,7 +48,7 @@ func StartEmbedded(dataDir string, port int) (*Embedded, error) {
 		kfake.ListenFn(commit.listen),
 	}
 	byCount := map[int32][]string{}
-	for _, s := range All() {
+	for _, s := range topics.All() {
 		byCount[s.Partitions] = append(byCount[s.Partitions], s.Name)
 	}
 	for n, names := range byCount {
