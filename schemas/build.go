@@ -92,6 +92,9 @@ type Vacancies struct {
 	Total  int       `json:"total" required:"true" minimum:"0"`
 	Limit  int       `json:"limit" required:"true" minimum:"1" maximum:"200"`
 	Offset int       `json:"offset" required:"true" minimum:"0"`
+	// NextCursor pages on from the last item (partner API: the `cursor`
+	// query; offset stops at 1000); absent on the last page.
+	NextCursor *string `json:"nextCursor,omitempty" nullable:"false"`
 }
 
 // PartnerVacancies is the partner API's answer of a list:

@@ -220,11 +220,14 @@ type ConstitutionComment struct {
 }
 
 // ConstitutionSocial is an artifact's votes, whether the caller voted
-// (false without a token) and its comments, oldest first.
+// (false without a token) and a page of its comments, oldest first:
+// NextCursor (the `cursor` of the next page, of /social or /comments) is set
+// while more remain.
 type ConstitutionSocial struct {
-	Votes    int64                 `json:"votes" required:"true"`
-	Voted    bool                  `json:"voted" required:"true"`
-	Comments []ConstitutionComment `json:"comments" required:"true" nullable:"false"`
+	Votes      int64                 `json:"votes" required:"true"`
+	Voted      bool                  `json:"voted" required:"true"`
+	Comments   []ConstitutionComment `json:"comments" required:"true" nullable:"false"`
+	NextCursor *string               `json:"nextCursor" required:"true" description:"the cursor of the next page of comments; null when none remain"`
 }
 
 // The reference data of GET /api/constitution/public/*. Fields are in

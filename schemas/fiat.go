@@ -105,12 +105,26 @@ type FiatDepositCredit struct {
 	Currency  string `json:"currency"`
 }
 
-// FiatWithdraw is the data of a TypeFiatWithdraw command.
+// FiatWithdraw is the data of a TypeFiatWithdraw command. The gateway
+// seals the destination (fiat_withdrawal_destinations) and sends only its
+// hint; Destination is the clear value of commands sent before that.
 type FiatWithdraw struct {
-	WalletID    string `json:"walletId"`
-	UserID      string `json:"userId"`
-	Amount      int64  `json:"amount"`
-	Destination string `json:"destination"`
+	WalletID        string `json:"walletId"`
+	UserID          string `json:"userId"`
+	Amount          int64  `json:"amount"`
+	Destination     string `json:"destination,omitempty"`
+	WithdrawalID    string `json:"withdrawalId,omitempty"`
+	DestinationHint string `json:"destinationHint,omitempty"`
+}
+
+// AccountHint is how a bank account or withdrawal destination is shown:
+// its last four characters after "****" ("****" alone when it is shorter).
+func AccountHint(account string) string {
+	r := []rune(account)
+	if len(r) <= 4 {
+		return "****"
+	}
+	return "****" + string(r[len(r)-4:])
 }
 
 // FiatPayoutRequest is the data of a TypeFiatPayoutRequest command.

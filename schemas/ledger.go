@@ -167,6 +167,11 @@ type LedgerVerifyResult struct {
 	Reason           string  `json:"reason,omitempty" enum:"prev_hash_mismatch,hash_mismatch,height_gap"`
 	ExpectedHash     string  `json:"expectedHash,omitempty"`
 	FoundHash        string  `json:"foundHash,omitempty"`
+	// VerifiedFrom is the height of the last verified head this walk
+	// started after (0: the whole chain); FullWalkAt is when the last walk
+	// of the whole chain (in the background, LEDGER_AUDIT_INTERVAL) ran.
+	VerifiedFrom int64  `json:"verifiedFrom" description:"the walk checked the entries above this height, verified before (0: the whole chain)"`
+	FullWalkAt   string `json:"fullWalkAt,omitempty" format:"date-time" description:"when the last walk of the whole chain ran"`
 }
 
 // LedgerWindows are entry counts of the last 24 hours, 7 days and 30 days.

@@ -98,6 +98,9 @@ type MaskCharge struct {
 	MerchantCategory string `json:"merchantCategory"`
 	PaymentRef       string `json:"paymentRef"`
 	MerchantUserID   string `json:"merchantUserId,omitempty"`
+	// ClientIP is the address the charge came from: a risk flag it causes
+	// is charged to that IP's BudgetMaskRiskFlag.
+	ClientIP string `json:"clientIp,omitempty"`
 }
 
 // Mask is the API and event shape of a mask (the data of mask.created).

@@ -95,6 +95,9 @@ type CertPayoutReceipt struct {
 type TournamentReceipt struct {
 	Tournament
 	Replayed bool `json:"replayed" required:"true"`
+	// Stale: the delivery's version is older than the stored one, which
+	// the answer shows; nothing changed.
+	Stale bool `json:"stale,omitempty"`
 }
 
 // PodiumEntry is one recorded podium entry as the partner is answered: the

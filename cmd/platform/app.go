@@ -65,6 +65,8 @@ type app struct {
 	tokens  *auth.Tokens
 	guard   *auth.Guard
 	limiter *ratelimit.Limiter
+	// budgets is nil when ABUSE_BUDGETS=0.
+	budgets *ratelimit.Budgets
 	server  *server.Server
 }
 
@@ -201,6 +203,9 @@ func (a *app) startGateway(ctx context.Context) error {
 	}
 	a.guard = guard
 	a.limiter = ratelimit.New(a.cfg.RateLimits, a.now)
+	if a.cfg.AbuseBudgets {
+		a.budgets = ratelimit.NewBudgets(a.pool, a.now)
+	}
 	a.server = server.New(a.limiter, a.reg, a.log)
 	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log)
 	if err != nil {

@@ -41,6 +41,9 @@ func cmdRun(ctx context.Context, cfg Config, args []string) error {
 	if _, err := postgres.Migrate(ctx, a.pool); err != nil {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
+	if _, err := migrateData(ctx, a.pool, a.vault); err != nil {
+		return err
+	}
 	if err := a.startGateway(ctx); err != nil {
 		return err
 	}
@@ -152,6 +155,13 @@ func cmdMigrate(ctx context.Context, cfg Config, args []string) error {
 	fmt.Printf("migrations applied: %d\n", len(applied))
 	for _, a := range applied {
 		fmt.Println("  " + a)
+	}
+	sealedRows, err := migrateDataWith(ctx, cfg, pool)
+	if err != nil {
+		return err
+	}
+	if sealedRows > 0 {
+		fmt.Printf("withdrawal destinations sealed: %d\n", sealedRows)
 	}
 	return nil
 }

@@ -44,13 +44,9 @@ type Config struct {
 	RateLimits     ratelimit.Limits
 	KYCAutoApprove bool
 	LedgerAudit    time.Duration // LEDGER_AUDIT_INTERVAL
-	// LedgerVerifyCache is how long GET /api/ledger/chain/verify answers
-	// from the last walk at the same chain head (LEDGER_VERIFY_CACHE; 0s
-	// walks every time).
-	LedgerVerifyCache time.Duration
-	CommandTimeout    time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
-	DBMaxConns        int           // DB_MAX_CONNS
-	LogLevel          string        // LOG_LEVEL: debug, info, warn, error
+	CommandTimeout time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
+	DBMaxConns     int           // DB_MAX_CONNS
+	LogLevel       string        // LOG_LEVEL: debug, info, warn, error
 	// Environment is PLATFORM_ENV: "production" (the default) or
 	// "development", the only mode with the conveniences that must never
 	// face the internet (see development()).
@@ -77,14 +73,22 @@ type Config struct {
 	AIModel            string        // AI_MODEL
 	AIMonthlyLimit     int64         // AI_MONTHLY_LIMIT: AI requests per user per calendar month
 	AITimeout          time.Duration // AI_TIMEOUT: bound on one call to the AI endpoint
+
+	// AbuseBudgets enforces the per-IP and global budgets of
+	// schemas/budgets.go (ABUSE_BUDGETS, default 1; 0 turns them off).
+	AbuseBudgets bool
 }
 
 // PartnerSecrets authenticate the inbound partner webhooks (rights, chess,
 // cert); an empty secret never matches.
 type PartnerSecrets struct {
-	HMAC                string // PARTNER_WEBHOOK_SECRET
+	HMAC                string // PARTNER_WEBHOOK_SECRET (shared; a rail without its own)
 	Rights, Chess, Cert string // RIGHTS_SECRET, CHESS_SECRET, CERT_SECRET (legacy headers)
 	RequireHMAC         bool   // WEBHOOK_REQUIRE_HMAC: 1 disables the legacy headers
+
+	// RightsHMAC, ChessHMAC, CertHMAC: each partner's own HMAC key
+	// (RIGHTS_WEBHOOK_SECRET, CHESS_WEBHOOK_SECRET, CERT_WEBHOOK_SECRET).
+	RightsHMAC, ChessHMAC, CertHMAC string
 }
 
 // Caps are the pre-KYC limits of decisions.md, in minor units.
@@ -217,8 +221,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			Auth:    int(r.integer("RATE_LIMIT_AUTH", 20, 0)),
 			Money:   int(r.integer("RATE_LIMIT_MONEY", 30, 0)),
 			Partner: int(r.integer("RATE_LIMIT_PARTNER", 60, 0)),
+			// Per client IP beside the per-key budget: four keys' worth.
+			PartnerIP: int(r.integer("RATE_LIMIT_PARTNER_IP", 240, 0)),
 		},
 		KYCAutoApprove:     r.flag("KYC_AUTO_APPROVE"),
+		AbuseBudgets:       r.integer("ABUSE_BUDGETS", 1, 0) != 0,
 		LedgerAudit:        r.duration("LEDGER_AUDIT_INTERVAL", time.Hour),
 		CommandTimeout:     r.duration("COMMAND_TIMEOUT", 5*time.Second),
 		DBMaxConns:         int(r.integer("DB_MAX_CONNS", 40, 2)),
@@ -245,17 +252,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		},
 	}
 	c.WebhookRetry = r.schedule("WEBHOOK_RETRY_SCHEDULE", "0s,5m,30m,2h,8h")
-	c.LedgerVerifyCache = time.Minute
-	if s := r.str("LEDGER_VERIFY_CACHE", ""); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 {
-			r.fail("LEDGER_VERIFY_CACHE", "%q is not a duration such as 1m (0s disables the cache)", s)
-		} else {
-			c.LedgerVerifyCache = d
-		}
-	}
 	c.Partner = PartnerSecrets{HMAC: r.str("PARTNER_WEBHOOK_SECRET", ""), Rights: r.str("RIGHTS_SECRET", ""),
-		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC")}
+		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC"),
+		RightsHMAC: r.str("RIGHTS_WEBHOOK_SECRET", ""), ChessHMAC: r.str("CHESS_WEBHOOK_SECRET", ""),
+		CertHMAC: r.str("CERT_WEBHOOK_SECRET", "")}
 	if c.ReputationKey != "" && len(c.ReputationKey) < 32 {
 		r.fail("REPUTATION_SERVICE_KEY", "must be at least 32 characters")
 	}

@@ -15,7 +15,8 @@ func (a *app) buildModule() (module, error) {
 	return module{
 		routes: func(r server.Router) error {
 			h, err := gbuild.NewHandlers(sbuild.NewStore(a.pool), a.limiter, a.pool, a.tokens.Require(), a.now, a.server.Routes,
-				gbuild.Config{PublicBaseURL: a.cfg.PublicBaseURL, PlanLimit: a.cfg.BuildPlanLimit})
+				gbuild.Config{PublicBaseURL: a.cfg.PublicBaseURL, PlanLimit: a.cfg.BuildPlanLimit,
+					Budgets: a.budgets})
 			if err != nil {
 				return err
 			}

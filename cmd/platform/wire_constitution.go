@@ -25,7 +25,8 @@ func (a *app) constitutionModule() (module, error) {
 			}
 			st := sconstitution.NewStore(a.pool)
 			h, err := gconstitution.NewHandlers(st, st, st, advisor, a.pool, a.tokens.Require(), a.tokens.Optional(),
-				a.now, a.server.Routes, gconstitution.Config{AILimit: a.cfg.AIMonthlyLimit, AITimeout: a.cfg.AITimeout})
+				a.now, a.server.Routes, gconstitution.Config{AILimit: a.cfg.AIMonthlyLimit, AITimeout: a.cfg.AITimeout,
+					Budgets: a.budgets})
 			if err != nil {
 				return err
 			}

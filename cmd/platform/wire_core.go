@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/url"
 	"path/filepath"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/fintech/platform/gateway/mail"
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/storage/budget"
 	identitystore "github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/topics"
 )
@@ -57,6 +59,12 @@ func (a *app) relayModule() (module, error) {
 		},
 		func() (runnable, error) {
 			return retention.NewExpirer(a.pool, time.Hour, a.cfg.ProcessedRetention, a.now, a.log), nil
+		},
+		func() (runnable, error) {
+			// Abuse-budget windows end after a month at most: keep two.
+			return retention.NewPruner("abuse-budgets", func(ctx context.Context, before time.Time) (int64, error) {
+				return budget.Prune(ctx, a.pool, before)
+			}, time.Hour, 62*24*time.Hour, a.now, a.log), nil
 		},
 	}}, nil
 }

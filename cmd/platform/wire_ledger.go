@@ -20,7 +20,7 @@ func (a *app) ledgerModule() (module, error) {
 		routes: func(r server.Router) error {
 			h, err := gwledger.NewHandlers(a.pool, ledgerstore.NewStore(a.pool), verifier,
 				clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
-				a.bus, a.tokens, a.now, a.server.Routes, gwledger.Config{VerifyCache: a.cfg.LedgerVerifyCache})
+				a.bus, a.tokens, a.now, a.server.Routes, gwledger.Config{})
 			if err != nil {
 				return err
 			}
@@ -37,7 +37,9 @@ func (a *app) ledgerModule() (module, error) {
 		},
 		background: []func() (runnable, error){
 			func() (runnable, error) {
-				return cledger.NewAuditor(verifier, a.pool, a.cfg.LedgerAudit, a.now, a.log), nil
+				// The full walk runs here, on a schedule; requests walk only
+				// what was appended since the last verified head.
+				return cledger.NewAuditor(ledgerstore.FullWalk{V: verifier}, a.pool, a.cfg.LedgerAudit, a.now, a.log), nil
 			},
 		},
 	}, nil

@@ -15,7 +15,8 @@ func (a *app) partnerModule() (module, error) {
 		routes: func(r server.Router) error {
 			st := spartner.NewStore(a.pool)
 			secrets := gpartner.Secrets{HMAC: a.cfg.Partner.HMAC, Rights: a.cfg.Partner.Rights,
-				Chess: a.cfg.Partner.Chess, Cert: a.cfg.Partner.Cert, RequireHMAC: a.cfg.Partner.RequireHMAC}
+				Chess: a.cfg.Partner.Chess, Cert: a.cfg.Partner.Cert, RequireHMAC: a.cfg.Partner.RequireHMAC,
+				RightsHMAC: a.cfg.Partner.RightsHMAC, ChessHMAC: a.cfg.Partner.ChessHMAC, CertHMAC: a.cfg.Partner.CertHMAC}
 			h, err := gpartner.NewHandlers(st, st, a.pool, a.guard.RequireVerified(a.tokens), secrets, a.now, a.server.Routes)
 			if err != nil {
 				return err

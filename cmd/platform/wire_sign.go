@@ -2,7 +2,9 @@ package main
 
 import (
 	"strings"
+	"time"
 
+	"github.com/fintech/platform/consumers/retention"
 	"github.com/fintech/platform/gateway/server"
 	gsign "github.com/fintech/platform/gateway/sign"
 	"github.com/fintech/platform/schemas"
@@ -15,16 +17,22 @@ import (
 // sealed under an older one still open (and are sealed again under the
 // current one on use), so the master key can rotate.
 func (a *app) signModule() (module, error) {
+	st := ssign.NewStore(a.pool)
 	return module{routes: func(r server.Router) error {
 		ring, err := sealed.NewKeyring("SIGNING_MASTER_KEY", "sign", strings.Split(a.cfg.SigningKey, ",")...)
 		if err != nil {
 			return err
 		}
-		h, err := gsign.NewHandlers(ssign.NewStore(a.pool), ring, a.pool, a.tokens.Require(), a.now, schemas.NewID, a.server.Routes)
+		h, err := gsign.NewHandlers(st, ring, a.pool, a.tokens.Require(), a.now, schemas.NewID, a.server.Routes)
 		if err != nil {
 			return err
 		}
 		h.Register(r)
 		return nil
+	}, background: []func() (runnable, error){
+		// Signed payloads are kept schemas.SignRetention (README: Security).
+		func() (runnable, error) {
+			return retention.NewPruner("signatures", st.PruneSignatures, time.Hour, schemas.SignRetention, a.now, a.log), nil
+		},
 	}}, nil
 }

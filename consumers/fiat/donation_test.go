@@ -204,8 +204,8 @@ func TestApplyDonations(t *testing.T) {
 	}
 
 	// A later batch past the goal never fires it again.
-	c := fund(t, pool, "uc", 500)
-	outs = applyBatch(t, pool, h, []pipeline.Command{donateCmd(t, camp, c, "uc", 500, false)})
+	c := fund(t, pool, "uc", 1_000)
+	outs = applyBatch(t, pool, h, []pipeline.Command{donateCmd(t, camp, c, "uc", 1_000, false)})
 	if outs[0].Status != http.StatusCreated || len(outs[0].Emit) != 3 {
 		t.Fatalf("later donation: %d %s, %d emissions", outs[0].Status, outs[0].Body, len(outs[0].Emit))
 	}

@@ -21,11 +21,20 @@ func (wd *withdraw) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	if rej != nil {
 		return *rej
 	}
-	txID, wdID := schemas.NewID(), schemas.NewID()
+	txID, wdID := schemas.NewID(), wd.WithdrawalID
+	if wdID == "" {
+		wdID = schemas.NewID()
+	}
+	// The destination is sealed by the gateway: memo and audit show its hint
+	// (a command from before that carries it in clear: hinted here).
+	hint := wd.DestinationHint
+	if hint == "" {
+		hint = schemas.AccountHint(wd.Destination)
+	}
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "withdrawal", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
-		Amount: wd.Amount, Currency: w.Currency, Memo: wd.Destination, RefID: wdID, CreatedAt: b.now})
+		Amount: wd.Amount, Currency: w.Currency, Memo: hint, RefID: wdID, CreatedAt: b.now})
 	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "withdrawal", Subject: txID,
-		Amount: wd.Amount, Currency: w.Currency, Detail: "to " + wd.Destination, CreatedAt: b.now})
+		Amount: wd.Amount, Currency: w.Currency, Detail: "to " + hint, CreatedAt: b.now})
 	o := pipeline.JSON(http.StatusCreated, schemas.FiatWithdrawResult{WithdrawalID: wdID, TransactionID: txID, Balance: w.Balance,
 		Status: "completed", CreatedAt: b.now})
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindWithdrawal, SourceID: txID, ActorUserID: w.UserID,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/budget"
 	store "github.com/fintech/platform/storage/mask"
 	"github.com/fintech/platform/topics"
 )
@@ -132,7 +133,7 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		case p.revoke != nil:
 			outcomes[i] = b.revoke(*p.revoke)
 		case p.charge != nil:
-			outcomes[i], err = b.charge(c.Env, *p.charge)
+			outcomes[i], err = b.charge(ctx, tx, c.Env, *p.charge)
 		}
 		if err != nil {
 			return nil, err
@@ -276,7 +277,7 @@ func (b *batch) revoke(d schemas.MaskRevoke) pipeline.Outcome {
 	return pipeline.JSON(http.StatusOK, st.row.View(b.now))
 }
 
-func (b *batch) charge(cmd schemas.Envelope, d schemas.MaskCharge) (pipeline.Outcome, error) {
+func (b *batch) charge(ctx context.Context, tx pgx.Tx, cmd schemas.Envelope, d schemas.MaskCharge) (pipeline.Outcome, error) {
 	st := b.owned(d.MaskID, d.UserID)
 	if st == nil {
 		return notFound(), nil
@@ -323,7 +324,22 @@ func (b *batch) charge(cmd schemas.Envelope, d schemas.MaskCharge) (pipeline.Out
 	b.charges = append(b.charges, row)
 
 	out := ChargeOutcome(row, false)
-	emit, err := b.chargeEmissions(cmd, row, dec.Flag)
+	flag := dec.Flag
+	if flag && d.MerchantUserID != "" && d.MerchantUserID != d.UserID && b.hist.ActiveMerchants[d.MerchantUserID] {
+		// Once per (mask owner, merchant, day) is the account budget (the
+		// source id also makes the reputation consumer apply repeats once),
+		// but free sign-ups multiply owners: each flag is also charged to
+		// the client IP of the charge and to the global budget, and a spent
+		// budget drops the flag (never the charge).
+		start, _ := schemas.BudgetMaskRiskFlag.Window(b.now)
+		_, ok, err := budget.Take(ctx, tx, start,
+			budget.Charges(schemas.BudgetMaskRiskFlag, d.UserID+">"+d.MerchantUserID, d.ClientIP))
+		if err != nil {
+			return pipeline.Outcome{}, err
+		}
+		flag = ok
+	}
+	emit, err := b.chargeEmissions(cmd, row, flag)
 	if err != nil {
 		return pipeline.Outcome{}, err
 	}

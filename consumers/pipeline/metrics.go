@@ -10,6 +10,10 @@ type Metrics struct {
 	Lag       *prometheus.GaugeVec
 	Applied   *prometheus.CounterVec
 	DLQ       *prometheus.CounterVec
+	// RoundTrips counts the round trips batches make to Postgres (a
+	// pipelined batch makes two); divided by the batch count it is the
+	// bench's round trips per batch.
+	RoundTrips *prometheus.CounterVec
 }
 
 // NewMetrics registers the series on reg.
@@ -32,7 +36,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		DLQ: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_consumer_dlq_total", Help: "Records parked on a dead-letter topic.",
 		}, []string{"group", "topic"}),
+		RoundTrips: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "platform_consumer_roundtrips_total", Help: "Round trips of applied batches to Postgres.",
+		}, []string{"group"}),
 	}
-	reg.MustRegister(m.BatchSize, m.ApplySecs, m.Lag, m.Applied, m.DLQ)
+	reg.MustRegister(m.BatchSize, m.ApplySecs, m.Lag, m.Applied, m.DLQ, m.RoundTrips)
 	return m
 }

@@ -332,10 +332,13 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record,
 			return replies, err
 		}
 	}
-	tx, err := r.pool.Begin(ctx)
+	begun, err := r.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin batch: %w", err)
 	}
+	trips := 1 // BEGIN
+	defer func() { r.metrics.RoundTrips.WithLabelValues(r.cfg.Group).Add(float64(trips)) }()
+	tx := countingTx{Tx: begun, n: &trips}
 	defer func() { _ = tx.Rollback(ctx) }()
 
 	lookup := &pgx.Batch{}
@@ -402,6 +405,8 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		}
 		conn.Release()
 	}()
+	trips := 1
+	defer func() { r.metrics.RoundTrips.WithLabelValues(r.cfg.Group).Add(float64(trips)) }()
 	if err := conn.SendBatch(ctx, reads).Close(); err != nil {
 		return nil, true, fmt.Errorf("begin batch and load: %w", err)
 	}
@@ -420,6 +425,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		pipeline.QueueInsertOutbox(writes, outbox)
 	}
 	writes.Queue("COMMIT")
+	trips++
 	if err := conn.SendBatch(ctx, writes).Close(); err != nil {
 		return nil, true, fmt.Errorf("write and commit batch: %w", err)
 	}

@@ -235,6 +235,8 @@ func baseEnv(back Backing, dbURL, dataDir, addr, baseURL, metricsAddr string) ma
 		"RATE_LIMIT_AUTH":         "0",
 		"RATE_LIMIT_MONEY":        "0",
 		"RATE_LIMIT_PARTNER":      "0",
+		"RATE_LIMIT_PARTNER_IP":   "0",
+		"ABUSE_BUDGETS":           "0",
 		"FIAT_ADMIN_EMAILS":       FiatAdminEmail,
 		"GOV_ADMIN_EMAILS":        GovAdminEmail,
 		"CHARITY_ADMIN_EMAILS":    CharityAdminEmail,

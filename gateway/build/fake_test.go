@@ -13,6 +13,7 @@ import (
 
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/build"
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
@@ -22,6 +23,18 @@ import (
 type fakeStore struct {
 	open    []build.Vacancy
 	entries []build.SitemapEntry
+	stamps  int64
+}
+
+func (f *fakeStore) ListOpenAfter(context.Context, build.Filter, time.Time, schemas.Position, int) ([]build.Vacancy, int, int, error) {
+	return nil, 0, 0, nil
+}
+
+// SitemapStamp reports a change on every call: the tests edit the fake
+// between requests, so the sitemap is always rebuilt.
+func (f *fakeStore) SitemapStamp(context.Context, time.Time) (int64, time.Time, error) {
+	f.stamps++
+	return f.stamps, time.Time{}, nil
 }
 
 func (f *fakeStore) CreateProject(context.Context, build.Project) error { return nil }
@@ -63,8 +76,8 @@ func (f *fakeStore) OpenOfEmployer(context.Context, string, time.Time, int) ([]b
 func (f *fakeStore) SitemapEntries(context.Context, time.Time, int) ([]build.SitemapEntry, error) {
 	return f.entries, nil
 }
-func (f *fakeStore) CreateKey(context.Context, build.Key, []byte) error    { return nil }
-func (f *fakeStore) ListKeys(context.Context, string) ([]build.Key, error) { return nil, nil }
+func (f *fakeStore) CreateKey(context.Context, build.Key, []byte, int) error { return nil }
+func (f *fakeStore) ListKeys(context.Context, string) ([]build.Key, error)   { return nil, nil }
 func (f *fakeStore) RevokeKey(context.Context, string, string, time.Time) (build.Key, error) {
 	return build.Key{}, postgres.ErrNotFound
 }

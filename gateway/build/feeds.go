@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -153,7 +154,40 @@ func (sitemapPage) PrepareJSONSchema(s *jsonschema.Schema) error {
 
 // sitemapURLs lists every URL the sitemap names: product pages, open
 // vacancies (newest first), projects with open vacancies, top employers.
+// sitemapCache is the last sitemap built, with the change version of the
+// vacancies it reflects and the first time one of them expires: it answers
+// while both hold, so the sitemap is current on every request (decisions.md)
+// without a walk of every open vacancy per request.
+type sitemapCache struct {
+	mu      sync.Mutex
+	built   bool
+	version int64
+	until   time.Time // zero: no open vacancy expires
+	urls    []sitemapURL
+}
+
+// sitemapURLs answers the cached URLs while the vacancies have not changed
+// and none expired, else builds them again.
 func (h *Handlers) sitemapURLs(c *fiber.Ctx, now time.Time) ([]sitemapURL, error) {
+	version, until, err := h.store.SitemapStamp(c.UserContext(), now)
+	if err != nil {
+		return nil, err
+	}
+	sc := &h.sitemapCache
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.built && sc.version == version && (sc.until.IsZero() || now.Before(sc.until)) && until.Equal(sc.until) {
+		return sc.urls, nil
+	}
+	urls, err := h.buildSitemapURLs(c, now)
+	if err != nil {
+		return nil, err
+	}
+	sc.built, sc.version, sc.until, sc.urls = true, version, until, urls
+	return urls, nil
+}
+
+func (h *Handlers) buildSitemapURLs(c *fiber.Ctx, now time.Time) ([]sitemapURL, error) {
 	entries, err := h.store.SitemapEntries(c.UserContext(), now, h.cfg.TopEmployers)
 	if err != nil {
 		return nil, err

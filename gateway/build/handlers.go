@@ -62,15 +62,17 @@ type Vacancies interface {
 // Feed is what the partner API, pages, RSS and sitemap read.
 type Feed interface {
 	ListOpen(ctx context.Context, f build.Filter, now time.Time, limit, offset int) ([]build.Vacancy, int, error)
+	ListOpenAfter(ctx context.Context, f build.Filter, now time.Time, after schemas.Position, limit int) ([]build.Vacancy, int, int, error)
 	OpenVacancy(ctx context.Context, id string, now time.Time) (build.Vacancy, error)
 	OpenOfProject(ctx context.Context, projectID string, now time.Time, limit int) ([]build.Vacancy, error)
 	OpenOfEmployer(ctx context.Context, employerID string, now time.Time, limit int) ([]build.Vacancy, error)
 	SitemapEntries(ctx context.Context, now time.Time, topEmployers int) ([]build.SitemapEntry, error)
+	SitemapStamp(ctx context.Context, now time.Time) (int64, time.Time, error)
 }
 
 // Keys is what the handlers need for partner keys.
 type Keys interface {
-	CreateKey(ctx context.Context, k build.Key, hash []byte) error
+	CreateKey(ctx context.Context, k build.Key, hash []byte, max int) error
 	ListKeys(ctx context.Context, employerID string) ([]build.Key, error)
 	RevokeKey(ctx context.Context, id, employerID string, now time.Time) (build.Key, error)
 	KeyByHash(ctx context.Context, hash []byte) (build.Key, error)
@@ -79,9 +81,15 @@ type Keys interface {
 // Limiter charges a request to a rate-limit budget (ratelimit.Limiter).
 type Limiter interface {
 	Check(c *fiber.Ctx, class ratelimit.Class, key string) error
+	Also(c *fiber.Ctx, class ratelimit.Class, key string) error
 }
 
 var _ Limiter = (*ratelimit.Limiter)(nil)
+
+// Budgets charges an abuse budget (ratelimit.Budgets).
+type Budgets interface {
+	Take(c *fiber.Ctx, b schemas.Budget, account string) error
+}
 
 // Store is the whole repository the module uses.
 type Store interface {
@@ -106,6 +114,9 @@ type Config struct {
 	SitemapMax int
 	// TopEmployers is how many employers the sitemap names. Default 100.
 	TopEmployers int
+	// Budgets charges partner key mints to the abuse budget
+	// (schemas.BudgetPartnerKeyMint); nil charges nothing.
+	Budgets Budgets
 	// ProductPages are the site-relative product pages the sitemap names.
 	// Default: the vacancy index page.
 	ProductPages []string
@@ -145,6 +156,8 @@ type Handlers struct {
 	now     func() time.Time
 	routes  func() []server.Route
 	cfg     Config
+
+	sitemapCache sitemapCache
 }
 
 // NewHandlers builds the handlers. require authenticates employers (the JWT
@@ -221,9 +234,12 @@ func (h *Handlers) Register(r server.Router) {
 	}, h.require)
 	server.Post(g, "/partner-keys", server.Op[server.NoRequest]{
 		Summary:     "Mint a partner key; the plaintext is shown only in this answer",
-		Description: "Creates a partner key (X-Build-Key) of the caller; the plaintext is in this answer only.",
+		Description: "Creates a partner key (X-Build-Key) of the caller; the plaintext is in this answer only. A caller holds at most 3 active keys.",
 		Class:       ratelimit.Write, Handle: h.createKey,
-		Responses: []server.Response{server.Answers(http.StatusCreated, "the key; its plaintext is shown only here", schemas.PartnerKey{})},
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "the key; its plaintext is shown only here", schemas.PartnerKey{}),
+			server.Fails(http.StatusTooManyRequests, "key_limit_reached: the caller holds 3 active partner keys; revoke one first (rate_limited: the mint budget of the IP or the platform is spent)"),
+		},
 	}, h.require)
 	server.Get(g, "/partner-keys", server.Op[server.NoRequest]{
 		Summary:     "The caller's partner keys (never their plaintext)",

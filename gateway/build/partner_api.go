@@ -22,8 +22,10 @@ import (
 // APIVersion is the partner API version of the path and the health answer.
 const APIVersion = "v1"
 
-// maxOffset bounds offset so that it is a cheap, valid OFFSET.
-const maxOffset = 1_000_000
+// maxOffset bounds offset so that an OFFSET scan stays cheap: deeper pages
+// are read with the answer's nextCursor (a keyset position), whose cost does
+// not grow with the depth.
+const maxOffset = 1_000
 
 // RateKey is the rate-limit key of the partner class (ratelimit.KeyBy): a
 // well-formed X-Build-Key on the partner JSON API is charged by its digest,
@@ -40,7 +42,8 @@ func RateKey(c *fiber.Ctx) string {
 
 // requireKey admits requests with an active partner key: missing, malformed,
 // unknown or revoked → 401 key_invalid. The key is looked up by its SHA-256.
-// A well-formed key that is not active is also charged to the client IP's
+// An active key's request is also charged to the client IP. A well-formed
+// key that is not active is also charged to the client IP's
 // partner budget, so that guessing keys (each of which would otherwise get a
 // budget of its own) is rate-limited per IP.
 func (h *Handlers) requireKey(c *fiber.Ctx) error {
@@ -63,6 +66,11 @@ func (h *Handlers) requireKey(c *fiber.Ctx) error {
 		return apierr.KeyInvalid()
 	}
 	if err != nil {
+		return err
+	}
+	// Per key (RateKey) and per IP: keys are free to mint, so a client
+	// holding many keys still gets one IP's budget.
+	if err := h.limiter.Also(c, ratelimit.PartnerIP, c.IP()); err != nil {
 		return err
 	}
 	return c.Next()
@@ -110,7 +118,7 @@ func pageParams(limitText, offsetText string) (limit, offset int, err error) {
 	if s := offsetText; s != "" {
 		n, perr := strconv.Atoi(s)
 		if perr != nil || n < 0 || n > maxOffset {
-			v.Fail("offset", "must be an integer from 0 to 1000000")
+			v.Fail("offset", "must be an integer from 0 to 1000; page further with cursor (the answer's nextCursor)")
 		} else {
 			offset = n
 		}
@@ -146,28 +154,62 @@ func (q vacancyFilter) filter() (build.Filter, error) {
 type partnerListRequest struct {
 	offsetPaging
 	vacancyFilter
-	f build.Filter
+	Cursor string `query:"cursor" json:"-" maxLength:"200" description:"the nextCursor of the previous page (instead of offset, and past offset 1000)"`
+	f      build.Filter
+	after  *schemas.Position
 }
 
-// Validate checks the page, then the filter.
+// Validate checks the page, the cursor, then the filter.
 func (req *partnerListRequest) Validate() error {
 	if err := req.offsetPaging.Validate(); err != nil {
 		return err
+	}
+	if req.Cursor != "" {
+		if req.offset != 0 {
+			return apierr.Validation(map[string]string{"offset": "cannot be combined with cursor"})
+		}
+		pos, err := bind.PositionCursor(req.Cursor)
+		if err != nil {
+			return err
+		}
+		req.after = &pos
 	}
 	var err error
 	req.f, err = req.filter()
 	return err
 }
 
-// partnerList answers { success: true, data: { items, total, limit, offset } }
-// of the open, unexpired vacancies matching city and skill, newest first.
+// positionCursor is the opaque cursor of a vacancy's place in the newest
+// first order (schemas.Position: creation time, id).
+func positionCursor(v build.Vacancy) string {
+	return bind.Cursor(schemas.Position{At: v.CreatedAt, ID: v.ID}.String())
+}
+
+// partnerList answers { success: true, data: { items, total, limit, offset,
+// nextCursor } } of the open, unexpired vacancies matching city and skill,
+// newest first. nextCursor (additive) is set while more remain, from any
+// offset: past offset 1000 a partner pages on with it.
 func (h *Handlers) partnerList(c *fiber.Ctx, req *partnerListRequest) error {
-	vs, total, err := h.store.ListOpen(c.UserContext(), req.f, h.now().UTC(), req.limit, req.offset)
+	var (
+		vs          []build.Vacancy
+		total, left int
+		err         error
+	)
+	if req.after != nil {
+		vs, total, left, err = h.store.ListOpenAfter(c.UserContext(), req.f, h.now().UTC(), *req.after, req.limit)
+	} else {
+		vs, total, err = h.store.ListOpen(c.UserContext(), req.f, h.now().UTC(), req.limit, req.offset)
+		left = total - req.offset
+	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(schemas.PartnerVacancies{Success: true,
-		Data: schemas.Vacancies{Items: h.vacanciesJSON(vs), Total: total, Limit: req.limit, Offset: req.offset}})
+	data := schemas.Vacancies{Items: h.vacanciesJSON(vs), Total: total, Limit: req.limit, Offset: req.offset}
+	if len(vs) > 0 && left > len(vs) {
+		next := positionCursor(vs[len(vs)-1])
+		data.NextCursor = &next
+	}
+	return c.JSON(schemas.PartnerVacancies{Success: true, Data: data})
 }
 
 // partnerGet answers { success: true, data: vacancy } for an open,

@@ -84,7 +84,8 @@ func TestPartnerListParams(t *testing.T) {
 		{"limit=-3", 0, 0, false},
 		{"limit=1e3", 0, 0, false},
 		{"offset=-1", 0, 0, false},
-		{"offset=1000001", 0, 0, false},
+		{"offset=1000", 50, 1000, true},
+		{"offset=1001", 0, 0, false},
 		{"offset=1.0", 0, 0, false},
 	}
 	app := fiber.New()

@@ -49,6 +49,11 @@ func keyView(k build.Key) schemas.PartnerKey {
 	return out
 }
 
+// errKeyLimit answers a mint beyond schemas.PartnerKeysPerUser active keys,
+// as the spec answers a merchant key beyond 3.
+var errKeyLimit = apierr.New(http.StatusTooManyRequests, schemas.CodeKeyLimitReached,
+	"you already hold 3 active partner keys; revoke one first")
+
 // createKey mints a partner key → 201 { id, key, createdAt }. The plaintext
 // appears only in this answer; the store keeps its SHA-256.
 func (h *Handlers) createKey(c *fiber.Ctx, _ *server.NoRequest) error {
@@ -57,7 +62,16 @@ func (h *Handlers) createKey(c *fiber.Ctx, _ *server.NoRequest) error {
 		return err
 	}
 	k := build.Key{ID: schemas.NewID(), EmployerID: caller(c), CreatedAt: h.now().UTC()}
-	if err := h.store.CreateKey(c.UserContext(), k, hashKey(key)); err != nil {
+	if h.cfg.Budgets != nil {
+		if err := h.cfg.Budgets.Take(c, schemas.BudgetPartnerKeyMint, k.EmployerID); err != nil {
+			return err
+		}
+	}
+	err = h.store.CreateKey(c.UserContext(), k, hashKey(key), schemas.PartnerKeysPerUser)
+	if errors.Is(err, build.ErrKeyLimit) {
+		return errKeyLimit
+	}
+	if err != nil {
 		return err
 	}
 	out := keyView(k)

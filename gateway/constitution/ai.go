@@ -49,7 +49,8 @@ type aiCall struct {
 }
 
 // prepareAI looks the template up (404) and counts the request against the
-// caller's monthly limit (402), in that order; the body was validated (422)
+// per-IP and global AI budget (429) and the caller's monthly limit (402), in
+// that order; the body was validated (422)
 // before.
 func (h *Handlers) prepareAI(c *fiber.Ctx, req *aiRequest) (aiCall, error) {
 	var tmpl template
@@ -59,6 +60,13 @@ func (h *Handlers) prepareAI(c *fiber.Ctx, req *aiRequest) (aiCall, error) {
 			return aiCall{}, apierr.TemplateNotFound()
 		}
 		tmpl = t
+	}
+	// The per-IP and global budget first: a request it refuses leaves the
+	// caller's monthly count alone.
+	if h.cfg.Budgets != nil {
+		if err := h.cfg.Budgets.Take(c, schemas.BudgetAI, ""); err != nil {
+			return aiCall{}, err
+		}
 	}
 	now := h.now()
 	used, ok, err := h.usage.TakeAIRequest(c.UserContext(), caller(c), now, h.cfg.AILimit)

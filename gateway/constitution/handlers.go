@@ -58,7 +58,7 @@ type Catalog interface {
 	Stats(ctx context.Context) (int64, []store.RegimeCount, error)
 	Vote(ctx context.Context, artifactID, userID string, now time.Time) (bool, error)
 	Unvote(ctx context.Context, artifactID, userID string) error
-	Social(ctx context.Context, artifactID, userID string) (int64, bool, []store.Comment, error)
+	Social(ctx context.Context, artifactID, userID string, after schemas.Position, limit int) (int64, bool, []store.Comment, error)
 	AddComment(ctx context.Context, c store.Comment) error
 }
 
@@ -76,6 +76,14 @@ type Config struct {
 	// AITimeout bounds the advisor inside a stream (the request context is
 	// gone once streaming starts); 20 seconds when zero.
 	AITimeout time.Duration
+	// Budgets charges AI requests to the per-IP and global abuse budget
+	// (schemas.BudgetAI); nil charges nothing.
+	Budgets Budgets
+}
+
+// Budgets charges an abuse budget (ratelimit.Budgets).
+type Budgets interface {
+	Take(c *fiber.Ctx, b schemas.Budget, account string) error
 }
 
 func (c *Config) setDefaults() {
@@ -274,12 +282,25 @@ func (h *Handlers) registerPlanet(r server.Router, prefix string) {
 		Class:       ratelimit.Write, Handle: h.comment,
 		Responses: []server.Response{server.Answers(http.StatusCreated, "the comment", schemas.ConstitutionComment{}), notFound},
 	}, h.require, knownArtifactID)
-	server.Get(g, "/constitution-artifacts/:id/social", server.Op[artifactPath]{
-		Summary:     "Votes, whether the caller voted, and the comments",
-		Description: "An artifact's vote count, whether the caller voted (with a token) and its comments. Read-only.",
+	server.Get(g, "/constitution-artifacts/:id/social", server.Op[socialRequest]{
+		Summary:     "Votes, whether the caller voted, and a page of the comments",
+		Description: "An artifact's vote count, whether the caller voted (with a token) and one page of its comments (limit, cursor; nextCursor while more remain). Read-only.",
 		Caller:      "anyone; a bearer token, when sent, fills in whether the caller voted",
 		Public:      true, Handle: h.social,
-		Responses: []server.Response{server.Answers(http.StatusOK, "votes, whether the caller voted, comments oldest first", schemas.ConstitutionSocial{}), notFound},
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "votes, whether the caller voted, one page of comments oldest first", schemas.ConstitutionSocial{}), notFound,
+			server.Fails(http.StatusBadRequest, "invalid_cursor: the cursor is not one this API issued"),
+		},
+	}, h.optional, knownArtifactID)
+	server.Get(g, "/constitution-artifacts/:id/comments", server.Op[socialRequest]{
+		Summary:     "A page of an artifact's comments, oldest first",
+		Description: "One page of an artifact's comments, oldest first, as { items, nextCursor }. Read-only.",
+		Caller:      "anyone",
+		Public:      true, Handle: h.comments,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "one page of comments, oldest first", schemas.Page[schemas.ConstitutionComment]{}), notFound,
+			server.Fails(http.StatusBadRequest, "invalid_cursor: the cursor is not one this API issued"),
+		},
 	}, h.optional, knownArtifactID)
 }
 

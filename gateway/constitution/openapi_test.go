@@ -46,7 +46,7 @@ func TestOpenAPI(t *testing.T) {
 	for _, prefix := range []string{Prefix, PlanetPrefix, ProxyBase + Prefix, ProxyBase + PlanetPrefix} {
 		doc := servertest.Document(t, srv, prefix+"/openapi.json")
 		paths := doc["paths"].(map[string]any)
-		want := map[string]int{Prefix: 11, PlanetPrefix: 9}[strings.TrimPrefix(prefix, ProxyBase)]
+		want := map[string]int{Prefix: 11, PlanetPrefix: 10}[strings.TrimPrefix(prefix, ProxyBase)]
 		if len(paths) != want {
 			t.Fatalf("%s: %d paths, want %d: %v", prefix, len(paths), want, keys(paths))
 		}

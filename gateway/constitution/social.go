@@ -35,7 +35,7 @@ func (h *Handlers) unvote(c *fiber.Ctx, req *artifactPath) error {
 }
 
 func (h *Handlers) voteAnswer(c *fiber.Ctx, id string, status int) error {
-	votes, voted, _, err := h.catalog.Social(c.UserContext(), id, caller(c))
+	votes, voted, _, err := h.catalog.Social(c.UserContext(), id, caller(c), schemas.Position{}, 0)
 	if err != nil {
 		return notFoundAs(err)
 	}
@@ -70,17 +70,43 @@ func (h *Handlers) comment(c *fiber.Ctx, req *commentRequest) error {
 	return c.Status(http.StatusCreated).JSON(viewComment(cm))
 }
 
-// social answers { votes, voted, comments } (voted is false without a
-// token; comments oldest first).
-func (h *Handlers) social(c *fiber.Ctx, req *artifactPath) error {
-	id := req.ID
-	votes, voted, comments, err := h.catalog.Social(c.UserContext(), id, caller(c))
+// socialRequest is an artifact and a page of its comments (the cursor is
+// a creation time and id, schemas.Position).
+type socialRequest struct {
+	ID string `path:"id" json:"-" format:"ksuid"`
+	bind.TimePaging
+}
+
+// commentsPage reads one page of an artifact's comments (limit+1 rows) with
+// its votes; an unknown artifact is 404.
+func (h *Handlers) commentsPage(c *fiber.Ctx, req *socialRequest) (int64, bool, schemas.Page[schemas.ConstitutionComment], error) {
+	limit := req.Page().Limit
+	votes, voted, comments, err := h.catalog.Social(c.UserContext(), req.ID, caller(c), req.Position(), limit+1)
 	if err != nil {
-		return notFoundAs(err)
+		return 0, false, schemas.Page[schemas.ConstitutionComment]{}, notFoundAs(err)
 	}
-	out := schemas.ConstitutionSocial{Votes: votes, Voted: voted, Comments: make([]schemas.ConstitutionComment, len(comments))}
-	for i, cm := range comments {
-		out.Comments[i] = viewComment(cm)
+	position := func(cm store.Comment) string { return schemas.Position{At: cm.CreatedAt, ID: cm.ID}.String() }
+	return votes, voted, bind.PageOf(comments, limit, position, viewComment), nil
+}
+
+// social answers { votes, voted, comments, nextCursor } (voted is false
+// without a token; comments oldest first, one page: `limit`, default 50,
+// at most 200, and `cursor`), so a much-commented artifact is never read
+// whole.
+func (h *Handlers) social(c *fiber.Ctx, req *socialRequest) error {
+	votes, voted, page, err := h.commentsPage(c, req)
+	if err != nil {
+		return err
 	}
-	return c.JSON(out)
+	return c.JSON(schemas.ConstitutionSocial{Votes: votes, Voted: voted, Comments: page.Items, NextCursor: page.NextCursor})
+}
+
+// comments answers a page of the artifact's comments, oldest first:
+// { items, nextCursor } like the other lists.
+func (h *Handlers) comments(c *fiber.Ctx, req *socialRequest) error {
+	_, _, page, err := h.commentsPage(c, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(page)
 }

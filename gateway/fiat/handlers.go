@@ -50,6 +50,7 @@ type Store interface {
 	DashboardOf(ctx context.Context, userID, month string) (store.Dashboard, error)
 	DepositsByStatus(ctx context.Context, status string, before schemas.Position, limit int) ([]store.Deposit, error)
 	DepositReviewSummary(ctx context.Context) (store.ReviewSummary, error)
+	SaveWithdrawalDestination(ctx context.Context, d store.WithdrawalDestination) error
 	CommerceStore
 	RefundStore
 }

@@ -222,8 +222,19 @@ func (h *Handlers) withdraw(c *fiber.Ctx, req *withdrawRequest) error {
 		return err
 	}
 	p, _ := auth.User(c)
+	// The destination (an IBAN) is sealed at rest like a payout's bank
+	// account; the command, memos and the audit carry only its hint.
+	withdrawalID := schemas.NewID()
+	sealedDest, err := h.vault.SealText(dest, store.WithdrawalAAD(withdrawalID))
+	if err != nil {
+		return err
+	}
+	if err := h.store.SaveWithdrawalDestination(c.UserContext(), store.WithdrawalDestination{WithdrawalID: withdrawalID,
+		UserID: p.UserID, Sealed: sealedDest, Hint: Hint(dest), CreatedAt: h.now().UTC()}); err != nil {
+		return err
+	}
 	return h.send(c, endpointWithdraw, schemas.TypeFiatWithdraw, wid, schemas.FiatWithdraw{
-		WalletID: wid, UserID: p.UserID, Amount: amount, Destination: dest,
+		WalletID: wid, UserID: p.UserID, Amount: amount, WithdrawalID: withdrawalID, DestinationHint: Hint(dest),
 	})
 }
 
@@ -287,10 +298,4 @@ func (h *Handlers) decidePayout(approve bool) func(c *fiber.Ctx, req *payoutPath
 }
 
 // Hint shows the last four characters of an account number, masking the rest.
-func Hint(account string) string {
-	r := []rune(account)
-	if len(r) <= 4 {
-		return "****"
-	}
-	return "****" + string(r[len(r)-4:])
-}
+func Hint(account string) string { return schemas.AccountHint(account) }

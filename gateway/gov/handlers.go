@@ -94,6 +94,7 @@ type Handlers struct {
 	writer    Writer
 	reader    Reader
 	analytics Analytics
+	budgets   Budgets
 	require   fiber.Handler
 	admin     fiber.Handler
 	now       func() time.Time
@@ -104,14 +105,21 @@ type Handlers struct {
 // authenticates the caller (the JWT middleware); admin admits only
 // governance admins after it (403 otherwise); routes lists the server's
 // routes for /openapi.json.
-func NewHandlers(db platform.Pinger, writer Writer, reader Reader, analytics Analytics, require, admin fiber.Handler,
-	now func() time.Time, routes func() []server.Route) (*Handlers, error) {
-	if db == nil || writer == nil || reader == nil || analytics == nil || require == nil || admin == nil ||
-		now == nil || routes == nil {
+func NewHandlers(db platform.Pinger, writer Writer, reader Reader, analytics Analytics, budgets Budgets,
+	require, admin fiber.Handler, now func() time.Time, routes func() []server.Route) (*Handlers, error) {
+	if db == nil || writer == nil || reader == nil || analytics == nil || budgets == nil || require == nil ||
+		admin == nil || now == nil || routes == nil {
 		return nil, errors.New("gov handlers: nil dependency")
 	}
-	return &Handlers{db: db, writer: writer, reader: reader, analytics: analytics, require: require, admin: admin,
-		now: now, routes: routes}, nil
+	return &Handlers{db: db, writer: writer, reader: reader, analytics: analytics, budgets: budgets,
+		require: require, admin: admin, now: now, routes: routes}, nil
+}
+
+// Budgets charges an abuse budget (ratelimit.Budgets): proposals and
+// ballots move reputation, so they are bounded per account, per IP and in
+// total (schemas.BudgetGovProposal, schemas.BudgetGovBallot).
+type Budgets interface {
+	Take(c *fiber.Ctx, b schemas.Budget, account string) error
 }
 
 // adminRole is who may open, close and execute proposals.

@@ -4,7 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/fintech/platform/gateway/server/servertest"
+	"github.com/fintech/platform/schemas"
 )
 
 type noWriter struct{ Writer }
@@ -16,7 +19,7 @@ func TestOpenAPI(t *testing.T) {
 	t.Parallel()
 	s := servertest.New()
 	next := servertest.Pass
-	h, err := NewHandlers(servertest.DB{}, noWriter{}, noReader{}, noAnalytics{}, next, next, time.Now, s.Routes)
+	h, err := NewHandlers(servertest.DB{}, noWriter{}, noReader{}, noAnalytics{}, noBudgets{}, next, next, time.Now, s.Routes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,3 +76,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatalf("health = %v", health)
 	}
 }
+
+type noBudgets struct{}
+
+func (noBudgets) Take(*fiber.Ctx, schemas.Budget, string) error { return nil }

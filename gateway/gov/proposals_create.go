@@ -104,6 +104,9 @@ func (h *Handlers) createProposal(c *fiber.Ctx, req *createProposalRequest) erro
 	if err != nil {
 		return err
 	}
+	if err := h.budgets.Take(c, schemas.BudgetGovProposal, caller(c)); err != nil {
+		return err
+	}
 	now := h.now().UTC()
 	p.ID, p.AuthorUserID, p.CreatedAt = schemas.NewID(), caller(c), now
 	env, err := schemas.New(schemas.TypeProposalCreated, p.ID, p.AuthorUserID, eventOf(p), now)

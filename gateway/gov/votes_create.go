@@ -101,8 +101,11 @@ func (h *Handlers) vote(c *fiber.Ctx, req *voteRequest) error {
 	if err != nil {
 		return err
 	}
-	now := h.now().UTC()
 	user := caller(c)
+	if err := h.budgets.Take(c, schemas.BudgetGovBallot, user); err != nil {
+		return err
+	}
+	now := h.now().UTC()
 	b.ID, b.ProposalID, b.UserID, b.CreatedAt = schemas.NewID(), p.ID, user, now
 	env, err := schemas.New(schemas.TypeReputationEvent, user, user, schemas.ReputationEvent{
 		UserID: user, Kind: schemas.RepKindGovVoter, SourceModule: "gov", Weight: weightVoter, SourceID: p.ID,

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -58,22 +57,12 @@ type Sender interface {
 	Send(ctx context.Context, cmd commands.Command) (schemas.Reply, error)
 }
 
-// Config holds the handlers' options.
-type Config struct {
-	// VerifyCache is how long a chain verification answers later calls at
-	// the same chain head (LEDGER_VERIFY_CACHE); 0 walks the chain on every
-	// call.
-	VerifyCache time.Duration
-}
+// Config holds the handlers' options (none since the verification cache
+// went: a verification walks only what was appended since the last one).
+type Config struct{}
 
 // Validate reports every problem of the options.
-func (c Config) Validate() error {
-	var errs []error
-	if c.VerifyCache < 0 {
-		errs = append(errs, errors.New("ledger: VerifyCache must not be negative"))
-	}
-	return errors.Join(errs...)
-}
+func (c Config) Validate() error { return nil }
 
 // Handlers serve /api/ledger.
 type Handlers struct {
@@ -88,17 +77,6 @@ type Handlers struct {
 	cfg       Config
 	// verifying admits one chain walk at a time; others wait their turn.
 	verifying chan struct{}
-
-	mu       sync.Mutex
-	verified *cachedVerify
-}
-
-// cachedVerify is the last verification and the head it covered.
-type cachedVerify struct {
-	height int64
-	hash   string
-	at     time.Time
-	result schemas.LedgerVerifyResult
 }
 
 // NewHandlers checks the dependencies and builds the handlers. routes lists
@@ -347,62 +325,22 @@ func (h *Handlers) head(c *fiber.Ctx, _ *server.NoRequest) error {
 }
 
 // verify answers the chain verification. A public caller cannot make the
-// server walk the whole chain on every request: the result of the last walk
-// answers while the chain head (height and hash) is the one it covered and
-// it is younger than VerifyCache.
+// server walk the whole chain: the verifier walks only the entries appended
+// since the last verified head (the whole chain is walked in the
+// background, on a schedule), one walk at a time.
 func (h *Handlers) verify(c *fiber.Ctx, _ *server.NoRequest) error {
 	ctx := c.UserContext()
-	if res, ok, err := h.cachedVerify(ctx); err != nil || ok {
-		if err != nil {
-			return err
-		}
-		return c.JSON(res)
-	}
 	select {
 	case h.verifying <- struct{}{}:
 		defer func() { <-h.verifying }()
 	case <-ctx.Done():
 		return apierr.Unavailable()
 	}
-	// Another caller may have walked the chain while this one waited.
-	if res, ok, err := h.cachedVerify(ctx); err != nil || ok {
-		if err != nil {
-			return err
-		}
-		return c.JSON(res)
-	}
-	started := h.now()
 	res, err := h.verifier.Verify(ctx)
 	if err != nil {
 		return err
 	}
-	if h.cfg.VerifyCache > 0 {
-		h.mu.Lock()
-		h.verified = &cachedVerify{height: res.Height, hash: res.HeadHash, at: started, result: res}
-		h.mu.Unlock()
-	}
 	return c.JSON(res)
-}
-
-// cachedVerify returns the cached result when it still covers the head.
-func (h *Handlers) cachedVerify(ctx context.Context) (schemas.LedgerVerifyResult, bool, error) {
-	if h.cfg.VerifyCache <= 0 {
-		return schemas.LedgerVerifyResult{}, false, nil
-	}
-	h.mu.Lock()
-	cached := h.verified
-	h.mu.Unlock()
-	if cached == nil || h.now().Sub(cached.at) >= h.cfg.VerifyCache {
-		return schemas.LedgerVerifyResult{}, false, nil
-	}
-	head, _, _, err := h.reads.Head(ctx)
-	if err != nil {
-		return schemas.LedgerVerifyResult{}, false, err
-	}
-	if head.Height != cached.height || head.Hash != cached.hash {
-		return schemas.LedgerVerifyResult{}, false, nil
-	}
-	return cached.result, true, nil
 }
 
 // stats answers the rolling counts from the analytics copy; 503 when it

@@ -60,6 +60,7 @@ func (h *Handlers) createCharge(c *fiber.Ctx, req *createChargeRequest) error {
 		return err
 	}
 	d.UserID = caller(c)
+	d.ClientIP = c.IP()
 	env, err := schemas.New(schemas.TypeMaskCharge, d.MaskID, d.UserID, d, h.now())
 	if err != nil {
 		return err

@@ -22,13 +22,16 @@ type tournamentRequest struct {
 	PrizePool bind.Amount `json:"prizePool" required:"true"`
 	Capacity  seats       `json:"capacity" required:"true"`
 	Entries   entries     `json:"entries" required:"true"`
+	Version   *int64      `json:"version" minimum:"1" description:"the partner's version of this tournament (or an increasing event number): an update with an older version than the stored one changes nothing and answers stale: true; omitted, the last delivery wins until a versioned one is stored"`
 }
 
 // publishTournament publishes a tournament for /chess/upcoming (decisions.md:
 // the partner publishes them with the same signature). The first
 // publication of an id answers 201; a republication answers 200, and
 // updates the fields it changes (entries grow as players register) or, when
-// nothing changed, is a replay with replayed: true.
+// nothing changed, is a replay with replayed: true. An older version than
+// the stored one changes nothing: 200 with the stored tournament and
+// stale: true.
 func (h *Handlers) publishTournament(c *fiber.Ctx, req *tournamentRequest) error {
 	var v bind.Validator
 	text(&v, "id", req.ID, maxID)
@@ -49,12 +52,17 @@ func (h *Handlers) publishTournament(c *fiber.Ctx, req *tournamentRequest) error
 	if req.Capacity.Set && req.Entries.Set && nEntries > capacity {
 		v.Fail("entries", "must not exceed capacity")
 	}
+	var version int64
+	if req.Version != nil {
+		version = *req.Version
+		v.Check(version >= 1, "version", "must be a positive integer")
+	}
 	if err := v.Err(); err != nil {
 		return err
 	}
 	now := h.now().UTC().Truncate(time.Second) // timestamps are shown as RFC 3339 seconds
 	row := store.TournamentRow{ID: req.ID, StartsAt: starts, Format: req.Format, PrizePool: pool,
-		Capacity: int(capacity), Entries: int(nEntries)}
+		Capacity: int(capacity), Entries: int(nEntries), Version: version}
 	got, outcome, err := h.rec.PublishTournament(c.UserContext(), row, now, func(t store.TournamentRow) (pipeline.OutboxRow, error) {
 		return event(schemas.TypeTournamentPublished, t.ID, t.View(), now)
 	})
@@ -65,5 +73,6 @@ func (h *Handlers) publishTournament(c *fiber.Ctx, req *tournamentRequest) error
 	if outcome == store.Created {
 		status = http.StatusCreated
 	}
-	return c.Status(status).JSON(schemas.TournamentReceipt{Tournament: got.View(), Replayed: outcome == store.Unchanged})
+	return c.Status(status).JSON(schemas.TournamentReceipt{Tournament: got.View(), Replayed: outcome == store.Unchanged,
+		Stale: outcome == store.Stale})
 }

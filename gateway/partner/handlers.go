@@ -105,7 +105,7 @@ func (h *Handlers) Register(r server.Router) {
 			server.Answers(http.StatusOK, "replay of the eventId: replayed true, the first record", schemas.RoyaltyReceipt{}),
 			badSignature,
 		},
-	}, h.signed(HeaderRights, h.secrets.Rights))
+	}, h.signed(HeaderRights, h.secrets.rail(h.secrets.RightsHMAC, h.secrets.Rights)))
 	server.Get(rights, "/royalties", server.Op[listRequest]{
 		Summary:     "The caller's royalties",
 		Description: "Pages through the royalties recorded for the caller. Read-only.",
@@ -128,7 +128,7 @@ func (h *Handlers) Register(r server.Router) {
 			server.Answers(http.StatusOK, "every entry was recorded before", schemas.PodiumReceipt{}),
 			badSignature,
 		},
-	}, h.signed(HeaderChess, h.secrets.Chess))
+	}, h.signed(HeaderChess, h.secrets.rail(h.secrets.ChessHMAC, h.secrets.Chess)))
 	server.Post(chess, "/tournaments", server.Op[tournamentRequest]{
 		Summary:     "Partner webhook: publish or update a tournament (HMAC-signed)",
 		Description: "A chess partner publishes a tournament or updates it. Creates or replaces the tournament.",
@@ -140,7 +140,7 @@ func (h *Handlers) Register(r server.Router) {
 			server.Answers(http.StatusOK, "republication: updated, or replayed true when unchanged", schemas.TournamentReceipt{}),
 			badSignature,
 		},
-	}, h.signed(HeaderChess, h.secrets.Chess))
+	}, h.signed(HeaderChess, h.secrets.rail(h.secrets.ChessHMAC, h.secrets.Chess)))
 	server.Get(chess, "/results", server.Op[listRequest]{
 		Summary:     "The caller's podium entries",
 		Description: "Pages through the caller's podium places and prizes. Read-only.",
@@ -172,7 +172,7 @@ func (h *Handlers) Register(r server.Router) {
 			server.Answers(http.StatusOK, "replay of the eventId: replayed true, the first record", schemas.CertPayoutReceipt{}),
 			badSignature,
 		},
-	}, h.signed(HeaderCert, h.secrets.Cert))
+	}, h.signed(HeaderCert, h.secrets.rail(h.secrets.CertHMAC, h.secrets.Cert)))
 	server.Get(cert, "/payouts", server.Op[listRequest]{
 		Summary:     "The caller's certification payouts",
 		Description: "Pages through the certification payouts recorded for the caller. Read-only.",
@@ -209,14 +209,15 @@ func callerEmail(c *fiber.Ctx) string {
 	return strings.ToLower(strings.TrimSpace(p.Email))
 }
 
-// signed authenticates a partner delivery against the rail's legacy header
-// and secret, then checks the content type and the text of the body; the
+// signed authenticates a partner delivery against the rail's secrets
+// (Secrets.Verify), then checks the content type and the text of the body; the
 // typed route then decodes it. Authentication comes first: an unsigned body
 // is not even parsed.
-func (h *Handlers) signed(legacyHeader, legacySecret string) fiber.Handler {
+func (h *Handlers) signed(legacyHeader string, rail Rail) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		d := Delivery{Signature: c.Get(HeaderSignature), Timestamp: c.Get(HeaderTimestamp), Legacy: c.Get(legacyHeader), Body: c.Body()}
-		if err := h.secrets.Verify(d, legacySecret, h.now()); err != nil {
+		d := Delivery{Signature: c.Get(HeaderSignature), Timestamp: c.Get(HeaderTimestamp), Legacy: c.Get(legacyHeader),
+			Method: c.Method(), Path: c.Path(), Body: c.Body()}
+		if err := h.secrets.Verify(d, rail, h.now()); err != nil {
 			return err
 		}
 		if !bind.IsJSON(c.Get(fiber.HeaderContentType)) {
@@ -232,7 +233,7 @@ func (h *Handlers) signed(legacyHeader, legacySecret string) fiber.Handler {
 // signature documents the headers that authenticate a delivery (read by
 // signed); legacy names the rail's secret header.
 type signature struct {
-	Signature string `header:"X-Platform-Signature" json:"-" description:"hex HMAC-SHA256 of timestamp.body, optional sha256= prefix"`
+	Signature string `header:"X-Platform-Signature" json:"-" description:"v2=<hex HMAC-SHA256 of timestamp.METHOD.path.body> (required with the rail's own secret), or hex HMAC-SHA256 of timestamp.body with an optional sha256= prefix (shared secret only)"`
 	Timestamp string `header:"X-Platform-Timestamp" json:"-" description:"unix seconds, within 300 s of the server clock"`
 }
 

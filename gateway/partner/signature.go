@@ -36,9 +36,16 @@ func errTimestampSkew() *apierr.Error {
 
 // Secrets configure how the receivers authenticate a delivery.
 type Secrets struct {
-	// HMAC is PARTNER_WEBHOOK_SECRET, the key of X-Platform-Signature. An
+	// HMAC is PARTNER_WEBHOOK_SECRET, the key shared by the three rails
+	// (the spec's scheme), used by a rail without a secret of its own. An
 	// empty secret never matches.
 	HMAC string
+	// RightsHMAC, ChessHMAC and CertHMAC are each partner's own key
+	// (RIGHTS_WEBHOOK_SECRET, CHESS_WEBHOOK_SECRET, CERT_WEBHOOK_SECRET).
+	// A rail with its own key accepts only v2 signatures, which cover the
+	// method and path: a delivery signed for one route cannot be replayed
+	// on another, nor one partner's on another's rail.
+	RightsHMAC, ChessHMAC, CertHMAC string
 	// Rights, Chess and Cert are the legacy per-receiver secrets
 	// (RIGHTS_SECRET, CHESS_SECRET, CERT_SECRET) sent as X-Rights-Secret,
 	// X-Chess-Secret and X-Cert-Secret. An empty secret never matches.
@@ -47,33 +54,54 @@ type Secrets struct {
 	RequireHMAC bool
 }
 
+// Rail is one partner's secrets: its own HMAC key (empty: the shared one)
+// and its legacy header secret.
+type Rail struct {
+	HMAC, Legacy string
+}
+
+// rail picks a rail's secrets.
+func (s Secrets) rail(own, legacy string) Rail { return Rail{HMAC: own, Legacy: legacy} }
+
 // Delivery is what a receiver checks of one request.
 type Delivery struct {
 	Signature string // X-Platform-Signature
 	Timestamp string // X-Platform-Timestamp
 	Legacy    string // the receiver's legacy secret header
+	Method    string // the request method, as sent
+	Path      string // the request path, without the query
 	Body      []byte // the raw body bytes as received
 }
 
-// Verify authenticates a delivery: a valid X-Platform-Signature, the hex
-// HMAC-SHA256 keyed with the HMAC secret over timestamp + "." + the raw
-// body (with or without a "sha256=" prefix, hex in either case), whose
-// timestamp lies within MaxSkew of now; or, unless RequireHMAC, the
-// receiver's legacy secret (legacySecret). Secrets are compared in constant
-// time. A refusal is 401 signature_invalid with message "timestamp skew"
-// when the signature's only fault is its age, else "bad signature".
-func (s Secrets) Verify(d Delivery, legacySecret string, now time.Time) error {
-	err := s.verifyHMAC(d, now)
+// SignaturePrefixV2 marks a signature over timestamp, method, path and body.
+const SignaturePrefixV2 = "v2="
+
+// Verify authenticates a delivery to rail r:
+//   - v2 (`X-Platform-Signature: v2=<hex>`): the HMAC-SHA256 over
+//     timestamp + "." + METHOD + "." + path + "." + raw body (SignV2),
+//     keyed with the rail's own secret, or the shared one when the rail
+//     has none;
+//   - the spec's scheme (hex, with or without "sha256="): the HMAC over
+//     timestamp + "." + raw body keyed with the shared secret, accepted
+//     only on a rail without a secret of its own;
+//   - unless RequireHMAC, the rail's legacy secret header.
+//
+// The timestamp must lie within MaxSkew of now. Secrets and digests are
+// compared in constant time. A refusal is 401 signature_invalid with
+// message "timestamp skew" when the signature's only fault is its age,
+// else "bad signature".
+func (s Secrets) Verify(d Delivery, r Rail, now time.Time) error {
+	err := s.verifyHMAC(d, r, now)
 	if err == nil {
 		return nil
 	}
-	if !s.RequireHMAC && secretEqual(d.Legacy, legacySecret) {
+	if !s.RequireHMAC && secretEqual(d.Legacy, r.Legacy) {
 		return nil
 	}
 	return err
 }
 
-func (s Secrets) verifyHMAC(d Delivery, now time.Time) error {
+func (s Secrets) verifyHMAC(d Delivery, r Rail, now time.Time) error {
 	sig, ts := strings.TrimSpace(d.Signature), strings.TrimSpace(d.Timestamp)
 	if sig == "" || ts == "" {
 		return errBadSignature()
@@ -86,24 +114,58 @@ func (s Secrets) verifyHMAC(d Delivery, now time.Time) error {
 	if n := now.Unix(); unix < n-skew || unix > n+skew {
 		return errTimestampSkew()
 	}
-	if len(sig) >= 7 && strings.EqualFold(sig[:7], "sha256=") {
+	v2 := len(sig) >= len(SignaturePrefixV2) && strings.EqualFold(sig[:len(SignaturePrefixV2)], SignaturePrefixV2)
+	switch {
+	case v2:
+		sig = sig[len(SignaturePrefixV2):]
+	case len(sig) >= 7 && strings.EqualFold(sig[:7], "sha256="):
 		sig = sig[7:]
 	}
 	got, err := hex.DecodeString(sig)
-	if err != nil || s.HMAC == "" {
+	if err != nil {
 		return errBadSignature()
 	}
-	if !hmac.Equal(got, Sign([]byte(s.HMAC), ts, d.Body)) {
+	key := r.HMAC
+	if key == "" {
+		key = s.HMAC
+	}
+	var want []byte
+	switch {
+	case key == "":
+		return errBadSignature()
+	case v2:
+		want = SignV2([]byte(key), ts, d.Method, d.Path, d.Body)
+	case r.HMAC != "":
+		// A rail with its own secret takes only signatures that name the
+		// route.
+		return errBadSignature()
+	default:
+		want = Sign([]byte(key), ts, d.Body)
+	}
+	if !hmac.Equal(got, want) {
 		return errBadSignature()
 	}
 	return nil
 }
 
-// Sign returns the HMAC-SHA256 of timestamp + "." + body keyed with secret.
+// Sign returns the HMAC-SHA256 of timestamp + "." + body keyed with secret
+// (the spec's scheme).
 func Sign(secret []byte, timestamp string, body []byte) []byte {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte(timestamp))
 	m.Write([]byte{'.'})
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+// SignV2 returns the HMAC-SHA256 of the v2 base string, timestamp + "." +
+// method (upper case) + "." + path + "." + body, keyed with secret.
+func SignV2(secret []byte, timestamp, method, path string, body []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	for _, part := range []string{timestamp, strings.ToUpper(method), path} {
+		m.Write([]byte(part))
+		m.Write([]byte{'.'})
+	}
 	m.Write(body)
 	return m.Sum(nil)
 }

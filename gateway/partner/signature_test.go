@@ -59,7 +59,7 @@ func TestSecretsVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := tt.secrets.Verify(tt.d, tt.legacy, now)
+			err := tt.secrets.Verify(tt.d, Rail{Legacy: tt.legacy}, now)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

@@ -23,20 +23,24 @@ const (
 	Auth
 	Money
 	Partner
+	// PartnerIP is the partner API's budget per client IP, charged beside
+	// the per-key Partner budget (Also), so that many keys behind one
+	// address do not multiply the rate.
+	PartnerIP
 	numClasses
 )
 
-var classNames = [numClasses]string{"read", "write", "auth", "money", "partner"}
+var classNames = [numClasses]string{"read", "write", "auth", "money", "partner", "partner-ip"}
 
 func (c Class) String() string { return classNames[c] }
 
 // Limits are requests per minute per client IP; 0 disables a class.
 type Limits struct {
-	Read, Write, Auth, Money, Partner int
+	Read, Write, Auth, Money, Partner, PartnerIP int
 }
 
 func (l Limits) of(c Class) int {
-	return [numClasses]int{l.Read, l.Write, l.Auth, l.Money, l.Partner}[c]
+	return [numClasses]int{l.Read, l.Write, l.Auth, l.Money, l.Partner, l.PartnerIP}[c]
 }
 
 // Limiter holds one fixed-window counter table per class.
@@ -116,6 +120,21 @@ func (l *Limiter) Handler(c Class) fiber.Handler {
 // when over budget.
 func (l *Limiter) Check(ctx *fiber.Ctx, c Class, key string) error {
 	ok, limit, remaining, reset := l.Take(c, key)
+	return l.answer(ctx, c, ok, limit, remaining, reset)
+}
+
+// Also charges a second class c to key beside the one whose headers the
+// request already carries: its headers replace them only when it refuses
+// the request (429 with its Retry-After).
+func (l *Limiter) Also(ctx *fiber.Ctx, c Class, key string) error {
+	ok, limit, remaining, reset := l.Take(c, key)
+	if ok {
+		return nil
+	}
+	return l.answer(ctx, c, ok, limit, remaining, reset)
+}
+
+func (l *Limiter) answer(ctx *fiber.Ctx, c Class, ok bool, limit, remaining, reset int) error {
 	if limit == 0 {
 		return nil
 	}

@@ -46,6 +46,7 @@ type Store interface {
 	Rotate(ctx context.Context, k store.KeyRow) (string, error)
 	Reseal(ctx context.Context, id string, sealed, nonce []byte, masterKeyID string) error
 	RecordSignature(ctx context.Context, r store.SignatureRow) error
+	RecordSignatureWithin(ctx context.Context, r store.SignatureRow, since time.Time, maxBytes, maxCount int64) (time.Time, error)
 	SignatureDigest(ctx context.Context, signature string) (string, error)
 }
 

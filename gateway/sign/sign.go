@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -65,8 +67,18 @@ func (h *Handlers) sign(c *fiber.Ctx, req *signRequest) error {
 	}
 	sig := FormatSignature(k.ID, ed25519.Sign(priv, canon))
 	clear(priv)
-	if err := h.store.RecordSignature(ctx, store.SignatureRow{ID: h.newID(), KeyID: k.ID, UserID: user,
-		Signature: sig, PayloadDigest: Digest(canon), CanonicalPayload: canon, CreatedAt: now}); err != nil {
+	// Payloads are kept schemas.SignRetention within a per-user budget, so
+	// one account cannot fill the table.
+	oldest, err := h.store.RecordSignatureWithin(ctx, store.SignatureRow{ID: h.newID(), KeyID: k.ID, UserID: user,
+		Signature: sig, PayloadDigest: Digest(canon), CanonicalPayload: canon, CreatedAt: now},
+		now.Add(-schemas.SignRetention), schemas.SignPayloadBudgetBytes, schemas.SignPayloadBudgetCount)
+	if errors.Is(err, store.ErrPayloadBudget) {
+		retry := max(int64(oldest.Add(schemas.SignRetention).Sub(now).Seconds())+1, 1)
+		c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(retry, 10))
+		return apierr.RateLimited().With(map[string]any{"budget": "sign-payloads",
+			"limitBytes": schemas.SignPayloadBudgetBytes, "limitCount": schemas.SignPayloadBudgetCount})
+	}
+	if err != nil {
 		return err
 	}
 	return writeJSON(c, http.StatusCreated, schemas.SignResult{Payload: canon, Signature: sig, Algo: Algo, KeyID: k.ID, CreatedAt: now})

@@ -245,6 +245,23 @@ func (s *Store) ListOpen(ctx context.Context, f Filter, now time.Time, limit, of
 	return s.list(ctx, openWhere, []any{now, f.City, f.Skill}, limit, offset)
 }
 
+// ListOpenAfter is ListOpen by keyset: the open vacancies after position
+// (newest first), with the total of the filter and how many follow the
+// position (so the caller knows whether more remain).
+func (s *Store) ListOpenAfter(ctx context.Context, f Filter, now time.Time, after schemas.Position, limit int) ([]Vacancy, int, int, error) {
+	args := []any{now, f.City, f.Skill}
+	_, total, err := s.list(ctx, openWhere, args, 0, 0)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	items, left, err := s.list(ctx, openWhere+` AND (v.created_at, v.id) < ($4, $5)`,
+		append(args, after.At, after.ID), limit, 0)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return items, total, left, nil
+}
+
 func (s *Store) list(ctx context.Context, where string, args []any, limit, offset int) ([]Vacancy, int, error) {
 	var total int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM build_vacancies v WHERE `+where, args...).Scan(&total); err != nil {
@@ -288,10 +305,32 @@ func (s *Store) OpenOfEmployer(ctx context.Context, employerID string, now time.
 	return items, err
 }
 
-// CreateKey stores a partner key by the SHA-256 of its plaintext.
-func (s *Store) CreateKey(ctx context.Context, k Key, hash []byte) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO build_partner_keys (id, employer_id, key_hash, created_at) VALUES ($1, $2, $3, $4)`,
-		k.ID, k.EmployerID, hash, k.CreatedAt)
+// ErrKeyLimit means the employer already holds the most active keys.
+var ErrKeyLimit = errors.New("active partner key limit reached")
+
+// CreateKey stores a partner key by the SHA-256 of its plaintext, unless
+// the employer already holds max active keys (ErrKeyLimit). A per-employer
+// advisory lock serialises concurrent mints so the limit holds under races.
+func (s *Store) CreateKey(ctx context.Context, k Key, hash []byte, max int) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('build_partner_keys:' || $1))`, k.EmployerID); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM build_partner_keys WHERE employer_id = $1 AND revoked_at IS NULL`,
+			k.EmployerID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= max {
+			return ErrKeyLimit
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO build_partner_keys (id, employer_id, key_hash, created_at) VALUES ($1, $2, $3, $4)`,
+			k.ID, k.EmployerID, hash, k.CreatedAt)
+		return err
+	})
+	if errors.Is(err, ErrKeyLimit) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("create partner key %s: %w", k.ID, postgres.Translate(err))
 	}
@@ -347,6 +386,23 @@ type SitemapEntry struct {
 	Kind    string // "vacancy", "project" or "employer"
 	ID      string
 	LastMod time.Time
+}
+
+// SitemapStamp says whether a sitemap built before is still current: the
+// vacancies' change version (moved by a trigger on every write) and the
+// next time an open vacancy expires (zero when none will).
+func (s *Store) SitemapStamp(ctx context.Context, now time.Time) (int64, time.Time, error) {
+	var version int64
+	var next *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT version FROM build_changes),
+       (SELECT min(expires_at) FROM build_vacancies WHERE status = 'OPEN' AND expires_at > $1)`, now).Scan(&version, &next)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("read sitemap stamp: %w", err)
+	}
+	if next == nil {
+		return version, time.Time{}, nil
+	}
+	return version, *next, nil
 }
 
 // SitemapEntries lists the pages the sitemap names: every open, unexpired

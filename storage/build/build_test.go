@@ -180,7 +180,7 @@ func TestPartnerKeys(t *testing.T) {
 	now := time.Now().UTC()
 	h := sha256.Sum256([]byte("qb_pk_example"))
 	k := build.Key{ID: schemas.NewID(), EmployerID: "emp1", CreatedAt: now}
-	if err := s.CreateKey(ctx, k, h[:]); err != nil {
+	if err := s.CreateKey(ctx, k, h[:], 3); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.KeyByHash(ctx, h[:]); err != nil || got.ID != k.ID {

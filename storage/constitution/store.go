@@ -354,9 +354,11 @@ func (s *Store) Unvote(ctx context.Context, artifactID, userID string) error {
 	return err
 }
 
-// Social returns the vote count, whether userID voted (false for ""), and
-// the comments, oldest first. An unknown artifact is postgres.ErrNotFound.
-func (s *Store) Social(ctx context.Context, artifactID, userID string) (int64, bool, []Comment, error) {
+// Social returns an artifact's vote count, whether userID voted, and a
+// page of its comments oldest first, by creation time then id: those
+// after `after` (the zero position: from the first), at most limit of them (0 reads none). An
+// unknown artifact is postgres.ErrNotFound.
+func (s *Store) Social(ctx context.Context, artifactID, userID string, after schemas.Position, limit int) (int64, bool, []Comment, error) {
 	var votes int64
 	var voted bool
 	err := s.pool.QueryRow(ctx, `SELECT
@@ -366,8 +368,12 @@ FROM planet_artifacts a WHERE a.id = $1`, artifactID, userID).Scan(&votes, &vote
 	if err != nil {
 		return 0, false, nil, fmt.Errorf("social: %w", postgres.Translate(err))
 	}
+	if limit <= 0 {
+		return votes, voted, nil, nil
+	}
 	rows, err := s.pool.Query(ctx, `SELECT id, artifact_id, user_id, body, created_at FROM planet_comments
-WHERE artifact_id = $1 ORDER BY created_at, id`, artifactID)
+WHERE artifact_id = $1 AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4`,
+		artifactID, after.At, after.ID, limit)
 	if err != nil {
 		return 0, false, nil, fmt.Errorf("comments: %w", err)
 	}

@@ -180,7 +180,7 @@ func TestVotesAndComments(t *testing.T) {
 	if _, err := st.Vote(ctx, "missing", "alice", now); !errors.Is(err, postgres.ErrNotFound) {
 		t.Fatalf("vote on a missing artifact: %v", err)
 	}
-	votes, voted, _, err := st.Social(ctx, rec.ID, "alice")
+	votes, voted, _, err := st.Social(ctx, rec.ID, "alice", schemas.Position{}, 0)
 	if err != nil || votes != 1 || !voted {
 		t.Fatalf("social: %d %v %v", votes, voted, err)
 	}
@@ -189,7 +189,7 @@ func TestVotesAndComments(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if votes, voted, _, _ := st.Social(ctx, rec.ID, "alice"); votes != 0 || voted {
+	if votes, voted, _, _ := st.Social(ctx, rec.ID, "alice", schemas.Position{}, 0); votes != 0 || voted {
 		t.Fatalf("after unvote: %d %v", votes, voted)
 	}
 	for i, text := range []string{"first", "second"} {
@@ -201,7 +201,7 @@ func TestVotesAndComments(t *testing.T) {
 	if err := st.AddComment(ctx, constitution.Comment{ID: schemas.NewID(), ArtifactID: "missing", UserID: "bob", Text: "x", CreatedAt: now}); !errors.Is(err, postgres.ErrNotFound) {
 		t.Fatalf("comment on a missing artifact: %v", err)
 	}
-	_, _, comments, err := st.Social(ctx, rec.ID, "")
+	_, _, comments, err := st.Social(ctx, rec.ID, "", schemas.Position{}, 10)
 	if err != nil || len(comments) != 2 || comments[0].Text != "first" || comments[1].Text != "second" {
 		t.Fatalf("comments: %+v %v", comments, err)
 	}

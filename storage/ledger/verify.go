@@ -39,7 +39,7 @@ type Conn interface {
 
 const verifySQL = `SELECT height, kind, actor_user_id, source_id, amount_cents, currency, meta,
        ts, prev_hash, hash
-FROM ledger_entries ORDER BY height`
+FROM ledger_entries WHERE height > $1 ORDER BY height`
 
 // pgEpochMicros is 2000-01-01 in Unix microseconds (the binary timestamptz
 // epoch).
@@ -53,6 +53,12 @@ const chunkRows = 2048
 // salt. Rows are streamed in the binary protocol, and hashing runs on
 // workers goroutines (0 = one per CPU) with reusable buffers.
 func Verify(ctx context.Context, db Conn, salt string, workers int, now func() time.Time) (VerifyResult, error) {
+	return VerifyFrom(ctx, db, salt, workers, now, Checkpoint{})
+}
+
+// VerifyFrom walks the entries above from, a head verified before: the
+// first must link to from.Hash. The zero Checkpoint walks the whole chain.
+func VerifyFrom(ctx context.Context, db Conn, salt string, workers int, now func() time.Time, from Checkpoint) (VerifyResult, error) {
 	start := time.Now()
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -81,7 +87,7 @@ func Verify(ctx context.Context, db Conn, salt string, workers int, now func() t
 		}()
 	}
 
-	last, readErr := v.read(ctx, db, jobs, free)
+	last, readErr := v.read(ctx, db, jobs, free, from)
 	close(jobs)
 	wg.Wait()
 	if readErr != nil {
@@ -105,6 +111,7 @@ func Verify(ctx context.Context, db Conn, salt string, workers int, now func() t
 		res.Reason, res.ExpectedHash, res.FoundHash = f.reason, f.expectedHash, f.foundHash
 	}
 	res.Verified = res.Valid
+	res.VerifiedFrom = from.Height
 	res.VerifiedAt = now().UTC().Format(time.RFC3339Nano)
 	res.MsToVerify = time.Since(start).Milliseconds()
 	return res, nil
@@ -182,12 +189,12 @@ type lastRow struct {
 
 // read streams the rows into chunks for the workers and checks heights and
 // prevHash links on the way (cheap, sequential).
-func (v *verifier) read(ctx context.Context, db Conn, jobs chan<- *chunk, free <-chan *chunk) (lastRow, error) {
+func (v *verifier) read(ctx context.Context, db Conn, jobs chan<- *chunk, free <-chan *chunk, from Checkpoint) (lastRow, error) {
 	// The walk reads on its own context: stopping early aborts the query
 	// instead of draining the rest of the chain off the wire.
 	qctx, stop := context.WithCancel(ctx)
 	defer stop()
-	rows, err := db.Query(qctx, verifySQL, pgx.QueryResultFormats{pgx.BinaryFormatCode})
+	rows, err := db.Query(qctx, verifySQL, pgx.QueryResultFormats{pgx.BinaryFormatCode}, from.Height)
 	if err != nil {
 		return lastRow{}, fmt.Errorf("stream ledger entries: %w", err)
 	}
@@ -195,8 +202,11 @@ func (v *verifier) read(ctx context.Context, db Conn, jobs chan<- *chunk, free <
 
 	var prevHash [64]byte
 	copy(prevHash[:], GenesisPrevHash)
-	var last lastRow
-	expectHeight := int64(1)
+	if from.Height > 0 {
+		copy(prevHash[:], from.Hash)
+	}
+	last := lastRow{height: from.Height}
+	expectHeight := from.Height + 1
 	c := <-free
 	stopped := false
 	for rows.Next() {
@@ -294,19 +304,90 @@ func (v *verifier) check(h *hasher, c *chunk) {
 	}
 }
 
-// ChainVerifier runs Verify on a pool with a fixed salt.
+// ChainVerifier verifies the chain incrementally: a call walks only the
+// entries above the last verified head (kept in ledger_verified), so that
+// no request can force a walk of the whole chain; Full walks the whole
+// chain (the background audit) and records what it found.
 type ChainVerifier struct {
-	db   Conn
+	db   VerifyDB
 	salt string
 	now  func() time.Time
 }
 
+// VerifyDB is what the verifier needs from a pool.
+type VerifyDB interface {
+	Conn
+	Execer
+}
+
 // NewVerifier builds a ChainVerifier.
-func NewVerifier(db Conn, salt string, now func() time.Time) *ChainVerifier {
+func NewVerifier(db VerifyDB, salt string, now func() time.Time) *ChainVerifier {
 	return &ChainVerifier{db: db, salt: salt, now: now}
 }
 
-// Verify walks the whole chain with one hashing worker per CPU.
+// Verify checks the entries appended since the last verified head and
+// moves it. A break recorded by a walk (a full one finds one below the
+// head) is answered as it was found until a full walk finds the chain
+// whole. When the entry at the verified head no longer carries its hash,
+// the whole chain is walked.
 func (v *ChainVerifier) Verify(ctx context.Context) (VerifyResult, error) {
-	return Verify(ctx, v.db, v.salt, 0, v.now)
+	st, err := ReadVerified(ctx, v.db)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	if st.Broken != nil {
+		return withFullWalk(*st.Broken, st.FullWalkAt), nil
+	}
+	from := st.Checkpoint
+	full := from.Height == 0
+	if !full {
+		hash, ok, err := EntryHash(ctx, v.db, from.Height)
+		if err != nil {
+			return VerifyResult{}, err
+		}
+		if !ok || hash != from.Hash {
+			from, full = Checkpoint{}, true
+		}
+	}
+	res, err := VerifyFrom(ctx, v.db, v.salt, 0, v.now, from)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	// A walk from the genesis is a full walk, whoever asked for it.
+	if err := RecordWalk(ctx, v.db, res, full, v.now().UTC()); err != nil {
+		return VerifyResult{}, err
+	}
+	if full {
+		t := v.now().UTC()
+		st.FullWalkAt = &t
+	}
+	return withFullWalk(res, st.FullWalkAt), nil
 }
+
+// Full walks the whole chain and records the result: a valid walk moves
+// the verified head and clears a recorded break; a break is recorded.
+func (v *ChainVerifier) Full(ctx context.Context) (VerifyResult, error) {
+	res, err := Verify(ctx, v.db, v.salt, 0, v.now)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	at := v.now().UTC()
+	if err := RecordWalk(ctx, v.db, res, true, at); err != nil {
+		return VerifyResult{}, err
+	}
+	return withFullWalk(res, &at), nil
+}
+
+func withFullWalk(res VerifyResult, at *time.Time) VerifyResult {
+	if at != nil {
+		res.FullWalkAt = at.UTC().Format(time.RFC3339Nano)
+	}
+	return res
+}
+
+// FullWalk is the ChainVerifier seen by the background audit: its Verify is
+// the full walk.
+type FullWalk struct{ V *ChainVerifier }
+
+// Verify walks the whole chain (ChainVerifier.Full).
+func (f FullWalk) Verify(ctx context.Context) (VerifyResult, error) { return f.V.Full(ctx) }

@@ -75,6 +75,8 @@ type TournamentRow struct {
 	Entries     int       `db:"entries"`
 	PublishedAt time.Time `db:"published_at"`
 	UpdatedAt   time.Time `db:"updated_at"`
+	// Version is the partner's version of the tournament (0: unversioned).
+	Version int64 `db:"version"`
 }
 
 // View is the API shape.
@@ -102,7 +104,7 @@ func (r CertPayoutRow) View() schemas.CertPayout {
 const (
 	royaltyColumns    = `id, event_id, email, product_key, period, amount, paid_at`
 	prizeColumns      = `id, tournament_id, place, email, amount, finalized_at`
-	tournamentColumns = `id, starts_at, format, prize_pool, capacity, entries, published_at, updated_at`
+	tournamentColumns = `id, starts_at, format, prize_pool, capacity, entries, published_at, updated_at, version`
 	certColumns       = `id, event_id, email, artifact_version_id, amount, certified_at`
 )
 
@@ -290,28 +292,48 @@ const (
 	Unchanged Publication = iota // the same tournament was published before
 	Created                      // first publication of the id
 	Updated                      // a republication that changed some field
+	Stale                        // an older version than the stored one: ignored
 )
 
 const insertTournamentSQL = `INSERT INTO partner_tournaments (` + tournamentColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (id) DO NOTHING RETURNING ` + tournamentColumns
+VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) ON CONFLICT (id) DO NOTHING RETURNING ` + tournamentColumns
 
+// updateTournamentSQL changes a tournament only for a newer version (a
+// conditional UPDATE: concurrent deliveries serialise on the row, and the
+// older one finds the condition false); unversioned updates (0) apply only
+// while no versioned one is stored.
 const updateTournamentSQL = `UPDATE partner_tournaments
-SET starts_at = $2, format = $3, prize_pool = $4, capacity = $5, entries = $6, updated_at = $7
+SET starts_at = $2, format = $3, prize_pool = $4, capacity = $5, entries = $6, updated_at = $7, version = $8
 WHERE id = $1 AND (starts_at, format, prize_pool, capacity, entries) IS DISTINCT FROM ($2, $3, $4, $5, $6)
+  AND (version < $8 OR ($8 = 0 AND version = 0))
+RETURNING ` + tournamentColumns
+
+// bumpTournamentSQL records a newer version that changes nothing, so that
+// an older one arriving later still cannot overwrite.
+const bumpTournamentSQL = `UPDATE partner_tournaments SET version = $7
+WHERE id = $1 AND (starts_at, format, prize_pool, capacity, entries) IS NOT DISTINCT FROM ($2, $3, $4, $5, $6)
+  AND version < $7
 RETURNING ` + tournamentColumns
 
 const tournamentSQL = `SELECT ` + tournamentColumns + ` FROM partner_tournaments WHERE id = $1`
 
+// sameAs reports whether r holds the fields a publication of t sets.
+func (r TournamentRow) sameAs(t TournamentRow) bool {
+	return r.StartsAt.Equal(t.StartsAt) && r.Format == t.Format && r.PrizePool == t.PrizePool &&
+		r.Capacity == t.Capacity && r.Entries == t.Entries
+}
+
 // PublishTournament creates the tournament, or changes the fields a
 // republication changed, and queues event's row when it did either. at is
-// the publication time.
+// the publication time. A publication whose version is older than the
+// stored one changes nothing (Stale), also under concurrent deliveries.
 func (s *Store) PublishTournament(ctx context.Context, t TournamentRow, at time.Time,
 	event func(TournamentRow) (pipeline.OutboxRow, error)) (TournamentRow, Publication, error) {
 	var (
 		row     TournamentRow
 		outcome Publication
 	)
-	args := []any{t.ID, t.StartsAt, t.Format, t.PrizePool, t.Capacity, t.Entries, at}
+	args := []any{t.ID, t.StartsAt, t.Format, t.PrizePool, t.Capacity, t.Entries, at, t.Version}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, step := range []struct {
 			sql     string
@@ -320,6 +342,7 @@ func (s *Store) PublishTournament(ctx context.Context, t TournamentRow, at time.
 		}{
 			{insertTournamentSQL, args, Created},
 			{updateTournamentSQL, args, Updated},
+			{bumpTournamentSQL, append(args[:6:6], t.Version), Unchanged},
 			{tournamentSQL, args[:1], Unchanged},
 		} {
 			rows, err := tx.Query(ctx, step.sql, step.args...)
@@ -335,6 +358,9 @@ func (s *Store) PublishTournament(ctx context.Context, t TournamentRow, at time.
 			}
 			row, outcome = got[0], step.outcome
 			if outcome == Unchanged {
+				if !row.sameAs(t) {
+					outcome = Stale // the stored version is newer (or equal with other fields)
+				}
 				return nil
 			}
 			ev, err := event(row)

@@ -161,6 +161,56 @@ func (s *Store) RecordSignature(ctx context.Context, r SignatureRow) error {
 	return nil
 }
 
+// ErrPayloadBudget means the user's kept signed payloads would exceed the
+// budget; RecordSignatureWithin returns when the oldest one expires.
+var ErrPayloadBudget = errors.New("signed payload budget spent")
+
+// RecordSignatureWithin stores one signing unless the user's payloads kept
+// since `since` (the retention) would then exceed maxBytes or maxCount: then
+// ErrPayloadBudget, with the time the oldest kept one leaves the window. A
+// per-user advisory lock makes concurrent signings count each other.
+func (s *Store) RecordSignatureWithin(ctx context.Context, r SignatureRow, since time.Time, maxBytes, maxCount int64) (time.Time, error) {
+	var oldest time.Time
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('sign_signatures:' || $1))`, r.UserID); err != nil {
+			return err
+		}
+		var bytes, count int64
+		var first *time.Time
+		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(length(canonical_payload)), 0), count(*), min(created_at)
+FROM sign_signatures WHERE user_id = $1 AND created_at >= $2`, r.UserID, since).Scan(&bytes, &count, &first); err != nil {
+			return err
+		}
+		if bytes+int64(len(r.CanonicalPayload)) > maxBytes || count+1 > maxCount {
+			if first != nil {
+				oldest = *first
+			}
+			return ErrPayloadBudget
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO sign_signatures (id, key_id, user_id, signature, payload_digest, canonical_payload, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.ID, r.KeyID, r.UserID, r.Signature, r.PayloadDigest, r.CanonicalPayload, r.CreatedAt)
+		return err
+	})
+	if errors.Is(err, ErrPayloadBudget) {
+		return oldest, err
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("record signature: %w", err)
+	}
+	return time.Time{}, nil
+}
+
+// PruneSignatures deletes the signings made before before (the retention);
+// /verify then answers `provided: null` for them, and the public key still
+// verifies them offline.
+func (s *Store) PruneSignatures(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM sign_signatures WHERE created_at < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("prune signatures: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // SignatureDigest returns the payload digest recorded for a signature
 // string, or postgres.ErrNotFound when it was never made here.
 func (s *Store) SignatureDigest(ctx context.Context, signature string) (string, error) {

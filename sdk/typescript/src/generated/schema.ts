@@ -244,7 +244,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a partner key; the plaintext is shown only in this answer
-         * @description Creates a partner key (X-Build-Key) of the caller; the plaintext is in this answer only.
+         * @description Creates a partner key (X-Build-Key) of the caller; the plaintext is in this answer only. A caller holds at most 3 active keys.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
@@ -3114,6 +3114,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/planet/constitution-artifacts/{id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of an artifact's comments, oldest first
+         * @description One page of an artifact's comments, oldest first, as { items, nextCursor }. Read-only.
+         *
+         *     **Who may call:** anyone.
+         */
+        get: operations["getPlanetConstitutionArtifactsIdComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/planet/constitution-artifacts/{id}/similar": {
         parameters: {
             query?: never;
@@ -3144,8 +3166,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Votes, whether the caller voted, and the comments
-         * @description An artifact's vote count, whether the caller voted (with a token) and its comments. Read-only.
+         * Votes, whether the caller voted, and a page of the comments
+         * @description An artifact's vote count, whether the caller voted (with a token) and one page of its comments (limit, cursor; nextCursor while more remain). Read-only.
          *
          *     **Who may call:** anyone; a bearer token, when sent, fills in whether the caller voted.
          */
@@ -4717,6 +4739,10 @@ export interface components {
             /** @description ksuid (27 base62 characters) */
             userId: string;
         };
+        ConstitutionCommentPage: {
+            items: components["schemas"]["ConstitutionComment"][];
+            nextCursor: string | null;
+        };
         ConstitutionCondition: {
             /** @enum {string} */
             op: "<" | ">=";
@@ -4859,6 +4885,8 @@ export interface components {
         };
         ConstitutionSocial: {
             comments: components["schemas"]["ConstitutionComment"][];
+            /** @description the cursor of the next page of comments; null when none remain */
+            nextCursor: string | null;
             voted: boolean;
             /** Format: int64 */
             votes: number;
@@ -5992,6 +6020,11 @@ export interface components {
             expectedPrevHash?: string | null;
             foundHash?: string;
             foundPrevHash?: string | null;
+            /**
+             * Format: date-time
+             * @description when the last walk of the whole chain ran
+             */
+            fullWalkAt?: string;
             headHash: string;
             /** Format: int64 */
             height: number;
@@ -6003,6 +6036,11 @@ export interface components {
             verified: boolean;
             /** Format: date-time */
             verifiedAt: string;
+            /**
+             * Format: int64
+             * @description the walk checked the entries above this height, verified before (0: the whole chain)
+             */
+            verifiedFrom?: number;
         };
         LedgerWindows: {
             /** Format: int64 */
@@ -6796,6 +6834,7 @@ export interface components {
              */
             prizePool: number;
             replayed: boolean;
+            stale?: boolean;
             /** Format: date-time */
             startsAt: string;
         };
@@ -6822,6 +6861,8 @@ export interface components {
              * @description RFC 3339, kept with the precision sent (to the microsecond)
              */
             startsAt: string;
+            /** @description the partner's version of this tournament (or an increasing event number): an update with an older version than the stored one changes nothing and answers stale: true; omitted, the last delivery wins until a versioned one is stored */
+            version?: number | null;
         } & {
             [key: string]: unknown;
         };
@@ -6928,6 +6969,7 @@ export interface components {
         Vacancies: {
             items: components["schemas"]["Vacancy"][];
             limit: number;
+            nextCursor?: string;
             offset: number;
             total: number;
         };
@@ -8224,7 +8266,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description rate_limited: retry after the Retry-After seconds */
+            /** @description key_limit_reached: the caller holds 3 active partner keys; revoke one first (rate_limited: the mint budget of the IP or the platform is spent) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8232,7 +8274,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "rate_limited";
+                        error?: "key_limit_reached" | "rate_limited";
                     };
                 };
             };
@@ -8746,6 +8788,8 @@ export interface operations {
                 city?: string;
                 /** @description one of the vacancy's skills, case-insensitive */
                 skill?: string;
+                /** @description the nextCursor of the previous page (instead of offset, and past offset 1000) */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -8762,7 +8806,7 @@ export interface operations {
                     "application/json": components["schemas"]["PartnerVacancies"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
+            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8770,7 +8814,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "payload_too_large";
+                        error?: "invalid_cursor" | "payload_too_large";
                     };
                 };
             };
@@ -9613,7 +9657,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description hex HMAC-SHA256 of timestamp.body, optional sha256= prefix */
+                /** @description v2=<hex HMAC-SHA256 of timestamp.METHOD.path.body> (required with the rail's own secret), or hex HMAC-SHA256 of timestamp.body with an optional sha256= prefix (shared secret only) */
                 "X-Platform-Signature"?: string;
                 /** @description unix seconds, within 300 s of the server clock */
                 "X-Platform-Timestamp"?: string;
@@ -10881,7 +10925,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description hex HMAC-SHA256 of timestamp.body, optional sha256= prefix */
+                /** @description v2=<hex HMAC-SHA256 of timestamp.METHOD.path.body> (required with the rail's own secret), or hex HMAC-SHA256 of timestamp.body with an optional sha256= prefix (shared secret only) */
                 "X-Platform-Signature"?: string;
                 /** @description unix seconds, within 300 s of the server clock */
                 "X-Platform-Timestamp"?: string;
@@ -10994,7 +11038,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description hex HMAC-SHA256 of timestamp.body, optional sha256= prefix */
+                /** @description v2=<hex HMAC-SHA256 of timestamp.METHOD.path.body> (required with the rail's own secret), or hex HMAC-SHA256 of timestamp.body with an optional sha256= prefix (shared secret only) */
                 "X-Platform-Signature"?: string;
                 /** @description unix seconds, within 300 s of the server clock */
                 "X-Platform-Timestamp"?: string;
@@ -23163,6 +23207,104 @@ export interface operations {
             };
         };
     };
+    getPlanetConstitutionArtifactsIdComments: {
+        parameters: {
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page of comments, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConstitutionCommentPage"];
+                };
+            };
+            /** @description invalid_cursor: the cursor is not one this API issued */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description not_found: no artifact with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
     getPlanetConstitutionArtifactsIdSimilar: {
         parameters: {
             query?: never;
@@ -23259,7 +23401,11 @@ export interface operations {
     };
     getPlanetConstitutionArtifactsIdSocial: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path: {
                 id: string;
@@ -23268,7 +23414,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description votes, whether the caller voted, comments oldest first */
+            /** @description votes, whether the caller voted, one page of comments oldest first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -23277,7 +23423,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConstitutionSocial"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23285,7 +23431,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "payload_too_large";
+                        error?: "invalid_cursor" | "payload_too_large";
                     };
                 };
             };
@@ -26008,7 +26154,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description hex HMAC-SHA256 of timestamp.body, optional sha256= prefix */
+                /** @description v2=<hex HMAC-SHA256 of timestamp.METHOD.path.body> (required with the rail's own secret), or hex HMAC-SHA256 of timestamp.body with an optional sha256= prefix (shared secret only) */
                 "X-Platform-Signature"?: string;
                 /** @description unix seconds, within 300 s of the server clock */
                 "X-Platform-Timestamp"?: string;
