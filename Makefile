@@ -36,9 +36,12 @@ stack:
 status:
 	deploy/local/stack.sh status
 
+# The local stack runs in development mode (the binary's default is
+# production): the embedded test processor, mail in the log and generated
+# secrets exist only there.
 run: stack build
-	$(BIN) migrate
-	exec $(BIN) run
+	PLATFORM_ENV=development $(BIN) migrate
+	PLATFORM_ENV=development exec $(BIN) run
 
 browser:
 	deploy/local/stack.sh browser
@@ -114,7 +117,7 @@ uplot:
 	{ echo "uPlot (https://github.com/leeoniya/uPlot), npm package uplot@$(UPLOT_VERSION), dist/uPlot.iife.min.js and dist/uPlot.min.css."; echo; cat $$tmp/package/LICENSE; } > gateway/console/assets/LICENSE.uplot
 
 migrate: stack build
-	$(BIN) migrate
+	PLATFORM_ENV=development $(BIN) migrate
 
 down:
 	deploy/local/stack.sh down

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,32 +14,43 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/fintech/platform/e2e/harness"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/topics"
 )
 
 // TestNoServerErrorsForHostileInput sends every registered route — the
 // slices of every module in the platform index, the identity and platform
 // routes, the public pages and the metrics listener — malformed and hostile
-// input as anonymous, user and admin callers, on existing resources and
-// unknown ids: NUL bytes and invalid UTF-8 in bodies, queries and paths,
-// wrong and missing content types, oversize bodies. A client can make the
-// platform refuse, never fail. No identical request is sent twice.
+// input as anonymous, user and every admin caller (fiat, gov, charity,
+// reputation), on a real resource of the route's module, on a real id of
+// another kind and on ids that name nothing: NUL bytes and invalid UTF-8 in
+// bodies, queries and paths, wrong and missing content types, oversize
+// bodies. The platform runs with its rate limiters on (sized above the
+// walk's own traffic), and every answer carries their headers. A client can
+// make the platform refuse, never fail. No identical request is sent twice.
 func TestNoServerErrorsForHostileInput(t *testing.T) {
-	p := shared(t)
-	u := p.Register(t, "hostile")
-	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
-	repAdmin := p.RegisterEmail(t, harness.ReputationAdminEmail)
-	wallet := fiatCreateWallet(t, p, u, "KZT")
-	entry := p.Post(t, "/api/ledger/entries", u.Token, map[string]any{"kind": "note:hostile", "sourceId": u.ID}).JSON(t)["id"]
+	const budget = "1000000" // per minute: on, and never reached by the walk
+	p := harness.Start(t, harness.Options{Env: map[string]string{"RATE_LIMIT_READ": budget, "RATE_LIMIT_WRITE": budget,
+		"RATE_LIMIT_AUTH": budget, "RATE_LIMIT_MONEY": budget, "RATE_LIMIT_PARTNER": budget}})
+	u, real := hostileResources(t, p)
+	admins := []harness.User{p.RegisterEmail(t, harness.FiatAdminEmail), p.RegisterEmail(t, harness.GovAdminEmail),
+		p.RegisterEmail(t, harness.CharityAdminEmail), p.RegisterEmail(t, harness.ReputationAdminEmail)}
+	wallet := real["wallets"][0]
 
 	routes := registeredRoutes(t, p)
 	if len(routes) < 150 {
 		t.Fatalf("only %d routes found", len(routes))
 	}
-	// Existing resources (the caller's wallet, a user, a ledger entry) as
-	// well as ids that name nothing, and ids carrying NUL or invalid UTF-8.
-	ids := []string{wallet, u.ID, fmt.Sprint(entry), "nope", "2ZZZZZZZZZZZZZZZZZZZZZZZZZZ", "%27%3B--", strings.Repeat("9", 300), "%00", "%ff%fe"}
-	tokens := []string{"", u.Token, admin.Token, repAdmin.Token}
+	// After the route's own real resources: a real id of another kind, ids
+	// that name nothing, and ids carrying NUL or invalid UTF-8.
+	others := []string{u.ID, "nope", "2ZZZZZZZZZZZZZZZZZZZZZZZZZZ", "%27%3B--", strings.Repeat("9", 300), "%00", "%ff%fe"}
+	tokens := []string{"", u.Token}
+	for _, a := range admins {
+		tokens = append(tokens, a.Token)
+	}
 	queries := []string{"", "?limit=-1&cursor=%25%25&since=yesterday", "?cursor=AA&maskId=%00&offset=-5", "?kind=%ff&limit=99999999999999999999&city=%00"}
 	bodies := []hostileBody{
 		{raw: []byte(`not json`)}, {raw: []byte(`[]`)}, {raw: []byte(`{}`)}, {raw: []byte(`null`)},
@@ -62,15 +74,23 @@ func TestNoServerErrorsForHostileInput(t *testing.T) {
 			return
 		}
 		seen[key] = true
-		if r := p.Do(t, req); r.Status >= 500 {
+		r := p.Do(t, req)
+		if r.Status >= 500 {
 			t.Errorf("%s %s (token %v): %d %.300s", req.Method, req.Path, req.Token != "", r.Status, r.Body)
+		}
+		if r.Header.Get("RateLimit-Limit") == "" || r.Header.Get("RateLimit-Remaining") == "" {
+			t.Errorf("%s %s: %d without the rate-limit headers", req.Method, req.Path, r.Status)
 		}
 	}
 	for _, rt := range routes {
 		paths := []string{rt.path}
 		if strings.Contains(rt.path, "{") {
+			own := real[paramKind(rt.path)]
+			if len(own) == 0 {
+				t.Errorf("%s %s: no real resource of its kind (%q) in the walk", rt.method, rt.path, paramKind(rt.path))
+			}
 			paths = paths[:0]
-			for _, id := range ids {
+			for _, id := range append(append([]string{}, own...), others...) {
 				paths = append(paths, fillParams(rt.path, id))
 			}
 		}
@@ -144,6 +164,127 @@ func TestNoServerErrorsForHostileInput(t *testing.T) {
 		}
 	}
 	t.Logf("%d distinct hostile requests to %d routes, none answered 5xx", len(seen), len(routes))
+}
+
+// paramKind names the resource a path parameter stands for: the segment
+// before the first parameter ("wallets" in /api/fiat/wallets/{id}/public).
+func paramKind(path string) string {
+	parts := strings.Split(path, "/")
+	for i, s := range parts {
+		if strings.HasPrefix(s, "{") && i > 0 {
+			return parts[i-1]
+		}
+	}
+	return ""
+}
+
+// hostileResources creates, as one user, a real resource of every kind a
+// path parameter names, keyed by paramKind: wallets, deposits, checkout
+// sessions, KYC submissions, payouts, merchant keys and authorizations,
+// merchant charges, payment requests, masks, ledger entries, signing keys, proposals,
+// campaigns, artifacts, projects, vacancies, employers, partner keys, a
+// parked DLQ record, a webhook endpoint and a delivery of it (and a guide).
+func hostileResources(t *testing.T, p *harness.Platform) (harness.User, map[string][]string) {
+	t.Helper()
+	u, merchant := p.Register(t, "hostile"), p.Register(t, "hostile-merchant")
+	created := func(r harness.Response, field string) string {
+		t.Helper()
+		if r.Status != http.StatusCreated {
+			t.Fatalf("setup: %d %s", r.Status, r.Body)
+		}
+		return fmt.Sprint(r.JSON(t)[field])
+	}
+	wallet := fiatCreateWallet(t, p, u, "KZT")
+	deposit := fiatDeposit(t, p, fiatSecret(t, p), u, wallet, 100_000)
+	pending := p.Post(t, "/api/fiat/deposit", u.Token, map[string]any{"walletId": wallet, "amount": 500})
+	session := created(pending, "url")
+	session = session[strings.LastIndex(session, "/")+1:]
+	mk := p.Post(t, "/api/fiat/merchant/keys", merchant.Token, map[string]string{"label": "hostile"})
+	mkey, apiKey := created(mk, "id"), fmt.Sprint(mk.JSON(t)["key"])
+	auth := created(p.Post(t, "/api/fiat/merchant/authorizations", u.Token,
+		map[string]any{"walletId": wallet, "merchantKeyId": mkey, "maxAmount": 5_000}), "id")
+	charge := created(commerceCharge(t, p, apiKey, map[string]any{"walletId": wallet, "amount": 1_000, "paymentRef": "hostile-1",
+		"description": "hostile"}), "chargeId")
+	sign := signPayload(t, p, u.Token, `{"hostile":true}`)
+	keyID, _, _ := strings.Cut(sign.Signature, ".")
+	project := buildProject(t, p, u, "hostile")
+	parked := hostileParkedRecord(t, p)
+	sub := created(p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"url": "http://127.0.0.1:9/hostile",
+		"secret": "hostile-secret-0123456789"}), "id")
+	test := p.Post(t, "/api/fiat/webhook-subs/"+sub+"/test", u.Token, map[string]any{})
+	if test.Status != http.StatusAccepted {
+		t.Fatalf("setup: test delivery: %d %s", test.Status, test.Body)
+	}
+	delivery := fmt.Sprint(test.JSON(t)["id"])
+	partnerKey, _ := buildKey(t, p, u)
+	return u, map[string][]string{
+		"wallets":  {wallet},
+		"deposits": {deposit, created(pending, "depositId")},
+		"checkout": {session},
+		"kyc": {created(p.Post(t, "/api/fiat/kyc/submit", u.Token, map[string]string{"fullName": "H U", "documentType": "passport",
+			"documentNumber": "H-1", "country": "KZ"}), "id")},
+		"payouts": {created(p.Post(t, "/api/fiat/payouts", u.Token, map[string]any{"walletId": wallet, "amount": 1_000,
+			"bankAccount": "KZ86125KZT5004100100"}), "id")},
+		"keys":           {mkey, keyID},
+		"authorizations": {auth},
+		"charges":        {charge},
+		"requests": {created(p.Post(t, "/api/fiat/requests", u.Token, map[string]any{"walletId": wallet, "amount": 700,
+			"description": "hostile"}), "token")},
+		"masks":   {createMask(t, p, u.Token, map[string]any{"label": "hostile", "kind": "recurring", "spendLimitCents": 100}).ID},
+		"entries": {created(p.Post(t, "/api/ledger/entries", u.Token, map[string]any{"kind": "note:hostile", "sourceId": u.ID}), "id")},
+		"rank":    {u.ID},
+		"proposals": {govCreate(t, p, u.Token, map[string]any{"title": "Hostile", "summary": "s", "body": "b", "category": "c",
+			"voteMode": "yes-no-abstain"}).ID},
+		"campaigns": {created(p.Post(t, "/api/charity/campaigns", u.Token, map[string]any{"title": "Hostile", "description": "d",
+			"category": "c", "goalKzt": 1_000}), "id")},
+		"constitution-artifacts": {created(p.Post(t, "/api/planet/constitution-artifacts", u.Token, map[string]any{"title": "Hostile",
+			"sliders": sliderBody([8]int{10, 20, 30, 40, 50, 60, 70, 80})}), "id")},
+		"projects":     {project},
+		"vacancies":    {fmt.Sprint(buildVacancy(t, p, u, project, nil)["id"])},
+		"employers":    {u.ID},
+		"partner-keys": {partnerKey},
+		"dlq":          {parked},
+		"webhook-subs": {sub},
+		"guides":       {"getting-started"},
+		// A delivery of the caller's own endpoint (the admin log's too).
+		"deliveries":         {delivery},
+		"webhook-deliveries": {delivery},
+	}
+}
+
+// hostileParkedRecord parks a command of an unknown type on fiat.commands.dlq
+// and returns its DLQ record id once the console lists it.
+func hostileParkedRecord(t *testing.T, p *harness.Platform) string {
+	t.Helper()
+	key, cmdID := "hostile-dlq-"+strings.ToLower(harness.NewID()), harness.NewID()
+	value, err := json.Marshal(map[string]any{"id": cmdID, "type": "fiat.future_command", "schemaVersion": 1,
+		"occurredAt": time.Now().UTC(), "key": key, "data": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, topics.RawRecord(topics.FiatCommands, key, "fiat.future_command", cmdID, value)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	id := ""
+	harness.Eventually(t, 15*time.Second, "the command parked", func() bool {
+		var page schemas.Page[schemas.DLQRecord]
+		p.Get(t, "/api/platform/admin/dlq?topic=fiat.commands", admin.Token).Decode(t, &page)
+		for _, rec := range page.Items {
+			if rec.Key == key {
+				id = rec.ID
+			}
+		}
+		return id != ""
+	})
+	return id
 }
 
 type hostileBody struct {

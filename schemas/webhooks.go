@@ -167,3 +167,12 @@ type WebhookDeliveryUpdated struct {
 	LastStatusCode int       `json:"lastStatusCode"`
 	UpdatedAt      time.Time `json:"updatedAt"`
 }
+
+// StreamTicket is a single-use credential of the admin event stream
+// (GET /api/fiat/admin/events?ticket=), for EventSource, which cannot send
+// an Authorization header: it works once, within a minute, for the admin
+// who minted it. The bearer token never goes in a URL.
+type StreamTicket struct {
+	Ticket    string `json:"ticket" required:"true"`
+	ExpiresAt string `json:"expiresAt" required:"true" format:"date-time"`
+}

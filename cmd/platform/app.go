@@ -254,7 +254,13 @@ func (a *app) close() {
 // part is started, so the modules of a bare app (the default configuration,
 // no Postgres, no Kafka) name them without connecting anything.
 func groupNames() string {
-	cfg, err := LoadConfig(func(string) string { return "" })
+	// The development defaults only name things here: nothing connects.
+	cfg, err := LoadConfig(func(k string) string {
+		if k == "PLATFORM_ENV" {
+			return envDevelopment
+		}
+		return ""
+	})
 	if err != nil {
 		return "(the modules could not be listed: " + err.Error() + ")"
 	}

@@ -47,8 +47,11 @@ type Config struct {
 	CommandTimeout time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
 	DBMaxConns     int           // DB_MAX_CONNS
 	LogLevel       string        // LOG_LEVEL: debug, info, warn, error
-	Environment    string        // PLATFORM_ENV
-	PprofAddr      string        // PPROF_ADDR: serve net/http/pprof there (off when empty)
+	// Environment is PLATFORM_ENV: "production" (the default) or
+	// "development", the only mode with the conveniences that must never
+	// face the internet (see development()).
+	Environment string
+	PprofAddr   string // PPROF_ADDR: serve net/http/pprof there (off when empty)
 	// GCPercent is the garbage collector's target (GC_PERCENT, default 200:
 	// a collection when the heap grows by twice the live heap, half the
 	// collections of Go's 100 for a heap of tens of MB). GOGC, when set,
@@ -95,7 +98,13 @@ type Caps struct {
 	Monthly      int64 // FIAT_CAP_MONTHLY
 }
 
-// Local stack defaults (deploy/local/stack.sh).
+// The two modes of PLATFORM_ENV.
+const (
+	envProduction  = "production"
+	envDevelopment = "development"
+)
+
+// Local stack defaults (deploy/local/stack.sh), used only in development.
 const (
 	defaultDatabaseURL = "postgres://postgres@127.0.0.1:55432/platform?sslmode=disable"
 	defaultClickHouse  = "127.0.0.1:19000"
@@ -158,14 +167,35 @@ func (r *envReader) flag(name string) bool {
 
 // LoadConfig reads the configuration; the error joins every problem, each
 // naming its variable.
+//
+// The binary runs in production mode unless PLATFORM_ENV=development is set:
+// the development conveniences (the local stack's addresses, secrets
+// generated into DATA_DIR, the embedded test processor, mail written to the
+// log, KYC auto-approval, webhooks to private addresses) exist only when
+// asked for, so a deployment that forgot a setting refuses to start instead
+// of running the money-minting test processor on the internet.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	r := &envReader{get: getenv}
+	env := r.str("PLATFORM_ENV", envProduction)
+	if env != envProduction && env != envDevelopment {
+		r.fail("PLATFORM_ENV", "%q must be production or development", env)
+		env = envProduction
+	}
+	dev := env == envDevelopment
+	// devDefault is def in development and empty (a required setting) in
+	// production.
+	devDefault := func(def string) string {
+		if dev {
+			return def
+		}
+		return ""
+	}
 	c := Config{
 		Addr:           r.str("PLATFORM_ADDR", "127.0.0.1:8080"),
-		PublicBaseURL:  strings.TrimRight(r.str("PUBLIC_BASE_URL", publicURLOf(r.str("PLATFORM_ADDR", "127.0.0.1:8080"))), "/"),
+		PublicBaseURL:  strings.TrimRight(r.str("PUBLIC_BASE_URL", devDefault(publicURLOf(r.str("PLATFORM_ADDR", "127.0.0.1:8080")))), "/"),
 		DataDir:        r.str("DATA_DIR", "./.data"),
-		DatabaseURL:    r.str("DATABASE_URL", defaultDatabaseURL),
-		ClickHouseAddr: r.str("CLICKHOUSE_ADDR", defaultClickHouse),
+		DatabaseURL:    r.str("DATABASE_URL", devDefault(defaultDatabaseURL)),
+		ClickHouseAddr: r.str("CLICKHOUSE_ADDR", devDefault(defaultClickHouse)),
 		ClickHouseDB:   r.str("CLICKHOUSE_DATABASE", ""),
 		KafkaBrokers:   topics.ParseBrokers(r.str("KAFKA_BROKERS", "")),
 		KafkaPort:      int(r.integer("KAFKA_EMBEDDED_PORT", defaultKafkaPort, 0)),
@@ -200,7 +230,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		CommandTimeout:     r.duration("COMMAND_TIMEOUT", 5*time.Second),
 		DBMaxConns:         int(r.integer("DB_MAX_CONNS", 40, 2)),
 		LogLevel:           r.str("LOG_LEVEL", "info"),
-		Environment:        r.str("PLATFORM_ENV", "development"),
+		Environment:        env,
 		PprofAddr:          r.str("PPROF_ADDR", ""),
 		GCPercent:          r.integer("GC_PERCENT", 200, -1),
 		MemoryLimit:        r.integer("MEMORY_LIMIT", 0, 0),
@@ -244,8 +274,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		r.fail("PROCESSED_RETENTION", "%s is shorter than the command topics' retention (%s): a consumer that lost its offsets would apply old commands again",
 			c.ProcessedRetention, topics.CommandRetention())
 	}
-	if c.Environment == "production" && c.ProcessorKey == "" {
-		r.fail("PROCESSOR_API_KEY", "required when PLATFORM_ENV=production: the embedded test processor signs deposits itself and must not run in production")
+	if !dev {
+		c.requireForProduction(r)
 	}
 	if c.AIURL != "" {
 		if u, err := url.Parse(c.AIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -260,7 +290,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	default:
 		r.fail("LOG_LEVEL", "%q must be debug, info, warn or error", c.LogLevel)
 	}
-	if !strings.HasPrefix(c.PublicBaseURL, "http://") && !strings.HasPrefix(c.PublicBaseURL, "https://") {
+	if c.PublicBaseURL != "" && !strings.HasPrefix(c.PublicBaseURL, "http://") && !strings.HasPrefix(c.PublicBaseURL, "https://") {
 		r.fail("PUBLIC_BASE_URL", "%q must start with http:// or https://", c.PublicBaseURL)
 	}
 	if abs, err := filepath.Abs(c.DataDir); err == nil {
@@ -268,6 +298,40 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	return c, errors.Join(r.errs...)
 }
+
+// requireForProduction reports, one problem per setting, what production
+// mode needs set and what it refuses.
+func (c Config) requireForProduction(r *envReader) {
+	const hint = " (PLATFORM_ENV is production unless set to development)"
+	required := []struct {
+		name, value, why string
+	}{
+		{"DATABASE_URL", c.DatabaseURL, "the Postgres DSN"},
+		{"CLICKHOUSE_ADDR", c.ClickHouseAddr, "the ClickHouse native address host:port"},
+		{"PUBLIC_BASE_URL", c.PublicBaseURL, "the public base of pay, checkout and e-mailed links"},
+		{"PROCESSOR_API_KEY", c.ProcessorKey, "the real processor's key: the embedded test processor signs deposits itself and runs only in development"},
+		{"SMTP_URL", c.SMTPURL, "verification links are mailed, never written to the log, in production"},
+		{"JWT_SECRET", c.JWTSecret, "32+ characters; generated secrets are a development convenience"},
+		{"LEDGER_SALT", c.LedgerSalt, "the ledger's hash salt; losing it breaks chain verification"},
+		{"PROCESSOR_WEBHOOK_SECRET", c.ProcessorHook, "the processor's whsec_… signing secret"},
+		{"SIGNING_MASTER_KEY", c.SigningKey, "seals users' signing keys; losing it loses them"},
+		{"DATA_ENCRYPTION_KEY", c.DataKey, "seals personal data and secrets at rest; losing it loses them"},
+	}
+	for _, s := range required {
+		if s.value == "" {
+			r.fail(s.name, "required in production: %s%s", s.why, hint)
+		}
+	}
+	if c.KYCAutoApprove {
+		r.fail("KYC_AUTO_APPROVE", "1 is refused in production: it lifts the pre-KYC caps without review%s", hint)
+	}
+	if c.WebhookPrivate {
+		r.fail("WEBHOOK_ALLOW_PRIVATE", "1 is refused in production: it lets webhooks reach private and loopback addresses%s", hint)
+	}
+}
+
+// development reports whether PLATFORM_ENV=development was set explicitly.
+func (c Config) development() bool { return c.Environment == envDevelopment }
 
 func (r *envReader) schedule(name, def string) []time.Duration {
 	s := r.str(name, def)
@@ -291,10 +355,21 @@ func oneLine(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }
 
+// lines splits a joined error into its problems, one per line.
+func lines(err error) []string {
+	return strings.Split(err.Error(), "\n")
+}
+
 // loadSecrets fills every secret left unset from DATA_DIR/secrets, creating
 // each file with a fresh random value the first time, so a restart keeps
 // tokens, hashes and signatures valid.
+//
+// Only in development: production requires every secret set (LoadConfig),
+// since a key generated into a volume is lost, or silently replaced, with it.
 func (c *Config) loadSecrets() error {
+	if !c.development() {
+		return nil
+	}
 	dir := filepath.Join(c.DataDir, "secrets")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("DATA_DIR: create %s: %w", dir, err)

@@ -23,8 +23,12 @@ func TestLoadConfig(t *testing.T) {
 		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
 		{"alert url without secret", map[string]string{"RECONCILE_ALERT_URL": "https://ops.example.com/hook"}, "RECONCILE_ALERT_SECRET"},
 		{"bad alert url", map[string]string{"RECONCILE_ALERT_URL": "ops", "RECONCILE_ALERT_SECRET": "0123456789abcdef"}, "RECONCILE_ALERT_URL"},
-		{"production without a real processor", map[string]string{"PLATFORM_ENV": "production"}, "PROCESSOR_API_KEY"},
-		{"production with a real processor", map[string]string{"PLATFORM_ENV": "production", "PROCESSOR_API_KEY": "sk_live_x"}, ""},
+		{"production without a real processor", withProduction(map[string]string{"PROCESSOR_API_KEY": ""}), "PROCESSOR_API_KEY"},
+		{"production with every required setting", withProduction(nil), ""},
+		{"unknown environment", map[string]string{"PLATFORM_ENV": "staging"}, "PLATFORM_ENV"},
+		{"production refuses KYC auto-approval", withProduction(map[string]string{"KYC_AUTO_APPROVE": "1"}), "KYC_AUTO_APPROVE"},
+		{"production refuses private webhooks", withProduction(map[string]string{"WEBHOOK_ALLOW_PRIVATE": "1"}), "WEBHOOK_ALLOW_PRIVATE"},
+		{"production requires SMTP", withProduction(map[string]string{"SMTP_URL": ""}), "SMTP_URL"},
 		{"applied ids forgotten before the topics forget commands", map[string]string{"PROCESSED_RETENTION": "24h"}, "PROCESSED_RETENTION"},
 		{"applied ids kept longer than the topics", map[string]string{"PROCESSED_RETENTION": "240h"}, ""},
 		{"ai url without model", map[string]string{"AI_API_URL": "https://api.example.com/v1"}, "AI_MODEL"},
@@ -35,7 +39,12 @@ func TestLoadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := LoadConfig(func(k string) string { return tt.env[k] })
+			cfg, err := LoadConfig(func(k string) string {
+				if k == "PLATFORM_ENV" && tt.env[k] == "" {
+					return "development"
+				}
+				return tt.env[k]
+			})
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -54,6 +63,7 @@ func TestLoadConfig(t *testing.T) {
 
 func TestBadCommandLine(t *testing.T) {
 	t.Setenv("JWT_TTL", "")
+	t.Setenv("PLATFORM_ENV", "development")
 	if code := runMain([]string{"frobnicate"}); code != 2 {
 		t.Fatalf("unknown command exit = %d", code)
 	}
@@ -63,5 +73,69 @@ func TestBadCommandLine(t *testing.T) {
 	t.Setenv("RATE_LIMIT_READ", "many")
 	if code := runMain([]string{"migrate"}); code != 2 {
 		t.Fatalf("bad config exit = %d", code)
+	}
+}
+
+// productionEnv is what production mode strictly needs.
+var productionEnv = map[string]string{
+	"PLATFORM_ENV":             "production",
+	"DATABASE_URL":             "postgres://db.internal/platform",
+	"CLICKHOUSE_ADDR":          "ch.internal:9000",
+	"PUBLIC_BASE_URL":          "https://pay.example.com",
+	"PROCESSOR_API_KEY":        "sk_live_x",
+	"SMTP_URL":                 "smtps://u:p@mail.example.com:465",
+	"JWT_SECRET":               strings.Repeat("j", 32),
+	"LEDGER_SALT":              "salt",
+	"PROCESSOR_WEBHOOK_SECRET": "whsec_x",
+	"SIGNING_MASTER_KEY":       "signing",
+	"DATA_ENCRYPTION_KEY":      "data",
+}
+
+// withProduction is productionEnv with over applied ("" unsets).
+func withProduction(over map[string]string) map[string]string {
+	env := map[string]string{}
+	for k, v := range productionEnv {
+		env[k] = v
+	}
+	for k, v := range over {
+		env[k] = v
+	}
+	return env
+}
+
+// TestProductionIsTheDefault: with nothing set the binary is in production
+// mode and names, one problem each, every setting production needs.
+func TestProductionIsTheDefault(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(func(string) string { return "" })
+	if err == nil {
+		t.Fatalf("an empty environment loaded: %+v", cfg)
+	}
+	got := map[string]bool{}
+	for _, l := range lines(err) {
+		name, _, ok := strings.Cut(l, ":")
+		if !ok || got[name] {
+			t.Fatalf("line %q: want one line per variable", l)
+		}
+		got[name] = true
+	}
+	want := []string{"DATABASE_URL", "CLICKHOUSE_ADDR", "PUBLIC_BASE_URL", "PROCESSOR_API_KEY", "SMTP_URL",
+		"JWT_SECRET", "LEDGER_SALT", "PROCESSOR_WEBHOOK_SECRET", "SIGNING_MASTER_KEY", "DATA_ENCRYPTION_KEY"}
+	for _, name := range want {
+		if !got[name] {
+			t.Errorf("%s not named; problems: %v", name, lines(err))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("problems %v, want exactly %v", lines(err), want)
+	}
+	dev, err := LoadConfig(func(k string) string {
+		if k == "PLATFORM_ENV" {
+			return "development"
+		}
+		return ""
+	})
+	if err != nil || !dev.development() || dev.DatabaseURL != defaultDatabaseURL {
+		t.Fatalf("development: %v %+v", err, dev)
 	}
 }

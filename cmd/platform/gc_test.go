@@ -20,7 +20,7 @@ func TestTuneGC(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := map[string]string{"JWT_SECRET": "0123456789abcdef0123456789abcdef", "DATA_DIR": t.TempDir()}
+			env := map[string]string{"PLATFORM_ENV": "development", "JWT_SECRET": "0123456789abcdef0123456789abcdef", "DATA_DIR": t.TempDir()}
 			for k, v := range tt.env {
 				env[k] = v
 			}

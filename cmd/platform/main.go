@@ -33,7 +33,10 @@ commands:
   migrate          apply the Postgres migrations
   topics           create missing topics and list them
   ledger reanchor  append missing ledger entries through the appender
-  admin verify <email>  mark an account's e-mail verified (bootstrap of the first admin)
+  admin create [--role fiat,gov,charity,reputation] <email>
+                   create a verified admin account (password from the prompt or stdin)
+  admin verify [--i-know-who-registered] <email>
+                   mark an account's e-mail verified; refused for a self-registered one without the flag
   dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
   webhooks listen --forward-to URL  forward your events, signed, to a local URL
   version          print the build
@@ -61,7 +64,11 @@ func runMain(args []string) int {
 	}
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "platform: configuration: "+oneLine(err))
+		// One line per problem, each naming its variable, so an operator
+		// sees every missing setting at once.
+		for _, l := range lines(err) {
+			fmt.Fprintln(os.Stderr, "platform: configuration: "+l)
+		}
 		return 2
 	}
 	tuneGC(cfg, os.Getenv)

@@ -8,7 +8,15 @@ import (
 // TestPublicBaseURLFollowsPlatformAddr: left unset, PUBLIC_BASE_URL is the
 // URL of PLATFORM_ADDR; set to another host or port, start-up warns.
 func TestPublicBaseURLFollowsPlatformAddr(t *testing.T) {
-	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	// The development default (production requires PUBLIC_BASE_URL).
+	env := func(kv map[string]string) func(string) string {
+		return func(k string) string {
+			if k == "PLATFORM_ENV" {
+				return "development"
+			}
+			return kv[k]
+		}
+	}
 	for _, tt := range []struct {
 		env  map[string]string
 		want string

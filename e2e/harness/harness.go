@@ -80,6 +80,12 @@ type Platform struct {
 type Options struct {
 	// Env adds or overrides environment variables.
 	Env map[string]string
+	// Production starts the process with exactly what production mode
+	// needs (database, ClickHouse, listeners, a processor key, SMTP_URL and
+	// every secret) and nothing else: no PLATFORM_ENV, no development
+	// setting, not even the test process's own environment. Env still
+	// applies on top.
+	Production bool
 }
 
 var (
@@ -182,6 +188,9 @@ func Start(t TB, opts Options) *Platform {
 		client:      &http.Client{Timeout: 30 * time.Second},
 	}
 	env := baseEnv(back, dbURL, dataDir, fmt.Sprintf("127.0.0.1:%d", httpPort), p.BaseURL, p.MetricsAddr)
+	if opts.Production {
+		env = productionEnv(t, back, dbURL, dataDir, fmt.Sprintf("127.0.0.1:%d", httpPort), p.BaseURL, p.MetricsAddr)
+	}
 	if back.KafkaBrokers == "" {
 		port := FreePort(t)
 		env["KAFKA_EMBEDDED_PORT"] = fmt.Sprint(port)
@@ -193,6 +202,9 @@ func Start(t TB, opts Options) *Platform {
 		env[k] = v
 	}
 	p.Env = os.Environ()
+	if opts.Production {
+		p.Env = nil
+	}
 	for k, v := range env {
 		p.Env = append(p.Env, k+"="+v)
 	}
@@ -203,9 +215,11 @@ func Start(t TB, opts Options) *Platform {
 
 // baseEnv is the environment every harness platform process gets: its own
 // listeners, data directory and database, the local-stack or container
-// services, open rate limits and the test admins.
+// services, open rate limits and the test admins, in development mode (the
+// embedded test processor, mail under DATA_DIR, private webhook targets).
 func baseEnv(back Backing, dbURL, dataDir, addr, baseURL, metricsAddr string) map[string]string {
 	return map[string]string{
+		"PLATFORM_ENV":            "development",
 		"PLATFORM_ADDR":           addr,
 		"PUBLIC_BASE_URL":         baseURL,
 		"METRICS_ADDR":            metricsAddr,
@@ -229,6 +243,31 @@ func baseEnv(back Backing, dbURL, dataDir, addr, baseURL, metricsAddr string) ma
 		"REPUTATION_ADMIN_EMAILS": ReputationAdminEmail,
 		"REPUTATION_SERVICE_KEY":  ReputationServiceKey,
 	}
+}
+
+// productionEnv is all a production-mode process strictly needs. The SMTP
+// server it names does not exist (nothing in these tests mails).
+func productionEnv(t TB, back Backing, dbURL, dataDir, addr, baseURL, metricsAddr string) map[string]string {
+	env := map[string]string{
+		"PLATFORM_ADDR":            addr,
+		"PUBLIC_BASE_URL":          baseURL,
+		"METRICS_ADDR":             metricsAddr,
+		"DATA_DIR":                 dataDir,
+		"DATABASE_URL":             dbURL,
+		"CLICKHOUSE_ADDR":          back.ClickHouseAddr,
+		"DB_MAX_CONNS":             "20",
+		"PROCESSOR_API_KEY":        "sk_test_not_a_real_key",
+		"SMTP_URL":                 fmt.Sprintf("smtp://127.0.0.1:%d", FreePort(t)),
+		"JWT_SECRET":               randomHex(t),
+		"LEDGER_SALT":              randomHex(t),
+		"PROCESSOR_WEBHOOK_SECRET": "whsec_" + randomHex(t),
+		"SIGNING_MASTER_KEY":       randomHex(t),
+		"DATA_ENCRYPTION_KEY":      randomHex(t),
+	}
+	if back.KafkaBrokers != "" {
+		env["KAFKA_BROKERS"] = back.KafkaBrokers
+	}
+	return env
 }
 
 // dropClickHouseDatabase removes, when the test ends, the ClickHouse database

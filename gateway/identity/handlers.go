@@ -11,6 +11,7 @@ import (
 	"github.com/alexedwards/argon2id"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/mail"
 	"github.com/fintech/platform/gateway/openapi"
@@ -52,15 +53,14 @@ const (
 	maxPassword = 128
 )
 
-// hashParams follow OWASP's argon2id minimum (19 MiB, 2 passes): strong,
-// and cheap enough that registrations do not starve a 2-core box.
-var hashParams = &argon2id.Params{Memory: 19 * 1024, Iterations: 2, Parallelism: 1, SaltLength: 16, KeyLength: 32}
-
 // Config holds the handlers' options.
 type Config struct {
 	// BaseURL (PUBLIC_BASE_URL) prefixes the verification links the mailer
 	// sends, e.g. https://platform.example.
 	BaseURL string
+	// Passwords hashes and checks passwords under a concurrency bound;
+	// nil builds one sized for this machine (NewPasswords(0, 0)).
+	Passwords *Passwords
 }
 
 // Validate reports every problem of the options.
@@ -82,6 +82,7 @@ type Handlers struct {
 	now    func() time.Time
 	routes func() []server.Route
 	cfg    Config
+	pw     *Passwords
 	// dummyHash is verified against for unknown e-mails so that login takes
 	// the same time whether or not the account exists.
 	dummyHash string
@@ -97,12 +98,15 @@ func NewHandlers(users UserStore, tokens *auth.Tokens, roles Roles, mailer Maile
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Passwords == nil {
+		cfg.Passwords = NewPasswords(0, 0)
+	}
 	dummy, err := argon2id.CreateHash("not-a-real-password", hashParams)
 	if err != nil {
 		return nil, err
 	}
 	return &Handlers{users: users, tokens: tokens, roles: roles, mailer: mailer, db: db, now: now, routes: routes,
-		cfg: cfg, dummyHash: dummy}, nil
+		cfg: cfg, pw: cfg.Passwords, dummyHash: dummy}, nil
 }
 
 // Register mounts the routes. Each operation is declared with its request
@@ -160,6 +164,16 @@ func (h *Handlers) Register(r server.Router) {
 			server.Fails(http.StatusNotFound, "verification_invalid: the link is unknown, used or expired"),
 		},
 	})
+}
+
+// hashError answers a password that found no hashing slot in time with 429
+// rate_limited (the client retries after a second) and passes others on.
+func hashError(c *fiber.Ctx, err error) error {
+	if errors.Is(err, ErrHashBusy) {
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return apierr.RateLimited()
+	}
+	return err
 }
 
 // respondToken answers a token for u with status.

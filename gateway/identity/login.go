@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/alexedwards/argon2id"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
@@ -25,15 +24,17 @@ func (h *Handlers) login(c *fiber.Ctx, req *loginRequest) error {
 	invalid := apierr.New(http.StatusUnauthorized, schemas.CodeInvalidCredentials, "wrong e-mail or password")
 	u, err := h.users.ByEmail(c.UserContext(), strings.TrimSpace(req.Email))
 	if errors.Is(err, postgres.ErrNotFound) {
-		_, _ = argon2id.ComparePasswordAndHash(req.Password, h.dummyHash)
+		if _, err := h.pw.Compare(c.UserContext(), req.Password, h.dummyHash); err != nil {
+			return hashError(c, err)
+		}
 		return invalid
 	}
 	if err != nil {
 		return err
 	}
-	ok, err := argon2id.ComparePasswordAndHash(req.Password, u.PasswordHash)
+	ok, err := h.pw.Compare(c.UserContext(), req.Password, u.PasswordHash)
 	if err != nil {
-		return err
+		return hashError(c, err)
 	}
 	if !ok {
 		return invalid

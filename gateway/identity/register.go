@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/alexedwards/argon2id"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
@@ -34,18 +33,13 @@ func (req *registerRequest) Validate() error {
 // register creates the account and its user.registered event in one
 // transaction and answers 201 with a token.
 func (h *Handlers) register(c *fiber.Ctx, req *registerRequest) error {
-	hash, err := argon2id.CreateHash(req.Password, hashParams)
+	hash, err := h.pw.Hash(c.UserContext(), req.Password)
 	if err != nil {
-		return err
+		return hashError(c, err)
 	}
-	now := h.now().UTC()
-	u := identity.User{ID: schemas.NewID(), Email: req.Email, Name: strings.TrimSpace(req.Name), PasswordHash: hash, CreatedAt: now}
-	env, err := schemas.New(schemas.TypeUserRegistered, u.ID, u.ID,
-		schemas.UserRegistered{UserID: u.ID, Email: u.Email, Name: u.Name}, now)
-	if err != nil {
-		return err
-	}
-	row, err := pipeline.EventRow(topics.EventsIdentity, env)
+	u := identity.User{ID: schemas.NewID(), Email: req.Email, Name: strings.TrimSpace(req.Name), PasswordHash: hash,
+		CreatedAt: h.now().UTC(), RegisteredBy: identity.RegisteredBySelf, RegistrationIP: strings.Clone(c.IP())}
+	row, err := RegisteredEvent(u)
 	if err != nil {
 		return err
 	}
@@ -56,4 +50,16 @@ func (h *Handlers) register(c *fiber.Ctx, req *registerRequest) error {
 		return err
 	}
 	return h.respondToken(c, http.StatusCreated, u)
+}
+
+// RegisteredEvent is the user.registered outbox row of a new account, for
+// Users.Create: the same event whether the user registered or an operator
+// created the account.
+func RegisteredEvent(u identity.User) (pipeline.OutboxRow, error) {
+	env, err := schemas.New(schemas.TypeUserRegistered, u.ID, u.ID,
+		schemas.UserRegistered{UserID: u.ID, Email: u.Email, Name: u.Name}, u.CreatedAt)
+	if err != nil {
+		return pipeline.OutboxRow{}, err
+	}
+	return pipeline.EventRow(topics.EventsIdentity, env)
 }

@@ -66,13 +66,18 @@
 //   - GET /api/platform/events: the event catalog (schemas.EventCatalog),
 //     public, with a JSON Schema of each type's data.
 //   - Admin stream: GET /admin/events takes the bearer token from the
-//     Authorization header or, because EventSource cannot send headers, from
-//     ?access_token= (the header wins). It resumes after Last-Event-ID (or
+//     Authorization header or, because EventSource cannot send headers, a
+//     single-use ?ticket= that POST /admin/events/ticket mints (201
+//     { ticket, expiresAt }; it works once, within 60 s, for the fiat admin
+//     who minted it, and only its SHA-256 is stored). ?access_token= is
+//     refused (401): the long-lived token never goes in a URL. It resumes after Last-Event-ID (or
 //     ?lastEventId=) from a ring of the last 1000 events the gateway read
 //     (each gateway reads every events.* partition without a group, starting
 //     20 records before the end, so a resume works across gateway
 //     restarts); ?recent=N replays the last N kept events on a fresh
 //     connection. The page at GET /admin/stream holds no data: it takes an
-//     admin login or a token (or #token= in the URL fragment) and reads the
-//     stream with fetch() and the Authorization header.
+//     admin login or a token (or #token= in the URL fragment), mints a ticket
+//     with the Authorization header and opens the stream with it (fetch(),
+//     which unlike EventSource sees every event type), a fresh ticket for
+//     each reconnection.
 package webhooks

@@ -24,6 +24,8 @@ type Store interface {
 	RotateSecret(ctx context.Context, userID, id, secret string, now time.Time) (store.Subscription, error)
 	List(ctx context.Context, f store.Filter) ([]store.Delivery, error)
 	Retry(ctx context.Context, id string, now time.Time) (store.Delivery, error)
+	CreateStreamTicket(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time) error
+	UseStreamTicket(ctx context.Context, tokenHash string, now time.Time) (string, error)
 
 	ListSubscriptions(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Subscription, error)
 	Subscription(ctx context.Context, userID, id string) (store.Subscription, error)
@@ -174,12 +176,19 @@ func (h *Handlers) Register(r server.Router) error {
 			server.Fails(http.StatusNotFound, "not_found: no such webhook delivery"),
 		},
 	}, user, admin)
+	server.Post(g, "/admin/events/ticket", server.Op[server.NoRequest]{
+		Summary: "Mint a single-use ticket for the admin event stream (fiat admin)", Class: ratelimit.Write, Role: fiatAdmin,
+		Handle: h.mintTicket,
+		Responses: []server.Response{
+			server.Answers(http.StatusCreated, "a ticket that opens GET /admin/events?ticket= once, within a minute", schemas.StreamTicket{}),
+		},
+	}, user, admin)
 	server.Get(g, "/admin/events", server.Op[eventsRequest]{
 		Summary:     "Server-sent events of every platform event (fiat admin)",
 		Description: "A server-sent event stream of every platform event; reconnect with Last-Event-ID to resume. Read-only.",
 		Role:        fiatAdmin, Handle: h.events,
 		Responses: []server.Response{{Status: http.StatusOK, Description: "server-sent events of every platform event", ContentType: "text/event-stream"}},
-	}, queryToken, user, admin)
+	}, h.streamAuth(user), admin)
 	server.Get(g, "/admin/stream", server.Op[server.NoRequest]{
 		Summary:     "Browser page showing the admin event stream (it holds no data)",
 		Description: "An HTML page that opens the admin event stream in the browser; the page holds no data itself (the stream needs a fiat admin's token). Read-only.",

@@ -36,7 +36,7 @@ func TestOpenAPI(t *testing.T) {
 	}
 	doc := openapi.Build(s.Routes(), openapi.Doc{Title: "webhooks", Prefixes: []string{"/api/fiat"}})
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 15 {
+	if len(paths) != 16 { // and the stream ticket
 		t.Fatalf("paths = %v", paths)
 	}
 	me := paths["/api/fiat/me/webhook"].(map[string]any)

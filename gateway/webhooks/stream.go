@@ -22,25 +22,12 @@ var streamHTML string
 // response's CSP nonce.
 var streamPage = template.Must(template.New("stream").Parse(streamHTML))
 
-// queryToken lets the stream take its bearer token from `?access_token=`
-// when no Authorization header is sent: EventSource cannot send headers.
-// The header wins when both are present. The admin page itself uses fetch()
-// with the header, which keeps the token out of URLs.
-func queryToken(c *fiber.Ctx) error {
-	if c.Get(fiber.HeaderAuthorization) == "" {
-		if tok := c.Query("access_token"); tok != "" {
-			c.Request().Header.Set(fiber.HeaderAuthorization, "Bearer "+tok)
-		}
-	}
-	return c.Next()
-}
-
 // maxRecent caps the `recent` query of the stream.
 const maxRecent = 500
 
 // eventsRequest is the request of GET /admin/events.
 type eventsRequest struct {
-	AccessToken       string      `query:"access_token" json:"-" description:"the bearer token, for EventSource, which cannot send headers; the Authorization header wins"`
+	Ticket            string      `query:"ticket" json:"-" description:"a single-use ticket from POST /admin/events/ticket, for EventSource, which cannot send an Authorization header; a bearer token in the URL (access_token) is refused"`
 	LastEventIDHeader string      `header:"Last-Event-ID" json:"-" description:"resume after this event id"`
 	LastEventID       string      `query:"lastEventId" json:"-" description:"resume after this event id (when no Last-Event-ID header is sent)"`
 	Recent            recentCount `query:"recent" json:"-"`
@@ -137,7 +124,8 @@ func writeMessage(w *bufio.Writer, m Message) error {
 }
 
 // page serves the admin stream page. It holds no data: it asks for a token
-// (or an admin login) and reads the stream with fetch().
+// (or an admin login), mints a single-use ticket with it and opens the
+// stream with the ticket, never with the token in the URL.
 func (h *Handlers) page(c *fiber.Ctx, _ *server.NoRequest) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return htmlpage.Render(c, fiber.StatusOK, streamPage, htmlpage.Policy{Connect: true}, func(nonce string) any {

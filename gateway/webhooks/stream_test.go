@@ -3,11 +3,15 @@ package webhooks_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +22,7 @@ import (
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	gwebhooks "github.com/fintech/platform/gateway/webhooks"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/storage/sealed"
@@ -30,6 +35,9 @@ type streamFixture struct {
 	admin  string // token of a fiat admin
 	user   string // token of anyone else
 	client *http.Client
+	store  *store.Store
+	// skew moves the handlers' clock (nanoseconds ahead of time.Now).
+	skew *atomic.Int64
 }
 
 func newStreamFixture(t *testing.T) streamFixture {
@@ -59,7 +67,10 @@ VALUES ('u-admin', 'boss@example.com', 'x', now()), ('u-user', 'someone@example.
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := gwebhooks.NewHandlers(store.NewStore(pool), hub, nobody{}, noWake{}, tokens, guard.Require(allow), vault, time.Now,
+	skew := &atomic.Int64{}
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	st := store.NewStore(pool)
+	h, err := gwebhooks.NewHandlers(st, hub, nobody{}, noWake{}, tokens, guard.Require(allow), vault, now,
 		gwebhooks.Config{Heartbeat: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +88,8 @@ VALUES ('u-admin', 'boss@example.com', 'x', now()), ('u-user', 'someone@example.
 	t.Cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
 	admin, _ := tokens.Issue("u-admin", "boss@example.com")
 	user, _ := tokens.Issue("u-user", "someone@example.com")
-	return streamFixture{base: "http://" + ln.Addr().String(), hub: hub, admin: admin, user: user, client: &http.Client{}}
+	return streamFixture{base: "http://" + ln.Addr().String(), hub: hub, admin: admin, user: user, client: &http.Client{},
+		store: st, skew: skew}
 }
 
 type noWake struct{}
@@ -172,10 +184,10 @@ func TestStreamAuth(t *testing.T) {
 	}{
 		{"no token", "/api/fiat/admin/events", nil, http.StatusUnauthorized},
 		{"not an admin", "/api/fiat/admin/events", map[string]string{"Authorization": "Bearer " + f.user}, http.StatusForbidden},
-		{"admin in the query", "/api/fiat/admin/events?access_token=" + f.admin, nil, http.StatusOK},
-		{"user in the query", "/api/fiat/admin/events?access_token=" + f.user, nil, http.StatusForbidden},
-		{"the header wins over the query", "/api/fiat/admin/events?access_token=" + f.admin,
-			map[string]string{"Authorization": "Bearer " + f.user}, http.StatusForbidden},
+		{"admin token in the URL is refused", "/api/fiat/admin/events?access_token=" + f.admin, nil, http.StatusUnauthorized},
+		{"a token in the URL is refused beside the header", "/api/fiat/admin/events?access_token=" + f.admin,
+			map[string]string{"Authorization": "Bearer " + f.admin}, http.StatusUnauthorized},
+		{"a forged ticket", "/api/fiat/admin/events?ticket=forged", nil, http.StatusUnauthorized},
 		{"the page needs no token", "/api/fiat/admin/stream", nil, http.StatusOK},
 		{"bad recent", "/api/fiat/admin/events?recent=-1", map[string]string{"Authorization": "Bearer " + f.admin},
 			http.StatusUnprocessableEntity},
@@ -203,6 +215,84 @@ func TestStreamRecent(t *testing.T) {
 			t.Fatalf("frame %q, want id %s", got, want)
 		}
 	}
+}
+
+// mint asks for a stream ticket with token and returns the answer.
+func (f streamFixture) mint(t *testing.T, token string) (int, schemas.StreamTicket) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.base+"/api/fiat/admin/events/ticket", strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out schemas.StreamTicket
+	if resp.StatusCode == http.StatusCreated {
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// TestStreamTickets: a ticket opens the stream once, within its minute, for
+// the fiat admin it was minted for; others cannot mint one, and a ticket of
+// an account that is not (or no longer) an admin opens nothing.
+func TestStreamTickets(t *testing.T) {
+	f := newStreamFixture(t)
+	status, tk := f.mint(t, f.admin)
+	if status != http.StatusCreated || len(tk.Ticket) < 40 {
+		t.Fatalf("mint: %d %+v", status, tk)
+	}
+	if exp, err := time.Parse(time.RFC3339, tk.ExpiresAt); err != nil || time.Until(exp) > gwebhooks.TicketTTL+time.Second {
+		t.Fatalf("expiresAt %q", tk.ExpiresAt)
+	}
+	resp, r, cancel := f.open(t, "/api/fiat/admin/events?ticket="+tk.Ticket, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("first use: %d", resp.StatusCode)
+	}
+	if got := frame(t, r); got != "retry: 3000\n: connected\n" {
+		t.Fatalf("preamble %q", got)
+	}
+	cancel()
+	if again, _, c := f.open(t, "/api/fiat/admin/events?ticket="+tk.Ticket, nil); again.StatusCode != http.StatusUnauthorized {
+		c()
+		t.Fatalf("second use: %d, want 401", again.StatusCode)
+	}
+
+	t.Run("expires after a minute", func(t *testing.T) {
+		_, old := f.mint(t, f.admin)
+		f.skew.Store(int64(gwebhooks.TicketTTL + time.Second))
+		defer f.skew.Store(0)
+		resp, _, c := f.open(t, "/api/fiat/admin/events?ticket="+old.Ticket, nil)
+		defer c()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("expired ticket: %d, want 401", resp.StatusCode)
+		}
+	})
+	t.Run("bound to an admin", func(t *testing.T) {
+		if status, _ := f.mint(t, f.user); status != http.StatusForbidden {
+			t.Fatalf("a non-admin minted a ticket: %d", status)
+		}
+		if status, _ := f.mint(t, ""); status != http.StatusUnauthorized {
+			t.Fatalf("minted without a token: %d", status)
+		}
+		// A ticket stands for its user, whose rights are checked when it is
+		// used: one held by an account off the allowlist opens nothing.
+		const raw = "ticket-of-a-plain-user-0123456789abcdef"
+		sum := sha256.Sum256([]byte(raw))
+		now := time.Now()
+		if err := f.store.CreateStreamTicket(context.Background(), hex.EncodeToString(sum[:]), "u-user", now.Add(time.Minute), now); err != nil {
+			t.Fatal(err)
+		}
+		resp, _, c := f.open(t, "/api/fiat/admin/events?ticket="+raw, nil)
+		defer c()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("a plain user's ticket: %d, want 403", resp.StatusCode)
+		}
+	})
 }
 
 // nobody is an audience no event is about: the admin stream does not use it.

@@ -13,6 +13,12 @@ import (
 	"github.com/fintech/platform/storage/postgres"
 )
 
+// Who created an account (users.registered_by).
+const (
+	RegisteredBySelf     = "self"     // POST /api/auth/register
+	RegisteredByOperator = "operator" // `platform admin create` on the server
+)
+
 // User is an account row.
 type User struct {
 	ID           string
@@ -20,6 +26,14 @@ type User struct {
 	Name         string
 	PasswordHash string
 	CreatedAt    time.Time
+	// RegisteredBy is RegisteredBySelf (the default) or RegisteredByOperator.
+	RegisteredBy string
+	// RegistrationIP is the client address of a self-registration ("" when
+	// unknown or made by an operator).
+	RegistrationIP string
+	// VerifiedAt marks the e-mail verified from the start (operator-made
+	// accounts); nil leaves it unverified.
+	VerifiedAt *time.Time
 }
 
 // Users is the account repository.
@@ -31,13 +45,19 @@ type Users struct {
 func NewUsers(pool *pgxpool.Pool) *Users { return &Users{pool: pool} }
 
 const insertUserSQL = `
-INSERT INTO users (id, email, name, password_hash, created_at) VALUES ($1, $2, $3, $4, $5)`
+INSERT INTO users (id, email, name, password_hash, created_at, registered_by, registration_ip, email_verified_at)
+VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8)`
 
 // Create inserts the user and queues its registration event in the same
 // transaction. A taken e-mail (case-insensitively) is postgres.ErrConflict.
 func (u *Users) Create(ctx context.Context, user User, event pipeline.OutboxRow) error {
 	err := pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, insertUserSQL, user.ID, user.Email, user.Name, user.PasswordHash, user.CreatedAt); err != nil {
+		by := user.RegisteredBy
+		if by == "" {
+			by = RegisteredBySelf
+		}
+		if _, err := tx.Exec(ctx, insertUserSQL, user.ID, user.Email, user.Name, user.PasswordHash, user.CreatedAt,
+			by, user.RegistrationIP, user.VerifiedAt); err != nil {
 			return err
 		}
 		return pipeline.InsertOutbox(ctx, tx, []pipeline.OutboxRow{event})

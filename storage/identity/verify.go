@@ -74,3 +74,27 @@ WHERE lower(email) = lower($1) RETURNING id`, strings.TrimSpace(email), now).Sca
 	}
 	return id, nil
 }
+
+// Registration is who created an account, when and from where.
+type Registration struct {
+	UserID       string
+	Email        string
+	CreatedAt    time.Time
+	RegisteredBy string // RegisteredBySelf or RegisteredByOperator
+	IP           string // "" when not stored
+	VerifiedAt   *time.Time
+}
+
+// Registration returns how the account of email (case-insensitively) was
+// created; a missing account is postgres.ErrNotFound.
+func (u *Users) Registration(ctx context.Context, email string) (Registration, error) {
+	var r Registration
+	err := u.pool.QueryRow(ctx, `
+SELECT id, email, created_at, registered_by, coalesce(registration_ip, ''), email_verified_at
+FROM users WHERE lower(email) = lower($1)`, strings.TrimSpace(email)).
+		Scan(&r.UserID, &r.Email, &r.CreatedAt, &r.RegisteredBy, &r.IP, &r.VerifiedAt)
+	if err != nil {
+		return Registration{}, fmt.Errorf("registration of %s: %w", email, postgres.Translate(err))
+	}
+	return r, nil
+}
