@@ -6958,7 +6958,10 @@ export interface components {
             /** @description one of the caller's wallets */
             fromWalletId: string;
             memo?: string;
-            /** @description the recipient's e-mail (not the caller's); their wallet of the currency is created when needed */
+            /**
+             * Format: email
+             * @description the recipient's e-mail (not the caller's); their wallet of the currency is created when needed
+             */
             toEmail: string;
         } & {
             [key: string]: unknown;
