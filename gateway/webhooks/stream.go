@@ -67,6 +67,16 @@ func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
 		recent = min(n, maxRecent)
 	}
 	backlog, l := h.stream.Subscribe(last, recent)
+	h.serveStream(c, backlog, l, func(Message) bool { return true })
+	return nil
+}
+
+// serveStream answers c with server-sent events: the backlog, then every
+// message the listener receives, each one keep passes; a `: heartbeat`
+// comment every Heartbeat. It ends when the client goes away (a failed
+// write or flush), the listener is closed (too far behind), or the server
+// shuts down.
+func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, keep func(Message) bool) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
@@ -81,7 +91,7 @@ func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
 			return
 		}
 		for _, m := range backlog {
-			if writeMessage(w, m) != nil {
+			if keep(m) && writeMessage(w, m) != nil {
 				return
 			}
 		}
@@ -95,7 +105,7 @@ func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
 				if !ok {
 					return
 				}
-				if writeMessage(w, m) != nil {
+				if keep(m) && writeMessage(w, m) != nil {
 					return
 				}
 			case <-tick.C:
@@ -105,7 +115,6 @@ func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
 			}
 		}
 	})
-	return nil
 }
 
 // writeMessage writes one event and flushes it. The payload is compact JSON

@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"bufio"
 	"context"
 	"time"
 
@@ -31,12 +30,6 @@ func (h *Handlers) myEvents(c *fiber.Ctx, req *myEventsRequest) error {
 	p, _ := auth.User(c)
 	me := p.UserID
 	backlog, l := h.stream.Subscribe(req.LastEventIDHeader, 0)
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set(fiber.HeaderConnection, "keep-alive")
-	c.Set("X-Accel-Buffering", "no")
-	heartbeat := h.cfg.Heartbeat
-	shutdown := c.Context().Done()
 	aud := h.audience
 	mine := func(m Message) bool {
 		rec := m.Record()
@@ -56,35 +49,6 @@ func (h *Handlers) myEvents(c *fiber.Ctx, req *myEventsRequest) error {
 		}
 		return false
 	}
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer l.Close()
-		if _, err := w.WriteString("retry: 3000\n: connected\n\n"); err != nil || w.Flush() != nil {
-			return
-		}
-		for _, m := range backlog {
-			if mine(m) && writeMessage(w, m) != nil {
-				return
-			}
-		}
-		tick := time.NewTicker(heartbeat)
-		defer tick.Stop()
-		for {
-			select {
-			case <-shutdown:
-				return
-			case m, ok := <-l.C:
-				if !ok {
-					return
-				}
-				if mine(m) && writeMessage(w, m) != nil {
-					return
-				}
-			case <-tick.C:
-				if _, err := w.WriteString(": heartbeat\n\n"); err != nil || w.Flush() != nil {
-					return
-				}
-			}
-		}
-	})
+	h.serveStream(c, backlog, l, mine)
 	return nil
 }
