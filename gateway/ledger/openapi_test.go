@@ -4,9 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fintech/platform/gateway/server/servertest"
-
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/server/servertest"
 )
 
 type noReader struct{ Reader }
