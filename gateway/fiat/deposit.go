@@ -27,6 +27,16 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
+// DepositStore is what the deposit and review handlers read: one deposit,
+// one by checkout session, a user's, and the review queue.
+type DepositStore interface {
+	Deposit(ctx context.Context, id string) (store.Deposit, error)
+	DepositBySession(ctx context.Context, sessionID string) (store.Deposit, error)
+	DepositsOf(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Deposit, error)
+	DepositsByStatus(ctx context.Context, status string, before schemas.Position, limit int) ([]store.Deposit, error)
+	DepositReviewSummary(ctx context.Context) (store.ReviewSummary, error)
+}
+
 // EventPaymentSucceeded is the processor event that credits a deposit.
 const EventPaymentSucceeded = "payment_intent.succeeded"
 
@@ -163,7 +173,7 @@ type listDepositsRequest struct{ bind.TimePaging }
 func (h *Handlers) listDeposits(c *fiber.Ctx, req *listDepositsRequest) error {
 	page := req.Page()
 	p, _ := auth.User(c)
-	ds, err := h.store.DepositsOf(c.UserContext(), p.UserID, req.Position(), page.Limit+1)
+	ds, err := h.deposits.DepositsOf(c.UserContext(), p.UserID, req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}
@@ -247,7 +257,7 @@ func (h *Handlers) processEvent(ctx context.Context, payload []byte, header stri
 		// Not one of ours (no deposit named): acknowledged, nothing to do.
 		return eventOutcome{ignored: true}, ev.ID, nil
 	}
-	d, err := h.store.Deposit(ctx, depositID)
+	d, err := h.deposits.Deposit(ctx, depositID)
 	if err != nil {
 		if isNotFound(err) {
 			return eventOutcome{}, ev.ID, apierr.New(http.StatusNotFound, schemas.CodeDepositNotFound, "no deposit "+depositID)
@@ -408,7 +418,7 @@ type sessionPath struct {
 }
 
 func (h *Handlers) sessionDeposit(c *fiber.Ctx, sessionID string) (store.Deposit, error) {
-	d, err := h.store.DepositBySession(c.UserContext(), sessionID)
+	d, err := h.deposits.DepositBySession(c.UserContext(), sessionID)
 	if err != nil {
 		if isNotFound(err) {
 			return d, apierr.New(http.StatusNotFound, schemas.CodeSessionNotFound, "no such checkout session")
@@ -448,7 +458,7 @@ func (h *Handlers) checkoutPay(c *fiber.Ctx, req *sessionPath) error {
 	if status/100 != 2 {
 		return h.renderCheckout(c, d, http.StatusBadGateway, "The payment could not be delivered: "+msg)
 	}
-	if d2, err := h.store.Deposit(c.UserContext(), d.ID); err == nil {
+	if d2, err := h.deposits.Deposit(c.UserContext(), d.ID); err == nil {
 		d = d2
 	}
 	return h.renderCheckout(c, d, http.StatusOK, "Payment received. You can close this page.")

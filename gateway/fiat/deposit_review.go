@@ -36,7 +36,7 @@ func (req *listReviewsRequest) Validate() error {
 // credited (status needs_review; `status=refunded` lists the refunded ones).
 func (h *Handlers) listReviews(c *fiber.Ctx, req *listReviewsRequest) error {
 	page := req.Page()
-	ds, err := h.store.DepositsByStatus(c.UserContext(), req.Status, req.Position(), page.Limit+1)
+	ds, err := h.deposits.DepositsByStatus(c.UserContext(), req.Status, req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (h *Handlers) reviewDeposit(action string) func(c *fiber.Ctx, req *reviewRe
 			// became optional.
 			return bind.JSON(c, &reviewRequest{})
 		}
-		d, err := h.store.Deposit(c.UserContext(), clean(req.ID))
+		d, err := h.deposits.Deposit(c.UserContext(), clean(req.ID))
 		if err != nil {
 			if isNotFound(err) {
 				return apierr.New(http.StatusNotFound, schemas.CodeDepositNotFound, "no such deposit")

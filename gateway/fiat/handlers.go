@@ -28,29 +28,15 @@ import (
 // Prefix is where the module is mounted.
 const Prefix = "/api/fiat"
 
-// Store is what the handlers read and write directly (never balances).
+// Store is everything the handlers read and write directly (never
+// balances): the one store the module is wired with. Each part of the
+// handlers holds only the interface it uses, declared beside it.
 type Store interface {
-	CreateWallet(ctx context.Context, w store.Wallet) error
-	WalletsOf(ctx context.Context, userID string) ([]store.Wallet, error)
-	Wallet(ctx context.Context, id string) (store.Wallet, error)
-	PublicWallet(ctx context.Context, id string) (store.Wallet, string, error)
-	TransferTarget(ctx context.Context, fromWalletID, toEmail string) (store.Target, error)
-	EnsureWallet(ctx context.Context, userID, currency, newID string, now time.Time) (string, error)
-	SetWalletStatus(ctx context.Context, id, status string, audit store.AuditRow) (store.Wallet, error)
-	ActiveWallets(ctx context.Context) (int64, error)
-	Deposit(ctx context.Context, id string) (store.Deposit, error)
-	DepositBySession(ctx context.Context, sessionID string) (store.Deposit, error)
-	DepositsOf(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Deposit, error)
-	Payout(ctx context.Context, id string) (store.Payout, error)
-	Transactions(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Tx, error)
-	StreamTransactions(ctx context.Context, userID string, fn func(store.Tx) error) error
-	CreateKYC(ctx context.Context, k store.KYC, audit store.AuditRow) error
-	DecideKYC(ctx context.Context, id string, approve bool, now time.Time, audit store.AuditRow) (store.KYC, error)
-	Audit(ctx context.Context, before schemas.Position, limit int) ([]store.AuditRow, error)
-	DashboardOf(ctx context.Context, userID, month string) (store.Dashboard, error)
-	DepositsByStatus(ctx context.Context, status string, before schemas.Position, limit int) ([]store.Deposit, error)
-	DepositReviewSummary(ctx context.Context) (store.ReviewSummary, error)
-	SaveWithdrawalDestination(ctx context.Context, d store.WithdrawalDestination) error
+	WalletStore
+	MoneyStore
+	DepositStore
+	HistoryStore
+	KYCStore
 	CommerceStore
 	RefundStore
 }
@@ -128,8 +114,13 @@ func (c Config) Validate() error {
 // Handlers serve /api/fiat.
 type Handlers struct {
 	cfg      Config
-	store    Store
+	wallets  WalletStore
+	money    MoneyStore
+	deposits DepositStore
+	history  HistoryStore
+	kyc      KYCStore
 	commerce CommerceStore
+	refunds  RefundStore
 	bus      Sender
 	tokens   *auth.Tokens
 	vault    Vault
@@ -170,7 +161,7 @@ func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, vault Va
 	if cfg.ProcessorKey != "" {
 		co = newStripeCheckout(cfg.ProcessorKey, cfg.PublicBaseURL)
 	}
-	return &Handlers{cfg: cfg, store: st, commerce: st, bus: bus, tokens: tokens, vault: vault, admin: admin, db: db, now: now,
+	return &Handlers{cfg: cfg, wallets: st, money: st, deposits: st, history: st, kyc: st, commerce: st, refunds: st, bus: bus, tokens: tokens, vault: vault, admin: admin, db: db, now: now,
 		routes: routes, client: &http.Client{Timeout: cfg.HTTPTimeout}, checkout: co,
 		targets: newTransferTargets()}, nil
 }
@@ -238,7 +229,7 @@ func (h *Handlers) registerBasics(g server.Router) {
 }
 
 func (h *Handlers) healthCounts(ctx context.Context) (map[string]any, error) {
-	n, err := h.store.ActiveWallets(ctx)
+	n, err := h.wallets.ActiveWallets(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +265,7 @@ func (h *Handlers) sendEnv(c *fiber.Ctx, env schemas.Envelope) error {
 // ownWallet loads a wallet of the caller; another user's is not found.
 func (h *Handlers) ownWallet(c *fiber.Ctx, id string) (store.Wallet, error) {
 	p, _ := auth.User(c)
-	w, err := h.store.Wallet(c.UserContext(), id)
+	w, err := h.wallets.Wallet(c.UserContext(), id)
 	if err != nil {
 		if isNotFound(err) {
 			return store.Wallet{}, errWalletNotFound

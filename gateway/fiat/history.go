@@ -17,6 +17,14 @@ import (
 	store "github.com/fintech/platform/storage/fiat"
 )
 
+// HistoryStore is what the history, CSV, dashboard and audit handlers read.
+type HistoryStore interface {
+	Transactions(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Tx, error)
+	StreamTransactions(ctx context.Context, userID string, fn func(store.Tx) error) error
+	Audit(ctx context.Context, before schemas.Position, limit int) ([]store.AuditRow, error)
+	DashboardOf(ctx context.Context, userID, month string) (store.Dashboard, error)
+}
+
 // registerHistory mounts the caller's history, its CSV export and the
 // dashboard.
 func (h *Handlers) registerHistory(g server.Router, tok fiber.Handler) {
@@ -60,7 +68,7 @@ func toTransaction(t store.Tx, userID string) schemas.FiatTransaction {
 func (h *Handlers) listTransactions(c *fiber.Ctx, req *listTransactionsRequest) error {
 	page := req.Page()
 	p, _ := auth.User(c)
-	txs, err := h.store.Transactions(c.UserContext(), p.UserID, req.Position(), page.Limit+1)
+	txs, err := h.history.Transactions(c.UserContext(), p.UserID, req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}
@@ -87,7 +95,7 @@ func (h *Handlers) transactionsCSV(c *fiber.Ctx, _ *server.NoRequest) error {
 	userID := p.UserID
 	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="transactions.csv"`)
-	st := h.store
+	st := h.history
 	c.Context().SetBodyStreamWriter(func(bw *bufio.Writer) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
@@ -119,7 +127,7 @@ func (h *Handlers) transactionsCSV(c *fiber.Ctx, _ *server.NoRequest) error {
 func (h *Handlers) dashboard(c *fiber.Ctx, _ *server.NoRequest) error {
 	p, _ := auth.User(c)
 	now := h.now()
-	d, err := h.store.DashboardOf(c.UserContext(), p.UserID, schemas.MonthKey(now))
+	d, err := h.history.DashboardOf(c.UserContext(), p.UserID, schemas.MonthKey(now))
 	if err != nil {
 		return err
 	}
@@ -158,7 +166,7 @@ type auditRequest struct{ bind.TimePaging }
 
 func (h *Handlers) audit(c *fiber.Ctx, req *auditRequest) error {
 	page := req.Page()
-	rows, err := h.store.Audit(c.UserContext(), req.Position(), page.Limit+1)
+	rows, err := h.history.Audit(c.UserContext(), req.Position(), page.Limit+1)
 	if err != nil {
 		return err
 	}

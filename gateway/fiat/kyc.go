@@ -1,6 +1,7 @@
 package fiat
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -12,6 +13,12 @@ import (
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 )
+
+// KYCStore is what the KYC handlers write: submissions and decisions.
+type KYCStore interface {
+	CreateKYC(ctx context.Context, k store.KYC, audit store.AuditRow) error
+	DecideKYC(ctx context.Context, id string, approve bool, now time.Time, audit store.AuditRow) (store.KYC, error)
+}
 
 type kycRequest struct {
 	FullName       string `json:"fullName" required:"true" maxLength:"200"`
@@ -36,7 +43,7 @@ func (h *Handlers) kycSubmit(c *fiber.Ctx, req *kycRequest) error {
 	if h.cfg.KYCAutoApprove {
 		k.Status, k.DecidedAt, action = "approved", &now, "kyc.auto_approve"
 	}
-	if err := h.store.CreateKYC(c.UserContext(), k, store.AuditRow{ID: schemas.NewID(), Actor: p.UserID,
+	if err := h.kyc.CreateKYC(c.UserContext(), k, store.AuditRow{ID: schemas.NewID(), Actor: p.UserID,
 		Action: action, Subject: p.UserID + ":" + k.ID, Detail: k.DocumentType + " " + k.Country, CreatedAt: now}); err != nil {
 		return err
 	}
@@ -58,7 +65,7 @@ func (h *Handlers) decideKYC(approve bool) func(c *fiber.Ctx, req *kycPath) erro
 			action = "kyc.approve"
 		}
 		now := h.now().UTC().Truncate(time.Microsecond)
-		k, err := h.store.DecideKYC(c.UserContext(), id, approve, now, store.AuditRow{ID: schemas.NewID(),
+		k, err := h.kyc.DecideKYC(c.UserContext(), id, approve, now, store.AuditRow{ID: schemas.NewID(),
 			Actor: p.UserID, Action: action, Detail: "by " + p.Email, CreatedAt: now})
 		switch {
 		case isNotFound(err):

@@ -394,7 +394,7 @@ func (h *Handlers) charge(c *fiber.Ctx, req *chargeRequest) error {
 	case !isNotFound(err):
 		return err
 	}
-	cust, err := h.store.Wallet(ctx, wid)
+	cust, err := h.wallets.Wallet(ctx, wid)
 	if err != nil {
 		if isNotFound(err) {
 			return errWalletNotFound
@@ -414,7 +414,7 @@ func (h *Handlers) charge(c *fiber.Ctx, req *chargeRequest) error {
 		}
 		return err
 	}
-	merchantWallet, err := h.store.EnsureWallet(ctx, k.UserID, cust.Currency, schemas.NewID(), h.now().UTC())
+	merchantWallet, err := h.wallets.EnsureWallet(ctx, k.UserID, cust.Currency, schemas.NewID(), h.now().UTC())
 	if err != nil {
 		return err
 	}

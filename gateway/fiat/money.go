@@ -17,6 +17,13 @@ import (
 	store "github.com/fintech/platform/storage/fiat"
 )
 
+// MoneyStore is what the withdrawal and payout handlers read and keep beside
+// their commands.
+type MoneyStore interface {
+	Payout(ctx context.Context, id string) (store.Payout, error)
+	SaveWithdrawalDestination(ctx context.Context, d store.WithdrawalDestination) error
+}
+
 // Endpoint names scope Idempotency-Keys (user, endpoint).
 const (
 	endpointTransfer = "POST /api/fiat/transfer"
@@ -113,7 +120,7 @@ func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 		return apierr.Validation(map[string]string{"toEmail": "must not be your own e-mail"})
 	}
 	if t.ToWalletID == "" {
-		if t.ToWalletID, err = h.store.EnsureWallet(ctx, t.ToUserID, t.From.Currency, schemas.NewID(), h.now().UTC()); err != nil {
+		if t.ToWalletID, err = h.wallets.EnsureWallet(ctx, t.ToUserID, t.From.Currency, schemas.NewID(), h.now().UTC()); err != nil {
 			return err
 		}
 	}
@@ -136,7 +143,7 @@ func (h *Handlers) transferTarget(ctx context.Context, from, toEmail string) (st
 	if t, ok := h.targets.get(from, toEmail); ok {
 		return t, nil
 	}
-	return h.store.TransferTarget(ctx, from, toEmail)
+	return h.wallets.TransferTarget(ctx, from, toEmail)
 }
 
 // transferTargets caches the two halves of a transfer target apart — the
@@ -218,7 +225,7 @@ func (h *Handlers) withdraw(c *fiber.Ctx, req *withdrawRequest) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.SaveWithdrawalDestination(c.UserContext(), store.WithdrawalDestination{WithdrawalID: withdrawalID,
+	if err := h.money.SaveWithdrawalDestination(c.UserContext(), store.WithdrawalDestination{WithdrawalID: withdrawalID,
 		UserID: p.UserID, Sealed: sealedDest, Hint: Hint(dest), CreatedAt: h.now().UTC()}); err != nil {
 		return err
 	}
@@ -266,7 +273,7 @@ type payoutPath struct {
 func (h *Handlers) decidePayout(approve bool) func(c *fiber.Ctx, req *payoutPath) error {
 	return func(c *fiber.Ctx, req *payoutPath) error {
 		id := clean(req.ID)
-		po, err := h.store.Payout(c.UserContext(), id)
+		po, err := h.money.Payout(c.UserContext(), id)
 		if err != nil {
 			if isNotFound(err) {
 				return apierr.New(http.StatusNotFound, schemas.CodePayoutNotFound, "no such payout")

@@ -92,7 +92,7 @@ func (h *Handlers) reconcile(c *fiber.Ctx, req *reconcileRequest) error {
 			books[i].ProcessorCredited = credited[books[i].Currency]
 		}
 	}
-	review, err := h.store.DepositReviewSummary(ctx)
+	review, err := h.deposits.DepositReviewSummary(ctx)
 	if err != nil {
 		return err
 	}

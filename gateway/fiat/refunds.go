@@ -170,7 +170,7 @@ func (h *Handlers) ownCharge(c *fiber.Ctx, pathID, merchantUserID string) (store
 	if id == "" || len(id) > maxRef {
 		return store.Charge{}, errChargeNotFound
 	}
-	ch, err := h.store.ChargeByID(c.UserContext(), id)
+	ch, err := h.refunds.ChargeByID(c.UserContext(), id)
 	if err != nil {
 		if isNotFound(err) {
 			return store.Charge{}, errChargeNotFound
@@ -254,7 +254,7 @@ func (h *Handlers) refundList(c *fiber.Ctx, source, sourceID string, paid int64,
 		}
 		after = &store.RefundCursor{CreatedAt: t, ID: id}
 	}
-	rp, err := h.store.RefundsOf(c.UserContext(), source, sourceID, after, page.Limit+1)
+	rp, err := h.refunds.RefundsOf(c.UserContext(), source, sourceID, after, page.Limit+1)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package fiat
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -17,6 +18,20 @@ import (
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/storage/postgres"
 )
+
+// WalletStore is what the wallet handlers read and write: the owner's
+// wallets, a public one, a transfer's target, a recipient's made on demand,
+// freezing.
+type WalletStore interface {
+	CreateWallet(ctx context.Context, w store.Wallet) error
+	WalletsOf(ctx context.Context, userID string) ([]store.Wallet, error)
+	Wallet(ctx context.Context, id string) (store.Wallet, error)
+	PublicWallet(ctx context.Context, id string) (store.Wallet, string, error)
+	TransferTarget(ctx context.Context, fromWalletID, toEmail string) (store.Target, error)
+	EnsureWallet(ctx context.Context, userID, currency, newID string, now time.Time) (string, error)
+	SetWalletStatus(ctx context.Context, id, status string, audit store.AuditRow) (store.Wallet, error)
+	ActiveWallets(ctx context.Context) (int64, error)
+}
 
 // Currencies the module holds.
 var currencies = []string{"KZT", "USD"}
@@ -76,7 +91,7 @@ func (h *Handlers) createWallet(c *fiber.Ctx, req *createWalletRequest) error {
 	p, _ := auth.User(c)
 	w := store.Wallet{ID: schemas.NewID(), UserID: p.UserID, Currency: cur, Status: store.StatusActive,
 		Kind: store.KindUser, CreatedAt: h.now().UTC().Truncate(time.Microsecond)}
-	if err := h.store.CreateWallet(c.UserContext(), w); err != nil {
+	if err := h.wallets.CreateWallet(c.UserContext(), w); err != nil {
 		if errors.Is(err, postgres.ErrConflict) {
 			return apierr.New(http.StatusConflict, schemas.CodeWalletExists, "you already have a "+cur+" wallet")
 		}
@@ -87,7 +102,7 @@ func (h *Handlers) createWallet(c *fiber.Ctx, req *createWalletRequest) error {
 
 func (h *Handlers) listWallets(c *fiber.Ctx, _ *server.NoRequest) error {
 	p, _ := auth.User(c)
-	ws, err := h.store.WalletsOf(c.UserContext(), p.UserID)
+	ws, err := h.wallets.WalletsOf(c.UserContext(), p.UserID)
 	if err != nil {
 		return err
 	}
@@ -101,7 +116,7 @@ func (h *Handlers) listWallets(c *fiber.Ctx, _ *server.NoRequest) error {
 // publicWallet shows what a payer needs to recognise a receive link: no
 // e-mail, no user id, no balance.
 func (h *Handlers) publicWallet(c *fiber.Ctx, req *walletPath) error {
-	w, name, err := h.store.PublicWallet(c.UserContext(), req.ID)
+	w, name, err := h.wallets.PublicWallet(c.UserContext(), req.ID)
 	if err != nil {
 		if isNotFound(err) {
 			return errWalletNotFound
@@ -121,7 +136,7 @@ func (h *Handlers) setStatus(status string) func(c *fiber.Ctx, req *walletPath) 
 		if status == store.StatusActive {
 			action = "wallet.unfreeze"
 		}
-		w, err := h.store.SetWalletStatus(c.UserContext(), id, status, store.AuditRow{ID: schemas.NewID(),
+		w, err := h.wallets.SetWalletStatus(c.UserContext(), id, status, store.AuditRow{ID: schemas.NewID(),
 			Actor: p.UserID, Action: action, Subject: id, Detail: "by " + p.Email, CreatedAt: now})
 		switch {
 		case isNotFound(err):
