@@ -178,7 +178,8 @@ func (h *Handlers) Register(r server.Router) error {
 	}, user, admin)
 	server.Post(g, "/admin/events/ticket", server.Op[server.NoRequest]{
 		Summary: "Mint a single-use ticket for the admin event stream (fiat admin)", Class: ratelimit.Write, Role: fiatAdmin,
-		Handle: h.mintTicket,
+		Description: "Mints a ticket, bound to the calling admin and valid once for about a minute, that opens GET /admin/events?ticket= (a browser's EventSource cannot send the bearer token); only its hash is kept.",
+		Handle:      h.mintTicket,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "a ticket that opens GET /admin/events?ticket= once, within a minute", schemas.StreamTicket{}),
 		},
