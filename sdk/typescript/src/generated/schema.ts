@@ -1300,7 +1300,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mint a single-use ticket for the admin event stream (fiat admin) */
+        /**
+         * Mint a single-use ticket for the admin event stream (fiat admin)
+         * @description Mints a ticket, bound to the calling admin and valid once for about a minute, that opens GET /admin/events?ticket= (a browser's EventSource cannot send the bearer token); only its hash is kept.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
         post: operations["postFiatAdminEventsTicket"];
         delete?: never;
         options?: never;
