@@ -12,9 +12,6 @@ import (
 	"github.com/fintech/platform/storage/build"
 )
 
-// maxURL bounds the length of a URL the module accepts.
-const maxURL = 2000
-
 // createProjectRequest is the body of POST /projects.
 type createProjectRequest struct {
 	Name        string `json:"name" required:"true" maxLength:"200"`
@@ -39,10 +36,7 @@ func (req createProjectRequest) validate() (build.Project, error) {
 	var v bind.Validator
 	p := build.Project{Name: strings.TrimSpace(req.Name), Description: strings.TrimSpace(req.Description),
 		City: strings.TrimSpace(req.City), URL: strings.TrimSpace(req.URL)}
-	text(&v, "name", req.Name, bind.MaxTitle, true)
-	text(&v, "description", req.Description, bind.MaxBody, false)
-	text(&v, "city", req.City, bind.MaxTitle, false)
-	text(&v, "url", req.URL, maxURL, false)
+	// name, description, city and url's presence and lengths are bound by their tags.
 	if p.URL != "" {
 		v.Check(httpURL(p.URL), "url", "must be an absolute http or https URL")
 	}

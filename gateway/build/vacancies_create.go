@@ -111,12 +111,11 @@ func (req createVacancyRequest) validate(now time.Time) (build.Vacancy, error) {
 		City:           strings.TrimSpace(req.City),
 		Skills:         []string{},
 	}
+	// projectId, title, description, city, salaryCurrency and expiresAt are
+	// required and bounded by their tags; the id's length stays a 422 here.
 	text(&v, "projectId", req.ProjectID, bind.MaxTitle, true)
-	text(&v, "title", req.Title, bind.MaxTitle, true)
-	text(&v, "description", req.Description, bind.MaxBody, true)
-	text(&v, "city", req.City, bind.MaxTitle, true)
 	d.Salary = v.Amount("salary", req.Salary)
-	if text(&v, "salaryCurrency", req.SalaryCurrency, 3, true); d.SalaryCurrency != "" {
+	if d.SalaryCurrency != "" {
 		v.Check(currencyCode.MatchString(d.SalaryCurrency), "salaryCurrency", "must be a 3-letter ISO 4217 code such as KZT")
 	}
 	// The binder refused skills that are not an array of at most 30
@@ -129,7 +128,7 @@ func (req createVacancyRequest) validate(now time.Time) (build.Vacancy, error) {
 			d.Skills = append(d.Skills, sk)
 		}
 	}
-	if text(&v, "expiresAt", req.ExpiresAt, 64, true); strings.TrimSpace(req.ExpiresAt) != "" {
+	if strings.TrimSpace(req.ExpiresAt) != "" {
 		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(req.ExpiresAt))
 		switch {
 		case err != nil:

@@ -18,7 +18,6 @@ import (
 
 // Limits of a campaign proposal (decisions.md, Conventions and Charity).
 const (
-	maxCategory = 64
 	maxMedia    = 10
 	maxMediaURL = 2048
 )
@@ -42,9 +41,7 @@ func (req createCampaignRequest) validate(now time.Time) (store.Campaign, error)
 		Category:    strings.TrimSpace(req.Category),
 		Media:       []string{},
 	}
-	text(&v, "title", c.Title, bind.MaxTitle, true)
-	text(&v, "description", c.Description, bind.MaxBody, true)
-	text(&v, "category", c.Category, maxCategory, true)
+	// title, description and category are required and bounded by their tags.
 	c.GoalKzt = v.Amount("goalKzt", req.GoalKzt)
 	if len(req.Media) > maxMedia {
 		v.Fail("media", "must hold at most "+strconv.Itoa(maxMedia)+" URLs")

@@ -36,11 +36,9 @@ type donateRequest struct {
 // a retry return the original answer.
 func (h *Handlers) donate(c *fiber.Ctx, req *donateRequest) error {
 	var v bind.Validator
-	walletID := strings.TrimSpace(req.WalletID)
-	text(&v, "walletId", walletID, bind.MaxGeneric, true)
+	walletID := strings.TrimSpace(req.WalletID) // walletId and message are bound by their tags
 	amount := v.Amount("amountKzt", req.AmountKzt)
 	message := strings.TrimSpace(req.Message)
-	text(&v, "message", message, bind.MaxMemo, false)
 	idem := c.Get("Idempotency-Key")
 	if len(idem) > commands.MaxIdempotencyKey {
 		v.Fail("Idempotency-Key", "must be at most 255 characters")

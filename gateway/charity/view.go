@@ -2,11 +2,8 @@ package charity
 
 import (
 	"errors"
-	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/charity"
 	"github.com/fintech/platform/storage/postgres"
@@ -44,16 +41,3 @@ func viewOf(c store.Campaign, now time.Time) schemas.Campaign {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, postgres.ErrNotFound) }
-
-// text checks a string the API accepts: valid UTF-8, no NUL bytes, at most
-// max characters; required ones must not be blank.
-func text(v *bind.Validator, field, s string, max int, required bool) {
-	switch {
-	case !utf8.ValidString(s) || strings.ContainsRune(s, 0):
-		v.Fail(field, "must be valid UTF-8 text without NUL bytes")
-	case required && strings.TrimSpace(s) == "":
-		v.Fail(field, "is required")
-	default:
-		v.MaxLen(field, s, max)
-	}
-}
