@@ -280,3 +280,13 @@ func (h *Handlers) ownWallet(c *fiber.Ctx, id string) (store.Wallet, error) {
 
 // clean trims a string and copies it out of fiber's reused buffers.
 func clean(s string) string { return strings.Clone(strings.TrimSpace(s)) }
+
+// itemsOf answers a list the API does not page (a caller's wallets, keys,
+// authorizations): every row, in the view the API shows.
+func itemsOf[R, T any](rows []R, view func(R) T) schemas.FiatItems[T] {
+	items := make([]T, len(rows))
+	for i, r := range rows {
+		items[i] = view(r)
+	}
+	return schemas.FiatItems[T]{Items: items}
+}

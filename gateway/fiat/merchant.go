@@ -217,11 +217,7 @@ func (h *Handlers) listKeys(c *fiber.Ctx, _ *server.NoRequest) error {
 	if err != nil {
 		return err
 	}
-	items := make([]schemas.FiatMerchantKey, len(ks))
-	for i, k := range ks {
-		items[i] = toKey(k)
-	}
-	return c.JSON(schemas.FiatItems[schemas.FiatMerchantKey]{Items: items})
+	return c.JSON(itemsOf(ks, toKey))
 }
 
 func (h *Handlers) revokeKey(c *fiber.Ctx, req *keyPath) error {
@@ -301,11 +297,7 @@ func (h *Handlers) listAuthorizations(c *fiber.Ctx, _ *server.NoRequest) error {
 	if err != nil {
 		return err
 	}
-	items := make([]schemas.FiatAuthorization, len(as))
-	for i, a := range as {
-		items[i] = toAuthorization(a)
-	}
-	return c.JSON(schemas.FiatItems[schemas.FiatAuthorization]{Items: items})
+	return c.JSON(itemsOf(as, toAuthorization))
 }
 
 func (h *Handlers) revokeAuthorization(c *fiber.Ctx, req *authorizationPath) error {

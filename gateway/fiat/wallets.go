@@ -106,11 +106,7 @@ func (h *Handlers) listWallets(c *fiber.Ctx, _ *server.NoRequest) error {
 	if err != nil {
 		return err
 	}
-	items := make([]schemas.FiatWallet, len(ws))
-	for i, w := range ws {
-		items[i] = toWallet(w)
-	}
-	return c.JSON(schemas.FiatItems[schemas.FiatWallet]{Items: items})
+	return c.JSON(itemsOf(ws, toWallet))
 }
 
 // publicWallet shows what a payer needs to recognise a receive link: no
