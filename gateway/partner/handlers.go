@@ -50,9 +50,9 @@ type Recorder interface {
 
 // Reader is what the read endpoints need, always for one e-mail.
 type Reader interface {
-	Royalties(ctx context.Context, email, after string, limit int) ([]store.RoyaltyRow, int64, error)
-	Prizes(ctx context.Context, email, after string, limit int) ([]store.PrizeRow, int64, error)
-	CertPayouts(ctx context.Context, email, after string, limit int) ([]store.CertPayoutRow, int64, error)
+	Royalties(ctx context.Context, email string, before schemas.Position, limit int) ([]store.RoyaltyRow, int64, error)
+	Prizes(ctx context.Context, email string, before schemas.Position, limit int) ([]store.PrizeRow, int64, error)
+	CertPayouts(ctx context.Context, email string, before schemas.Position, limit int) ([]store.CertPayoutRow, int64, error)
 	Upcoming(ctx context.Context, now time.Time, limit int) ([]store.TournamentRow, error)
 	CertStats(ctx context.Context, email string) (store.CertStats, error)
 	Earnings(ctx context.Context, email string) (store.Earnings, error)

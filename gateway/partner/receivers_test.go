@@ -18,6 +18,7 @@ import (
 
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/partner"
 	"github.com/fintech/platform/storage/pipeline"
 )
@@ -49,13 +50,13 @@ func (f *fakeStore) RecordCertPayout(_ context.Context, p store.CertPayoutRow, _
 	return p, true, nil
 }
 
-func (f *fakeStore) Royalties(context.Context, string, string, int) ([]store.RoyaltyRow, int64, error) {
+func (f *fakeStore) Royalties(context.Context, string, schemas.Position, int) ([]store.RoyaltyRow, int64, error) {
 	return nil, 0, nil
 }
-func (f *fakeStore) Prizes(context.Context, string, string, int) ([]store.PrizeRow, int64, error) {
+func (f *fakeStore) Prizes(context.Context, string, schemas.Position, int) ([]store.PrizeRow, int64, error) {
 	return nil, 0, nil
 }
-func (f *fakeStore) CertPayouts(context.Context, string, string, int) ([]store.CertPayoutRow, int64, error) {
+func (f *fakeStore) CertPayouts(context.Context, string, schemas.Position, int) ([]store.CertPayoutRow, int64, error) {
 	return nil, 0, nil
 }
 func (f *fakeStore) Upcoming(context.Context, time.Time, int) ([]store.TournamentRow, error) {

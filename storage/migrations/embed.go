@@ -5,7 +5,7 @@
 // 0060-0069 governance, 0070-0079 charity, 0080-0089 trade and signing,
 // 0090-0099 partner rails (rights, chess, cert), 0100-0109 constitution and
 // planet, 0110-0119 build (vacancies), 0120-0129 refunds, 0130-0139 event log
-// and row budget (0135: the constitution lists' order), 0140-0144 account
+// and row budget (0135-0136: the constitution and partner lists' order), 0140-0144 account
 // registration and admin bootstrap, 0145-0149 abuse budgets, partner rails,
 // chain checkpoints, withdrawal destinations and retention, 0155-0159
 // webhook endpoints and list order, 0160-0164 operations (dead-letter

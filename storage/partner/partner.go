@@ -41,6 +41,8 @@ type RoyaltyRow struct {
 	Period     string    `db:"period"`
 	Amount     int64     `db:"amount"`
 	PaidAt     time.Time `db:"paid_at"`
+	// RecordedAt is when the platform received it: the order of the lists.
+	RecordedAt time.Time `db:"recorded_at"`
 }
 
 // View is the API shape.
@@ -57,6 +59,8 @@ type PrizeRow struct {
 	Email        string    `db:"email"`
 	Amount       int64     `db:"amount"`
 	FinalizedAt  time.Time `db:"finalized_at"`
+	// RecordedAt is when the platform received it: the order of the lists.
+	RecordedAt time.Time `db:"recorded_at"`
 }
 
 // View is the API shape.
@@ -93,6 +97,8 @@ type CertPayoutRow struct {
 	ArtifactVersionID string    `db:"artifact_version_id"`
 	Amount            int64     `db:"amount"`
 	CertifiedAt       time.Time `db:"certified_at"`
+	// RecordedAt is when the platform received it: the order of the lists.
+	RecordedAt time.Time `db:"recorded_at"`
 }
 
 // View is the API shape.
@@ -103,9 +109,12 @@ func (r CertPayoutRow) View() schemas.CertPayout {
 
 const (
 	royaltyColumns    = `id, event_id, email, product_key, period, amount, paid_at`
+	royaltyRead       = royaltyColumns + `, recorded_at`
 	prizeColumns      = `id, tournament_id, place, email, amount, finalized_at`
+	prizeRead         = prizeColumns + `, recorded_at`
 	tournamentColumns = `id, starts_at, format, prize_pool, capacity, entries, published_at, updated_at, version`
 	certColumns       = `id, event_id, email, artifact_version_id, amount, certified_at`
+	certRead          = certColumns + `, recorded_at`
 )
 
 const userIDSQL = `SELECT lower(email), id FROM users WHERE lower(email) = ANY($1)`
@@ -174,9 +183,9 @@ func recordOnce[T any](ctx context.Context, pool *pgxpool.Pool, insertSQL string
 }
 
 const insertRoyaltySQL = `INSERT INTO partner_royalties (` + royaltyColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (event_id) DO NOTHING RETURNING ` + royaltyColumns
+VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (event_id) DO NOTHING RETURNING ` + royaltyRead
 
-const royaltyByEventSQL = `SELECT ` + royaltyColumns + ` FROM partner_royalties WHERE event_id = $1`
+const royaltyByEventSQL = `SELECT ` + royaltyRead + ` FROM partner_royalties WHERE event_id = $1`
 
 // RecordRoyalty records r unless its EventID was recorded before, and then
 // queues event's row. It returns the stored royalty (the earlier one on a
@@ -192,9 +201,9 @@ func (s *Store) RecordRoyalty(ctx context.Context, r RoyaltyRow, event EventFunc
 }
 
 const insertCertSQL = `INSERT INTO partner_cert_payouts (` + certColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING RETURNING ` + certColumns
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id) DO NOTHING RETURNING ` + certRead
 
-const certByEventSQL = `SELECT ` + certColumns + ` FROM partner_cert_payouts WHERE event_id = $1`
+const certByEventSQL = `SELECT ` + certRead + ` FROM partner_cert_payouts WHERE event_id = $1`
 
 // RecordCertPayout records p unless its EventID was recorded before, like
 // RecordRoyalty.
@@ -212,7 +221,7 @@ const insertPrizesSQL = `INSERT INTO partner_prizes (` + prizeColumns + `)
 SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::bigint[], $6::timestamptz[])
 ON CONFLICT (tournament_id, place, email) DO NOTHING RETURNING id`
 
-const podiumSQL = `SELECT ` + prizeColumns + ` FROM partner_prizes
+const podiumSQL = `SELECT ` + prizeRead + ` FROM partner_prizes
 WHERE tournament_id = $1 AND (place, email) IN (SELECT * FROM unnest($2::int[], $3::text[]))
 ORDER BY place, email`
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -94,15 +95,17 @@ func TestRoyaltiesRecordOnceEvenConcurrently(t *testing.T) {
 		t.Fatalf("outbox has %d royalty events, want 2", n)
 	}
 
-	rows, total, err := st.Royalties(ctx, "alice@example.com", "", 1)
+	rows, total, err := st.Royalties(ctx, "alice@example.com", schemas.Position{}, 1)
 	if err != nil || total != 2 || len(rows) != 1 {
 		t.Fatalf("page 1: %v %d %v", rows, total, err)
 	}
-	rows2, _, err := st.Royalties(ctx, "alice@example.com", rows[0].ID, 10)
-	if err != nil || len(rows2) != 1 || rows2[0].ID >= rows[0].ID {
+	rows2, _, err := st.Royalties(ctx, "alice@example.com", schemas.Position{At: rows[0].RecordedAt, ID: rows[0].ID}, 10)
+	older := len(rows2) == 1 && (rows2[0].RecordedAt.Before(rows[0].RecordedAt) ||
+		(rows2[0].RecordedAt.Equal(rows[0].RecordedAt) && rows2[0].ID < rows[0].ID))
+	if err != nil || len(rows2) != 1 || !older {
 		t.Fatalf("page 2: %v %v", rows2, err)
 	}
-	if rows, total, _ := st.Royalties(ctx, "bob@example.com", "", 10); total != 0 || len(rows) != 0 {
+	if rows, total, _ := st.Royalties(ctx, "bob@example.com", schemas.Position{}, 10); total != 0 || len(rows) != 0 {
 		t.Fatalf("bob sees %v", rows)
 	}
 }
@@ -160,7 +163,7 @@ func TestPodiumReplaysPartlyAndConcurrently(t *testing.T) {
 	if n := outboxCount(t, pool, schemas.TypePrizeRecorded); n != 4+5 {
 		t.Fatalf("outbox has %d prize events, want 9", n)
 	}
-	rows, total, err := st.Prizes(ctx, "b@x.io", "", 10)
+	rows, total, err := st.Prizes(ctx, "b@x.io", schemas.Position{}, 10)
 	if err != nil || total != 1 || rows[0].Amount != 20 {
 		t.Fatalf("b's prizes: %v %d %v", rows, total, err)
 	}
@@ -245,8 +248,47 @@ func TestEarningsAndCertStats(t *testing.T) {
 	if err != nil || cs.Artifacts != 2 || cs.Payouts != 3 {
 		t.Fatalf("cert stats %+v %v", cs, err)
 	}
-	rows, total, err := st.CertPayouts(ctx, "z@x.io", "", 2)
+	rows, total, err := st.CertPayouts(ctx, "z@x.io", schemas.Position{}, 2)
 	if err != nil || total != 3 || len(rows) != 2 || rows[0].ID != "c3" {
 		t.Fatalf("payouts %+v %d %v", rows, total, err)
+	}
+}
+
+// TestRoyaltiesListedInReceiptOrder: records received within one second are
+// listed newest first by the time they were received, across pages, even
+// when their ids sort the other way.
+func TestRoyaltiesListedInReceiptOrder(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.NewDB(t)
+	st := partner.NewStore(pool)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	var sent []string
+	for i := 9; i >= 0; i-- { // ids descending while received ascending
+		id := fmt.Sprintf("r%d", i)
+		r := partner.RoyaltyRow{ID: id, EventID: "e" + id, Email: "o@example.com", ProductKey: "p", Period: "2030-01", Amount: 1, PaidAt: now}
+		if _, _, err := st.RecordRoyalty(ctx, r, eventOf[partner.RoyaltyRow](schemas.TypeRoyaltyRecorded)); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, id)
+	}
+	var listed []string
+	var before schemas.Position
+	for page := 0; page < 10; page++ {
+		rows, _, err := st.Royalties(ctx, "o@example.com", before, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			listed = append(listed, r.ID)
+		}
+		if len(rows) < 3 {
+			break
+		}
+		last := rows[len(rows)-1]
+		before = schemas.Position{At: last.RecordedAt, ID: last.ID}
+	}
+	slices.Reverse(sent)
+	if !slices.Equal(listed, sent) {
+		t.Fatalf("listed %v, want the newest received first: %v", listed, sent)
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/schemas"
 )
 
 // list runs a page query ($1 e-mail, $2 cursor id or "", $3 limit) and the
 // matching count ($1 e-mail).
-func list[T any](ctx context.Context, s *Store, what, pageSQL, countSQL, email, after string, limit int) ([]T, int64, error) {
-	rows, err := s.pool.Query(ctx, pageSQL, email, after, limit)
+func list[T any](ctx context.Context, s *Store, what, pageSQL, countSQL, email string, before schemas.Position, limit int) ([]T, int64, error) {
+	rows, err := s.pool.Query(ctx, pageSQL, email, before.ID, limit, before.At)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list %s: %w", what, err)
 	}
@@ -27,33 +29,33 @@ func list[T any](ctx context.Context, s *Store, what, pageSQL, countSQL, email, 
 }
 
 const (
-	royaltiesPageSQL = `SELECT ` + royaltyColumns + ` FROM partner_royalties
-WHERE email = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`
+	royaltiesPageSQL = `SELECT ` + royaltyRead + ` FROM partner_royalties
+WHERE email = $1 AND ($2 = '' OR (recorded_at, id) < ($4, $2)) ORDER BY recorded_at DESC, id DESC LIMIT $3`
 	royaltiesCountSQL = `SELECT count(*) FROM partner_royalties WHERE email = $1`
-	prizesPageSQL     = `SELECT ` + prizeColumns + ` FROM partner_prizes
-WHERE email = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`
+	prizesPageSQL     = `SELECT ` + prizeRead + ` FROM partner_prizes
+WHERE email = $1 AND ($2 = '' OR (recorded_at, id) < ($4, $2)) ORDER BY recorded_at DESC, id DESC LIMIT $3`
 	prizesCountSQL = `SELECT count(*) FROM partner_prizes WHERE email = $1`
-	certPageSQL    = `SELECT ` + certColumns + ` FROM partner_cert_payouts
-WHERE email = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`
+	certPageSQL    = `SELECT ` + certRead + ` FROM partner_cert_payouts
+WHERE email = $1 AND ($2 = '' OR (recorded_at, id) < ($4, $2)) ORDER BY recorded_at DESC, id DESC LIMIT $3`
 	certCountSQL = `SELECT count(*) FROM partner_cert_payouts WHERE email = $1`
 )
 
-// Royalties returns the royalties of a lower-cased e-mail, newest first,
-// after the cursor position (a royalty id; "" for the first page), and how
-// many there are in all.
-func (s *Store) Royalties(ctx context.Context, email, after string, limit int) ([]RoyaltyRow, int64, error) {
-	return list[RoyaltyRow](ctx, s, "royalties", royaltiesPageSQL, royaltiesCountSQL, email, after, limit)
+// Royalties returns the royalties of a lower-cased e-mail, newest first
+// (received, then id), strictly before the position before (zero for the
+// first page), and how many there are in all.
+func (s *Store) Royalties(ctx context.Context, email string, before schemas.Position, limit int) ([]RoyaltyRow, int64, error) {
+	return list[RoyaltyRow](ctx, s, "royalties", royaltiesPageSQL, royaltiesCountSQL, email, before, limit)
 }
 
 // Prizes returns the podium entries of a lower-cased e-mail, like Royalties.
-func (s *Store) Prizes(ctx context.Context, email, after string, limit int) ([]PrizeRow, int64, error) {
-	return list[PrizeRow](ctx, s, "prizes", prizesPageSQL, prizesCountSQL, email, after, limit)
+func (s *Store) Prizes(ctx context.Context, email string, before schemas.Position, limit int) ([]PrizeRow, int64, error) {
+	return list[PrizeRow](ctx, s, "prizes", prizesPageSQL, prizesCountSQL, email, before, limit)
 }
 
 // CertPayouts returns the certification payouts of a lower-cased e-mail,
 // like Royalties.
-func (s *Store) CertPayouts(ctx context.Context, email, after string, limit int) ([]CertPayoutRow, int64, error) {
-	return list[CertPayoutRow](ctx, s, "cert payouts", certPageSQL, certCountSQL, email, after, limit)
+func (s *Store) CertPayouts(ctx context.Context, email string, before schemas.Position, limit int) ([]CertPayoutRow, int64, error) {
+	return list[CertPayoutRow](ctx, s, "cert payouts", certPageSQL, certCountSQL, email, before, limit)
 }
 
 const upcomingSQL = `SELECT ` + tournamentColumns + ` FROM partner_tournaments
