@@ -101,30 +101,5 @@ func fiatBalance(t testing.TB, p *harness.Platform, u harness.User, walletID str
 // transaction ids in order.
 func fiatHistory(t testing.TB, p *harness.Platform, u harness.User) []string {
 	t.Helper()
-	var ids []string
-	cursor := ""
-	for {
-		path := "/api/fiat/transactions?limit=200"
-		if cursor != "" {
-			path += "&cursor=" + cursor
-		}
-		r := p.Get(t, path, u.Token)
-		if r.Status != http.StatusOK {
-			t.Fatalf("transactions: %d %s", r.Status, r.Body)
-		}
-		var page struct {
-			Items []struct {
-				ID string `json:"id"`
-			} `json:"items"`
-			NextCursor *string `json:"nextCursor"`
-		}
-		r.Decode(t, &page)
-		for _, it := range page.Items {
-			ids = append(ids, it.ID)
-		}
-		if page.NextCursor == nil {
-			return ids
-		}
-		cursor = *page.NextCursor
-	}
+	return pagedHistory(t, p, u.Token, 200)
 }

@@ -53,7 +53,7 @@ func TestFiatHistoryExactOrderWithinASecond(t *testing.T) {
 
 // pagedHistory pages through a user's history, limit at a time, and
 // returns the ids in the order listed.
-func pagedHistory(t *testing.T, p *harness.Platform, token string, limit int) []string {
+func pagedHistory(t testing.TB, p *harness.Platform, token string, limit int) []string {
 	t.Helper()
 	var ids []string
 	cursor := ""

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	cledger "github.com/fintech/platform/consumers/ledger"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 )
@@ -15,13 +12,7 @@ import (
 // id the donation answered with, an anonymous one naming no donor.
 func TestCharityLedgerSource(t *testing.T) {
 	pool, _ := pgtest.NewDB(t)
-	ctx := context.Background()
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	exec := execOn(t, pool)
 	exec(`INSERT INTO fiat_wallets (id, user_id, currency, kind) VALUES ('campaign-c1', 'campaign:c1', 'KZT', 'campaign')`)
 	exec(`INSERT INTO charity_campaigns (id, proposer_user_id, title, description, category, goal_kzt, status, wallet_id, created_at)
 		VALUES ('c1', 'org', 't', 'd', 'water', 100, 'active', 'campaign-c1', now())`)
@@ -35,30 +26,9 @@ func TestCharityLedgerSource(t *testing.T) {
 	exec(`INSERT INTO ledger_entries (height, id, kind, source_id, ts, prev_hash, hash)
 		VALUES (1, 'e3', 'charity:donation', 'd3', now(), '0', 'h')`)
 
-	counts, err := cledger.Reanchor(ctx, pool, []cledger.Source{charityLedgerSource()}, time.Now, false)
-	if err != nil || counts["charity donations"] != 2 {
-		t.Fatalf("reanchor: %v %v", counts, err)
-	}
-	rows, err := pool.Query(ctx, `SELECT payload FROM outbox WHERE event_type = $1 ORDER BY id`, schemas.TypeLedgerAppend)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var got []schemas.LedgerAppend
-	for rows.Next() {
-		var payload []byte
-		if err := rows.Scan(&payload); err != nil {
-			t.Fatal(err)
-		}
-		env, err := schemas.Decode(payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := schemas.DataAs[schemas.LedgerAppend](env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, a)
+	n, got := reanchorQueued(t, pool, charityLedgerSource())
+	if n != 2 {
+		t.Fatalf("reanchor found %d donations without an entry, want 2", n)
 	}
 	if len(got) != 2 || got[0].EntryID != "e1" || got[0].SourceID != "d1" || got[0].ActorUserID != "alice" ||
 		got[0].Kind != schemas.LedgerKindDonation || got[0].AmountCents == nil || *got[0].AmountCents != 5 ||

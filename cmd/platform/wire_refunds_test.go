@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	cledger "github.com/fintech/platform/consumers/ledger"
 	"github.com/fintech/platform/schemas"
@@ -15,13 +13,7 @@ import (
 // refunding merchant as the actor.
 func TestRefundLedgerSource(t *testing.T) {
 	pool, _ := pgtest.NewDB(t)
-	ctx := context.Background()
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	exec := execOn(t, pool)
 	refund := func(id string) {
 		exec(`INSERT INTO fiat_transactions (id, kind, status, from_wallet, to_wallet, from_user, to_user, amount, currency, ref_id, created_at)
 			VALUES ($1, 'refund', 'completed', 'wm', 'wc', 'merchant', 'customer', 700, 'KZT', 'r-' || $1, now())`, id)
@@ -37,21 +29,13 @@ func TestRefundLedgerSource(t *testing.T) {
 			fiatSource = s
 		}
 	}
-	counts, err := cledger.Reanchor(ctx, pool, []cledger.Source{fiatSource}, time.Now, false)
-	if err != nil || counts["fiat transactions"] != 1 {
-		t.Fatalf("reanchor: %v %v", counts, err)
+	n, queued := reanchorQueued(t, pool, fiatSource)
+	if n != 1 || len(queued) != 1 {
+		t.Fatalf("reanchor found %d, queued %d; want 1 refund", n, len(queued))
 	}
-	var payload []byte
-	if err := pool.QueryRow(ctx, `SELECT payload FROM outbox WHERE event_type = $1`, schemas.TypeLedgerAppend).Scan(&payload); err != nil {
-		t.Fatal(err)
-	}
-	env, err := schemas.Decode(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := schemas.DataAs[schemas.LedgerAppend](env)
-	if err != nil || a.Kind != schemas.LedgerKindRefund || a.SourceID != "t1" || a.ActorUserID != "merchant" ||
+	a := queued[0]
+	if a.Kind != schemas.LedgerKindRefund || a.SourceID != "t1" || a.ActorUserID != "merchant" ||
 		a.AmountCents == nil || *a.AmountCents != 700 {
-		t.Fatalf("queued %+v %v", a, err)
+		t.Fatalf("queued %+v", a)
 	}
 }

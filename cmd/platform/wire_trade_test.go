@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	cledger "github.com/fintech/platform/consumers/ledger"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 )
@@ -15,13 +12,7 @@ import (
 // holder as the actor and the exact decimal amount in meta.
 func TestTradeLedgerSource(t *testing.T) {
 	pool, _ := pgtest.NewDB(t)
-	ctx := context.Background()
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	exec := execOn(t, pool)
 	exec(`INSERT INTO trade_accounts (id, user_id, balance, created_at, updated_at)
 		VALUES ('a1', 'u1', 0, now(), now()), ('a2', 'u2', 0, now(), now())`)
 	exec(`INSERT INTO trade_operations (id, kind, amount, from_account, to_account, created_at) VALUES
@@ -31,29 +22,12 @@ func TestTradeLedgerSource(t *testing.T) {
 	exec(`INSERT INTO ledger_entries (height, id, kind, source_id, ts, prev_hash, hash)
 		VALUES (1, 'e1', 'trade:transfer', 'op-chained', now(), '0', 'h')`)
 
-	counts, err := cledger.Reanchor(ctx, pool, []cledger.Source{tradeLedgerSource()}, time.Now, false)
-	if err != nil || counts["trade operations"] != 2 {
-		t.Fatalf("reanchor: %v %v", counts, err)
+	n, queued := reanchorQueued(t, pool, tradeLedgerSource())
+	if n != 2 {
+		t.Fatalf("reanchor found %d operations without an entry, want 2", n)
 	}
-	rows, err := pool.Query(ctx, `SELECT payload FROM outbox WHERE event_type = $1 ORDER BY id`, schemas.TypeLedgerAppend)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	got := map[string]schemas.LedgerAppend{}
-	for rows.Next() {
-		var payload []byte
-		if err := rows.Scan(&payload); err != nil {
-			t.Fatal(err)
-		}
-		env, err := schemas.Decode(payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := schemas.DataAs[schemas.LedgerAppend](env)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, a := range queued {
 		got[a.SourceID] = a
 	}
 	topup, sent := got["op-topup"], got["op-sent"]

@@ -68,6 +68,15 @@ type rule struct {
 	minItems int
 	maxItems int
 	nested   []rule // the fields of a struct (or of each element of a slice of structs)
+	lenient  bool   // the field's type is Lenient
+}
+
+func (r rule) lenientValue(v reflect.Value) (Lenient, bool) {
+	if !r.lenient || v.Kind() == reflect.Pointer {
+		return nil, false // a pointer is checked for nil, then its value
+	}
+	l, ok := v.Interface().(Lenient)
+	return l, ok
 }
 
 var lenientType = reflect.TypeFor[Lenient]()
@@ -158,7 +167,8 @@ func fieldRule(t reflect.Type, f reflect.StructField, index []int, name string) 
 	case "email", "date-time", "uri":
 		r.format, declared = fm, true
 	}
-	if f.Type.Implements(lenientType) {
+	if t := f.Type; t.Implements(lenientType) || (t.Kind() == reflect.Pointer && t.Elem().Implements(lenientType)) {
+		r.lenient = true
 		declared = true // it may refuse its value whatever its tags say
 	}
 	elem := f.Type
@@ -194,7 +204,9 @@ func checkRules(v reflect.Value, rules []rule, prefix string, q *fasthttp.Args, 
 }
 
 func (r rule) check(v reflect.Value, field string, p *Validator) {
-	if l, ok := v.Interface().(Lenient); ok {
+	// Known when the rule was read: boxing every field to ask would cost an
+	// allocation per field per request.
+	if l, ok := r.lenientValue(v); ok {
 		switch {
 		case !l.Present():
 			if r.required {
