@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,6 +41,12 @@ type Config struct {
 	// its own set of partitions (so per-key order is kept). Handlers must lock
 	// shared rows in a fixed order. Default 1.
 	Workers int
+	// Sequential turns overlapped batches off: the next poll is read only
+	// once the batch before is committed, replied and marked. Every handler
+	// in this repository is safe to overlap (see order.go); this is for
+	// measuring the difference, and for a future handler that keeps state
+	// in memory from one batch to the next.
+	Sequential bool
 	// AfterDBCommit, when set, runs after the Postgres commit and before the
 	// replies and the offset commit. Tests use it to simulate a crash at the
 	// worst moment: a non-nil error stops the runner without committing
@@ -87,6 +94,14 @@ type Runner struct {
 	client  *kgo.Client
 	// lookup is the batch's one "applied before?" statement.
 	lookup string
+	// locks are the workers' advisory lock keys; last is the turn of each
+	// worker's latest batch (used by Run's goroutine only).
+	locks []int64
+	last  []*turn
+	// rebalance is signalled when a rebalance waits for the runner to allow
+	// it: Run then stops overlapping until it has.
+	rebalance       chan struct{}
+	rebalanceWanted atomic.Bool
 }
 
 // NewRunner joins the consumer group. Offsets are marked by Run only after
@@ -99,6 +114,12 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 	if pool == nil || handler == nil || metrics == nil || log == nil {
 		return nil, errors.New("runner: nil dependency")
 	}
+	r := &Runner{cfg: cfg, pool: pool, handler: handler, metrics: metrics,
+		log: log.With("group", cfg.Group), rebalance: make(chan struct{}, 1),
+		locks: make([]int64, cfg.Workers), last: make([]*turn, cfg.Workers)}
+	for w := range r.locks {
+		r.locks[w] = pipeline.OrderLockKey(cfg.Group, w, cfg.Workers)
+	}
 	client, err := topics.NewClient(cfg.Brokers,
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(cfg.Topics...),
@@ -109,6 +130,7 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 		kgo.AutoCommitMarks(),
 		kgo.AutoCommitInterval(250*time.Millisecond),
 		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { r.wantRebalance() }),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMinBytes(cfg.MinBytes),
 		kgo.FetchMaxWait(cfg.MaxWait),
@@ -121,13 +143,25 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 	if rec, ok := handler.(Recorder); ok {
 		recorded = rec.RecordedSQL()
 	}
-	return &Runner{cfg: cfg, pool: pool, handler: handler, metrics: metrics,
-		log: log.With("group", cfg.Group), client: client, lookup: pipeline.LookupAppliedSQL(recorded)}, nil
+	r.client, r.lookup = client, pipeline.LookupAppliedSQL(recorded)
+	return r, nil
+}
+
+func (r *Runner) wantRebalance() {
+	r.rebalanceWanted.Store(true)
+	select {
+	case r.rebalance <- struct{}{}:
+	default:
+	}
 }
 
 // Run consumes until ctx is cancelled. A batch in progress when ctx is
 // cancelled is finished and its offsets committed before Run returns; the
 // client then leaves the group.
+//
+// While one poll's batches commit, Run reads the next poll and starts
+// applying it (order.go); it marks a poll's offsets only after the one
+// before it. It allows a rebalance only with nothing in flight.
 func (r *Runner) Run(ctx context.Context) error {
 	defer r.client.Close()
 	defer func() {
@@ -137,8 +171,16 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.log.Warn("final offset commit failed; the last batch will be redelivered and deduplicated", "err", err)
 		}
 	}()
+	var inflight *round
+	defer func() {
+		// Stopping on an error: a batch still in flight ends before the
+		// client closes, its offsets not marked (it is redelivered).
+		if inflight != nil {
+			<-inflight.done
+		}
+	}()
 	for {
-		fetches := r.client.PollRecords(ctx, r.cfg.MaxBatch)
+		fetches := r.poll(ctx, inflight)
 		if fetches.IsClientClosed() {
 			return nil
 		}
@@ -147,23 +189,70 @@ func (r *Runner) Run(ctx context.Context) error {
 				r.log.Warn("fetch error", "topic", topic, "partition", p, "err", err)
 			}
 		})
-		recs := fetches.Records()
-		if len(recs) > 0 {
+		var next *round
+		if recs := fetches.Records(); len(recs) > 0 {
 			// The batch is finished even when shutdown starts meanwhile, so
 			// that its offsets are committed and nothing is redelivered.
-			work := context.WithoutCancel(ctx)
-			if err := r.process(work, ctx, recs); err != nil {
+			next = r.start(context.WithoutCancel(ctx), ctx, recs)
+		}
+		prev := inflight
+		inflight = next
+		if prev != nil {
+			if err := r.finish(prev); err != nil {
 				r.client.AllowRebalance()
 				return err
 			}
-			r.client.MarkCommitRecords(recs...)
 		}
 		r.recordLag(fetches)
+		overlap := !r.cfg.Sequential && ctx.Err() == nil && !r.rebalanceWanted.Swap(false)
+		if inflight != nil && overlap {
+			continue
+		}
+		if inflight != nil {
+			err := r.finish(inflight)
+			inflight = nil
+			if err != nil {
+				r.client.AllowRebalance()
+				return err
+			}
+		}
 		r.client.AllowRebalance()
 		if ctx.Err() != nil {
 			return nil
 		}
 	}
+}
+
+// poll reads the next records. With a poll in flight it first waits until
+// that poll's transactions have sent their COMMIT (so the next batch holds
+// what arrived meanwhile), and it returns nothing once that poll is done or
+// a rebalance waits, so that Run can mark it and allow the rebalance.
+func (r *Runner) poll(ctx context.Context, inflight *round) kgo.Fetches {
+	if inflight == nil {
+		return r.client.PollRecords(ctx, r.cfg.MaxBatch)
+	}
+	select {
+	case <-inflight.committing:
+	case <-inflight.done:
+		return nil
+	case <-r.rebalance:
+		r.rebalanceWanted.Store(true)
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-inflight.done:
+		case <-r.rebalance:
+			r.rebalanceWanted.Store(true)
+		case <-pctx.Done():
+		}
+		cancel()
+	}()
+	return r.client.PollRecords(pctx, r.cfg.MaxBatch)
 }
 
 func (r *Runner) recordLag(fetches kgo.Fetches) {
@@ -177,32 +266,66 @@ func (r *Runner) recordLag(fetches kgo.Fetches) {
 	})
 }
 
-// process applies one poll, split over the workers by partition. It returns
-// an error only when the runner must stop without committing offsets
-// (shutdown during a retry loop, or the AfterDBCommit hook).
-func (r *Runner) process(ctx, stop context.Context, recs []*kgo.Record) error {
-	if r.cfg.Workers == 1 {
-		return r.processGroup(ctx, stop, recs)
-	}
+// round is one poll being applied by its workers.
+type round struct {
+	recs       []*kgo.Record
+	committing chan struct{} // every batch of the poll sent its COMMIT, or ended
+	done       chan struct{} // every batch of the poll is finished
+	errs       []error
+}
+
+// start applies one poll, split over the workers by partition, each batch
+// after the same worker's batch of the poll before (which may still be
+// committing).
+func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 	groups := make([][]*kgo.Record, r.cfg.Workers)
-	for _, rec := range recs {
-		w := partitionWorker(rec.Topic, rec.Partition, r.cfg.Workers)
-		groups[w] = append(groups[w], rec)
+	if r.cfg.Workers == 1 {
+		groups[0] = recs
+	} else {
+		for _, rec := range recs {
+			w := partitionWorker(rec.Topic, rec.Partition, r.cfg.Workers)
+			groups[w] = append(groups[w], rec)
+		}
 	}
-	errs := make([]error, len(groups))
+	rd := &round{recs: recs, committing: make(chan struct{}), done: make(chan struct{}), errs: make([]error, len(groups))}
+	var turns []*turn
 	var wg sync.WaitGroup
-	for i, g := range groups {
+	for w, g := range groups {
 		if len(g) == 0 {
 			continue
 		}
+		at := place{lock: r.locks[w], before: r.last[w], own: newTurn()}
+		r.last[w] = at.own
+		turns = append(turns, at.own)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = r.processGroup(ctx, stop, g)
+			rd.errs[w] = r.processGroup(ctx, stop, g, at)
 		}()
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	go func() {
+		for _, t := range turns {
+			<-t.committing
+		}
+		close(rd.committing)
+	}()
+	go func() {
+		wg.Wait()
+		close(rd.done)
+	}()
+	return rd
+}
+
+// finish waits for a poll to be applied and marks its offsets. It returns
+// an error only when the runner must stop without committing offsets
+// (shutdown during a retry loop, or the AfterDBCommit hook).
+func (r *Runner) finish(rd *round) error {
+	<-rd.done
+	if err := errors.Join(rd.errs...); err != nil {
+		return err
+	}
+	r.client.MarkCommitRecords(rd.recs...)
+	return nil
 }
 
 // partitionWorker maps a topic partition to a worker, always the same one.
@@ -216,7 +339,8 @@ func partitionWorker(topic string, partition int32, workers int) int {
 
 // processGroup applies records of a fixed set of partitions in one
 // transaction (split only to isolate a failing command).
-func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record) error {
+func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at place) (err error) {
+	defer func() { at.own.finish(err != nil) }()
 	start := time.Now()
 	cmds := make([]Command, 0, len(recs))
 	var parked, refused []*kgo.Record
@@ -248,7 +372,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record) err
 
 	replies := refused
 	if len(cmds) > 0 {
-		applied, stillParked, err := r.applyWithRetry(ctx, stop, cmds, parked)
+		applied, stillParked, err := r.applyWithRetry(ctx, stop, cmds, parked, at)
 		if err != nil {
 			return err
 		}
@@ -283,11 +407,27 @@ func (r *Runner) onReplySent(_ *kgo.Record, err error) {
 
 // applyWithRetry applies cmds, retrying retriable failures with backoff for as
 // long as it takes (nothing may be dropped), and isolating a command that
-// fails on its own: that one is parked on the DLQ with a 500 reply.
-func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parked []*kgo.Record) ([]*kgo.Record, []*kgo.Record, error) {
+// fails on its own: that one is parked on the DLQ with a 500 reply. Only
+// the first transaction overlaps the batch before (at.before); when that
+// batch did not commit first, this one waits until it is finished and is
+// applied again after it.
+func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parked []*kgo.Record, at place) ([]*kgo.Record, []*kgo.Record, error) {
 	backoff := 50 * time.Millisecond
 	for {
-		replies, err := r.applyBatch(ctx, cmds)
+		replies, err := r.applyBatch(ctx, cmds, at)
+		if at.own != nil {
+			at.own.end(err == nil)
+			before := at.before
+			at.before, at.own = nil, nil
+			if errors.Is(err, errBeforeFailed) {
+				r.metrics.Redone.WithLabelValues(r.cfg.Group).Inc()
+				<-before.done
+				if before.failed {
+					return nil, nil, err
+				}
+				continue
+			}
+		}
 		if err == nil {
 			r.metrics.Applied.WithLabelValues(r.cfg.Group, "ok").Add(float64(len(cmds)))
 			return replies, parked, nil
@@ -302,7 +442,7 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 			// Split the batch so one bad command cannot hold back the others.
 			var all []*kgo.Record
 			for _, c := range cmds {
-				rep, p, err := r.applyWithRetry(ctx, stop, []Command{c}, nil)
+				rep, p, err := r.applyWithRetry(ctx, stop, []Command{c}, nil, place{lock: at.lock})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -321,13 +461,19 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 	}
 }
 
-// applyBatch runs one transaction: look up which commands were applied
-// before, apply the rest, record them with their replies, queue their
-// emissions, commit. It returns the reply records to send. A Pipelined
-// handler's batch takes two round trips; any other takes one per statement.
-func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record, error) {
+// applyBatch runs one transaction: take the worker's order lock, look up
+// which commands were applied before, apply the rest, record them with
+// their replies, queue their emissions, commit. It returns the reply
+// records to send. A Pipelined handler's batch takes two round trips; any
+// other takes one per statement. Overlapping the batch before (at.before),
+// it commits only after that one did, else it rolls back with
+// errBeforeFailed.
+func (r *Runner) applyBatch(ctx context.Context, cmds []Command, at place) ([]*kgo.Record, error) {
+	if !at.waitLocked() {
+		return nil, errBeforeFailed
+	}
 	if ph, ok := r.handler.(Pipelined); ok {
-		replies, done, err := r.applyPipelined(ctx, ph, cmds)
+		replies, done, err := r.applyPipelined(ctx, ph, cmds, at)
 		if done || err != nil {
 			return replies, err
 		}
@@ -342,11 +488,13 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record,
 	defer func() { _ = tx.Rollback(ctx) }()
 
 	lookup := &pgx.Batch{}
+	pipeline.QueueOrderLock(lookup, at.lock)
 	seen := make(map[string]pipeline.Processed)
 	r.queueLookup(lookup, commandIDs(cmds), seen)
 	if err := tx.SendBatch(ctx, lookup).Close(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lock and look up batch: %w", err)
 	}
+	at.own.hold()
 	s := sortOut(cmds, seen)
 	if len(s.fresh) > 0 {
 		outcomes, err := r.applySafely(ctx, tx, s.fresh)
@@ -364,6 +512,10 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record,
 			return nil, err
 		}
 	}
+	if !at.mayCommit() {
+		return nil, errBeforeFailed
+	}
+	at.own.commit()
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("commit batch: %w", err)
 	}
@@ -376,7 +528,7 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record,
 // log row and COMMIT. A statement that fails makes Postgres skip the rest
 // of its round trip, COMMIT included, and the transaction is rolled back.
 // done is false when the handler declines the batch (Load returns nil).
-func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Command) (replies []*kgo.Record, done bool, err error) {
+func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Command, at place) (replies []*kgo.Record, done bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("handler panicked", "group", r.cfg.Group, "commands", len(cmds), "panic", fmt.Sprint(p),
@@ -386,6 +538,10 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 	}()
 	reads := &pgx.Batch{}
 	reads.Queue("BEGIN")
+	// The lock goes first in the same round trip: the statements after it
+	// wait in Postgres for the batch before to end, then read what it
+	// committed.
+	pipeline.QueueOrderLock(reads, at.lock)
 	seen := make(map[string]pipeline.Processed)
 	r.queueLookup(reads, commandIDs(cmds), seen)
 	loaded := ph.Load(cmds, reads)
@@ -410,6 +566,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 	if err := conn.SendBatch(ctx, reads).Close(); err != nil {
 		return nil, true, fmt.Errorf("begin batch and load: %w", err)
 	}
+	at.own.hold()
 	s := sortOut(cmds, seen)
 	writes := &pgx.Batch{}
 	if len(s.fresh) > 0 {
@@ -425,6 +582,10 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		pipeline.QueueInsertOutbox(writes, outbox)
 	}
 	writes.Queue("COMMIT")
+	if !at.mayCommit() {
+		return nil, true, errBeforeFailed
+	}
+	at.own.commit()
 	trips++
 	if err := conn.SendBatch(ctx, writes).Close(); err != nil {
 		return nil, true, fmt.Errorf("write and commit batch: %w", err)

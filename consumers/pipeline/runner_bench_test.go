@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/topics"
@@ -19,8 +22,24 @@ import (
 // BenchmarkPipelineRoundTrip measures the command pipeline alone: Bus.Send
 // through the embedded broker to a Runner applying a one-row update per
 // command in batched transactions, and the reply back, at 64 concurrent
-// senders.
+// senders: with overlapped batches (the default) and sequential ones, each
+// with a handler applying statement by statement and a pipelined one.
 func BenchmarkPipelineRoundTrip(b *testing.B) {
+	for _, h := range []struct {
+		name string
+		h    pipeline.Handler
+	}{{"apply", counterHandler{}}, {"pipelined", pipelinedCounter{}}} {
+		for _, sequential := range []bool{false, true} {
+			name := h.name + "/overlapped"
+			if sequential {
+				name = h.name + "/sequential"
+			}
+			b.Run(name, func(b *testing.B) { benchRoundTrip(b, h.h, sequential) })
+		}
+	}
+}
+
+func benchRoundTrip(b *testing.B, h pipeline.Handler, sequential bool) {
 	pool, brokers := setup(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -30,8 +49,14 @@ func BenchmarkPipelineRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer bus.Close()
-	r := newRunner(b, pool, brokers, nil)
-	go func() { _ = r.Run(ctx) }()
+	r, err := pipeline.NewRunner(pipeline.Config{Group: "bench-group", Topics: []string{topics.FiatCommands}, Brokers: brokers,
+		Sequential: sequential}, pool, h, pipeline.NewMetrics(prometheus.NewRegistry()), log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
 
 	senders := 64
 	if s := os.Getenv("BENCH_SENDERS"); s != "" {

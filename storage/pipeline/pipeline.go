@@ -7,6 +7,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"time"
 
@@ -305,4 +306,25 @@ func QueueInsertOutbox(b *pgx.Batch, rows []OutboxRow) {
 		tps[i], keys[i], types[i], ids[i], payloads[i] = r.Topic, r.Key, r.Type, r.EventID, r.Payload
 	}
 	b.Queue(insertLogSQL, tps, keys, types, ids, payloads)
+}
+
+// QueueOrderLock queues the transaction-level advisory lock that orders a
+// consumer's transactions over one set of partitions: queued first, it
+// makes every later statement of the transaction wait until the
+// transaction that held it before has committed or rolled back, so that
+// statement's snapshot sees what that one committed. Postgres releases it
+// at COMMIT or ROLLBACK.
+func QueueOrderLock(b *pgx.Batch, key int64) {
+	b.Queue(orderLockSQL, key)
+}
+
+const orderLockSQL = `SELECT pg_advisory_xact_lock($1)`
+
+// OrderLockKey is the advisory lock key of one consumer group's transactions
+// over one set of partitions (its worker); the same set gets the same key in
+// every process, so a rebalance that moves it keeps the order.
+func OrderLockKey(group string, worker, workers int) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "consumer-order/%s/%d/%d", group, worker, workers)
+	return int64(h.Sum64())
 }
