@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/gateway/commands"
@@ -49,8 +50,9 @@ func benchRoundTrip(b *testing.B, h pipeline.Handler, sequential bool) {
 		b.Fatal(err)
 	}
 	defer bus.Close()
+	metrics := pipeline.NewMetrics(prometheus.NewRegistry())
 	r, err := pipeline.NewRunner(pipeline.Config{Group: "bench-group", Topics: []string{topics.FiatCommands}, Brokers: brokers,
-		Sequential: sequential}, pool, h, pipeline.NewMetrics(prometheus.NewRegistry()), log)
+		Sequential: sequential}, pool, h, metrics, log)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,4 +84,8 @@ func benchRoundTrip(b *testing.B, h pipeline.Handler, sequential bool) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "cmds/s")
+	var m dto.Metric
+	if err := metrics.BatchSize.WithLabelValues("bench-group").(prometheus.Histogram).Write(&m); err == nil && m.GetHistogram().GetSampleCount() > 0 {
+		b.ReportMetric(m.GetHistogram().GetSampleSum()/float64(m.GetHistogram().GetSampleCount()), "cmds/batch")
+	}
 }
