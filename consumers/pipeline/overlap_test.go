@@ -130,7 +130,8 @@ CREATE TABLE test_gate (n int NOT NULL); INSERT INTO test_gate VALUES (0)`); err
 // stopped cleanly.
 func (f *overlapFixture) run(t *testing.T, ctx context.Context) func() {
 	t.Helper()
-	r, err := pipeline.NewRunner(pipeline.Config{Group: "test-group", Topics: []string{topics.FiatCommands}, Brokers: f.brokers},
+	r, err := pipeline.NewRunner(pipeline.Config{Group: "test-group", Topics: []string{topics.FiatCommands}, Brokers: f.brokers,
+		Overlap: pipeline.OverlapAlways},
 		f.pool, f.h, f.metrics, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

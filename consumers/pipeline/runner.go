@@ -41,18 +41,40 @@ type Config struct {
 	// its own set of partitions (so per-key order is kept). Handlers must lock
 	// shared rows in a fixed order. Default 1.
 	Workers int
-	// Sequential turns overlapped batches off: the next poll is read only
-	// once the batch before is committed, replied and marked. Every handler
-	// in this repository is safe to overlap (see order.go); this is for
-	// measuring the difference, and for a future handler that keeps state
-	// in memory from one batch to the next.
-	Sequential bool
+	// Overlap says when the next poll is read and started while a batch
+	// commits (order.go). Default OverlapBacklog.
+	Overlap Overlap
 	// AfterDBCommit, when set, runs after the Postgres commit and before the
 	// replies and the offset commit. Tests use it to simulate a crash at the
 	// worst moment: a non-nil error stops the runner without committing
 	// offsets.
 	AfterDBCommit func(ctx context.Context) error
 }
+
+// Overlap is when a runner reads the next poll while a batch commits.
+//
+// Overlapping takes the gap between one commit and the next batch's reads
+// (replies, offsets, the poll, decoding, a round trip) off each batch, but
+// it closes the next batch before the commit ends: a command arriving
+// during that commit waits for one more batch. With few commands waiting
+// (a closed loop of clients, each waiting for its reply) that costs more
+// than it saves: BenchmarkPipelineRoundTrip measured 64 senders slower
+// overlapped than not. With a backlog the next batch is waiting anyway, and
+// overlapping only saves.
+type Overlap int
+
+const (
+	// OverlapBacklog overlaps when records are already waiting once a
+	// poll's batches have started (the poll was capped by MaxBatch, or more
+	// arrived meanwhile); otherwise the next poll is read after the batch.
+	OverlapBacklog Overlap = iota
+	// OverlapAlways reads the next poll as soon as a batch sends its
+	// COMMIT.
+	OverlapAlways
+	// OverlapNever reads the next poll only once the batch before is
+	// committed, replied and marked.
+	OverlapNever
+)
 
 func (c *Config) setDefaults() {
 	if c.MaxBatch <= 0 {
@@ -159,9 +181,10 @@ func (r *Runner) wantRebalance() {
 // cancelled is finished and its offsets committed before Run returns; the
 // client then leaves the group.
 //
-// While one poll's batches commit, Run reads the next poll and starts
-// applying it (order.go); it marks a poll's offsets only after the one
-// before it. It allows a rebalance only with nothing in flight.
+// While one poll's batches commit, Run may read the next poll and start
+// applying it (Config.Overlap, order.go); it marks a poll's offsets only
+// after the one before it. It allows a rebalance only with nothing in
+// flight.
 func (r *Runner) Run(ctx context.Context) error {
 	defer r.client.Close()
 	defer func() {
@@ -204,7 +227,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 		}
 		r.recordLag(fetches)
-		overlap := !r.cfg.Sequential && ctx.Err() == nil && !r.rebalanceWanted.Swap(false)
+		overlap := ctx.Err() == nil && !r.rebalanceWanted.Swap(false) && r.overlapNext()
 		if inflight != nil && overlap {
 			continue
 		}
@@ -220,6 +243,19 @@ func (r *Runner) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+	}
+}
+
+// overlapNext reports whether to read the next poll while the one in
+// flight commits.
+func (r *Runner) overlapNext() bool {
+	switch r.cfg.Overlap {
+	case OverlapAlways:
+		return true
+	case OverlapNever:
+		return false
+	default:
+		return r.client.BufferedFetchRecords() > 0
 	}
 }
 

@@ -23,24 +23,23 @@ import (
 // BenchmarkPipelineRoundTrip measures the command pipeline alone: Bus.Send
 // through the embedded broker to a Runner applying a one-row update per
 // command in batched transactions, and the reply back, at 64 concurrent
-// senders: with overlapped batches (the default) and sequential ones, each
-// with a handler applying statement by statement and a pipelined one.
+// senders: with each Overlap, for a handler applying statement by statement
+// and a pipelined one.
 func BenchmarkPipelineRoundTrip(b *testing.B) {
 	for _, h := range []struct {
 		name string
 		h    pipeline.Handler
 	}{{"apply", counterHandler{}}, {"pipelined", pipelinedCounter{}}} {
-		for _, sequential := range []bool{false, true} {
-			name := h.name + "/overlapped"
-			if sequential {
-				name = h.name + "/sequential"
-			}
-			b.Run(name, func(b *testing.B) { benchRoundTrip(b, h.h, sequential) })
+		for _, o := range []struct {
+			name    string
+			overlap pipeline.Overlap
+		}{{"backlog", pipeline.OverlapBacklog}, {"always", pipeline.OverlapAlways}, {"never", pipeline.OverlapNever}} {
+			b.Run(h.name+"/"+o.name, func(b *testing.B) { benchRoundTrip(b, h.h, o.overlap) })
 		}
 	}
 }
 
-func benchRoundTrip(b *testing.B, h pipeline.Handler, sequential bool) {
+func benchRoundTrip(b *testing.B, h pipeline.Handler, overlap pipeline.Overlap) {
 	pool, brokers := setup(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -52,7 +51,7 @@ func benchRoundTrip(b *testing.B, h pipeline.Handler, sequential bool) {
 	defer bus.Close()
 	metrics := pipeline.NewMetrics(prometheus.NewRegistry())
 	r, err := pipeline.NewRunner(pipeline.Config{Group: "bench-group", Topics: []string{topics.FiatCommands}, Brokers: brokers,
-		Sequential: sequential}, pool, h, metrics, log)
+		Overlap: overlap}, pool, h, metrics, log)
 	if err != nil {
 		b.Fatal(err)
 	}
