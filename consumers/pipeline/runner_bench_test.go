@@ -83,8 +83,15 @@ func benchRoundTrip(b *testing.B, h pipeline.Handler, overlap pipeline.Overlap) 
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "cmds/s")
-	var m dto.Metric
-	if err := metrics.BatchSize.WithLabelValues("bench-group").(prometheus.Histogram).Write(&m); err == nil && m.GetHistogram().GetSampleCount() > 0 {
-		b.ReportMetric(m.GetHistogram().GetSampleSum()/float64(m.GetHistogram().GetSampleCount()), "cmds/batch")
+	var batches, trips dto.Metric
+	if err := metrics.BatchSize.WithLabelValues("bench-group").(prometheus.Histogram).Write(&batches); err != nil {
+		b.Fatal(err)
+	}
+	if err := metrics.RoundTrips.WithLabelValues("bench-group").Write(&trips); err != nil {
+		b.Fatal(err)
+	}
+	if n := float64(batches.GetHistogram().GetSampleCount()); n > 0 {
+		b.ReportMetric(batches.GetHistogram().GetSampleSum()/n, "cmds/batch")
+		b.ReportMetric(trips.GetCounter().GetValue()/n, "trips/batch")
 	}
 }
