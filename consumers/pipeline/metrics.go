@@ -14,6 +14,9 @@ type Metrics struct {
 	// pipelined batch makes two); divided by the batch count it is the
 	// bench's round trips per batch.
 	RoundTrips *prometheus.CounterVec
+	// Overlapped counts batches started while the same worker's batch
+	// before them was still in flight (Config.Overlap).
+	Overlapped *prometheus.CounterVec
 	// Redone counts overlapped batches rolled back because the batch
 	// before them did not commit first, and applied again after it.
 	Redone *prometheus.CounterVec
@@ -42,10 +45,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		RoundTrips: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_consumer_roundtrips_total", Help: "Round trips of applied batches to Postgres.",
 		}, []string{"group"}),
+		Overlapped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "platform_consumer_overlapped_total", Help: "Batches started while the batch before them was still in flight.",
+		}, []string{"group"}),
 		Redone: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_consumer_redone_total", Help: "Overlapped batches rolled back because the batch before did not commit, and applied again.",
 		}, []string{"group"}),
 	}
-	reg.MustRegister(m.BatchSize, m.ApplySecs, m.Lag, m.Applied, m.DLQ, m.RoundTrips, m.Redone)
+	reg.MustRegister(m.BatchSize, m.ApplySecs, m.Lag, m.Applied, m.DLQ, m.RoundTrips, m.Overlapped, m.Redone)
 	return m
 }

@@ -369,3 +369,64 @@ func TestOverlappedBatchesKeepOrder(t *testing.T) {
 		t.Errorf("total = %d, want %d", got, bursts*per)
 	}
 }
+
+// TestBacklogOverlaps: with the default Overlap, a runner behind by many
+// batches (MaxBatch caps each poll) overlaps them, and still applies one
+// key's commands once each, in order.
+func TestBacklogOverlaps(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pool, brokers := setup(t)
+	if _, err := pool.Exec(ctx, `CREATE TABLE test_order (id bigserial PRIMARY KEY, key text NOT NULL, seq int NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const n = 400
+	cmds := make([]commands.Command, n)
+	for i := range cmds {
+		cmds[i] = step(t, fmt.Sprintf("b-%d", i+1), i+1, 1, false)
+	}
+	publishTogether(t, ctx, cl, cmds)
+
+	h := &stepHandler{decided: map[string]int{}}
+	metrics := pipeline.NewMetrics(prometheus.NewRegistry())
+	r, err := pipeline.NewRunner(pipeline.Config{Group: "test-group", Topics: []string{topics.FiatCommands}, Brokers: brokers, MaxBatch: 25},
+		pool, h, metrics, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+	waitDrained(t, ctx, cl, "test-group")
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	seqs := appliedSeqs(t, ctx, pool)
+	if len(seqs) != n {
+		t.Fatalf("applied %d commands, want %d", len(seqs), n)
+	}
+	for i, s := range seqs {
+		if s != i+1 {
+			t.Fatalf("command %d applied at position %d", s, i+1)
+		}
+	}
+	for _, c := range cmds {
+		if k := h.timesDecided(c.Env.ID); k != 1 {
+			t.Fatalf("%s applied %d times", c.Env.ID, k)
+		}
+	}
+	var m dto.Metric
+	if err := metrics.Overlapped.WithLabelValues("test-group").Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if m.GetCounter().GetValue() == 0 {
+		t.Fatal("no batch of the backlog overlapped the one before")
+	}
+}

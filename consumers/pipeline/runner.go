@@ -331,6 +331,14 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 			continue
 		}
 		at := place{lock: r.locks[w], before: r.last[w], own: newTurn()}
+		if at.before != nil {
+			select {
+			case <-at.before.done:
+				at.before = nil
+			default:
+				r.metrics.Overlapped.WithLabelValues(r.cfg.Group).Inc()
+			}
+		}
 		r.last[w] = at.own
 		turns = append(turns, at.own)
 		wg.Add(1)
