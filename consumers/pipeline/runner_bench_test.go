@@ -95,3 +95,62 @@ func benchRoundTrip(b *testing.B, h pipeline.Handler, overlap pipeline.Overlap) 
 		b.ReportMetric(trips.GetCounter().GetValue()/n, "trips/batch")
 	}
 }
+
+// BenchmarkBacklogDrain measures a runner catching up: b.N commands are on
+// the topic before it starts (a restart after downtime, a burst), and the
+// clock runs until all of them are applied. It compares
+// the default Overlap (which overlaps a backlog) with OverlapNever.
+func BenchmarkBacklogDrain(b *testing.B) {
+	for _, o := range []struct {
+		name    string
+		overlap pipeline.Overlap
+	}{{"backlog", pipeline.OverlapBacklog}, {"never", pipeline.OverlapNever}} {
+		b.Run(o.name, func(b *testing.B) {
+			pool, brokers := setup(b)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cl, err := topics.NewClient(brokers)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cl.Close()
+			for i := range b.N {
+				env, _ := schemas.New(testType, "w-"+strconv.Itoa(i%64), "u", addData{Amount: 1}, time.Now())
+				rec, _ := topics.Record(topics.FiatCommands, env)
+				cl.Produce(ctx, rec, nil)
+			}
+			if err := cl.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			metrics := pipeline.NewMetrics(prometheus.NewRegistry())
+			r, err := pipeline.NewRunner(pipeline.Config{Group: "bench-group", Topics: []string{topics.FiatCommands}, Brokers: brokers,
+				Overlap: o.overlap}, pool, pipelinedCounter{}, metrics, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			done := make(chan struct{})
+			go func() { defer close(done); _ = r.Run(ctx) }()
+			for {
+				var applied int64
+				if err := pool.QueryRow(ctx, `SELECT total FROM test_counter`).Scan(&applied); err != nil {
+					b.Fatal(err)
+				}
+				if applied == int64(b.N) {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "cmds/s")
+			b.StopTimer()
+			cancel()
+			<-done
+			var m dto.Metric
+			if err := metrics.Overlapped.WithLabelValues("bench-group").Write(&m); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(m.GetCounter().GetValue(), "overlapped")
+		})
+	}
+}
