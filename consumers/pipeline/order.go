@@ -5,9 +5,10 @@ import (
 	"sync"
 )
 
-// Overlapped batches. While batch N commits, the runner polls batch N+1 and
-// starts its transaction on another connection. Every transaction of a
-// worker first takes the worker's advisory lock (pipeline.QueueOrderLock),
+// Overlapped batches. While batch N commits, the runner may poll batch N+1
+// (Config.Overlap) and start its transaction on another connection. Every
+// transaction of a worker first takes the worker's advisory lock
+// (pipeline.QueueOrderLock, in the same round trip as its first reads),
 // so N+1's statements run only once N's transaction has ended and read
 // what N committed: the balances N changed, the command ids N recorded.
 // Three rules keep exactly-once and the order of each partition:
