@@ -311,13 +311,16 @@ func TestFailedBatchRollsBackTheOverlappedOne(t *testing.T) {
 	if got := total(t, f.pool); got != 1111 {
 		t.Errorf("total = %d, want 1111", got)
 	}
-	if n := redone(); n != 1 {
-		t.Errorf("%v batches redone, want 1", n)
+	// The producer may send b2 apart from b1, so b2 can come in a batch of
+	// its own that never starts before N is finished.
+	if n := redone(); n < 1 || n > 2 {
+		t.Errorf("%v batches redone, want 1 or 2", n)
 	}
-	for _, id := range []string{"b1", "b2"} {
-		if n := f.h.timesDecided(id); n != 2 {
-			t.Errorf("%s was decided %d times, want 2 (rolled back once, then applied)", id, n)
-		}
+	if n := f.h.timesDecided("b1"); n != 2 {
+		t.Errorf("b1 was decided %d times, want 2 (rolled back once, then applied)", n)
+	}
+	if n := f.h.timesDecided("b2"); n < 1 || n > 2 {
+		t.Errorf("b2 was decided %d times, want 1 or 2", n)
 	}
 }
 
