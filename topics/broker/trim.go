@@ -37,8 +37,10 @@ import (
 //     further than its first record younger than the retention (commands
 //     stay a week for a consumer that re-reads them; gateway.replies, which
 //     no group reads, an hour);
-//   - never into its last keepTail records (group-less readers start near
-//     the end: the admin stream hub's backfill, the gateway's replies);
+//   - never into its last keepTail records: group-less readers start near
+//     the end (the admin stream hub backfills 20 per partition, the gateway
+//     reads its replies from the end) or read a recent stretch from the start
+//     (the e2e tests find the events of a 600-donation campaign that way);
 //
 // and never a dead-letter topic (`platform dlq` lists and replays them) nor
 // a topic with no reader and no retention. Nothing is trimmed unless every
@@ -50,9 +52,9 @@ const (
 	segmentBytes = 1 << 20
 	// trimEvery is how often the log is trimmed.
 	trimEvery = 5 * time.Second
-	// keepTail records of every partition are kept whatever was committed
-	// (the admin stream hub backfills 20 per partition).
-	keepTail = 256
+	// keepTail records of every partition are kept whatever was committed.
+	// kfake's index costs about 100 bytes per batch kept (a record or more).
+	keepTail = 2000
 )
 
 // trimmer drops the records no consumer needs (see above).
