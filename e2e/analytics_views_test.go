@@ -93,7 +93,6 @@ type analyticsWorld struct {
 	pg   *pgxpool.Pool
 	ch   driver.Conn
 	db   string
-	adm  *kadm.Client
 	sqls map[string]string
 }
 
@@ -126,20 +125,24 @@ func newAnalyticsWorld(t *testing.T, p *harness.Platform) *analyticsWorld {
 
 // quiesce waits until everything written so far reached ClickHouse: the
 // relay published the whole event log, and the appliers (whose commands
-// write Postgres and emit more events) and the sink have no lag; twice in
-// a row, so that a command applied between the two looks is seen.
+// write Postgres and emit more events) and the sink have no lag.
 func (w *analyticsWorld) quiesce(t *testing.T) {
 	t.Helper()
+	waitQuiet(t, w.p, w.pg, topics.GroupFiat, topics.GroupLedger, topics.GroupReputation, topics.GroupSink, topics.GroupWebhooks)
+}
+
+// waitQuiet waits until the relay published the whole event log and the
+// groups have no lag, twice in a row, so that a record applied between the
+// two looks (and the events it emitted) is seen.
+func waitQuiet(t *testing.T, p *harness.Platform, pg *pgxpool.Pool, groups ...string) {
+	t.Helper()
 	ctx := context.Background()
-	if w.adm == nil {
-		cl, err := topics.NewClient([]string{w.p.KafkaAddr})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.adm = kadm.NewClient(cl)
-		t.Cleanup(w.adm.Close)
+	cl, err := topics.NewClient([]string{p.KafkaAddr})
+	if err != nil {
+		t.Fatal(err)
 	}
-	groups := []string{topics.GroupFiat, topics.GroupLedger, topics.GroupReputation, topics.GroupSink, topics.GroupWebhooks}
+	adm := kadm.NewClient(cl)
+	defer adm.Close()
 	deadline := time.Now().Add(90 * time.Second)
 	calm, last := 0, ""
 	for calm < 2 {
@@ -147,10 +150,10 @@ func (w *analyticsWorld) quiesce(t *testing.T) {
 			t.Fatalf("not caught up after 90 s: %s", last)
 		}
 		var cursor, head int64
-		err := w.pg.QueryRow(ctx, `SELECT (SELECT seq FROM event_log_cursor), (SELECT coalesce(max(seq), 0) FROM event_log)`).Scan(&cursor, &head)
+		err := pg.QueryRow(ctx, `SELECT (SELECT seq FROM event_log_cursor), (SELECT coalesce(max(seq), 0) FROM event_log)`).Scan(&cursor, &head)
 		lag := int64(-1)
 		if err == nil {
-			if lags, lerr := w.adm.Lag(ctx, groups...); lerr == nil {
+			if lags, lerr := adm.Lag(ctx, groups...); lerr == nil {
 				lag = 0
 				for _, g := range groups {
 					l, ok := lags[g]

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/segmentio/ksuid"
 
 	"github.com/fintech/platform/e2e/harness"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/topics"
 )
 
 // fiatLoad is a set of funded users and the results of transfers between them.
@@ -262,4 +266,80 @@ func TestFiatCrashRecovery(t *testing.T) {
 	t.Logf("%d requests retried across the crash; %d transfers in flight at the kill settled after it",
 		l.retries.Load(), l.settledAfterRetry.Load())
 	l.check(t, total*8/10)
+	l.checkDerived(t)
+}
+
+// checkDerived checks what the settled transfers caused downstream once the
+// platform is quiet: each has exactly one ledger entry and the chain is
+// valid, and each earned wallet-active once for its sender and once for its
+// receiver (derived by the reputation applier from transfer.completed),
+// with every score the sum of its events. It fails when the derivation
+// skips a transfer, counts one twice, or credits the wrong user.
+func (l *fiatLoad) checkDerived(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	pg, err := pgxpool.New(ctx, l.p.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	waitQuiet(t, l.p, pg, topics.GroupFiat, topics.GroupLedger, topics.GroupReputation)
+
+	entries := map[string]int{}
+	rows, err := pg.Query(ctx, `SELECT source_id FROM ledger_entries WHERE kind = $1`, schemas.LedgerKindTransfer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var src string
+		if err := rows.Scan(&src); err != nil {
+			t.Fatal(err)
+		}
+		entries[src]++
+	}
+	rows.Close()
+	if len(entries) != len(l.results) {
+		t.Fatalf("%d transfer ledger entries for %d settled transfers", len(entries), len(l.results))
+	}
+	for id := range l.results {
+		if entries[id] != 1 {
+			t.Fatalf("transfer %s has %d ledger entries", id, entries[id])
+		}
+	}
+	if v := l.p.Get(t, "/api/ledger/chain/verify", "").JSON(t); v["valid"] != true {
+		t.Fatalf("chain after the crash: %v", v)
+	}
+
+	credited := map[string]string{} // source id -> user
+	rows, err = pg.Query(ctx, `SELECT source_id, user_id FROM reputation_events WHERE kind = $1`, schemas.RepKindWalletActive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var src, user string
+		if err := rows.Scan(&src, &user); err != nil {
+			t.Fatal(err)
+		}
+		if _, dup := credited[src]; dup {
+			t.Fatalf("wallet-active %s counted twice", src)
+		}
+		credited[src] = user
+	}
+	rows.Close()
+	if len(credited) != 2*len(l.results) {
+		t.Fatalf("%d wallet-active events for %d settled transfers, want two each", len(credited), len(l.results))
+	}
+	for id, r := range l.results {
+		if credited[id+":from"] != l.users[r.from].ID || credited[id+":to"] != l.users[r.to].ID {
+			t.Fatalf("transfer %s credited %q and %q, want %s and %s", id, credited[id+":from"], credited[id+":to"],
+				l.users[r.from].ID, l.users[r.to].ID)
+		}
+	}
+	var wrong int
+	if err := pg.QueryRow(ctx, `SELECT count(*) FROM reputation_scores s
+		LEFT JOIN (SELECT user_id, sum(weight) AS total, count(*) AS n FROM reputation_events GROUP BY user_id) e USING (user_id)
+		WHERE s.score <> coalesce(e.total, 0) OR s.event_count <> coalesce(e.n, 0)`).Scan(&wrong); err != nil || wrong != 0 {
+		t.Fatalf("%d scores differ from the sum of their events (%v)", wrong, err)
+	}
+	t.Logf("%d settled transfers: one ledger entry and two wallet-active events each", len(l.results))
 }

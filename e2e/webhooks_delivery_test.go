@@ -125,6 +125,11 @@ func TestWebhooksDelivery(t *testing.T) {
 		"WEBHOOK_RETRY_SCHEDULE": "0s,200ms,200ms,200ms,200ms",
 	}})
 	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	// A transfer.completed earns its actor a score.updated event too (the
+	// reputation applier derives it): the endpoints whose receivers script
+	// their answers take transfer.completed only, so that each attempt they
+	// count is the transfer's.
+	onlyTransfers := []string{"transfer.completed"}
 	transfer := func(actor string) string {
 		return produceEvent(t, p, topics.EventsFiat, "transfer.completed", actor, map[string]any{
 			"txId": "tx-" + actor, "fromWallet": "w-none", "toWallet": "w-none2", "amountKzt": 1000, "feeKzt": 1, "description": "e2e"})
@@ -170,7 +175,7 @@ func TestWebhooksDelivery(t *testing.T) {
 	t.Run("four failures, then the fifth attempt succeeds", func(t *testing.T) {
 		u := p.Register(t, "flaky")
 		rcv := newHookReceiver(t, 500, 502, 503, 404)
-		sub := subscribeWebhook(t, p, u, rcv.URL(), hookSecret, nil)
+		sub := subscribeWebhook(t, p, u, rcv.URL(), hookSecret, onlyTransfers)
 		ev := transfer(u.ID)
 		d := waitStatus(t, sub.ID, ev, "delivered")
 		if d.Attempts != 5 || *d.LastStatusCode != 200 {
@@ -193,7 +198,7 @@ func TestWebhooksDelivery(t *testing.T) {
 	t.Run("five failures dead-letter; rotation then admin retry delivers with the new secret", func(t *testing.T) {
 		u := p.Register(t, "dead")
 		rcv := newHookReceiver(t, 500, 500, 500, 500, 500)
-		sub := subscribeWebhook(t, p, u, rcv.URL(), hookSecret, nil)
+		sub := subscribeWebhook(t, p, u, rcv.URL(), hookSecret, onlyTransfers)
 		ev := transfer(u.ID)
 		d := waitStatus(t, sub.ID, ev, "dead_letter")
 		if d.Attempts != 5 || *d.LastStatusCode != 500 || d.NextAttemptAt != nil || d.LastError == nil {
@@ -247,7 +252,7 @@ func TestWebhooksDelivery(t *testing.T) {
 		u := p.Register(t, "restart")
 		rcv := newHookReceiver(t, 500) // first attempt fails, slowly
 		rcv.firstDelay = time.Second
-		sub := subscribeWebhook(t, p, u, rcv.URL(), hookSecret, nil)
+		sub := subscribeWebhook(t, p, u, rcv.URL(), hookSecret, onlyTransfers)
 		ev := transfer(u.ID)
 		select {
 		case <-rcv.notify:

@@ -27,6 +27,7 @@ func EventCatalog() []EventInfo {
 		{TypeDepositCompleted, "fiat", "top-up credited", DepositCompleted{}},
 		{TypeDepositNeedsReview, "fiat", "a paid deposit could not be credited and waits for a fiat admin", DepositReviewEvent{}},
 		{TypeDepositRefunded, "fiat", "a deposit kept for review was refunded to the payer", DepositReviewEvent{}},
+		{TypeWithdrawalCompleted, "fiat", "a withdrawal left the wallet", WithdrawalCompleted{}},
 		{TypeMerchantCharged, "fiat", "merchant charge by API key succeeded", MerchantCharged{}},
 		{TypeRefundCreated, "fiat", "a merchant refunded (part of) a charge or payment", RefundCreated{}},
 

@@ -16,6 +16,8 @@ var notEvents = map[string]bool{
 	TypeCharityDonate: true, TypeTradeTopUp: true, TypeTradeTransfer: true,
 	// Analytics change records (topics.Analytics*), never delivered.
 	TypeWebhookDeliveryUpdated: true,
+	// The carrier of bundled events, expanded before delivery.
+	TypeEventBundle: true,
 }
 
 // TestEventCatalogIsComplete fails when the registry knows a message type

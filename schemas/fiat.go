@@ -36,6 +36,9 @@ const (
 	TypeRequestPaid       = "request.paid"
 	TypeRequestExpired    = "request.expired"
 	TypeMerchantCharged   = "merchant.charge.success"
+	// TypeWithdrawalCompleted is emitted when a withdrawal leaves a wallet
+	// (POST /api/fiat/withdraw); it carries the destination's hint only.
+	TypeWithdrawalCompleted = "withdrawal.completed"
 	// TypeWalletCreated is emitted when a wallet row is inserted (a user's
 	// wallet, a recipient's made on demand, a campaign's), so the analytics
 	// copy can name a wallet's owner, currency and kind.
@@ -60,6 +63,8 @@ var fiatVersions = map[string]int{
 	TypeTransferFailed:    1,
 	TypeDepositCompleted:  1,
 	TypeWalletCreated:     1,
+
+	TypeWithdrawalCompleted: 1,
 
 	TypeFiatMerchantCharge: 1,
 	TypeFiatRequestPay:     1,
@@ -186,6 +191,16 @@ type DepositCompleted struct {
 	TransactionID string `json:"transactionId"`
 	Amount        int64  `json:"amount"`
 	Currency      string `json:"currency"`
+}
+
+// WithdrawalCompleted is the data of withdrawal.completed.
+type WithdrawalCompleted struct {
+	WithdrawalID    string `json:"withdrawalId"`
+	WalletID        string `json:"walletId"`
+	TransactionID   string `json:"transactionId"`
+	Amount          int64  `json:"amount"`
+	Currency        string `json:"currency"`
+	DestinationHint string `json:"destinationHint"`
 }
 
 // FiatMerchantCharge is the data of a TypeFiatMerchantCharge command. The

@@ -18,6 +18,7 @@ var moduleVersions = []map[string]int{
 	tradeVersions,
 	buildVersions,
 	webhookVersions,
+	bundleVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

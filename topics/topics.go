@@ -69,6 +69,12 @@ type Spec struct {
 	// request time out, and its retry gets the stored result. The embedded
 	// broker acknowledges volatile records without an fsync.
 	Volatile bool
+	// Bundled marks an events topic whose events are derived from every
+	// transfer (ledger entries, score updates): a consumer batch writes the
+	// events it emits to it as one schemas.TypeEventBundle record (a few, if
+	// large) keyed by the topic name, so they stay in one partition, in
+	// order. Readers expand the bundles (Expand).
+	Bundled bool
 }
 
 const week = 7 * 24 * 3600 * 1000
@@ -92,7 +98,8 @@ func All() []Spec {
 		{Name: AnalyticsWebhooks, Partitions: 6, RetentionMs: -1},
 	}
 	for _, t := range EventTopics() {
-		specs = append(specs, Spec{Name: t, Partitions: 6, RetentionMs: -1})
+		specs = append(specs, Spec{Name: t, Partitions: 6, RetentionMs: -1,
+			Bundled: t == EventsLedger || t == EventsReputation})
 	}
 	for _, s := range specs[:] {
 		if s.Name == GatewayReplies {

@@ -12,13 +12,6 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// Reputation weights of the spec's table.
-const (
-	weightWalletActive  = 1
-	weightWalletDeposit = 2
-	weightWalletPayout  = 3
-)
-
 type set map[string]struct{}
 
 func (s set) add(v string) {
@@ -239,10 +232,4 @@ func (b *batch) emit(o *pipeline.Outcome, topic, typ, key, actor string, data an
 
 func (b *batch) ledger(o *pipeline.Outcome, entry schemas.LedgerAppend) {
 	b.emit(o, topics.LedgerAppend, schemas.TypeLedgerAppend, "", entry.ActorUserID, entry)
-}
-
-func (b *batch) reputation(o *pipeline.Outcome, userID, kind string, weight int64, sourceID string) {
-	b.emit(o, topics.ReputationCommands, schemas.TypeReputationEvent, userID, userID, schemas.ReputationEvent{
-		UserID: userID, Kind: kind, SourceModule: "fiat", Weight: weight, SourceID: sourceID,
-	})
 }

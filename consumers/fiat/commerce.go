@@ -184,8 +184,6 @@ func (p *requestPay) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindRequestPayment, SourceID: txID, ActorUserID: payer.UserID,
 		AmountCents: ptr(r.Amount), Currency: r.Currency,
 		Meta: map[string]any{"fromWallet": payer.ID, "toWallet": to.ID, "fee": fee, "requestId": r.ID}})
-	b.reputation(&o, payer.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":from")
-	b.reputation(&o, to.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":to")
 	return o
 }
 

@@ -122,7 +122,6 @@ func (b *batch) creditDeposit(d *store.Deposit, w *store.Wallet, actor string) p
 	b.ledger(&o, schemas.LedgerAppend{EntryID: ledgerID, Kind: schemas.LedgerKindDeposit, SourceID: txID,
 		ActorUserID: w.UserID, AmountCents: ptr(d.Amount), Currency: w.Currency,
 		Meta: map[string]any{"wallet": w.ID, "depositId": d.ID, "eventId": d.EventID}})
-	b.reputation(&o, w.UserID, schemas.RepKindWalletDeposit, weightWalletDeposit, txID)
 	return o
 }
 

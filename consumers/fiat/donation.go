@@ -2,7 +2,6 @@ package fiat
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,9 +10,6 @@ import (
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/topics"
 )
-
-// weightCharityDonor is the donor's reputation per donation (spec: Events).
-const weightCharityDonor = 4
 
 // donation debits the donor's own active KZT wallet by the amount (no fee;
 // the pre-KYC caps of a transfer apply and the amount counts toward the
@@ -119,20 +115,5 @@ func (d *donation) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		SourceID: d.DonationID, ActorUserID: actor, AmountCents: ptr(d.AmountKzt), Currency: "KZT",
 		Meta: map[string]any{"campaignId": d.CampaignID, "donationId": d.DonationID, "transactionId": txID,
 			"anonymous": d.Anonymous}})
-	// Reputation only from DonationReputationMinKzt, and once per donor,
-	// campaign and UTC day (the source id: the reputation consumer applies
-	// a repeated one once), so that many small donations, or many accounts,
-	// cannot buy reputation cheaply.
-	if d.AmountKzt >= schemas.DonationReputationMinKzt {
-		b.emit(&o, topics.ReputationCommands, schemas.TypeReputationEvent, d.DonorUserID, d.DonorUserID,
-			schemas.ReputationEvent{UserID: d.DonorUserID, Kind: schemas.RepKindCharityDonor, SourceModule: "charity",
-				Weight: weightCharityDonor, SourceID: donorReputationSource(d.CampaignID, b.now)})
-	}
 	return o
-}
-
-// donorReputationSource names the donor's charity-donor event of a
-// campaign and day.
-func donorReputationSource(campaignID string, now time.Time) string {
-	return "donation:" + campaignID + ":" + now.UTC().Format(time.DateOnly)
 }

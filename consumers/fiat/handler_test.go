@@ -120,8 +120,10 @@ func TestApplyBatch(t *testing.T) {
 	if err := json.Unmarshal(outs[0].Body, &first); err != nil || first.FeeKzt != 5 || first.FromBalanceKzt != 4_995 || first.ToBalanceKzt != 5_000 {
 		t.Fatalf("first result = %s", outs[0].Body)
 	}
-	if len(outs[0].Emit) != 4 {
-		t.Fatalf("a transfer emits event, ledger entry and two reputation events; got %d", len(outs[0].Emit))
+	// Reputation is derived from the event by the reputation applier: a
+	// transfer emits two records, not four.
+	if len(outs[0].Emit) != 2 {
+		t.Fatalf("a transfer emits its event and its ledger entry; got %d", len(outs[0].Emit))
 	}
 	var data map[string]any
 	ev := outs[0].Emit[0]
@@ -138,8 +140,6 @@ func TestApplyBatch(t *testing.T) {
 	}
 	wantEmits := []struct{ topic, typ, key string }{
 		{topics.LedgerAppend, schemas.TypeLedgerAppend, ""},
-		{topics.ReputationCommands, schemas.TypeReputationEvent, "ua"},
-		{topics.ReputationCommands, schemas.TypeReputationEvent, "ub"},
 	}
 	for i, w := range wantEmits {
 		e := outs[0].Emit[i+1]
@@ -151,9 +151,8 @@ func TestApplyBatch(t *testing.T) {
 	if err != nil || led.Kind != schemas.LedgerKindTransfer || led.SourceID != first.TransactionID || *led.AmountCents != 5_000 {
 		t.Fatalf("ledger entry = %+v %v", led, err)
 	}
-	rep, err := schemas.DataAs[schemas.ReputationEvent](outs[0].Emit[2].Env)
-	if err != nil || rep.Kind != schemas.RepKindWalletActive || rep.Weight != 1 || rep.UserID != "ua" || rep.SourceModule != "fiat" {
-		t.Fatalf("reputation event = %+v %v", rep, err)
+	if ev.Env.ActorUserID != "ua" {
+		t.Fatalf("transfer.completed actor = %q: the sender's reputation is derived from it", ev.Env.ActorUserID)
 	}
 	if len(outs[2].Emit) != 1 || outs[2].Emit[0].Env.Type != schemas.TypeTransferFailed {
 		t.Fatalf("a rejected transfer emits transfer.failed; got %+v", outs[2].Emit)

@@ -6,6 +6,7 @@ import (
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
+	"github.com/fintech/platform/topics"
 )
 
 // withdraw debits the user's own wallet for an off-platform payment.
@@ -39,7 +40,8 @@ func (wd *withdraw) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		Status: "completed", CreatedAt: b.now})
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindWithdrawal, SourceID: txID, ActorUserID: w.UserID,
 		AmountCents: ptr(wd.Amount), Currency: w.Currency, Meta: map[string]any{"wallet": w.ID, "withdrawalId": wdID}})
-	b.reputation(&o, w.UserID, schemas.RepKindWalletPayout, weightWalletPayout, txID)
+	b.emit(&o, topics.EventsFiat, schemas.TypeWithdrawalCompleted, w.ID, w.UserID, schemas.WithdrawalCompleted{
+		WithdrawalID: wdID, WalletID: w.ID, TransactionID: txID, Amount: wd.Amount, Currency: w.Currency, DestinationHint: hint})
 	return o
 }
 

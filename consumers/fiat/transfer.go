@@ -76,8 +76,6 @@ func (t *transfer) decide(b *batch, env schemas.Envelope) pipeline.Outcome {
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindTransfer, SourceID: txID, ActorUserID: from.UserID,
 		AmountCents: ptr(t.Amount), Currency: from.Currency,
 		Meta: map[string]any{"fromWallet": from.ID, "toWallet": to.ID, "fee": fee}})
-	b.reputation(&o, from.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":from")
-	b.reputation(&o, to.UserID, schemas.RepKindWalletActive, weightWalletActive, txID+":to")
 	o.SelfRecorded = true // the transaction row is the record
 	return o
 }

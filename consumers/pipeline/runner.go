@@ -87,6 +87,8 @@ type Runner struct {
 	client  *kgo.Client
 	// lookup is the batch's one "applied before?" statement.
 	lookup string
+	// bundled are the topics whose emitted events are written as bundles.
+	bundled map[string]bool
 }
 
 // NewRunner joins the consumer group. Offsets are marked by Run only after
@@ -122,7 +124,8 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 		recorded = rec.RecordedSQL()
 	}
 	return &Runner{cfg: cfg, pool: pool, handler: handler, metrics: metrics,
-		log: log.With("group", cfg.Group), client: client, lookup: pipeline.LookupAppliedSQL(recorded)}, nil
+		log: log.With("group", cfg.Group), client: client, lookup: pipeline.LookupAppliedSQL(recorded),
+		bundled: topics.BundledTopics()}, nil
 }
 
 // Run consumes until ctx is cancelled. A batch in progress when ctx is
@@ -353,7 +356,7 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command) ([]*kgo.Record,
 		if err != nil {
 			return nil, fmt.Errorf("apply %d commands: %w", len(s.fresh), err)
 		}
-		processed, outbox, err := s.record(outcomes)
+		processed, outbox, err := s.record(outcomes, r.bundled)
 		if err != nil {
 			return nil, err
 		}
@@ -417,7 +420,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		if err != nil {
 			return nil, true, fmt.Errorf("apply %d commands: %w", len(s.fresh), err)
 		}
-		processed, outbox, err := s.record(outcomes)
+		processed, outbox, err := s.record(outcomes, r.bundled)
 		if err != nil {
 			return nil, true, err
 		}
@@ -491,13 +494,16 @@ func sortOut(cmds []Command, seen map[string]pipeline.Processed) *sorted {
 }
 
 // record takes the outcomes of the fresh commands: their results, their
-// processed rows and their event log rows.
-func (s *sorted) record(outcomes []Outcome) ([]pipeline.Processed, []pipeline.OutboxRow, error) {
+// processed rows and their event log rows. The events emitted to a bundled
+// topic are written as few bundle rows after the others.
+func (s *sorted) record(outcomes []Outcome, bundled map[string]bool) ([]pipeline.Processed, []pipeline.OutboxRow, error) {
 	if len(outcomes) != len(s.fresh) {
 		return nil, nil, fmt.Errorf("handler returned %d outcomes for %d commands", len(outcomes), len(s.fresh))
 	}
 	processed := make([]pipeline.Processed, 0, len(s.fresh))
 	var outbox []pipeline.OutboxRow
+	var toBundle map[string][]schemas.Envelope
+	var bundleOrder []string
 	for k, c := range s.fresh {
 		o := outcomes[k]
 		if !o.SelfRecorded && (!o.Unrecorded || c.Env.ReplyTo != "") {
@@ -506,7 +512,30 @@ func (s *sorted) record(outcomes []Outcome) ([]pipeline.Processed, []pipeline.Ou
 		}
 		s.results[s.freshIdx[k]] = schemas.Reply{CommandID: c.Env.ID, Status: o.Status, Body: o.Body}
 		for _, e := range o.Emit {
+			if bundled[e.Topic] {
+				if toBundle == nil {
+					toBundle = map[string][]schemas.Envelope{}
+				}
+				if _, ok := toBundle[e.Topic]; !ok {
+					bundleOrder = append(bundleOrder, e.Topic)
+				}
+				toBundle[e.Topic] = append(toBundle[e.Topic], e.Env)
+				continue
+			}
 			row, err := pipeline.EventRow(e.Topic, e.Env)
+			if err != nil {
+				return nil, nil, err
+			}
+			outbox = append(outbox, row)
+		}
+	}
+	for _, topic := range bundleOrder {
+		bundles, err := topics.Bundles(topic, toBundle[topic], time.Now())
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, b := range bundles {
+			row, err := pipeline.EventRow(topic, b)
 			if err != nil {
 				return nil, nil, err
 			}

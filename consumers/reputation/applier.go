@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/reputation"
 	"github.com/fintech/platform/topics"
 )
@@ -23,40 +25,57 @@ import (
 // Result is the answer to an applied event: the contract's type.
 type Result = schemas.ReputationEventResult
 
-// Applier is the pipeline.Handler of the reputation-applier group.
+// Applier is the pipeline.Handler of the reputation-applier group. It
+// applies reputation commands and derives reputation from the events of
+// derivations() (derive.go).
 type Applier struct {
-	now func() time.Time
+	now     func() time.Time
+	derived map[string]derivation
+
+	mu     sync.Mutex
+	owners map[string]string // wallet -> user: a wallet never changes owner
 }
 
 var _ pipeline.Handler = (*Applier)(nil)
 
+// maxOwners bounds the wallet owner cache; it starts over when full.
+const maxOwners = 100_000
+
 // NewApplier builds the applier.
-func NewApplier(now func() time.Time) *Applier { return &Applier{now: now} }
+func NewApplier(now func() time.Time) *Applier {
+	return &Applier{now: now, derived: derivations(), owners: map[string]string{}}
+}
 
 type cmd struct {
 	ev   schemas.ReputationEvent
 	meta []byte
 }
 
-// Apply applies the batch in order. An event whose (user, kind, sourceId)
+// item is one reputation event to apply and the record (index) it came from.
+type item struct {
+	cmd
+	idx     int
+	derived bool
+}
+
+// Apply applies the batch in order. A command whose (user, kind, sourceId)
 // was applied before, in the table or earlier in the batch, is answered 200
 // with the original result and changes nothing; an unknown user is 404
-// user_not_found.
+// user_not_found. An event record of another module is answered 200 with
+// no body: what it earns (possibly nothing) is applied with the same
+// once-per-source rule, and its score updates are emitted with it.
 func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
 	outcomes := make([]pipeline.Outcome, len(cmds))
-	parsed := make([]*cmd, len(cmds))
+	items, err := a.items(ctx, tx, cmds, outcomes)
+	if err != nil {
+		return nil, err
+	}
 	var users []string
 	var keys []reputation.SourceKey
-	for i, c := range cmds {
-		p, rej := decode(c.Env)
-		if rej != nil {
-			outcomes[i] = *rej
-			continue
-		}
-		parsed[i] = p
-		users = append(users, p.ev.UserID)
-		if p.ev.SourceID != "" {
-			keys = append(keys, reputation.SourceKey{UserID: p.ev.UserID, Kind: p.ev.Kind, SourceID: p.ev.SourceID})
+	for _, it := range items {
+		users = append(users, it.ev.UserID)
+		if it.ev.SourceID != "" {
+			keys = append(keys, reputation.SourceKey{UserID: it.ev.UserID, Kind: it.ev.Kind, SourceID: it.ev.SourceID})
 		}
 	}
 	if len(users) == 0 {
@@ -83,22 +102,23 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 	now := a.now().UTC().Truncate(time.Microsecond)
 	touched := map[string]bool{}
 	var events []reputation.Event
-	for i, p := range parsed {
-		if p == nil {
-			continue
-		}
-		ev := p.ev
+	for _, it := range items {
+		ev := it.ev
 		if !exists[ev.UserID] {
-			outcomes[i] = pipeline.Reject(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id", nil)
+			if !it.derived {
+				outcomes[it.idx] = pipeline.Reject(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id", nil)
+			}
 			continue
 		}
 		key := reputation.SourceKey{UserID: ev.UserID, Kind: ev.Kind, SourceID: ev.SourceID}
 		if ev.SourceID != "" {
 			if prev, ok := applied[key]; ok {
-				r := resultOf(prev)
-				r.Idempotent = true
-				outcomes[i] = pipeline.JSON(http.StatusOK, r)
-				outcomes[i].Unrecorded = true
+				if !it.derived {
+					r := resultOf(prev)
+					r.Idempotent = true
+					outcomes[it.idx] = pipeline.JSON(http.StatusOK, r)
+					outcomes[it.idx].Unrecorded = true
+				}
 				continue
 			}
 		}
@@ -114,7 +134,7 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		scores[ev.UserID] = sc
 		touched[ev.UserID] = true
 		e := reputation.Event{ID: schemas.NewID(), UserID: ev.UserID, Kind: ev.Kind, SourceModule: ev.SourceModule,
-			Weight: ev.Weight, SourceID: ev.SourceID, Meta: p.meta, ScoreAfter: sc.Score,
+			Weight: ev.Weight, SourceID: ev.SourceID, Meta: it.meta, ScoreAfter: sc.Score,
 			RankBefore: beforeRank, RankAfter: sc.Rank, Seq: sc.EventCount, CreatedAt: now}
 		events = append(events, e)
 		if ev.SourceID != "" {
@@ -122,16 +142,20 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		}
 		r := resultOf(e)
 		r.PreviousScore = before
-		o := pipeline.JSON(http.StatusCreated, r)
 		emits, err := emissions(e, before, r.Promoted, now)
 		if err != nil {
 			return nil, err
 		}
+		if it.derived {
+			outcomes[it.idx].Emit = append(outcomes[it.idx].Emit, emits...)
+			continue
+		}
+		o := pipeline.JSON(http.StatusCreated, r)
 		o.Emit = emits
 		// With a source, the unique (user, kind, source) answers a
 		// redelivery: no processed-command row is needed.
 		o.Unrecorded = ev.SourceID != ""
-		outcomes[i] = o
+		outcomes[it.idx] = o
 	}
 	if len(events) == 0 {
 		return outcomes, nil
@@ -148,6 +172,90 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		return nil, err
 	}
 	return outcomes, nil
+}
+
+// items reads the batch into the reputation events to apply, in record
+// order: a command's own, or what an event record earns by its derivation.
+// Rejected commands get their outcome here; an event record is answered
+// 200 and never recorded (nobody waits for it, and its derived events are
+// applied once by their sources).
+func (a *Applier) items(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command, outcomes []pipeline.Outcome) ([]item, error) {
+	var items []item
+	var derivedFrom []int
+	var wallets []string
+	for i, c := range cmds {
+		if c.Topic == "" || c.Topic == topics.ReputationCommands {
+			p, rej := decode(c.Env)
+			if rej != nil {
+				outcomes[i] = *rej
+				continue
+			}
+			items = append(items, item{cmd: *p, idx: i})
+			continue
+		}
+		outcomes[i] = pipeline.Outcome{Status: http.StatusOK, Unrecorded: true}
+		d, ok := a.derived[c.Env.Type]
+		if !ok || d.topic != c.Topic {
+			continue
+		}
+		ws, err := d.wallets(c.Env)
+		if err != nil {
+			continue // an event whose data does not read earns nothing
+		}
+		wallets = append(wallets, ws...)
+		derivedFrom = append(derivedFrom, i)
+	}
+	if len(derivedFrom) == 0 {
+		return items, nil
+	}
+	owner, err := a.ownersOf(ctx, tx, wallets)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range derivedFrom {
+		evs, err := a.derived[cmds[i].Env.Type].derive(cmds[i].Env, owner)
+		if err != nil {
+			continue
+		}
+		for _, ev := range evs {
+			items = append(items, item{cmd: cmd{ev: ev}, idx: i, derived: true})
+		}
+	}
+	// Commands and events interleave in record order, which is each
+	// topic's partition order; applying in record index order keeps it.
+	sort.SliceStable(items, func(x, y int) bool { return items[x].idx < items[y].idx })
+	return items, nil
+}
+
+// ownersOf resolves wallet owners, from the cache or in one query.
+func (a *Applier) ownersOf(ctx context.Context, q postgres.Querier, wallets []string) (func(string) string, error) {
+	owners := make(map[string]string, len(wallets))
+	var unknown []string
+	a.mu.Lock()
+	for _, w := range wallets {
+		if u, ok := a.owners[w]; ok {
+			owners[w] = u
+		} else if w != "" {
+			unknown = append(unknown, w)
+		}
+	}
+	a.mu.Unlock()
+	if len(unknown) > 0 {
+		found, err := reputation.WalletOwners(ctx, q, unknown)
+		if err != nil {
+			return nil, err
+		}
+		a.mu.Lock()
+		if len(a.owners)+len(found) > maxOwners {
+			a.owners = map[string]string{}
+		}
+		for w, u := range found {
+			a.owners[w] = u
+			owners[w] = u
+		}
+		a.mu.Unlock()
+	}
+	return func(w string) string { return owners[w] }, nil
 }
 
 func resultOf(e reputation.Event) Result {

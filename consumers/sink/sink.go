@@ -231,12 +231,17 @@ func (s *Sink) retry(ctx context.Context, what string, f func(context.Context) e
 // Convert maps records to analytics rows: every record to the events table,
 // ledger.entry_added also to ledger_entries, score.updated to
 // reputation_events, and the events that create or change a user, wallet,
-// campaign or proposal to its dimension table (dimensions.go). Records with the same event id in one batch are kept
-// once; unreadable records are skipped (they are not events).
+// campaign or proposal to its dimension table (dimensions.go). Bundles are
+// expanded into their events. Events with the same id in one batch are
+// kept once; unreadable records are skipped (they are not events).
 func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 	var out clickhouse.Rows
 	seen := make(map[string]bool, len(recs))
+	var expanded []*kgo.Record
 	for _, rec := range recs {
+		expanded = append(expanded, topics.Expand(rec)...)
+	}
+	for _, rec := range expanded {
 		env, err := schemas.Read(rec.Value)
 		if err != nil || env.ID == "" {
 			log.Warn("skipping unreadable event", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset)

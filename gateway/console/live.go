@@ -114,7 +114,11 @@ func (l *Live) run(ctx context.Context) {
 			// every second from here on is complete.
 			l.startedAt = l.now().Truncate(time.Second).Add(time.Second)
 		}
-		fetches.EachRecord(l.count)
+		fetches.EachRecord(func(rec *kgo.Record) {
+			for _, r := range topics.Expand(rec) {
+				l.count(r)
+			}
+		})
 		l.prune()
 		quiet := l.now().Sub(l.asked) > l.idle
 		l.mu.Unlock()

@@ -165,15 +165,17 @@ func (h *Hub) Run(ctx context.Context) error {
 				h.log.Warn("fetch error", "topic", topic, "partition", p, "err", err)
 			}
 		})
-		fetches.EachRecord(func(r *kgo.Record) {
-			id, typ := topics.Header(r, "id"), topics.Header(r, "type")
-			if id == "" || typ == "" {
-				var err error
-				if id, typ, err = h.format.Head(r); err != nil {
-					return
+		fetches.EachRecord(func(rec *kgo.Record) {
+			for _, r := range topics.Expand(rec) {
+				id, typ := topics.Header(r, "id"), topics.Header(r, "type")
+				if id == "" || typ == "" {
+					var err error
+					if id, typ, err = h.format.Head(r); err != nil {
+						continue
+					}
 				}
+				h.Publish(Message{ID: id, Type: typ, render: &lazyPayload{rec: r, at: h.now(), format: h.format}})
 			}
-			h.Publish(Message{ID: id, Type: typ, render: &lazyPayload{rec: r, at: h.now(), format: h.format}})
 		})
 	}
 }

@@ -50,6 +50,30 @@ func ExistingUsers(ctx context.Context, q postgres.Querier, ids []string) (map[s
 	return out, nil
 }
 
+// WalletOwners maps the fiat wallets among ids to their owners' user ids.
+func WalletOwners(ctx context.Context, q postgres.Querier, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT id, user_id FROM fiat_wallets WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("find wallet owners: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, user string
+		if err := rows.Scan(&id, &user); err != nil {
+			return nil, fmt.Errorf("scan wallet owner: %w", err)
+		}
+		out[id] = user
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find wallet owners: %w", err)
+	}
+	return out, nil
+}
+
 const lockScoresSQL = `SELECT user_id, score, rank, event_count, updated_at FROM reputation_scores
 WHERE user_id = ANY($1) ORDER BY user_id FOR UPDATE`
 
