@@ -15,38 +15,43 @@ import (
 // Trimming the embedded broker's log.
 //
 // kfake keeps every partition on disk in segment files and, in memory, an
-// index entry per record batch; when it starts it reads every segment file
-// whole, all partitions at once. With topics that keep records forever
-// (events.*, ledger.append) a restart after some history read all of it into
-// the heap at the same moment: the bench's platform peaked at 565 MB and
-// 673 MB after its first and second restarts (os.ReadFile under kfake's
+// index entry per record batch (about 100 bytes: a command is a batch of
+// its own); when it starts it reads every segment file whole, all
+// partitions at once. With topics that keep records forever (events.*,
+// ledger.append) a restart after some history read all of it into the heap
+// at the same moment: the bench's platform peaked at 565 MB and 673 MB after
+// its first and second restarts (os.ReadFile under kfake's
 // loadSegmentBatches: 591 MB allocated at one start), against 41 MB in use
 // once running.
 //
 // The embedded broker therefore keeps what a consumer may still read and
 // drops the rest with DeleteRecords, which moves a partition's log start
 // and deletes the segment files wholly below it; segments are small
-// (segmentBytes) so that a trim frees them soon and a start reads one small
-// file at a time per partition. A partition of a topic is trimmed up to
+// (segmentBytes) so that a trim frees them soon and a start reads small
+// files. A partition of a topic that consumer groups read is trimmed up to
+// the lowest offset committed on it by every group that reads the topic:
+// the groups whose members subscribe to it now, and every group with an
+// offset committed on any of its partitions; a reader with no offset on the
+// partition keeps all of it. An applied command goes too: its group's
+// offset is on disk before the commit is acknowledged, so no consumer reads
+// it again (one that lost its offsets would start from here, and the
+// applied-command ids outlive the records), while keeping a week of them
+// would grow the index by a batch per command for a week. A topic no group
+// reads is trimmed by its retention (topics.Spec.RetentionMs): the
+// gateway.replies older than an hour. Neither ever trims
 //
-//   - the lowest offset committed on it by every consumer group that reads
-//     the topic: the groups whose members subscribe to it now, and every
-//     group with an offset committed on any of its partitions; a reader with
-//     no offset on the partition keeps all of it;
-//   - for a topic with a retention (topics.Spec.RetentionMs > 0), also no
-//     further than its first record younger than the retention (commands
-//     stay a week for a consumer that re-reads them; gateway.replies, which
-//     no group reads, an hour);
-//   - never into its last keepTail records: group-less readers start near
-//     the end (the admin stream hub backfills 20 per partition, the gateway
-//     reads its replies from the end) or read a recent stretch from the start
-//     (the e2e tests find the events of a 600-donation campaign that way);
+//   - into a partition's last keepTail records: group-less readers start
+//     near the end (the admin stream hub backfills 20 per partition, the
+//     gateway reads its replies from the end) or read a recent stretch from
+//     the start (the e2e tests find the events of a 600-donation campaign
+//     that way);
+//   - a dead-letter topic (`platform dlq` lists and replays them), nor a
+//     topic no group reads that has no retention.
 //
-// and never a dead-letter topic (`platform dlq` lists and replays them) nor
-// a topic with no reader and no retention. Nothing is trimmed unless every
-// group of the platform (topics.Groups()) is Stable with members, whose
-// subscriptions then name exactly what each reads: a group that is down
-// might read a topic it has not committed on yet.
+// Nothing is trimmed unless every group of the platform (topics.Groups()) is
+// Stable with members, whose subscriptions then name exactly what each
+// reads: a group that is down might read a topic it has not committed on
+// yet.
 const (
 	// segmentBytes is the embedded broker's log.segment.bytes.
 	segmentBytes = 1 << 20
@@ -125,7 +130,7 @@ func (t *trimmer) once(ctx context.Context) (kadm.Offsets, error) {
 	// The first record younger than each retention, per retention.
 	young := map[int64]kadm.ListedOffsets{}
 	for _, s := range t.specs {
-		if s.RetentionMs <= 0 {
+		if s.RetentionMs <= 0 || len(readers[s.Name]) > 0 {
 			continue
 		}
 		if _, ok := young[s.RetentionMs]; ok {
@@ -168,7 +173,7 @@ func (t *trimmer) once(ctx context.Context) (kadm.Offsets, error) {
 				}
 				to = min(to, at)
 			}
-			if s.RetentionMs > 0 {
+			if len(groups) == 0 { // by retention alone
 				y, ok := young[s.RetentionMs].Lookup(s.Name, p)
 				if !ok || y.Err != nil || y.Offset < 0 {
 					continue

@@ -245,11 +245,12 @@ func TestTrimWaitsForEveryPlatformGroup(t *testing.T) {
 	}
 }
 
-// TestTrimHonoursRetentionAndDLQs: a command topic keeps its records for
-// its retention even when every reader committed past them; a topic no
-// group reads (gateway.replies) is trimmed by its retention alone; a DLQ and
-// a topic kept forever that no group reads are never trimmed.
-func TestTrimHonoursRetentionAndDLQs(t *testing.T) {
+// TestTrimByReadersThenRetention: a topic that groups read keeps what
+// they have not committed however old it is, and loses what they have
+// (applied commands too); a topic no group reads (gateway.replies) is
+// trimmed by its retention alone; a DLQ and a topic kept forever that no
+// group reads are never trimmed.
+func TestTrimByReadersThenRetention(t *testing.T) {
 	e, err := Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -263,9 +264,10 @@ func TestTrimHonoursRetentionAndDLQs(t *testing.T) {
 	adm := kadm.NewClient(cl)
 	now := time.Now()
 	old := now.Add(-8 * 24 * time.Hour) // past the commands' week
-	produceTo(t, cl, topics.FiatCommands, 0, 30, 100, old)
-	produceTo(t, cl, topics.FiatCommands, 0, 20, 100, now)
-	commit(t, adm, "fiat", topics.FiatCommands, 0, 50)
+	produceTo(t, cl, topics.FiatCommands, 0, 50, 100, old)
+	commit(t, adm, "fiat", topics.FiatCommands, 0, 30)
+	produceTo(t, cl, topics.MaskCommands, 0, 50, 100, now)
+	commit(t, adm, "mask", topics.MaskCommands, 0, 40)
 	produceTo(t, cl, topics.GatewayReplies, 0, 30, 100, now.Add(-2*time.Hour))
 	produceTo(t, cl, topics.GatewayReplies, 0, 20, 100, now)
 	dlq := topics.DLQ(topics.FiatCommands)
@@ -281,7 +283,8 @@ func TestTrimHonoursRetentionAndDLQs(t *testing.T) {
 		topic string
 		want  int64
 	}{
-		{topics.FiatCommands, 30},   // committed at 50, but 30..49 are within the week
+		{topics.FiatCommands, 30},   // all past the week, 30..49 not applied yet
+		{topics.MaskCommands, 40},   // within the week, 0..39 applied
 		{topics.GatewayReplies, 30}, // no reader: the 30 older than an hour go
 		{dlq, 0},
 		{topics.EventsGov, 0},
