@@ -14,6 +14,7 @@ import (
 
 	"github.com/fintech/platform/e2e/harness"
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/topics"
 )
 
 // maskView is a mask as the API shows it.
@@ -119,10 +120,12 @@ func findRecord(t *testing.T, p *harness.Platform, topic string, timeout time.Du
 	for ctx.Err() == nil {
 		fetches := cl.PollFetches(ctx)
 		var found *schemas.Envelope
-		fetches.EachRecord(func(r *kgo.Record) {
-			var env schemas.Envelope
-			if found == nil && json.Unmarshal(r.Value, &env) == nil && match(env) {
-				found = &env
+		fetches.EachRecord(func(rec *kgo.Record) {
+			for _, r := range topics.Expand(rec) {
+				var env schemas.Envelope
+				if found == nil && json.Unmarshal(r.Value, &env) == nil && match(env) {
+					found = &env
+				}
 			}
 		})
 		if found != nil {

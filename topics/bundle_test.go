@@ -67,7 +67,7 @@ func TestBundlesExpandToTheirEvents(t *testing.T) {
 	if out := Expand(plain); len(out) != 1 || out[0] != plain {
 		t.Fatal("a plain record is not returned as is")
 	}
-	if b := BundledTopics(); !b[EventsLedger] || !b[EventsReputation] || b[EventsFiat] || len(b) != 2 {
+	if b := BundledTopics(); !b[EventsLedger] || !b[EventsReputation] || !b[LedgerAppend] || b[EventsFiat] || len(b) != 3 {
 		t.Fatalf("bundled topics %v", b)
 	}
 }

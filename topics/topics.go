@@ -69,11 +69,13 @@ type Spec struct {
 	// request time out, and its retry gets the stored result. The embedded
 	// broker acknowledges volatile records without an fsync.
 	Volatile bool
-	// Bundled marks an events topic whose events are derived from every
-	// transfer (ledger entries, score updates): a consumer batch writes the
-	// events it emits to it as one schemas.TypeEventBundle record (a few, if
-	// large) keyed by the topic name, so they stay in one partition, in
-	// order. Readers expand the bundles (Expand).
+	// Bundled marks a topic that every transfer writes to besides its own
+	// event (the ledger append and the ledger entry, the score updates): a
+	// consumer batch writes what it emits to it as one schemas.TypeEventBundle
+	// record (a few, if large) keyed by the topic name, so they stay in one
+	// partition, in order. Readers, the ledger appender's runner included,
+	// expand the bundles (Expand); the gateway's own commands to such a topic
+	// stay single records.
 	Bundled bool
 }
 
@@ -93,7 +95,7 @@ func All() []Spec {
 		{Name: MaskCommands, Partitions: 12, RetentionMs: week},
 		{Name: ReputationCommands, Partitions: 6, RetentionMs: week},
 		{Name: TradeCommands, Partitions: 6, RetentionMs: week},
-		{Name: LedgerAppend, Partitions: 1, RetentionMs: -1},
+		{Name: LedgerAppend, Partitions: 1, RetentionMs: -1, Bundled: true},
 		{Name: GatewayReplies, Partitions: 12, RetentionMs: 3600 * 1000, Volatile: true},
 		{Name: AnalyticsWebhooks, Partitions: 6, RetentionMs: -1},
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/fintech/platform/consumers/pipeline"
@@ -149,4 +150,72 @@ func TestEmissionsToBundledTopicsAreBundled(t *testing.T) {
 		t.Fatalf("%d bundles for %d commands", bundles, n)
 	}
 	t.Logf("%d commands: %d fiat rows, %d bundles carrying %d score updates", n, fiat, bundles, 3*n)
+}
+
+// TestRunnerAppliesBundledCommands: a bundle on a command topic (what a
+// batch emits to ledger.append) is applied command by command, each once,
+// also when the bundle is delivered again.
+func TestRunnerAppliesBundledCommands(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var envs []schemas.Envelope
+	for i, amount := range []int64{3, 5, 7} {
+		envs = append(envs, command(t, fmt.Sprintf("bundled-%d", i), amount).Env)
+	}
+	for i := range envs {
+		envs[i].ReplyTo = "" // emitted commands wait for no reply
+	}
+	bundle, err := schemas.Bundle(topics.FiatCommands, envs, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for range 2 { // delivered twice
+		rec, err := topics.Record(topics.FiatCommands, bundle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRunner(t, pool, brokers, nil)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	for total(t, pool) != 15 || processedOf(t, pool, "bundled-%") != 3 {
+		if ctx.Err() != nil {
+			t.Fatalf("total %d, %d processed rows: want 15 and 3", total(t, pool), processedOf(t, pool, "bundled-%"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Both copies are consumed (lag 0) and nothing more was applied.
+	for {
+		lag, err := topics.Lag(ctx, cl, "test-group", topics.FiatCommands)
+		if err == nil && lag == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("lag %d (%v)", lag, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := total(t, pool); got != 15 {
+		t.Fatalf("total %d after the bundle came twice, want 15", got)
+	}
+}
+
+func processedOf(t *testing.T, pool *pgxpool.Pool, like string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM processed_commands WHERE command_id LIKE $1`, like).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

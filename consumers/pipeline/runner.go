@@ -223,7 +223,11 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record) err
 	start := time.Now()
 	cmds := make([]Command, 0, len(recs))
 	var parked, refused []*kgo.Record
+	var expanded []*kgo.Record
 	for _, rec := range recs {
+		expanded = append(expanded, topics.Expand(rec)...)
+	}
+	for _, rec := range expanded {
 		env, err := schemas.Decode(rec.Value)
 		if err != nil {
 			r.log.Warn("parking unreadable record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)

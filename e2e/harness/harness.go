@@ -86,6 +86,9 @@ type Options struct {
 	// setting, not even the test process's own environment. Env still
 	// applies on top.
 	Production bool
+	// DatabaseURL is a database of the test's own, on a server it may crash
+	// (e2e/faults_test.go); by default a fresh database on the shared one.
+	DatabaseURL string
 }
 
 var (
@@ -175,7 +178,10 @@ var handedOut = struct {
 func Start(t TB, opts Options) *Platform {
 	t.Helper()
 	back := backingFor(t)
-	_, dbURL := pgtest.NewDB(t)
+	dbURL := opts.DatabaseURL
+	if dbURL == "" {
+		_, dbURL = pgtest.NewDB(t)
+	}
 	dropClickHouseDatabase(t, back.ClickHouseAddr, dbURL)
 	dataDir := t.TempDir()
 	httpPort := FreePort(t)
