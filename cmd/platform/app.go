@@ -141,6 +141,7 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 			a.close()
 			return nil, errors.New("KAFKA_BROKERS: required for this command (only `platform run` embeds a broker)")
 		}
+		limitEmbedded(os.Getenv)
 		e, err := broker.Start(cfg.DataDir, cfg.KafkaPort)
 		if err != nil {
 			a.close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 )
@@ -32,6 +33,31 @@ func TestTuneGC(t *testing.T) {
 			tuneGC(cfg, func(k string) string { return env[k] })
 			if got := debug.SetGCPercent(100); got != tt.want {
 				t.Fatalf("GC percent = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLimitEmbedded: `platform run` gets a soft memory limit unless
+// MEMORY_LIMIT (0 = none) or GOMEMLIMIT sets one.
+func TestLimitEmbedded(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(prev)
+	const none = int64(math.MaxInt64)
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want int64
+	}{
+		{"default", map[string]string{}, embeddedMemoryLimit},
+		{"MEMORY_LIMIT none", map[string]string{"MEMORY_LIMIT": "0"}, none},
+		{"GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "1GiB"}, none},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			debug.SetMemoryLimit(none)
+			limitEmbedded(func(k string) string { return tt.env[k] })
+			if got := debug.SetMemoryLimit(-1); got != tt.want {
+				t.Fatalf("memory limit %d, want %d", got, tt.want)
 			}
 		})
 	}

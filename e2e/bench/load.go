@@ -235,6 +235,7 @@ type results struct {
 	sutCPU           time.Duration // CPU the platform process used, load and drain
 	used             cost          // records, fsyncs, round trips, Postgres CPU (platform runs)
 	peakRSS          int64         // the platform process's peak resident set, bytes
+	startRSS         int64         // its peak when the load began (start-up, the broker's replay, setup)
 }
 
 func (r *results) throughput() float64 { return float64(r.ok) / r.elapsed.Seconds() }

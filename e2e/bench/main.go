@@ -226,6 +226,7 @@ func run(o options) int {
 			step(fmt.Sprintf("round %d/%d, %d clients: platform for %s, then drain to lag 0 (load %s)", r, o.rounds, n, o.duration, loadAvg()))
 			logMark := len(p.Logs())
 			used0 := meter.read(ctx)
+			rss0 := peakRSS(p.Pid())
 			gen0, sut0 := selfCPU(), procCPU(p.Pid())
 			label := fmt.Sprintf("r%dc%d", r, n)
 			prof.start(label, o.duration*2/3)
@@ -240,7 +241,7 @@ func run(o options) int {
 			res.drainTime = res.elapsed - res.loadTime
 			res.sutCPU = procCPU(p.Pid()) - sut0
 			res.used = meter.read(ctx).sub(used0)
-			res.peakRSS = peakRSS(p.Pid())
+			res.peakRSS, res.startRSS = peakRSS(p.Pid()), rss0
 			prof.wait(label)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "bench: drain:", err)
@@ -392,8 +393,8 @@ func printCost(r *results) {
 	if u.pgCPU > 0 {
 		pg = fmt.Sprintf("%.0f", cpuPer(u.pgCPU, r.ok))
 	}
-	fmt.Printf("  %-22s platform %.0f + Postgres %s µs/transfer; platform peak RSS %.0f MB\n",
-		"CPU per transfer", cpuPer(r.sutCPU, r.ok), pg, float64(r.peakRSS)/(1<<20))
+	fmt.Printf("  %-22s platform %.0f + Postgres %s µs/transfer; platform peak RSS %.0f MB (%.0f MB before the load: start-up, setup)\n",
+		"CPU per transfer", cpuPer(r.sutCPU, r.ok), pg, float64(r.peakRSS)/(1<<20), float64(r.startRSS)/(1<<20))
 }
 
 func orZero(x float64) float64 {

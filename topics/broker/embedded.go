@@ -1,10 +1,17 @@
 package broker
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/topics"
 )
@@ -14,6 +21,13 @@ import (
 type Embedded struct {
 	cluster *kfake.Cluster
 	commit  *groupCommit
+
+	// The trimmer (trim.go) and what stops it.
+	admin    *kgo.Client
+	stopTrim context.CancelFunc
+	trimDone sync.WaitGroup
+	trimMu   sync.Mutex
+	trimErr  error
 }
 
 // Start starts the broker on 127.0.0.1:port (0 picks a free port)
@@ -30,7 +44,7 @@ type Embedded struct {
 // waits for the next fsync round of the files it needs, shared by every
 // request waiting at that moment, outside the broker's request loop
 // (kfake.SyncWrites fsyncs every partition of every produce inside it, one at
-// a time).
+// a time). Records no consumer needs any more are dropped (trim.go).
 func Start(dataDir string, port int) (*Embedded, error) {
 	dir := filepath.Join(dataDir, "kafka")
 	volatile := map[string]bool{}
@@ -46,6 +60,7 @@ func Start(dataDir string, port int) (*Embedded, error) {
 		kfake.DataDir(dir),
 		kfake.ClusterID("platform-embedded"),
 		kfake.ListenFn(commit.listen),
+		kfake.BrokerConfigs(map[string]string{"log.segment.bytes": strconv.Itoa(segmentBytes)}),
 	}
 	byCount := map[int32][]string{}
 	for _, s := range topics.All() {
@@ -67,7 +82,41 @@ func Start(dataDir string, port int) (*Embedded, error) {
 		return "", false
 	}
 	commit.mu.Unlock()
-	return &Embedded{cluster: c, commit: commit}, nil
+	e := &Embedded{cluster: c, commit: commit}
+	admin, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("embedded kafka admin client: %w", err)
+	}
+	e.admin = admin
+	t := newTrimmer(kadm.NewClient(admin), topics.All(), topics.Groups(), keepTail, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	e.stopTrim = cancel
+	e.trimDone.Add(1)
+	go func() {
+		defer e.trimDone.Done()
+		t.run(ctx, trimEvery, e.trimFailed)
+	}()
+	return e, nil
+}
+
+// trimFailed keeps the last trim error other than a platform group not
+// running (TrimError).
+func (e *Embedded) trimFailed(err error) {
+	if errors.Is(err, errNotLive) {
+		return
+	}
+	e.trimMu.Lock()
+	e.trimErr = err
+	e.trimMu.Unlock()
+}
+
+// TrimError returns the last error of the round that trims records no
+// consumer needs (nil if none failed): a failed round drops nothing.
+func (e *Embedded) TrimError() error {
+	e.trimMu.Lock()
+	defer e.trimMu.Unlock()
+	return e.trimErr
 }
 
 // Addrs returns the broker's listen addresses.
@@ -83,6 +132,13 @@ func (e *Embedded) Fsyncs() int64 {
 
 // Close stops the broker and flushes its data to disk.
 func (e *Embedded) Close() {
+	if e.stopTrim != nil {
+		e.stopTrim()
+		e.trimDone.Wait()
+	}
+	if e.admin != nil {
+		e.admin.Close()
+	}
 	e.cluster.Close()
 	e.commit.close()
 }
