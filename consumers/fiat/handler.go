@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,6 +54,12 @@ type Handler struct {
 	log   *slog.Logger
 	decls []declaration
 	byTyp map[string]int // command type -> index in decls
+
+	// lastStamp is the stamp of the last command decided: a batch that
+	// overlapped the one before it (its Load ran first) still stamps its
+	// commands after that one's.
+	stampMu   sync.Mutex
+	lastStamp time.Time
 }
 
 var (
@@ -110,6 +117,20 @@ func (h *Handler) Load(cmds []pipeline.Command, reads *pgx.Batch) pipeline.Loade
 	return l
 }
 
+// stamps reserves n consecutive microsecond stamps from now, or from just
+// after the last one handed out when that is later, and returns the first.
+func (h *Handler) stamps(now time.Time, n int) time.Time {
+	h.stampMu.Lock()
+	defer h.stampMu.Unlock()
+	if !now.After(h.lastStamp) {
+		now = h.lastStamp.Add(time.Microsecond)
+	}
+	if n > 0 {
+		h.lastStamp = now.Add(time.Duration(n-1) * time.Microsecond)
+	}
+	return now
+}
+
 // decode reads a command with its type's declaration; a command that
 // cannot be read becomes one that answers 400 invalid_command.
 func (h *Handler) decode(env schemas.Envelope) command {
@@ -140,7 +161,7 @@ type loaded struct {
 func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, writes *pgx.Batch) ([]pipeline.Outcome, error) {
 	out := make([]pipeline.Outcome, len(fresh))
 	j := 0
-	base := l.b.now
+	base := l.b.h.stamps(l.b.now, len(fresh))
 	for i, c := range fresh {
 		for j < len(l.cmds) && l.cmds[j].id != c.Env.ID {
 			j++
