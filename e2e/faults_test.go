@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -81,72 +79,44 @@ func TestMixedLoadSurvivesPostgresCrashAndKill(t *testing.T) {
 	answered := map[string]int64{} // donation id -> amount
 	donorsPaid := map[string]bool{}
 	var donationRetries, tradeRetries atomic.Int64
+	client := &http.Client{Timeout: 20 * time.Second}
 	go func() {
 		defer wg.Done()
-		client := &http.Client{Timeout: 20 * time.Second}
-		var next atomic.Int64
-		var inner sync.WaitGroup
-		for range 6 {
-			inner.Add(1)
-			go func() {
-				defer inner.Done()
-				for {
-					i := next.Add(1) - 1
-					if i >= donations {
+		onWorkers(donations, 6, func(i int) {
+			gate(i, donations)
+			d := donors[i%len(donors)]
+			amount := schemas.DonationReputationMinKzt + int64(i)
+			body, _ := json.Marshal(map[string]any{"walletId": d.w, "amountKzt": amount})
+			key := fmt.Sprintf("fault-%s-%d", camp.ID, i)
+			for {
+				status, raw, err := postKeyed(client, p.BaseURL+"/api/charity/campaigns/"+camp.ID+"/donations", d.u.Token, key, body)
+				if err == nil && status == http.StatusCreated {
+					var res charityDonation
+					if json.Unmarshal(raw, &res) != nil || res.DonationID == "" {
+						t.Errorf("donation %d answered %s", i, raw)
 						return
 					}
-					gate(int(i), donations)
-					d := donors[i%int64(len(donors))]
-					amount := schemas.DonationReputationMinKzt + i
-					body, _ := json.Marshal(map[string]any{"walletId": d.w, "amountKzt": amount})
-					key := fmt.Sprintf("fault-%s-%d", camp.ID, i)
-					for {
-						status, raw, err := postJSON(client, p.BaseURL+"/api/charity/campaigns/"+camp.ID+"/donations", d.u.Token, key, body)
-						if err == nil && status == http.StatusCreated {
-							var res charityDonation
-							if json.Unmarshal(raw, &res) != nil || res.DonationID == "" {
-								t.Errorf("donation %d answered %s", i, raw)
-								break
-							}
-							donationMu.Lock()
-							answered[res.DonationID] = amount
-							donorsPaid[d.u.ID] = true
-							donationMu.Unlock()
-							break
-						}
-						if (err == nil && status < 500 && status != http.StatusTooManyRequests) || time.Now().After(deadline) {
-							t.Errorf("donation %d: %d %s %v", i, status, raw, err)
-							break
-						}
-						donationRetries.Add(1)
-						time.Sleep(100 * time.Millisecond)
-					}
+					donationMu.Lock()
+					answered[res.DonationID] = amount
+					donorsPaid[d.u.ID] = true
+					donationMu.Unlock()
+					return
 				}
-			}()
-		}
-		inner.Wait()
+				if (err == nil && status < 500 && status != http.StatusTooManyRequests) || time.Now().After(deadline) {
+					t.Errorf("donation %d: %d %s %v", i, status, raw, err)
+					return
+				}
+				donationRetries.Add(1)
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
 	}()
-
 	go func() {
 		defer wg.Done()
-		client := &http.Client{Timeout: 20 * time.Second}
-		var next atomic.Int64
-		var inner sync.WaitGroup
-		for range 6 {
-			inner.Add(1)
-			go func() {
-				defer inner.Done()
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= trades {
-						return
-					}
-					gate(i, trades)
-					trade.send(client, i, fmt.Sprintf("fault-trade-%d", i), deadline, func() { tradeRetries.Add(1) })
-				}
-			}()
-		}
-		inner.Wait()
+		onWorkers(trades, 6, func(i int) {
+			gate(i, trades)
+			trade.send(client, i, fmt.Sprintf("fault-trade-%d", i), deadline, func() { tradeRetries.Add(1) })
+		})
 	}()
 
 	<-crashAt
@@ -230,20 +200,19 @@ func keysOf[V any](m map[string]V) []string {
 	return out
 }
 
-// postJSON posts body with a bearer token and an Idempotency-Key.
-func postJSON(client *http.Client, url, token, key string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
+// onWorkers calls do(i) for every i below n, on workers goroutines, and
+// returns when all are done.
+func onWorkers(n, workers int, do func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				do(i)
+			}
+		}()
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, raw, err
+	wg.Wait()
 }
