@@ -142,7 +142,7 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 			return nil, errors.New("KAFKA_BROKERS: required for this command (only `platform run` embeds a broker)")
 		}
 		limitEmbedded(os.Getenv)
-		e, err := broker.Start(cfg.DataDir, cfg.KafkaPort)
+		e, err := broker.Start(cfg.DataDir, cfg.KafkaPort, broker.WithLogger(a.log.With("component", "embedded-kafka")))
 		if err != nil {
 			a.close()
 			return nil, fmt.Errorf("KAFKA_EMBEDDED_PORT: %w", err)

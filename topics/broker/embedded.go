@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -28,7 +29,16 @@ type Embedded struct {
 	trimDone sync.WaitGroup
 	trimMu   sync.Mutex
 	trimErr  error
+	log      *slog.Logger
 }
+
+// Option configures the embedded broker.
+type Option func(*Embedded)
+
+// WithLogger reports on log a trim round that failed (each new error once,
+// not every round): a failed round drops nothing, and the log keeps
+// growing until one succeeds.
+func WithLogger(log *slog.Logger) Option { return func(e *Embedded) { e.log = log } }
 
 // Start starts the broker on 127.0.0.1:port (0 picks a free port)
 // with its data under dataDir, seeded with every topic of All. Data written
@@ -45,7 +55,7 @@ type Embedded struct {
 // request waiting at that moment, outside the broker's request loop
 // (kfake.SyncWrites fsyncs every partition of every produce inside it, one at
 // a time). Records no consumer needs any more are dropped (trim.go).
-func Start(dataDir string, port int) (*Embedded, error) {
+func Start(dataDir string, port int, options ...Option) (*Embedded, error) {
 	dir := filepath.Join(dataDir, "kafka")
 	volatile := map[string]bool{}
 	for _, s := range topics.All() {
@@ -83,6 +93,9 @@ func Start(dataDir string, port int) (*Embedded, error) {
 	}
 	commit.mu.Unlock()
 	e := &Embedded{cluster: c, commit: commit}
+	for _, o := range options {
+		o(e)
+	}
 	admin, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
 	if err != nil {
 		e.Close()
@@ -107,8 +120,12 @@ func (e *Embedded) trimFailed(err error) {
 		return
 	}
 	e.trimMu.Lock()
+	repeated := e.trimErr != nil && e.trimErr.Error() == err.Error()
 	e.trimErr = err
 	e.trimMu.Unlock()
+	if e.log != nil && !repeated {
+		e.log.Warn("trimming the embedded broker's log failed; nothing was dropped this round", "err", err)
+	}
 }
 
 // TrimError returns the last error of the round that trims records no

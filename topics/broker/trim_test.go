@@ -1,8 +1,10 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -292,5 +294,24 @@ func TestTrimByReadersThenRetention(t *testing.T) {
 		if got := startOffset(t, adm, c.topic, 0); got != c.want {
 			t.Errorf("%s starts at %d, want %d", c.topic, got, c.want)
 		}
+	}
+}
+
+// TestTrimFailuresAreLoggedOnce: a failed trim round is reported on the
+// log, each new error once (a round runs every 5 s), and a platform group
+// that is not running yet is no failure.
+func TestTrimFailuresAreLoggedOnce(t *testing.T) {
+	var buf bytes.Buffer
+	e := &Embedded{}
+	WithLogger(slog.New(slog.NewTextHandler(&buf, nil)))(e)
+	e.trimFailed(errNotLive)
+	e.trimFailed(errors.New("list offsets: broker gone"))
+	e.trimFailed(errors.New("list offsets: broker gone"))
+	e.trimFailed(errors.New("delete records: timeout"))
+	if n := strings.Count(buf.String(), "trimming the embedded broker's log failed"); n != 2 {
+		t.Fatalf("%d warnings, want 2 (one per new error):\n%s", n, buf.String())
+	}
+	if err := e.TrimError(); err == nil || err.Error() != "delete records: timeout" {
+		t.Fatalf("TrimError = %v", err)
 	}
 }
