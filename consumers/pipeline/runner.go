@@ -141,8 +141,14 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 	r := &Runner{cfg: cfg, pool: pool, handler: handler, metrics: metrics,
 		log: log.With("group", cfg.Group), rebalance: make(chan struct{}, 1),
 		locks: make([]int64, cfg.Workers), last: make([]*turn, cfg.Workers)}
+	// The keys are this runner's own: they order its batches. Two processes
+	// of one group own different partitions and must not wait for each
+	// other (that would undo scaling out); a partition that moves between
+	// them does so only once its old owner has nothing in flight (Run allows
+	// a rebalance only then).
+	instance := schemas.NewID()
 	for w := range r.locks {
-		r.locks[w] = pipeline.OrderLockKey(cfg.Group, w, cfg.Workers)
+		r.locks[w] = pipeline.OrderLockKey(cfg.Group+"/"+instance, w, cfg.Workers)
 	}
 	client, err := topics.NewClient(cfg.Brokers,
 		kgo.ConsumerGroup(cfg.Group),

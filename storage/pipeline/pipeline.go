@@ -320,11 +320,11 @@ func QueueOrderLock(b *pgx.Batch, key int64) {
 
 const orderLockSQL = `SELECT pg_advisory_xact_lock($1)`
 
-// OrderLockKey is the advisory lock key of one consumer group's transactions
-// over one set of partitions (its worker); the same set gets the same key in
-// every process, so a rebalance that moves it keeps the order.
-func OrderLockKey(group string, worker, workers int) int64 {
+// OrderLockKey is the advisory lock key of one runner's transactions over
+// one set of partitions (its worker); owner names the runner (its group and
+// an instance id).
+func OrderLockKey(owner string, worker, workers int) int64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "consumer-order/%s/%d/%d", group, worker, workers)
+	fmt.Fprintf(h, "consumer-order/%s/%d/%d", owner, worker, workers)
 	return int64(h.Sum64())
 }
