@@ -59,6 +59,15 @@ func Expand(rec *kgo.Record) []*kgo.Record {
 	return out
 }
 
+// ExpandAll is Expand over a batch of records, in order.
+func ExpandAll(recs []*kgo.Record) []*kgo.Record {
+	out := make([]*kgo.Record, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, Expand(rec)...)
+	}
+	return out
+}
+
 // Bundles packs the events emitted to a bundled topic into bundle
 // envelopes keyed by the topic, in order, each carrying at most about
 // MaxBundleBytes of events (an event larger than that alone).

@@ -396,11 +396,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 	start := time.Now()
 	cmds := make([]Command, 0, len(recs))
 	var parked, refused []*kgo.Record
-	var expanded []*kgo.Record
-	for _, rec := range recs {
-		expanded = append(expanded, topics.Expand(rec)...)
-	}
-	for _, rec := range expanded {
+	for _, rec := range topics.ExpandAll(recs) {
 		env, err := schemas.Decode(rec.Value)
 		if err != nil {
 			r.log.Warn("parking unreadable record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)

@@ -237,11 +237,7 @@ func (s *Sink) retry(ctx context.Context, what string, f func(context.Context) e
 func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 	var out clickhouse.Rows
 	seen := make(map[string]bool, len(recs))
-	var expanded []*kgo.Record
-	for _, rec := range recs {
-		expanded = append(expanded, topics.Expand(rec)...)
-	}
-	for _, rec := range expanded {
+	for _, rec := range topics.ExpandAll(recs) {
 		env, err := schemas.Read(rec.Value)
 		if err != nil || env.ID == "" {
 			log.Warn("skipping unreadable event", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset)

@@ -108,15 +108,13 @@ func (d *Dispatcher) recordUntilDone(ctx, stop context.Context, recs []*kgo.Reco
 		return nil
 	}
 	events := make([]Event, 0, len(recs))
-	for _, rec := range recs {
-		for _, r := range topics.Expand(rec) {
-			ev, err := ParseRecord(r)
-			if err != nil {
-				d.log.Warn("skipping unreadable event", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
-				continue
-			}
-			events = append(events, ev)
+	for _, r := range topics.ExpandAll(recs) {
+		ev, err := ParseRecord(r)
+		if err != nil {
+			d.log.Warn("skipping unreadable event", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			continue
 		}
+		events = append(events, ev)
 	}
 	backoff := 50 * time.Millisecond
 	for {
