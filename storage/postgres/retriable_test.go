@@ -64,4 +64,3 @@ func TestTransientBySQLState(t *testing.T) {
 }
 
 func pgErr(code string) error { return &pgconn.PgError{Code: code, Message: "test"} }
-
