@@ -404,8 +404,9 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 	defer func() { at.own.finish(err != nil) }()
 	start := time.Now()
 	cmds := make([]Command, 0, len(recs))
-	var parked, refused []*kgo.Record
-	for _, rec := range topics.ExpandAll(recs) {
+	expanded, parked := r.expand(recs)
+	var refused []*kgo.Record
+	for _, rec := range expanded {
 		env, err := schemas.Decode(rec.Value)
 		if err != nil {
 			r.log.Warn("parking unreadable record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)
@@ -458,6 +459,21 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))
 	r.metrics.ApplySecs.WithLabelValues(r.cfg.Group).Observe(time.Since(start).Seconds())
 	return nil
+}
+
+// expand unpacks the bundles among recs (topics.ExpandChecked) and returns
+// the DLQ records of what did not read in them: a bundle whose event list
+// does not decode, or an event in one without an id, type and key, is
+// parked for an operator rather than lost without a trace.
+func (r *Runner) expand(recs []*kgo.Record) ([]*kgo.Record, []*kgo.Record) {
+	out, bad := topics.ExpandChecked(recs)
+	var parked []*kgo.Record
+	for _, u := range bad {
+		r.log.Warn("parking unreadable bundled record", "topic", u.Rec.Topic, "partition", u.Rec.Partition,
+			"offset", u.Rec.Offset, "err", u.Err)
+		parked = append(parked, dlqRecord(u.Rec, u.Err))
+	}
+	return out, parked
 }
 
 func (r *Runner) onReplySent(_ *kgo.Record, err error) {
