@@ -1,6 +1,7 @@
 package fiat
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -47,6 +48,10 @@ type batch struct {
 	limits   map[string]*store.Limits
 	deposits map[string]*store.Deposit
 	depToday map[string]int64
+	// day is the UTC day the reads were queued in; depNextDay are the
+	// deposits since the day after (see settle).
+	day        time.Time
+	depNextDay map[string]int64
 	payouts  map[string]*store.Payout
 	requests map[string]*store.PaymentRequest
 	auths    map[string]*store.Authorization
@@ -74,7 +79,7 @@ type batch struct {
 }
 
 func newBatch(h *Handler, now time.Time) *batch {
-	return &batch{h: h, now: now, month: schemas.MonthKey(now),
+	return &batch{h: h, now: now, month: schemas.MonthKey(now), day: schemas.DayStart(now), depNextDay: map[string]int64{},
 		want: wanted{wallets: set{}, limits: set{}, deposits: set{}, payouts: set{}, depositUsers: set{}, requests: set{},
 			auths: set{}, charges: map[store.ChargeKey]bool{}},
 		wallets: map[string]*store.Wallet{}, limits: map[string]*store.Limits{}, deposits: map[string]*store.Deposit{},
@@ -84,6 +89,27 @@ func newBatch(h *Handler, now time.Time) *batch {
 		credits: map[string]int64{}}
 }
 
+// errDayPassed makes the runner load a batch again (a transient error):
+// it waited more than a day between queueing its reads and deciding.
+var errDayPassed = errors.New("fiat batch: more than a day passed between its reads and its decision")
+
+// settle dates the batch at now, the clock read once its locks are held:
+// the month of the monthly cap and the day of the daily deposit cap are
+// those of the moment the batch decides, not of the moment it queued its
+// reads (an overlapped batch queues them while the one before commits, and
+// any batch may wait for its locks across midnight).
+func (b *batch) settle(now time.Time) error {
+	b.now, b.month = now, schemas.MonthKey(now)
+	switch day := schemas.DayStart(now); {
+	case day.Equal(b.day):
+	case day.Equal(b.day.AddDate(0, 0, 1)):
+		b.day, b.depToday = day, b.depNextDay
+	default:
+		return errDayPassed
+	}
+	return nil
+}
+
 // queueReads queues the batch's locks and reads: the shared tables in a
 // fixed order, each in id order, then the parts in declaration order.
 func (b *batch) queueReads(q *pgx.Batch) {
@@ -91,7 +117,7 @@ func (b *batch) queueReads(q *pgx.Batch) {
 	store.QueueLockLimits(q, b.want.limits.list(), b.limits)
 	store.QueueLockDeposits(q, b.want.deposits.list(), b.deposits)
 	store.QueueLockPayouts(q, b.want.payouts.list(), b.payouts)
-	store.QueueDepositedSince(q, b.want.depositUsers.list(), schemas.DayStart(b.now), b.depToday)
+	store.QueueDepositedSince(q, b.want.depositUsers.list(), b.day, b.depToday, b.depNextDay)
 	store.QueueLockRequests(q, b.want.requests.list(), b.requests)
 	store.QueueLockAuthorizations(q, b.want.auths.list(), b.auths)
 	keys := make([]store.ChargeKey, 0, len(b.want.charges))

@@ -161,7 +161,10 @@ type loaded struct {
 func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, writes *pgx.Batch) ([]pipeline.Outcome, error) {
 	out := make([]pipeline.Outcome, len(fresh))
 	j := 0
-	base := l.b.h.stamps(l.b.now, len(fresh))
+	base := l.b.h.stamps(l.b.h.now().UTC().Truncate(time.Microsecond), len(fresh))
+	if err := l.b.settle(base); err != nil {
+		return nil, err
+	}
 	for i, c := range fresh {
 		for j < len(l.cmds) && l.cmds[j].id != c.Env.ID {
 			j++

@@ -164,18 +164,32 @@ func QueueWriteMonthly(b *pgx.Batch, ls []*Limits) {
 }
 
 const depositedSinceSQL = `
-SELECT user_id, coalesce(sum(amount), 0)::bigint FROM fiat_deposits
+SELECT user_id, coalesce(sum(amount), 0)::bigint, coalesce(sum(amount) FILTER (WHERE created_at >= $3), 0)::bigint
+FROM fiat_deposits
 WHERE user_id = ANY($1) AND created_at >= $2 AND status <> 'failed'
 GROUP BY user_id`
 
 // QueueDepositedSince queues the sums of the deposits (pending or
-// completed) the users opened since t, by user.
-func QueueDepositedSince(b *pgx.Batch, userIDs []string, t time.Time, into map[string]int64) {
+// completed) the users opened since day, and since the day after, by user.
+// The reads of a batch are queued before its lock is granted, and the day
+// it is decided in is known only then: it is one of the two.
+func QueueDepositedSince(b *pgx.Batch, userIDs []string, day time.Time, sinceDay, sinceNext map[string]int64) {
 	if len(userIDs) == 0 {
 		return
 	}
-	b.Queue(depositedSinceSQL, userIDs, t).Query(func(rows pgx.Rows) error {
-		return sums(rows, "deposit sums", into)
+	b.Queue(depositedSinceSQL, userIDs, day, day.AddDate(0, 0, 1)).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id string
+			var all, next int64
+			if err := rows.Scan(&id, &all, &next); err != nil {
+				return fmt.Errorf("scan deposit sums: %w", err)
+			}
+			sinceDay[id], sinceNext[id] = all, next
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read deposit sums: %w", err)
+		}
+		return nil
 	})
 }
 
