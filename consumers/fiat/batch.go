@@ -52,11 +52,11 @@ type batch struct {
 	// deposits since the day after (see settle).
 	day        time.Time
 	depNextDay map[string]int64
-	payouts  map[string]*store.Payout
-	requests map[string]*store.PaymentRequest
-	auths    map[string]*store.Authorization
-	charges  map[store.ChargeKey]*store.Charge
-	parts    map[string]part
+	payouts    map[string]*store.Payout
+	requests   map[string]*store.PaymentRequest
+	auths      map[string]*store.Authorization
+	charges    map[store.ChargeKey]*store.Charge
+	parts      map[string]part
 
 	dirty, limDirty, reqDirty, authDirty map[string]bool
 	// credits are the credits of the batch to credit-only wallets (the
