@@ -48,15 +48,16 @@ type batch struct {
 	limits   map[string]*store.Limits
 	deposits map[string]*store.Deposit
 	depToday map[string]int64
+	payouts  map[string]*store.Payout
+	requests map[string]*store.PaymentRequest
+	auths    map[string]*store.Authorization
+	charges  map[store.ChargeKey]*store.Charge
+	parts    map[string]part
+
 	// day is the UTC day the reads were queued in; depNextDay are the
 	// deposits since the day after (see settle).
 	day        time.Time
 	depNextDay map[string]int64
-	payouts    map[string]*store.Payout
-	requests   map[string]*store.PaymentRequest
-	auths      map[string]*store.Authorization
-	charges    map[store.ChargeKey]*store.Charge
-	parts      map[string]part
 
 	dirty, limDirty, reqDirty, authDirty map[string]bool
 	// credits are the credits of the batch to credit-only wallets (the
