@@ -60,6 +60,11 @@ func runMain(args []string) int {
 		fmt.Printf("platform %s (release %s)\n", apiVersion, release)
 		return 0
 	}
+	if args[0] == "verify" {
+		// Checks a database against itself: DATABASE_URL only, no serving
+		// secrets.
+		return runVerify(args[1:], os.Getenv, os.Stdout)
+	}
 	if args[0] == "webhooks" {
 		// A client of a running platform: no server configuration.
 		return runWebhooks(args[1:])

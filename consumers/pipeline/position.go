@@ -22,10 +22,13 @@ import (
 // A group's position of record is in the database it applies to: every
 // batch's transaction also stores, per partition, the offset after its last
 // record (consumer_positions), and a partition assigned to the group starts
-// there, not at the Kafka group offset. The Kafka offset is still committed
-// after each batch, for tools and lag, but it can be ahead of the database:
-// after a restore to an earlier point it is, and starting from it would skip
-// every command the restored database has not applied.
+// there when the Kafka group offset is ahead of it. The Kafka offset is
+// still committed after each batch, for tools and lag, but it can be ahead
+// of the database: after a restore to an earlier point it is, and starting
+// from it would skip every command the restored database has not applied.
+// A Kafka offset behind the stored one (a crash after the commit, before
+// the offset commit) is kept: the records between are redelivered and
+// answered from processed_commands, so their waiting requests get replies.
 //
 // The upsert rides in a round trip the batch sends anyway (the lookup of a
 // plain handler, the writes of a Pipelined one): one statement more, no
@@ -221,7 +224,14 @@ func (r *Runner) adjustOffsets(ctx context.Context, assigned map[string]map[int3
 				g.From, g.To = end.Offset, next-1
 				g.Reason = fmt.Sprintf("were applied by the database but the topic ends at %d (the broker lost records or the topic was recreated)", end.Offset)
 			default:
-				ps[p] = kgo.NewOffset().At(next).WithEpoch(-1)
+				// Kafka's offset behind the stored one, or none (a crash
+				// between the commit and the offset commit), redelivers
+				// the records between, answered from processed_commands
+				// with their replies; ahead of it (a restore) would skip
+				// them.
+				if kafka := ps[p].EpochOffset().Offset; kafka > next {
+					ps[p] = kgo.NewOffset().At(next).WithEpoch(-1)
+				}
 				continue
 			}
 			if !r.cfg.AcceptGap {

@@ -207,4 +207,7 @@ func TestGapStopsTheGroupUntilAccepted(t *testing.T) {
 
 type testLog struct{ t *testing.T }
 
-func (l testLog) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
