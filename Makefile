@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc uplot
+.PHONY: all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc uplot backup restore-drill
 
 all: build
 
@@ -35,6 +35,21 @@ stack:
 
 status:
 	deploy/local/stack.sh status
+
+# A pgBackRest backup of the local stack's Postgres: make backup (full),
+# make backup TYPE=incr or TYPE=diff. `make status` shows the backups and
+# the WAL archive's lag.
+TYPE ?= full
+backup:
+	deploy/local/stack.sh backup $(TYPE)
+
+# The restore drills (e2e/restore_drill_test.go) with a private Postgres and
+# pgBackRest repository of their own: restore to a time T and to the latest
+# point after losing the data directory, each checked by `platform verify`;
+# RPO, RTO and database size printed. RESTORE_DRILL_ROUNDS sets the load.
+RESTORE_DRILL_ROUNDS ?= 3
+restore-drill: build
+	RESTORE_DRILL_ROUNDS=$(RESTORE_DRILL_ROUNDS) $(GO) test -count=1 -timeout 30m -v ./e2e -run 'TestRestoreDrill'
 
 # The local stack runs in development mode (the binary's default is
 # production): the embedded test processor, mail in the log and generated

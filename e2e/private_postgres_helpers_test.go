@@ -25,11 +25,21 @@ import (
 // root, the server runs as the postgres user, as the stack's does.
 type privatePostgres struct {
 	bin, dir string
-	port     int
-	asUser   string // "" when the test runs as an ordinary user
+	// root holds dir and whatever else the test keeps beside the server
+	// (a pgBackRest repository: backup_helpers_test.go).
+	root   string
+	port   int
+	asUser string // "" when the test runs as an ordinary user
 }
 
 func startPrivatePostgres(t *testing.T) *privatePostgres {
+	t.Helper()
+	return startPrivatePostgresWith(t, nil)
+}
+
+// startPrivatePostgresWith starts a private server whose postgresql.conf
+// also gets what conf returns for the server (its root and port are set).
+func startPrivatePostgresWith(t *testing.T, conf func(pg *privatePostgres) string) *privatePostgres {
 	t.Helper()
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(bins) == 0 {
@@ -45,6 +55,7 @@ func startPrivatePostgres(t *testing.T) *privatePostgres {
 	if err := os.Chmod(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	pg.root = root
 	pg.dir = filepath.Join(root, "data")
 	if err := os.Mkdir(pg.dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -68,13 +79,16 @@ func startPrivatePostgres(t *testing.T) *privatePostgres {
 	if out, err := pg.run("initdb", "-D", pg.dir, "--auth=trust", "-U", "postgres", "--encoding=UTF8", "--locale=C"); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	conf := fmt.Sprintf("\nlisten_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = ''\nmax_connections = 200\n"+
+	settings := fmt.Sprintf("\nlisten_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = ''\nmax_connections = 200\n"+
 		"shared_buffers = 128MB\nfsync = on\nsynchronous_commit = on\njit = off\nlogging_collector = off\n", pg.port)
 	f, err := os.OpenFile(filepath.Join(pg.dir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.WriteString(conf)
+	if conf != nil {
+		settings += conf(pg)
+	}
+	_, err = f.WriteString(settings)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

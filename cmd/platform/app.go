@@ -26,6 +26,7 @@ import (
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/storage/clickhouse"
 	identitystore "github.com/fintech/platform/storage/identity"
+	pipelinestore "github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/sealed"
 	"github.com/fintech/platform/topics"
@@ -60,6 +61,9 @@ type app struct {
 	ch       driver.Conn
 	// vault seals the personal and secret values kept at rest.
 	vault *sealed.Keyring
+	// acceptGap: the consumer groups skip records gone from their topics
+	// (--accept-gap, audited; consumers/pipeline/position.go).
+	acceptGap bool
 
 	bus     *commands.Bus
 	tokens  *auth.Tokens
@@ -142,7 +146,10 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 			return nil, errors.New("KAFKA_BROKERS: required for this command (only `platform run` embeds a broker)")
 		}
 		limitEmbedded(os.Getenv)
-		e, err := broker.Start(cfg.DataDir, cfg.KafkaPort, broker.WithLogger(a.log.With("component", "embedded-kafka")))
+		e, err := broker.Start(cfg.DataDir, cfg.KafkaPort, broker.WithLogger(a.log.With("component", "embedded-kafka")),
+			broker.WithFloor(func(ctx context.Context) (map[string]map[int32]int64, error) {
+				return pipelinestore.PositionFloor(ctx, pool)
+			}))
 		if err != nil {
 			a.close()
 			return nil, fmt.Errorf("KAFKA_EMBEDDED_PORT: %w", err)

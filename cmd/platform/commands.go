@@ -30,7 +30,8 @@ func parseFlags(name string, args []string, define func(fs *flag.FlagSet)) ([]st
 
 // cmdRun runs every part in one process until ctx is cancelled.
 func cmdRun(ctx context.Context, cfg Config, args []string) error {
-	if _, err := parseFlags("run", args, nil); err != nil {
+	var acceptGap bool
+	if _, err := parseFlags("run", args, gapFlag(&acceptGap)); err != nil {
 		return err
 	}
 	a, err := newApp(ctx, cfg, true)
@@ -38,6 +39,7 @@ func cmdRun(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	defer a.close()
+	a.acceptGap = acceptGap
 	if _, err := postgres.Migrate(ctx, a.pool); err != nil {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
@@ -84,7 +86,8 @@ func cmdGateway(ctx context.Context, cfg Config, args []string) error {
 
 // cmdConsume runs one consumer group (and its module's background loops).
 func cmdConsume(ctx context.Context, cfg Config, args []string) error {
-	rest, err := parseFlags("consume", args, nil)
+	var acceptGap bool
+	rest, err := parseFlags("consume", args, gapFlag(&acceptGap))
 	if err != nil {
 		return err
 	}
@@ -96,6 +99,7 @@ func cmdConsume(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	defer a.close()
+	a.acceptGap = acceptGap
 	mods, err := a.modules()
 	if err != nil {
 		return err
@@ -115,6 +119,16 @@ func cmdConsume(ctx context.Context, cfg Config, args []string) error {
 		}
 	}
 	return usageError{fmt.Sprintf("consume: unknown group %q; groups: %s", rest[0], strings.Join(moduleGroups(mods), ", "))}
+}
+
+// gapFlag defines --accept-gap: a consumer group whose next records are
+// gone from a partition (trimmed, past retention, or lost by the broker)
+// resumes at the partition's first record, recording the skip in
+// consumer_gap_accepts; without it the group stops naming the gap.
+func gapFlag(accept *bool) func(fs *flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		fs.BoolVar(accept, "accept-gap", false, "skip records gone from a topic (audited)")
+	}
 }
 
 // cmdRelay runs the outbox relay only.

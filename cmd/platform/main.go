@@ -26,9 +26,10 @@ const apiVersion = "1.0.0"
 const usage = `usage: platform <command> [args]
 
 commands:
-  run              gateway, every consumer group, relay, dispatcher and sink in one process
+  run [--accept-gap]  gateway, every consumer group, relay, dispatcher and sink in one process
   gateway          the HTTP gateway only (needs KAFKA_BROKERS)
-  consume <group>  one consumer group (needs KAFKA_BROKERS); groups: %s
+  consume [--accept-gap] <group>  one consumer group (needs KAFKA_BROKERS); groups: %s
+                   --accept-gap: a group whose next records are gone from a topic skips them (audited)
   relay            the outbox relay (needs KAFKA_BROKERS)
   migrate          apply the Postgres migrations
   topics           create missing topics and list them
@@ -39,6 +40,7 @@ commands:
                    mark an account's e-mail verified; refused for a self-registered one without the flag
   dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
   webhooks listen --forward-to URL  forward your events, signed, to a local URL
+  verify           check the database against itself (ledger chain, balances, reputation, positions)
   version          print the build
 `
 
@@ -57,6 +59,11 @@ func runMain(args []string) int {
 	if args[0] == "version" {
 		fmt.Printf("platform %s (release %s)\n", apiVersion, release)
 		return 0
+	}
+	if args[0] == "verify" {
+		// Checks a database against itself: DATABASE_URL only, no serving
+		// secrets.
+		return runVerify(args[1:], os.Getenv, os.Stdout)
 	}
 	if args[0] == "webhooks" {
 		// A client of a running platform: no server configuration.

@@ -56,7 +56,7 @@ func (a *app) fiatModule() (module, error) {
 				// concurrent smaller ones (fewer commits, WAL flushes and
 				// reply requests; measured in e2e/bench/README.md).
 				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands}, Workers: 1,
-					Brokers: a.brokers}, a.pool, h, a.metrics, a.log)
+					Brokers: a.brokers, AcceptGap: a.acceptGap}, a.pool, h, a.metrics, a.log)
 			},
 		},
 		background: []func() (runnable, error){

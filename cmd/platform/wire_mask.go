@@ -28,7 +28,7 @@ func (a *app) maskModule() (module, error) {
 					return nil, err
 				}
 				return cpipeline.NewRunner(cpipeline.Config{
-					Group: topics.GroupMask, Topics: []string{topics.MaskCommands}, Brokers: a.brokers, Workers: 4,
+					Group: topics.GroupMask, Topics: []string{topics.MaskCommands}, Brokers: a.brokers, AcceptGap: a.acceptGap, Workers: 4,
 				}, a.pool, h, a.metrics, a.log)
 			},
 		},

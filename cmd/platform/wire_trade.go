@@ -30,7 +30,7 @@ func (a *app) tradeModule() (module, error) {
 					return nil, err
 				}
 				return cpipeline.NewRunner(cpipeline.Config{
-					Group: topics.GroupTrade, Topics: []string{topics.TradeCommands}, Brokers: a.brokers, Workers: 3,
+					Group: topics.GroupTrade, Topics: []string{topics.TradeCommands}, Brokers: a.brokers, AcceptGap: a.acceptGap, Workers: 3,
 				}, a.pool, h, a.metrics, a.log)
 			},
 		},

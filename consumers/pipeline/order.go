@@ -86,6 +86,9 @@ type place struct {
 	lock   int64
 	before *turn // nil: no batch of this worker is in flight before this one
 	own    *turn // nil for the retries of a batch
+	// pos are the batch's positions when this transaction stores them
+	// (position.go); nil for the transactions of a split batch.
+	pos *batchPositions
 }
 
 // waitLocked waits until the batch before holds the lock, so that this

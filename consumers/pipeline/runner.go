@@ -55,6 +55,10 @@ type Config struct {
 	// worst moment: a non-nil error stops the runner without committing
 	// offsets.
 	AfterDBCommit func(ctx context.Context) error
+	// AcceptGap resumes a partition whose records from the stored position
+	// are gone at its first record, auditing the skip (position.go);
+	// without it the runner stops on such a partition.
+	AcceptGap bool
 }
 
 // Overlap is when a runner reads the next poll while a batch commits.
@@ -135,6 +139,9 @@ type Runner struct {
 	// it: Run then stops overlapping until it has.
 	rebalance       chan struct{}
 	rebalanceWanted atomic.Bool
+	// ready is closed once client is set; gaps stop Run (position.go).
+	ready chan struct{}
+	gaps  gaps
 }
 
 // NewRunner joins the consumer group. Offsets are marked by Run only after
@@ -148,7 +155,7 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 		return nil, errors.New("runner: nil dependency")
 	}
 	r := &Runner{cfg: cfg, pool: pool, handler: handler, metrics: metrics,
-		log: log.With("group", cfg.Group), rebalance: make(chan struct{}, 1),
+		log: log.With("group", cfg.Group), rebalance: make(chan struct{}, 1), ready: make(chan struct{}),
 		locks: make([]int64, cfg.Workers), last: make([]*turn, cfg.Workers)}
 	// The keys are this runner's own: they order its batches. Two processes
 	// of one group own different partitions and must not wait for each
@@ -171,6 +178,7 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { r.wantRebalance() }),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AdjustFetchOffsetsFn(r.adjustOffsets),
 		kgo.FetchMinBytes(cfg.MinBytes),
 		kgo.FetchMaxWait(cfg.MaxWait),
 		kgo.SessionTimeout(10*time.Second),
@@ -183,6 +191,7 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 		recorded = rec.RecordedSQL()
 	}
 	r.client, r.lookup, r.bundled = client, pipeline.LookupAppliedSQL(recorded), topics.BundledTopics()
+	close(r.ready)
 	return r, nil
 }
 
@@ -194,7 +203,7 @@ func (r *Runner) wantRebalance() {
 	}
 }
 
-// Run consumes until ctx is cancelled. A batch in progress when ctx is
+// consume consumes until ctx is cancelled. A batch in progress when ctx is
 // cancelled is finished and its offsets committed before Run returns; the
 // client then leaves the group.
 //
@@ -202,7 +211,7 @@ func (r *Runner) wantRebalance() {
 // applying it (Config.Overlap, order.go); it marks a poll's offsets only
 // after the one before it. It allows a rebalance only with nothing in
 // flight.
-func (r *Runner) Run(ctx context.Context) error {
+func (r *Runner) consume(ctx context.Context) error {
 	defer r.client.Close()
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -432,6 +441,10 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 		cmds = append(cmds, Command{Env: env, Topic: rec.Topic})
 	}
 
+	positions := positionsOf(recs)
+	if len(parked) == 0 {
+		at.pos = positions
+	}
 	replies := refused
 	if len(cmds) > 0 {
 		applied, stillParked, err := r.applyWithRetry(ctx, stop, cmds, parked, at)
@@ -446,6 +459,9 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 		}
 	}
 	if err := r.produceUntilDone(ctx, stop, parked); err != nil {
+		return err
+	}
+	if err := r.savePositions(ctx, stop, positions); err != nil {
 		return err
 	}
 	for _, p := range parked {
@@ -600,6 +616,7 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command, at place) ([]*k
 	pipeline.QueueOrderLock(lookup, at.lock)
 	seen := make(map[string]pipeline.Processed)
 	r.queueLookup(lookup, commandIDs(cmds), seen)
+	r.queuePositions(lookup, at)
 	if err := tx.SendBatch(ctx, lookup).Close(); err != nil {
 		return nil, fmt.Errorf("lock and look up batch: %w", err)
 	}
@@ -628,6 +645,7 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command, at place) ([]*k
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("commit batch: %w", err)
 	}
+	positionsCommitted(at)
 	return s.replies(cmds)
 }
 
@@ -690,6 +708,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		pipeline.QueueInsertProcessed(writes, processed)
 		pipeline.QueueInsertOutbox(writes, outbox)
 	}
+	r.queuePositions(writes, at)
 	writes.Queue("COMMIT")
 	if !at.mayCommit() {
 		return nil, true, errBeforeFailed
@@ -700,6 +719,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		return nil, true, fmt.Errorf("write and commit batch: %w", err)
 	}
 	committed = true
+	positionsCommitted(at)
 	replies, err = s.replies(cmds)
 	return replies, true, err
 }

@@ -6,6 +6,12 @@
 #   deploy/local/stack.sh down     stop both (idempotent)
 #   deploy/local/stack.sh status   say whether each is running
 #   deploy/local/stack.sh env      print export lines, for: eval "$(deploy/local/stack.sh env)"
+#   deploy/local/stack.sh backup [full|incr|diff]   a pgBackRest backup (default full)
+#   deploy/local/stack.sh backup-info                the backups and the WAL archive's lag
+#
+# PostgreSQL archives its WAL continuously with pgBackRest (stanza
+# "platform") into a repository under $DATA_DIR/backup; `up` creates the
+# stanza and a first full backup when the repository has none.
 #
 # Environment (all optional):
 #   DATA_DIR      default <repo>/.data (made absolute)
@@ -31,6 +37,11 @@ CH_HTTP_PORT="${CH_HTTP_PORT:-18123}"
 PG_DB="platform"
 
 PG_DIR="$DATA_DIR/postgres"            # may be a symlink, see pg_prepare_dir
+BACKUP_DIR="$DATA_DIR/backup"          # the pgBackRest repository; may be a symlink too
+STANZA="platform"
+# Seconds after which a WAL segment with any change is archived even when
+# not full: the most a restore to the latest point can lose.
+ARCHIVE_TIMEOUT="${ARCHIVE_TIMEOUT:-60}"
 CH_DIR="$DATA_DIR/clickhouse"
 CH_PID="$CH_DIR/clickhouse.pid"
 CH_CONFIG="$CH_DIR/config.xml"
@@ -149,6 +160,104 @@ pg_prepare_dir() {
   runuser -u postgres -- test -w "$real" || die "postgres user cannot write $real"
 }
 
+# The pgBackRest repository, like the cluster, must be reachable by the
+# postgres user (archive_command runs as it): under /var/lib/postgresql,
+# symlinked from $BACKUP_DIR, when DATA_DIR is not traversable for it.
+backup_dir() {
+  if [ -L "$BACKUP_DIR" ]; then readlink -f "$BACKUP_DIR"; else printf '%s\n' "$BACKUP_DIR"; fi
+}
+
+backup_prepare_dir() {
+  if [ ! -e "$BACKUP_DIR" ] && [ ! -L "$BACKUP_DIR" ]; then
+    if ! is_root || runuser -u postgres -- test -x "$DATA_DIR" 2>/dev/null; then
+      mkdir -p "$BACKUP_DIR"
+    else
+      local home hash alt
+      home="$(getent passwd postgres | cut -d: -f6)"
+      [ -n "$home" ] && [ -d "$home" ] || home=/var/lib/postgresql
+      hash="$(printf '%s' "$DATA_DIR" | sha256sum | cut -c1-12)"
+      alt="$home/platform-$hash-backup"
+      mkdir -p "$alt"
+      ln -s "$alt" "$BACKUP_DIR"
+    fi
+  fi
+  local real; real="$(backup_dir)"
+  mkdir -p "$real/repo" "$real/log" "$real/lock" "$real/spool"
+  if is_root; then chown -R postgres:postgres "$real"; fi
+  chmod 750 "$real"
+}
+
+pgbackrest_ensure_installed() {
+  command -v pgbackrest >/dev/null 2>&1 || apt_install pgbackrest
+}
+
+# pgbackrest_run ARGS...: pgBackRest on this stack's repository, as postgres.
+pgbackrest_run() {
+  as_pg pgbackrest --config="$(backup_dir)/pgbackrest.conf" --stanza="$STANZA" "$@"
+}
+
+# pg_sockdir DATA: the cluster's Unix socket directory: inside the data dir,
+# or /tmp when that path would exceed the 107-byte sun_path limit
+# (pgBackRest connects through the socket).
+pg_sockdir() {
+  if [ "$(( ${#1} + 20 ))" -gt 100 ]; then printf '/tmp\n'; else printf '%s\n' "$1"; fi
+}
+
+backup_write_conf() {
+  local d real sock
+  d="$(pg_data)"
+  real="$(backup_dir)"
+  sock="$(pg_sockdir "$d")"
+  as_pg tee "$real/pgbackrest.conf" >/dev/null <<EOF
+# Written by deploy/local/stack.sh on every 'up'; edits are overwritten.
+# Production: point repo1 at object storage instead (README "Backups and restore").
+[global]
+repo1-path=$real/repo
+repo1-retention-full=2
+log-path=$real/log
+lock-path=$real/lock
+spool-path=$real/spool
+log-level-console=warn
+log-level-file=info
+compress-type=lz4
+start-fast=y
+delta=y
+process-max=2
+
+[$STANZA]
+pg1-path=$d
+pg1-port=$PG_PORT
+pg1-socket-path=$sock
+pg1-user=postgres
+EOF
+}
+
+backup_up() {
+  local psql=("$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d "$PG_DB" -tA)
+  if [ "$("${psql[@]}" -c 'SHOW archive_mode')" != "on" ]; then
+    log "pgbackrest: WARNING: postgres was started before WAL archiving was configured; nothing is archived until it restarts (deploy/local/stack.sh down && up)"
+    return 0
+  fi
+  pgbackrest_run stanza-create >/dev/null || die "pgbackrest stanza-create failed (log under $(backup_dir)/log)"
+  pgbackrest_run check >/dev/null || die "pgbackrest check failed: WAL archiving does not work (log under $(backup_dir)/log)"
+  if ! pgbackrest_run info --output=json | grep -q '"label"'; then
+    log "pgbackrest: no backup yet: taking the first full backup"
+    pgbackrest_run --type=full backup || die "pgbackrest backup failed"
+  fi
+  log "pgbackrest: archiving to $(backup_dir)/repo (stanza $STANZA)"
+}
+
+backup_info() {
+  pgbackrest_run info
+  local psql=("$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d "$PG_DB" -tA)
+  "${psql[@]}" -c "SELECT 'archive: last archived ' || coalesce(last_archived_wal, 'none') ||
+      ' at ' || coalesce(to_char(last_archived_time, 'YYYY-MM-DD HH24:MI:SS TZ'), '-') ||
+      ', current ' || pg_walfile_name(pg_current_wal_lsn()) ||
+      ', lag ' || coalesce(round(extract(epoch FROM now() - last_archived_time))::text || ' s', '-') ||
+      ', failed ' || failed_count || coalesce(' (last ' || last_failed_wal || ')', '')
+    FROM pg_stat_archiver"
+}
+
 # pid of the running private postmaster, empty if none
 pg_running_pid() {
   local d pid
@@ -165,10 +274,8 @@ pg_running_pid() {
 pg_write_conf() {
   local d sockdir conf
   d="$(pg_data)"
-  # Unix socket inside the data dir, unless the path would exceed the
-  # 107-byte sun_path limit; then TCP only (pg_ctl -w does not need the socket).
-  sockdir="$d"
-  if [ "$(( ${#d} + 20 ))" -gt 100 ]; then sockdir=""; fi
+  # Unix socket inside the data dir (pg_sockdir).
+  sockdir="$(pg_sockdir "$d")"
   conf="$d/platform.conf"
   as_pg tee "$conf" >/dev/null <<EOF
 # Written by deploy/local/stack.sh on every 'up'; edits are overwritten.
@@ -184,8 +291,12 @@ effective_cache_size = 2GB
 fsync = on
 synchronous_commit = on
 full_page_writes = on
-wal_level = minimal
+# continuous WAL archiving with pgBackRest (README "Backups and restore")
+wal_level = replica
 max_wal_senders = 0
+archive_mode = on
+archive_command = 'pgbackrest --config=$(backup_dir)/pgbackrest.conf --stanza=$STANZA archive-push %p'
+archive_timeout = $ARCHIVE_TIMEOUT
 max_wal_size = 2GB
 checkpoint_timeout = 15min
 wal_compression = on
@@ -206,7 +317,10 @@ EOF
 
 pg_up() {
   pg_ensure_installed
+  pgbackrest_ensure_installed
   pg_prepare_dir
+  backup_prepare_dir
+  backup_write_conf
   local d; d="$(pg_data)"
   if [ ! -f "$d/PG_VERSION" ]; then
     log "postgres: initdb in $d ($PG_BIN)"
@@ -254,6 +368,7 @@ pg_up() {
     "${psql[@]}" -d postgres -c "CREATE DATABASE $PG_DB OWNER postgres"
   fi
   "${psql[@]}" -d "$PG_DB" -tAc 'SELECT 1' >/dev/null || die "cannot connect to database $PG_DB on port $PG_PORT"
+  backup_up
   log "postgres: ready"
 }
 
@@ -544,13 +659,31 @@ case "$cmd" in
     rc=0
     pg_status || rc=1
     ch_status || rc=1
+    if [ -e "$PG_DIR" ] && [ -n "$(pg_running_pid)" ] && [ -f "$(backup_dir)/pgbackrest.conf" ]; then
+      find_pg_bin
+      backup_info || rc=1
+    fi
     exit "$rc"
     ;;
   env)
     print_env
     ;;
+  backup)
+    type="${2:-full}"
+    case "$type" in full|incr|diff) ;; *) die "backup type '$type': full, incr or diff" ;; esac
+    [ -e "$PG_DIR" ] && [ -n "$(pg_running_pid)" ] || die "postgres is not running: deploy/local/stack.sh up"
+    find_pg_bin
+    log "pgbackrest: $type backup"
+    pgbackrest_run --type="$type" backup
+    backup_info
+    ;;
+  backup-info)
+    [ -e "$PG_DIR" ] && [ -n "$(pg_running_pid)" ] || die "postgres is not running: deploy/local/stack.sh up"
+    find_pg_bin
+    backup_info
+    ;;
   *)
-    echo "usage: $0 up|down|status|env|browser" >&2
+    echo "usage: $0 up|down|status|env|browser|backup [full|incr|diff]|backup-info" >&2
     exit 2
     ;;
 esac

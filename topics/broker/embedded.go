@@ -30,6 +30,7 @@ type Embedded struct {
 	trimMu   sync.Mutex
 	trimErr  error
 	log      *slog.Logger
+	floor    Floor
 }
 
 // Option configures the embedded broker.
@@ -39,6 +40,10 @@ type Option func(*Embedded)
 // not every round): a failed round drops nothing, and the log keeps
 // growing until one succeeds.
 func WithLogger(log *slog.Logger) Option { return func(e *Embedded) { e.log = log } }
+
+// WithFloor never trims a partition at or above the offset floor returns
+// for it (the positions the consumer groups stored in Postgres).
+func WithFloor(floor Floor) Option { return func(e *Embedded) { e.floor = floor } }
 
 // Start starts the broker on 127.0.0.1:port (0 picks a free port)
 // with its data under dataDir, seeded with every topic of All. Data written
@@ -103,6 +108,7 @@ func Start(dataDir string, port int, options ...Option) (*Embedded, error) {
 	}
 	e.admin = admin
 	t := newTrimmer(kadm.NewClient(admin), topics.All(), topics.Groups(), keepTail, time.Now)
+	t.floor = e.floor
 	ctx, cancel := context.WithCancel(context.Background())
 	e.stopTrim = cancel
 	e.trimDone.Add(1)

@@ -71,7 +71,17 @@ type trimmer struct {
 	live     []string
 	keepTail int64
 	now      func() time.Time
+	// floor, when set, returns per topic partition the lowest offset any
+	// consumer group stored as its position in Postgres
+	// (consumers/pipeline/position.go): nothing from there on is trimmed,
+	// so a database restored behind its groups' Kafka offsets can re-read
+	// what it had not applied. A round whose floor fails trims nothing.
+	floor Floor
 }
+
+// Floor returns, per topic and partition, the offset from which every
+// record must be kept.
+type Floor func(ctx context.Context) (map[string]map[int32]int64, error)
 
 func newTrimmer(adm *kadm.Client, specs []topics.Spec, live []string, keep int64, now func() time.Time) *trimmer {
 	var trimmable []topics.Spec
@@ -114,6 +124,12 @@ func (t *trimmer) once(ctx context.Context) (kadm.Offsets, error) {
 	readers, committed, err := t.readers(ctx)
 	if err != nil {
 		return nil, err
+	}
+	var floor map[string]map[int32]int64
+	if t.floor != nil {
+		if floor, err = t.floor(ctx); err != nil {
+			return nil, fmt.Errorf("trim floor: %w", err)
+		}
 	}
 	names := make([]string, 0, len(t.specs))
 	for _, s := range t.specs {
@@ -179,6 +195,9 @@ func (t *trimmer) once(ctx context.Context) (kadm.Offsets, error) {
 					continue
 				}
 				to = min(to, y.Offset)
+			}
+			if f, ok := floor[s.Name][p]; ok {
+				to = min(to, f)
 			}
 			if to > start.Offset {
 				trim.Add(kadm.Offset{Topic: s.Name, Partition: p, At: to, LeaderEpoch: -1})

@@ -315,3 +315,49 @@ func TestTrimFailuresAreLoggedOnce(t *testing.T) {
 		t.Fatalf("TrimError = %v", err)
 	}
 }
+
+// TestTrimKeepsAboveThePositionFloor: the positions the groups stored in
+// Postgres (the floor) keep their records even when every Kafka group
+// offset is past them, so a database restored behind its Kafka offsets can
+// re-read what it had not applied; a floor that cannot be read trims
+// nothing.
+func TestTrimKeepsAboveThePositionFloor(t *testing.T) {
+	e, err := Start(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cl, err := topics.NewClient(e.Addrs(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	produceTo(t, cl, topics.FiatCommands, 0, 50, 100, time.Now())
+	produceTo(t, cl, topics.MaskCommands, 0, 50, 100, time.Now())
+	commit(t, adm, "fiat", topics.FiatCommands, 0, 50)
+	commit(t, adm, "mask", topics.MaskCommands, 0, 50)
+
+	tr := newTrimmer(adm, topics.All(), nil, 0, time.Now)
+	tr.floor = func(context.Context) (map[string]map[int32]int64, error) {
+		return nil, errors.New("database down")
+	}
+	if _, err := tr.once(context.Background()); err == nil || !strings.Contains(err.Error(), "database down") {
+		t.Fatalf("trim with an unreadable floor: %v", err)
+	}
+	if got := startOffset(t, adm, topics.FiatCommands, 0); got != 0 {
+		t.Fatalf("trimmed to %d without a floor", got)
+	}
+	tr.floor = func(context.Context) (map[string]map[int32]int64, error) {
+		return map[string]map[int32]int64{topics.FiatCommands: {0: 20}}, nil
+	}
+	if _, err := tr.once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := startOffset(t, adm, topics.FiatCommands, 0); got != 20 {
+		t.Fatalf("%s starts at %d, want 20 (the stored floor; Kafka's offset is 50)", topics.FiatCommands, got)
+	}
+	if got := startOffset(t, adm, topics.MaskCommands, 0); got != 50 {
+		t.Fatalf("%s starts at %d, want 50 (no floor stored)", topics.MaskCommands, got)
+	}
+}
