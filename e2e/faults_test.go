@@ -26,7 +26,8 @@ import (
 // its Idempotency-Key until answered. Then: every acknowledged transfer,
 // donation and trade transfer is applied exactly once (balances, histories,
 // the campaign total), each has its one ledger entry and the chain is
-// valid, and reputation is counted once: two wallet-active per transfer,
+// valid, and reputation is counted once: wallet-active once a day per sender
+// and receiver of 10 KZT or more,
 // one charity-donor per donor (their donations share a campaign and a day).
 func TestMixedLoadSurvivesPostgresCrashAndKill(t *testing.T) {
 	pg := startPrivatePostgres(t)

@@ -39,9 +39,10 @@ type fiatLoad struct {
 }
 
 type transferOutcome struct {
-	fee  int64
-	from int
-	to   int
+	fee    int64
+	amount int64
+	from   int
+	to     int
 }
 
 func newFiatLoad(t *testing.T, p *harness.Platform, n int, each int64) *fiatLoad {
@@ -107,7 +108,7 @@ func (l *fiatLoad) transfer(from, to int, amount int64, key string, retryUntil t
 				if key != "" {
 					l.byKey[key] = body
 				}
-				l.results[res.TransactionID] = transferOutcome{fee: res.FeeKzt, from: from, to: to}
+				l.results[res.TransactionID] = transferOutcome{fee: res.FeeKzt, amount: amount, from: from, to: to}
 				if retried {
 					l.settledAfterRetry.Add(1)
 				}
@@ -271,10 +272,11 @@ func TestFiatCrashRecovery(t *testing.T) {
 
 // checkDerived checks what the settled transfers caused downstream once the
 // platform is quiet: each has exactly one ledger entry and the chain is
-// valid, and each earned wallet-active once for its sender and once for its
-// receiver (derived by the reputation applier from transfer.completed),
-// with every score the sum of its events. It fails when the derivation
-// skips a transfer, counts one twice, or credits the wrong user.
+// valid, and each sender and receiver of a transfer of 10 KZT or more
+// earned wallet-active once that UTC day (derived by the reputation applier
+// from transfer.completed), with every score the sum of its events. It
+// fails when the derivation skips a day, counts one twice, or credits the
+// wrong user.
 func (l *fiatLoad) checkDerived(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
@@ -310,7 +312,34 @@ func (l *fiatLoad) checkDerived(t *testing.T) {
 		t.Fatalf("chain after the crash: %v", v)
 	}
 
-	credited := map[string]string{} // source id -> user
+	// wallet-active is earned from 10 KZT, once per user and UTC day of
+	// the transfer (its fiat_transactions.created_at is the event's time).
+	want := map[string]bool{} // user + " " + source
+	var ids []string
+	for id := range l.results {
+		ids = append(ids, id)
+	}
+	days := map[string]string{}
+	rows, err = pg.Query(ctx, `SELECT id, created_at FROM fiat_transactions WHERE id = ANY($1)`, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			t.Fatal(err)
+		}
+		days[id] = "day:" + at.UTC().Format(time.DateOnly)
+	}
+	rows.Close()
+	for id, r := range l.results {
+		if r.amount >= schemas.DonationReputationMinKzt {
+			want[l.users[r.from].ID+" "+days[id]] = true
+			want[l.users[r.to].ID+" "+days[id]] = true
+		}
+	}
+	got := map[string]bool{}
 	rows, err = pg.Query(ctx, `SELECT source_id, user_id FROM reputation_events WHERE kind = $1`, schemas.RepKindWalletActive)
 	if err != nil {
 		t.Fatal(err)
@@ -320,19 +349,18 @@ func (l *fiatLoad) checkDerived(t *testing.T) {
 		if err := rows.Scan(&src, &user); err != nil {
 			t.Fatal(err)
 		}
-		if _, dup := credited[src]; dup {
-			t.Fatalf("wallet-active %s counted twice", src)
+		if got[user+" "+src] {
+			t.Fatalf("wallet-active %s of %s counted twice", src, user)
 		}
-		credited[src] = user
+		got[user+" "+src] = true
 	}
 	rows.Close()
-	if len(credited) != 2*len(l.results) {
-		t.Fatalf("%d wallet-active events for %d settled transfers, want two each", len(credited), len(l.results))
+	if len(got) != len(want) {
+		t.Fatalf("%d wallet-active events for %d (user, day) pairs with a transfer of 10 KZT or more", len(got), len(want))
 	}
-	for id, r := range l.results {
-		if credited[id+":from"] != l.users[r.from].ID || credited[id+":to"] != l.users[r.to].ID {
-			t.Fatalf("transfer %s credited %q and %q, want %s and %s", id, credited[id+":from"], credited[id+":to"],
-				l.users[r.from].ID, l.users[r.to].ID)
+	for k := range want {
+		if !got[k] {
+			t.Fatalf("no wallet-active for %s", k)
 		}
 	}
 	var wrong int
@@ -341,5 +369,5 @@ func (l *fiatLoad) checkDerived(t *testing.T) {
 		WHERE s.score <> coalesce(e.total, 0) OR s.event_count <> coalesce(e.n, 0)`).Scan(&wrong); err != nil || wrong != 0 {
 		t.Fatalf("%d scores differ from the sum of their events (%v)", wrong, err)
 	}
-	t.Logf("%d settled transfers: one ledger entry and two wallet-active events each", len(l.results))
+	t.Logf("%d settled transfers: one ledger entry each; %d wallet-active (user, day) pairs", len(l.results), len(want))
 }

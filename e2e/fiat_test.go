@@ -131,6 +131,20 @@ func TestFiatMoneyFlow(t *testing.T) {
 		if r := p.Post(t, "/api/fiat/admin/deposits/"+otherID+"/refund", admin.Token, map[string]any{"reason": "mismatch"}); r.Status != 200 {
 			t.Fatalf("refund of a mismatched deposit: %d %s", r.Status, r.Body)
 		}
+		// The refund returns what was paid, shown beside the expected amount.
+		var refunded struct {
+			Items []map[string]any `json:"items"`
+		}
+		p.Get(t, "/api/fiat/admin/deposits?status=refunded&limit=200", admin.Token).Decode(t, &refunded)
+		found := false
+		for _, it := range refunded.Items {
+			if it["depositId"] == otherID {
+				found = it["amount"] == 5_000.0 && it["paidAmount"] == float64(c.amount)
+			}
+		}
+		if !found {
+			t.Fatalf("refunded deposit %s not listed with paidAmount %d: %s", otherID, c.amount, p.Get(t, "/api/fiat/admin/deposits?status=refunded&limit=200", admin.Token).Body)
+		}
 	}
 	if r := fiatSignedWebhook(t, p, secret, ev); r.Status != 200 || r.JSON(t)["idempotent"] != false {
 		t.Fatalf("webhook: %d %s", r.Status, r.Body)
@@ -138,9 +152,37 @@ func TestFiatMoneyFlow(t *testing.T) {
 	if r := fiatSignedWebhook(t, p, secret, ev); r.Status != 200 || r.JSON(t)["idempotent"] != true {
 		t.Fatalf("replayed webhook: %d %s", r.Status, r.Body)
 	}
-	// Another event for the same deposit is acknowledged, not credited.
-	if r := fiatSignedWebhook(t, p, secret, fiatEvent(t, "evt_"+ksuid.New().String(), depID, 1_000_000, "kzt")); r.Status != 200 {
-		t.Fatalf("second event: %d %s", r.Status, r.Body)
+	// Another paid event for the completed deposit (a processor's double
+	// charge) is not credited, nor acknowledged silently: it is a payment
+	// of its own awaiting review, listed with what was paid, refundable once.
+	second := fiatSignedWebhook(t, p, secret, fiatEvent(t, "evt_"+ksuid.New().String(), depID, 1_000_000, "kzt"))
+	sres := second.JSON(t)
+	secondID, _ := sres["depositId"].(string)
+	if second.Status != 200 || sres["idempotent"] != false || sres["status"] != "needs_review" || secondID == "" || secondID == depID {
+		t.Fatalf("second event: %d %s", second.Status, second.Body)
+	}
+	var queue struct {
+		Items []map[string]any `json:"items"`
+	}
+	p.Get(t, "/api/fiat/admin/deposits?status=needs_review&limit=200", admin.Token).Decode(t, &queue)
+	var listed map[string]any
+	for _, it := range queue.Items {
+		if it["depositId"] == secondID {
+			listed = it
+		}
+	}
+	if listed == nil || listed["paymentOf"] != depID || listed["paidAmount"] != 1_000_000.0 || listed["paidCurrency"] != "KZT" {
+		t.Fatalf("the second payment in the review queue: %v", listed)
+	}
+	if r := p.Post(t, "/api/fiat/admin/deposits/"+secondID+"/credit", admin.Token, map[string]any{}); r.Status != 409 {
+		t.Fatalf("credit of a second payment: %d %s", r.Status, r.Body)
+	}
+	if r := p.Post(t, "/api/fiat/admin/deposits/"+secondID+"/refund", admin.Token, map[string]any{"reason": "double charge"}); r.Status != 200 ||
+		r.JSON(t)["status"] != "refunded" {
+		t.Fatalf("refund of a second payment: %d %s", r.Status, r.Body)
+	}
+	if r := p.Post(t, "/api/fiat/admin/deposits/"+secondID+"/refund", admin.Token, map[string]any{}); r.Status != 409 {
+		t.Fatalf("second refund of a second payment: %d %s", r.Status, r.Body)
 	}
 	if b := fiatBalance(t, p, alice, aw); b != 1_000_000 {
 		t.Fatalf("balance after deposit = %d", b)

@@ -295,11 +295,12 @@ func TestPaidDepositToFrozenWalletNeedsReview(t *testing.T) {
 	if out := pay(dep1, ev1, 3_000); out["status"] != "needs_review" {
 		t.Fatalf("paid deposit to a frozen wallet: %v", out)
 	}
-	// The processor's retry, and another event naming the same deposit, credit nothing.
+	// The processor's retry credits nothing; another paid event naming the
+	// same deposit is a second payment, in review of its own.
 	if out := pay(dep1, ev1, 3_000); out["status"] != "needs_review" {
 		t.Fatalf("retry: %v", out)
 	}
-	if out := pay(dep1, "evt_"+harness.NewID(), 3_000); out["status"] != "needs_review" || out["idempotent"] != true {
+	if out := pay(dep1, "evt_"+harness.NewID(), 3_000); out["status"] != "needs_review" || out["idempotent"] != false || out["depositId"] == dep1 {
 		t.Fatalf("second event: %v", out)
 	}
 	queue := p.Get(t, "/api/fiat/admin/deposits", admin.Token)
@@ -341,7 +342,8 @@ func TestPaidDepositToFrozenWalletNeedsReview(t *testing.T) {
 		t.Fatalf("refund: %d %s", r.Status, r.Body)
 	}
 	setStatus("unfreeze")
-	if out := pay(dep2, "evt_"+harness.NewID(), 500); out["status"] != "refunded" {
+	// A new paid event after the refund is a payment of its own, in review.
+	if out := pay(dep2, "evt_"+harness.NewID(), 500); out["status"] != "needs_review" || out["depositId"] == dep2 {
 		t.Fatalf("event after the refund: %v", out)
 	}
 	if b := fiatBalance(t, p, u, w); b != 3_000 {

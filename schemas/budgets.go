@@ -72,6 +72,21 @@ const PartnerKeysPerUser = 3
 // day, and never with one-tiyin donations.
 const DonationReputationMinKzt = 1_000
 
+// moneyReputationMin is, per currency, the smallest amount (minor units) of a
+// transfer, paid request, deposit or payout that earns wallet reputation:
+// 10 KZT, as for donations, and 1 USD (a round figure worth more than 10 KZT
+// at any plausible rate, so no currency is the cheap one; the platform keeps
+// no exchange rate to convert with). A currency not listed earns nothing.
+var moneyReputationMin = map[string]int64{"KZT": DonationReputationMinKzt, "USD": 100}
+
+// MoneyEarnsReputation reports whether a money movement of amount minor
+// units of currency is large enough to earn wallet reputation. What it earns
+// is also counted at most once per user, kind and UTC day.
+func MoneyEarnsReputation(amount int64, currency string) bool {
+	min, ok := moneyReputationMin[currency]
+	return ok && amount >= min
+}
+
 // Signed payloads (POST /api/sign/sign) are kept SignRetention and, within
 // it, at most SignPayloadBudgetBytes of canonical payload and
 // SignPayloadBudgetCount signings per user; one more → 429 rate_limited

@@ -45,6 +45,12 @@ type FiatDeposit struct {
 	TransactionID string     `json:"transactionId,omitempty" format:"ksuid" description:"the credit, once completed"`
 	CreatedAt     time.Time  `json:"createdAt" required:"true"`
 	CompletedAt   *time.Time `json:"completedAt,omitempty"`
+	// PaidAmount and PaidCurrency are what the processor reported paid when
+	// it did not match the deposit, or for a second payment: what a refund
+	// returns.
+	PaidAmount   *int64 `json:"paidAmount,omitempty" description:"integer minor units the processor reported paid, when it differs from the deposit or is a second payment; a refund returns this"`
+	PaidCurrency string `json:"paidCurrency,omitempty" description:"the currency the processor reported paid, beside paidAmount"`
+	PaymentOf    string `json:"paymentOf,omitempty" format:"ksuid" description:"a second payment: the deposit the processor charged again (never credited; refund it)"`
 }
 
 // FiatWebhookIgnored is the 200 answer to a verified processor event the

@@ -169,7 +169,8 @@ type Earnings struct {
 }
 
 // RoyaltyRecorded is the data of royalty.recorded. UserID is the account
-// holding Email when the royalty was recorded (empty when none yet).
+// holding Email, verified, when the royalty was recorded (empty when none
+// yet): the event reaches only that account's streams and webhooks.
 type RoyaltyRecorded struct {
 	Royalty
 	Email  string `json:"email"`

@@ -1,8 +1,11 @@
 package fiat
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"net/http"
+
+	"github.com/segmentio/ksuid"
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
@@ -47,6 +50,10 @@ type depositCredit struct{ schemas.FiatDepositCredit }
 func (c *depositCredit) lock(b *batch) {
 	b.want.wallets.add(c.WalletID)
 	b.want.deposits.add(c.DepositID)
+	// The record of this event as a second payment, if one was made.
+	if id := secondPaymentID(c.DepositID, c.EventID); id != "" {
+		b.want.deposits.add(id)
+	}
 }
 
 func (c *depositCredit) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
@@ -55,10 +62,12 @@ func (c *depositCredit) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		return *rej
 	}
 	if d.Status != "pending" {
-		// Exactly once per deposit: another event already credited it, or
-		// it awaits (or had) an admin's review.
-		return pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, Idempotent: true, DepositID: d.ID,
-			TransactionID: d.TransactionID, LedgerEntryID: d.LedgerEntryID, Status: d.Status})
+		if c.EventID == d.EventID {
+			// The event that settled the deposit, again.
+			return pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, Idempotent: true, DepositID: d.ID,
+				TransactionID: d.TransactionID, LedgerEntryID: d.LedgerEntryID, Status: d.Status})
+		}
+		return b.secondPayment(c, d, w)
 	}
 	d.EventID = c.EventID
 	if c.Amount != d.Amount || c.Currency != d.Currency {
@@ -71,6 +80,52 @@ func (c *depositCredit) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		return b.holdDeposit(d, w, "wallet "+w.Status)
 	}
 	return b.creditDeposit(d, w, "processor")
+}
+
+// secondPaymentID is the id of the record of a paid event for a deposit
+// that was no longer pending: derived from the deposit and the event, so
+// the event read again (even after its command id is forgotten) finds its
+// record instead of making a second one. It is a ksuid of the deposit's
+// time, as the admin routes require; "" when depositID is not a ksuid.
+func secondPaymentID(depositID, eventID string) string {
+	dep, err := ksuid.Parse(depositID)
+	if err != nil || eventID == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("second-payment\x00" + depositID + "\x00" + eventID))
+	id, err := ksuid.FromParts(dep.Time(), sum[:16])
+	if err != nil {
+		return ""
+	}
+	return id.String()
+}
+
+// secondPayment records a paid event for deposit d, which is no longer
+// pending, as a payment of its own: the processor charged again (or after
+// the deposit was refunded). It is never credited and never acknowledged
+// silently: it waits in needs_review with what was paid, listed for fiat
+// admins, who can refund it once, and it is audited.
+func (b *batch) secondPayment(c *depositCredit, d *store.Deposit, w *store.Wallet) pipeline.Outcome {
+	id := secondPaymentID(d.ID, c.EventID)
+	if id == "" {
+		return pipeline.Unreadable("a paid event without an event id for deposit " + d.ID)
+	}
+	if x := b.deposits[id]; x != nil {
+		return pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, Idempotent: true, DepositID: x.ID, Status: x.Status})
+	}
+	x := &store.Deposit{ID: id, UserID: d.UserID, WalletID: d.WalletID, Amount: d.Amount, Currency: d.Currency,
+		SessionID: d.SessionID + "#" + c.EventID, URL: d.URL, Status: schemas.DepositNeedsReview, EventID: c.EventID,
+		PaidAmount: c.Amount, PaidCurrency: c.Currency, PaymentOf: d.ID, CreatedAt: b.now}
+	b.deposits[id] = x
+	b.newDeposits = append(b.newDeposits, *x)
+	reason := fmt.Sprintf("second payment: paid %d %s for deposit %s, which is %s (event %s)", c.Amount, c.Currency, d.ID, d.Status, d.EventID)
+	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "processor", Action: "deposit.second_payment",
+		Subject: x.ID, Amount: c.Amount, Currency: c.Currency,
+		Detail: "processor event " + c.EventID + ": " + reason, CreatedAt: b.now})
+	o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: x.ID, Status: x.Status})
+	b.emit(&o, topics.EventsFiat, schemas.TypeDepositNeedsReview, w.ID, w.UserID, schemas.DepositReviewEvent{
+		DepositID: x.ID, WalletID: w.ID, EventID: c.EventID, Amount: c.Amount, Currency: c.Currency, Reason: reason})
+	return o
 }
 
 // depositOf returns a locked deposit of the wallet with its wallet, or the
@@ -146,6 +201,10 @@ func (r *depositReview) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	}
 	switch r.Action {
 	case schemas.ReviewCredit:
+		if d.PaymentOf != "" {
+			return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState,
+				fmt.Sprintf("a second payment (%d %s) of deposit %s; refund it", d.PaidAmount, d.PaidCurrency, d.PaymentOf), nil)
+		}
 		if d.PaidCurrency != "" {
 			return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState,
 				fmt.Sprintf("the processor reported %d %s paid for a deposit of %d %s; refund it", d.PaidAmount, d.PaidCurrency,
@@ -156,15 +215,17 @@ func (r *depositReview) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		}
 		return b.creditDeposit(d, w, "admin:"+r.AdminUserID)
 	case schemas.ReviewRefund:
+		// What was paid goes back, not what the deposit expected.
+		amount, currency := d.Refund()
 		at := b.now
 		d.Status, d.CompletedAt = schemas.DepositRefunded, &at
 		b.doneDeps = append(b.doneDeps, d)
 		b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "admin:" + r.AdminUserID,
-			Action: "deposit.refund", Subject: d.ID, Amount: d.Amount, Currency: d.Currency,
+			Action: "deposit.refund", Subject: d.ID, Amount: amount, Currency: currency,
 			Detail: "refunded to the processor: " + r.Reason, CreatedAt: b.now})
 		o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, Status: d.Status})
 		b.emit(&o, topics.EventsFiat, schemas.TypeDepositRefunded, w.ID, w.UserID, schemas.DepositReviewEvent{
-			DepositID: d.ID, WalletID: w.ID, EventID: d.EventID, Amount: d.Amount, Currency: d.Currency, Reason: r.Reason})
+			DepositID: d.ID, WalletID: w.ID, EventID: d.EventID, Amount: amount, Currency: currency, Reason: r.Reason})
 		return o
 	}
 	return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "unknown review action", nil)

@@ -32,18 +32,18 @@ type Applier struct {
 	now     func() time.Time
 	derived map[string]derivation
 
-	mu     sync.Mutex
-	owners map[string]string // wallet -> user: a wallet never changes owner
+	mu      sync.Mutex
+	wallets map[string]Wallet // a wallet never changes owner or currency
 }
 
 var _ pipeline.Handler = (*Applier)(nil)
 
-// maxOwners bounds the wallet owner cache; it starts over when full.
-const maxOwners = 100_000
+// maxWallets bounds the wallet cache; it starts over when full.
+const maxWallets = 100_000
 
 // NewApplier builds the applier.
 func NewApplier(now func() time.Time) *Applier {
-	return &Applier{now: now, derived: derivations(), owners: map[string]string{}}
+	return &Applier{now: now, derived: derivations(), wallets: map[string]Wallet{}}
 }
 
 type cmd struct {
@@ -56,6 +56,7 @@ type item struct {
 	cmd
 	idx     int
 	derived bool
+	before  string // a derived event's source under the per-transaction rule
 }
 
 // Apply applies the batch in order. A command whose (user, kind, sourceId)
@@ -76,6 +77,9 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		users = append(users, it.ev.UserID)
 		if it.ev.SourceID != "" {
 			keys = append(keys, reputation.SourceKey{UserID: it.ev.UserID, Kind: it.ev.Kind, SourceID: it.ev.SourceID})
+		}
+		if it.before != "" {
+			keys = append(keys, reputation.SourceKey{UserID: it.ev.UserID, Kind: it.ev.Kind, SourceID: it.before})
 		}
 	}
 	if len(users) == 0 {
@@ -109,6 +113,13 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 				outcomes[it.idx] = pipeline.Reject(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id", nil)
 			}
 			continue
+		}
+		if it.before != "" {
+			// Credited under the per-transaction rule before an upgrade
+			// and read again: it earned its credit then.
+			if _, ok := applied[reputation.SourceKey{UserID: ev.UserID, Kind: ev.Kind, SourceID: it.before}]; ok {
+				continue
+			}
 		}
 		key := reputation.SourceKey{UserID: ev.UserID, Kind: ev.Kind, SourceID: ev.SourceID}
 		if ev.SourceID != "" {
@@ -208,17 +219,17 @@ func (a *Applier) items(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command,
 	if len(derivedFrom) == 0 {
 		return items, nil
 	}
-	owner, err := a.ownersOf(ctx, tx, wallets)
+	wallet, err := a.walletsOf(ctx, tx, wallets)
 	if err != nil {
 		return nil, err
 	}
 	for _, i := range derivedFrom {
-		evs, err := a.derived[cmds[i].Env.Type].derive(cmds[i].Env, owner)
+		evs, err := a.derived[cmds[i].Env.Type].derive(cmds[i].Env, wallet)
 		if err != nil {
 			continue
 		}
 		for _, ev := range evs {
-			items = append(items, item{cmd: cmd{ev: ev}, idx: i, derived: true})
+			items = append(items, item{cmd: cmd{ev: ev.ReputationEvent}, idx: i, derived: true, before: ev.Before})
 		}
 	}
 	// Commands and events interleave in record order, which is each
@@ -227,35 +238,36 @@ func (a *Applier) items(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command,
 	return items, nil
 }
 
-// ownersOf resolves wallet owners, from the cache or in one query.
-func (a *Applier) ownersOf(ctx context.Context, q postgres.Querier, wallets []string) (func(string) string, error) {
-	owners := make(map[string]string, len(wallets))
+// walletsOf resolves wallets' owners and currencies, from the cache or in
+// one query.
+func (a *Applier) walletsOf(ctx context.Context, q postgres.Querier, ids []string) (func(string) Wallet, error) {
+	found := make(map[string]Wallet, len(ids))
 	var unknown []string
 	a.mu.Lock()
-	for _, w := range wallets {
-		if u, ok := a.owners[w]; ok {
-			owners[w] = u
+	for _, w := range ids {
+		if v, ok := a.wallets[w]; ok {
+			found[w] = v
 		} else if w != "" {
 			unknown = append(unknown, w)
 		}
 	}
 	a.mu.Unlock()
 	if len(unknown) > 0 {
-		found, err := reputation.WalletOwners(ctx, q, unknown)
+		read, err := reputation.Wallets(ctx, q, unknown)
 		if err != nil {
 			return nil, err
 		}
 		a.mu.Lock()
-		if len(a.owners)+len(found) > maxOwners {
-			a.owners = map[string]string{}
+		if len(a.wallets)+len(read) > maxWallets {
+			a.wallets = map[string]Wallet{}
 		}
-		for w, u := range found {
-			a.owners[w] = u
-			owners[w] = u
+		for w, v := range read {
+			a.wallets[w] = Wallet{Owner: v.Owner, Currency: v.Currency}
+			found[w] = a.wallets[w]
 		}
 		a.mu.Unlock()
 	}
-	return func(w string) string { return owners[w] }, nil
+	return func(w string) Wallet { return found[w] }, nil
 }
 
 func resultOf(e reputation.Event) Result {

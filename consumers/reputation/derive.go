@@ -16,7 +16,8 @@ import (
 // event plus a command per party. Each derived event keeps the source id the
 // fiat applier used to put on its commands, so the unique (user, kind,
 // source) applies it once, however often the event is read and whichever
-// path brought it. Modules whose triggers have no event of their own (mask
+// path brought it (money movements: per user, kind and day, see
+// derivations). Modules whose triggers have no event of their own (mask
 // risk flags, governance, campaign approval) still send commands.
 const (
 	weightWalletActive  = 1
@@ -25,17 +26,30 @@ const (
 	weightCharityDonor  = 4
 )
 
+// Wallet is what the rules need of a wallet: its owner and its currency
+// (neither ever changes).
+type Wallet struct{ Owner, Currency string }
+
+// earning is one reputation event a rule derives. Before is the source id
+// the rule gave the same credit under before it counted once a day (one per
+// transaction): an event already credited under it, read again after the
+// upgrade, earns nothing more.
+type earning struct {
+	schemas.ReputationEvent
+	Before string
+}
+
 // derivation turns one event into the reputation events it earns.
 type derivation struct {
 	topic string
-	// wallets names the wallets whose owners derive needs.
+	// wallets names the wallets whose owners or currencies derive needs.
 	wallets func(env schemas.Envelope) ([]string, error)
-	derive  func(env schemas.Envelope, owner func(walletID string) string) ([]schemas.ReputationEvent, error)
+	derive  func(env schemas.Envelope, wallet func(walletID string) Wallet) ([]earning, error)
 }
 
 // derive declares the rule of one event type over its typed data.
 func derive[T any](topic string, wallets func(T) []string,
-	rule func(env schemas.Envelope, data T, owner func(string) string) []schemas.ReputationEvent) derivation {
+	rule func(env schemas.Envelope, data T, wallet func(string) Wallet) []earning) derivation {
 	read := func(env schemas.Envelope) (T, error) {
 		d, err := schemas.DataAs[T](env)
 		if err != nil {
@@ -55,48 +69,68 @@ func derive[T any](topic string, wallets func(T) []string,
 			}
 			return wallets(d), nil
 		},
-		derive: func(env schemas.Envelope, owner func(string) string) ([]schemas.ReputationEvent, error) {
+		derive: func(env schemas.Envelope, wallet func(string) Wallet) ([]earning, error) {
 			d, err := read(env)
 			if err != nil {
 				return nil, err
 			}
-			return rule(env, d, owner), nil
+			return rule(env, d, wallet), nil
 		},
 	}
 }
 
 // derivations is the table: event type -> the reputation it earns.
+//
+// Money movements (transfers, paid requests, deposits, payouts) earn only
+// from schemas.MoneyEarnsReputation (10 KZT, 1 USD) and at most once per
+// user, kind and UTC day of the event: their source id is the day
+// (DaySource), so the unique (user, kind, source) that makes a redelivery
+// a no-op also makes the second movement of the day one. A transfer and a
+// paid request are both wallet-active: together they earn +1 a day a side.
 func derivations() map[string]derivation {
 	return map[string]derivation{
 		schemas.TypeTransferCompleted: derive(topics.EventsFiat,
 			func(d schemas.TransferCompleted) []string { return []string{d.ToWallet} },
-			func(env schemas.Envelope, d schemas.TransferCompleted, owner func(string) string) []schemas.ReputationEvent {
-				return bothParties(env.ActorUserID, owner(d.ToWallet), d.TxID)
+			func(env schemas.Envelope, d schemas.TransferCompleted, wallet func(string) Wallet) []earning {
+				to := wallet(d.ToWallet) // both wallets hold one currency
+				if !schemas.MoneyEarnsReputation(d.AmountKzt, to.Currency) {
+					return nil
+				}
+				return bothParties(env, env.ActorUserID, to.Owner, d.TxID)
 			}),
 		schemas.TypeRequestPaid: derive(topics.EventsFiat,
 			func(d schemas.RequestPaid) []string { return []string{d.PayerWalletID} },
-			func(env schemas.Envelope, d schemas.RequestPaid, owner func(string) string) []schemas.ReputationEvent {
-				return bothParties(owner(d.PayerWalletID), env.ActorUserID, d.TransactionID)
+			func(env schemas.Envelope, d schemas.RequestPaid, wallet func(string) Wallet) []earning {
+				if !schemas.MoneyEarnsReputation(d.Amount, d.Currency) {
+					return nil
+				}
+				return bothParties(env, wallet(d.PayerWalletID).Owner, env.ActorUserID, d.TransactionID)
 			}),
 		schemas.TypeDepositCompleted: derive(topics.EventsFiat, nil,
-			func(env schemas.Envelope, d schemas.DepositCompleted, _ func(string) string) []schemas.ReputationEvent {
-				return one(env.ActorUserID, schemas.RepKindWalletDeposit, "fiat", weightWalletDeposit, d.TransactionID)
+			func(env schemas.Envelope, d schemas.DepositCompleted, _ func(string) Wallet) []earning {
+				if !schemas.MoneyEarnsReputation(d.Amount, d.Currency) {
+					return nil
+				}
+				return daily(env, env.ActorUserID, schemas.RepKindWalletDeposit, weightWalletDeposit, d.TransactionID)
 			}),
 		schemas.TypeWithdrawalCompleted: derive(topics.EventsFiat, nil,
-			func(env schemas.Envelope, d schemas.WithdrawalCompleted, _ func(string) string) []schemas.ReputationEvent {
-				return one(env.ActorUserID, schemas.RepKindWalletPayout, "fiat", weightWalletPayout, d.TransactionID)
+			func(env schemas.Envelope, d schemas.WithdrawalCompleted, _ func(string) Wallet) []earning {
+				if !schemas.MoneyEarnsReputation(d.Amount, d.Currency) {
+					return nil
+				}
+				return daily(env, env.ActorUserID, schemas.RepKindWalletPayout, weightWalletPayout, d.TransactionID)
 			}),
 		// Only from DonationReputationMinKzt, and once per donor, campaign
 		// and UTC day (the source id), so that many small donations, or many
 		// accounts, cannot buy reputation cheaply. The envelope's actor is
 		// the donor, anonymous or not.
 		schemas.TypeDonationReceived: derive(topics.EventsCharity, nil,
-			func(env schemas.Envelope, d schemas.DonationReceived, _ func(string) string) []schemas.ReputationEvent {
+			func(env schemas.Envelope, d schemas.DonationReceived, _ func(string) Wallet) []earning {
 				if d.AmountKzt < schemas.DonationReputationMinKzt {
 					return nil
 				}
 				return one(env.ActorUserID, schemas.RepKindCharityDonor, "charity", weightCharityDonor,
-					DonorSource(d.CampaignID, d.CreatedAt))
+					DonorSource(d.CampaignID, d.CreatedAt), "")
 			}),
 	}
 }
@@ -106,17 +140,32 @@ func DonorSource(campaignID string, at time.Time) string {
 	return "donation:" + campaignID + ":" + at.UTC().Format(time.DateOnly)
 }
 
-// bothParties is wallet-active to the payer and to the payee of a movement.
-func bothParties(payer, payee, txID string) []schemas.ReputationEvent {
-	return append(one(payer, schemas.RepKindWalletActive, "fiat", weightWalletActive, txID+":from"),
-		one(payee, schemas.RepKindWalletActive, "fiat", weightWalletActive, txID+":to")...)
+// DaySource names a user's money-movement event of one kind and UTC day.
+// The day is the event's own time, so a re-read lands on the same source.
+func DaySource(at time.Time) string {
+	return "day:" + at.UTC().Format(time.DateOnly)
 }
 
-func one(userID, kind, module string, weight int64, sourceID string) []schemas.ReputationEvent {
+// bothParties is wallet-active to the payer and to the payee of a movement,
+// once a day each. Before the daily rule each side's source was txID:from
+// and txID:to.
+func bothParties(env schemas.Envelope, payer, payee, txID string) []earning {
+	return append(daily(env, payer, schemas.RepKindWalletActive, weightWalletActive, txID+":from"),
+		daily(env, payee, schemas.RepKindWalletActive, weightWalletActive, txID+":to")...)
+}
+
+// daily is a money-movement event counted once per user, kind and UTC day;
+// before is the source the same credit had under the per-transaction rule.
+func daily(env schemas.Envelope, userID, kind string, weight int64, before string) []earning {
+	return one(userID, kind, "fiat", weight, DaySource(env.OccurredAt), before)
+}
+
+func one(userID, kind, module string, weight int64, sourceID, before string) []earning {
 	if userID == "" || sourceID == "" {
 		return nil
 	}
-	return []schemas.ReputationEvent{{UserID: userID, Kind: kind, SourceModule: module, Weight: weight, SourceID: sourceID}}
+	return []earning{{ReputationEvent: schemas.ReputationEvent{UserID: userID, Kind: kind, SourceModule: module,
+		Weight: weight, SourceID: sourceID}, Before: before}}
 }
 
 // Topics lists what the reputation-applier group reads: its commands and

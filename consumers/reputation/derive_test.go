@@ -68,12 +68,13 @@ func TestDerivedReputation(t *testing.T) {
 		schemas.TransferCompleted{TxID: "tx1", FromWallet: wa, ToWallet: wb, AmountKzt: 5_000, FeeKzt: 5}, day)
 	batch := []pipeline.Command{
 		transfer,
+		// The next day: wallet-active counts once a day.
 		eventCmd(t, topics.EventsFiat, schemas.TypeRequestPaid, wa, "alice",
-			schemas.RequestPaid{RequestID: "r1", WalletID: wa, PayerWalletID: wb, TransactionID: "tx2", Amount: 100}, day),
+			schemas.RequestPaid{RequestID: "r1", WalletID: wa, PayerWalletID: wb, TransactionID: "tx2", Amount: 1_000, Currency: "KZT"}, day.Add(24*time.Hour)),
 		eventCmd(t, topics.EventsFiat, schemas.TypeDepositCompleted, wb, "bob",
-			schemas.DepositCompleted{DepositID: "d1", WalletID: wb, TransactionID: "tx3", Amount: 100, Currency: "KZT"}, day),
+			schemas.DepositCompleted{DepositID: "d1", WalletID: wb, TransactionID: "tx3", Amount: 1_000, Currency: "KZT"}, day),
 		eventCmd(t, topics.EventsFiat, schemas.TypeWithdrawalCompleted, wb, "bob",
-			schemas.WithdrawalCompleted{WithdrawalID: "w1", WalletID: wb, TransactionID: "tx4", Amount: 100, Currency: "KZT"}, day),
+			schemas.WithdrawalCompleted{WithdrawalID: "w1", WalletID: wb, TransactionID: "tx4", Amount: 1_000, Currency: "KZT"}, day),
 		donation(campA, schemas.DonationReputationMinKzt-1, false, day),
 		donation(campA, schemas.DonationReputationMinKzt, true, day),
 		donation(campA, schemas.DonationReputationMinKzt*3, false, day.Add(time.Hour)),
@@ -131,21 +132,128 @@ func TestDerivedReputation(t *testing.T) {
 	}
 }
 
-// TestDerivedSourcesMatchTheCommands: the derived events carry the source
-// ids the fiat applier put on its reputation commands before, so a
-// deployment that upgrades while commands are in flight, and re-reads the
-// events from the start, counts nothing twice.
-func TestDerivedSourcesMatchTheCommands(t *testing.T) {
+// TestDerivedSourcesBeforeTheDailyRule: a money movement's source is its
+// UTC day, and it remembers the per-transaction source the same credit had
+// before, so that events re-read after the upgrade count nothing twice.
+func TestDerivedSourcesBeforeTheDailyRule(t *testing.T) {
 	at := time.Date(2026, 1, 2, 23, 59, 0, 0, time.FixedZone("x", 3*3600))
 	if got := DonorSource("c1", at); got != "donation:c1:2026-01-02" {
 		t.Fatalf("donor source %q", got)
 	}
-	evs := bothParties("p", "q", "tx")
-	if len(evs) != 2 || evs[0].SourceID != "tx:from" || evs[1].SourceID != "tx:to" || evs[0].Kind != schemas.RepKindWalletActive {
+	env := schemas.Envelope{OccurredAt: at}
+	evs := bothParties(env, "p", "q", "tx")
+	if len(evs) != 2 || evs[0].SourceID != "day:2026-01-02" || evs[1].SourceID != "day:2026-01-02" ||
+		evs[0].Before != "tx:from" || evs[1].Before != "tx:to" || evs[0].Kind != schemas.RepKindWalletActive {
 		t.Fatalf("both parties %+v", evs)
 	}
 	got := Topics()
 	if len(got) != 3 || got[0] != topics.ReputationCommands || got[1] != topics.EventsCharity || got[2] != topics.EventsFiat {
 		t.Fatalf("topics %v", got)
 	}
+}
+
+// TestMoneyReputationIsDailyAndFromTenKzt: a movement below 10 KZT (or
+// 1 USD) earns nothing; ten transfers, paid requests or payouts of one day
+// earn once per user and kind; the next UTC day counts again; an event
+// credited under the per-transaction source before the upgrade and read
+// again earns nothing more.
+func TestMoneyReputationIsDailyAndFromTenKzt(t *testing.T) {
+	pool, _ := pgtest.NewDB(t)
+	ctx := context.Background()
+	users := []string{"alice", "bob", "carol", "dave"}
+	for _, id := range users {
+		if _, err := pool.Exec(ctx, `INSERT INTO users (id, email, password_hash) VALUES ($1, $1 || '@x.test', 'x')`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wa, wb, wc, wd := schemas.NewID(), schemas.NewID(), schemas.NewID(), schemas.NewID()
+	for _, w := range []struct{ id, user, cur string }{{wa, "alice", "KZT"}, {wb, "bob", "KZT"}, {wc, "carol", "USD"}, {wd, "dave", "USD"}} {
+		if _, err := pool.Exec(ctx, `INSERT INTO fiat_wallets (id, user_id, currency) VALUES ($1, $2, $3)`, w.id, w.user, w.cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := NewApplier(time.Now)
+	apply := func(cmds ...pipeline.Command) {
+		t.Helper()
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := a.Apply(ctx, tx, cmds); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	score := func(user string) int64 {
+		t.Helper()
+		s, _, err := reputation.NewStore(pool).ScoreOf(ctx, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Score
+	}
+	want := func(what string, scores ...int64) {
+		t.Helper()
+		for i, w := range scores {
+			if got := score(users[i]); got != w {
+				t.Fatalf("%s: %s has %d, want %d", what, users[i], got, w)
+			}
+		}
+	}
+	transfer := func(from, to string, actor string, amount int64, at time.Time) pipeline.Command {
+		return eventCmd(t, topics.EventsFiat, schemas.TypeTransferCompleted, from, actor,
+			schemas.TransferCompleted{TxID: schemas.NewID(), FromWallet: from, ToWallet: to, AmountKzt: amount, FeeKzt: 1}, at)
+	}
+	withdrawal := func(amount int64, at time.Time) pipeline.Command {
+		return eventCmd(t, topics.EventsFiat, schemas.TypeWithdrawalCompleted, wa, "alice",
+			schemas.WithdrawalCompleted{WithdrawalID: schemas.NewID(), WalletID: wa, TransactionID: schemas.NewID(), Amount: amount, Currency: "KZT"}, at)
+	}
+	deposit := func(amount int64, at time.Time) pipeline.Command {
+		return eventCmd(t, topics.EventsFiat, schemas.TypeDepositCompleted, wb, "bob",
+			schemas.DepositCompleted{DepositID: schemas.NewID(), WalletID: wb, TransactionID: schemas.NewID(), Amount: amount, Currency: "KZT"}, at)
+	}
+	request := func(amount int64, at time.Time) pipeline.Command {
+		return eventCmd(t, topics.EventsFiat, schemas.TypeRequestPaid, wa, "alice",
+			schemas.RequestPaid{RequestID: schemas.NewID(), WalletID: wa, PayerWalletID: wb, TransactionID: schemas.NewID(),
+				Amount: amount, Currency: "KZT"}, at)
+	}
+	day := time.Date(2026, 11, 26, 0, 0, 1, 0, time.UTC)
+
+	apply(transfer(wa, wb, "alice", 1, day), withdrawal(1, day), deposit(1, day), request(1, day),
+		transfer(wa, wb, "alice", schemas.DonationReputationMinKzt-1, day), withdrawal(schemas.DonationReputationMinKzt-1, day))
+	want("one-tiyn and 9.99 KZT movements", 0, 0, 0, 0)
+
+	for i := 0; i < 10; i++ {
+		at := day.Add(time.Duration(i) * time.Hour)
+		apply(transfer(wa, wb, "alice", schemas.DonationReputationMinKzt, at), withdrawal(schemas.DonationReputationMinKzt, at),
+			request(schemas.DonationReputationMinKzt, at))
+	}
+	apply(transfer(wb, wa, "bob", 5_000, day), transfer(wb, wa, "bob", 5_000, day.Add(23*time.Hour)))
+	// alice: wallet-active +1, payout +3; bob: wallet-active +1.
+	want("ten 10-KZT transfers, payouts and requests in one day, and five back", 4, 1, 0, 0)
+
+	next := day.Add(24 * time.Hour)
+	apply(transfer(wa, wb, "alice", schemas.DonationReputationMinKzt, next), deposit(schemas.DonationReputationMinKzt, next),
+		deposit(schemas.DonationReputationMinKzt, next))
+	want("the next UTC day", 5, 4, 0, 0)
+
+	apply(transfer(wc, wd, "carol", 99, day))
+	want("99 US cents", 5, 4, 0, 0)
+	apply(transfer(wc, wd, "carol", 100, day), transfer(wc, wd, "carol", 100, day))
+	want("1 USD twice", 5, 4, 1, 1)
+
+	// Credited as txOld:from before the upgrade (alice only), then read again.
+	third := next.Add(24 * time.Hour)
+	old := transfer(wa, wb, "alice", schemas.DonationReputationMinKzt, third)
+	d, _ := schemas.DataAs[schemas.TransferCompleted](old.Env)
+	if _, err := pool.Exec(ctx, `INSERT INTO reputation_events (id, user_id, kind, source_module, weight, source_id,
+    score_after, rank_before, rank_after, seq, created_at) VALUES ($1, 'alice', $2, 'fiat', 1, $3, 6, 'seedling', 'seedling', 99, now())`,
+		schemas.NewID(), schemas.RepKindWalletActive, d.TxID+":from"); err != nil {
+		t.Fatal(err)
+	}
+	apply(old)
+	want("an event credited before the upgrade, read again", 5, 5, 1, 1)
 }

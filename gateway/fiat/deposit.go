@@ -186,9 +186,14 @@ func depositPage(ds []store.Deposit, limit int) schemas.Page[schemas.FiatDeposit
 	return bind.PageOf(ds, limit, func(d store.Deposit) string {
 		return schemas.Position{At: d.CreatedAt, ID: d.ID}.String()
 	}, func(d store.Deposit) schemas.FiatDeposit {
-		return schemas.FiatDeposit{ID: d.ID, DepositID: d.ID, WalletID: d.WalletID, Amount: d.Amount, Currency: d.Currency,
+		v := schemas.FiatDeposit{ID: d.ID, DepositID: d.ID, WalletID: d.WalletID, Amount: d.Amount, Currency: d.Currency,
 			Status: d.Status, SessionID: d.SessionID, URL: d.URL, TransactionID: d.TransactionID,
-			CreatedAt: d.CreatedAt, CompletedAt: d.CompletedAt}
+			CreatedAt: d.CreatedAt, CompletedAt: d.CompletedAt, PaymentOf: d.PaymentOf}
+		if d.PaidCurrency != "" {
+			paid := d.PaidAmount
+			v.PaidAmount, v.PaidCurrency = &paid, d.PaidCurrency
+		}
+		return v
 	})
 }
 

@@ -211,27 +211,22 @@ func sums(rows pgx.Rows, what string, into map[string]int64) error {
 
 // lockDepositsSQL reads what the processor reported paid beside the
 // deposit: a mismatch keeps the deposit in review until it is refunded.
-const lockDepositsSQL = `SELECT ` + depositCols + `, coalesce(paid_amount, 0), coalesce(paid_currency, '')
+const lockDepositsSQL = `SELECT ` + depositCols + `
 FROM fiat_deposits WHERE id = ANY($1) ORDER BY id FOR UPDATE`
-
-func scanLockedDeposit(row pgx.CollectableRow) (Deposit, error) {
-	var d Deposit
-	err := row.Scan(&d.ID, &d.UserID, &d.WalletID, &d.Amount, &d.Currency, &d.SessionID, &d.URL, &d.Status,
-		&d.EventID, &d.TransactionID, &d.LedgerEntryID, &d.CreatedAt, &d.CompletedAt, &d.PaidAmount, &d.PaidCurrency)
-	return d, err
-}
 
 // QueueLockDeposits queues the lock of the deposits among ids.
 func QueueLockDeposits(b *pgx.Batch, ids []string, into map[string]*Deposit) {
-	lockByIDs(b, "deposits", lockDepositsSQL, ids, scanLockedDeposit, func(d *Deposit) string { return d.ID }, into)
+	lockByIDs(b, "deposits", lockDepositsSQL, ids, scanDeposit, func(d *Deposit) string { return d.ID }, into)
 }
 
 const insertDepositsSQL = `
-INSERT INTO fiat_deposits (id, user_id, wallet_id, amount, currency, session_id, url, status, created_at)
+INSERT INTO fiat_deposits (id, user_id, wallet_id, amount, currency, session_id, url, status, created_at,
+    event_id, paid_amount, paid_currency, payment_of)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[],
-    $9::timestamptz[])`
+    $9::timestamptz[], $10::text[], $11::bigint[], $12::text[], $13::text[])`
 
-// QueueInsertDeposits queues new deposit sessions.
+// QueueInsertDeposits queues new deposit sessions, and second payments of
+// deposits (PaymentOf set) with what was paid.
 func QueueInsertDeposits(b *pgx.Batch, ds []Deposit) {
 	if len(ds) == 0 {
 		return
@@ -240,7 +235,15 @@ func QueueInsertDeposits(b *pgx.Batch, ds []Deposit) {
 		col(ds, func(d *Deposit) string { return d.WalletID }), col(ds, func(d *Deposit) int64 { return d.Amount }),
 		col(ds, func(d *Deposit) string { return d.Currency }), col(ds, func(d *Deposit) string { return d.SessionID }),
 		col(ds, func(d *Deposit) string { return d.URL }), col(ds, func(d *Deposit) string { return d.Status }),
-		col(ds, func(d *Deposit) time.Time { return d.CreatedAt }))
+		col(ds, func(d *Deposit) time.Time { return d.CreatedAt }), col(ds, func(d *Deposit) string { return d.EventID }),
+		col(ds, func(d *Deposit) *int64 {
+			if d.PaidCurrency == "" {
+				return nil
+			}
+			return &d.PaidAmount
+		}),
+		col(ds, func(d *Deposit) *string { return nonEmpty(d.PaidCurrency) }),
+		col(ds, func(d *Deposit) *string { return nonEmpty(d.PaymentOf) }))
 }
 
 const saveDepositsSQL = `

@@ -34,13 +34,17 @@ type ReviewSummary struct {
 	RefundedAmount    int64 `json:"refundedAmount"`
 }
 
-// DepositReviewSummary sums the deposits in needs_review and refunded.
+// DepositReviewSummary sums the deposits in needs_review and refunded, by
+// what was paid (Deposit.Refund): a mismatched or second payment counts
+// what the processor reported, not the deposit's expected amount.
 func (s *Store) DepositReviewSummary(ctx context.Context) (ReviewSummary, error) {
 	var r ReviewSummary
 	err := s.pool.QueryRow(ctx, `
-SELECT count(*) FILTER (WHERE status = 'needs_review'), coalesce(sum(amount) FILTER (WHERE status = 'needs_review'), 0),
-       count(*) FILTER (WHERE status = 'refunded'), coalesce(sum(amount) FILTER (WHERE status = 'refunded'), 0)
-FROM fiat_deposits WHERE status IN ('needs_review', 'refunded')`).
+WITH d AS (SELECT status, CASE WHEN paid_currency IS NULL THEN amount ELSE coalesce(paid_amount, 0) END AS paid
+           FROM fiat_deposits WHERE status IN ('needs_review', 'refunded'))
+SELECT count(*) FILTER (WHERE status = 'needs_review'), coalesce(sum(paid) FILTER (WHERE status = 'needs_review'), 0),
+       count(*) FILTER (WHERE status = 'refunded'), coalesce(sum(paid) FILTER (WHERE status = 'refunded'), 0)
+FROM d`).
 		Scan(&r.NeedsReview, &r.NeedsReviewAmount, &r.Refunded, &r.RefundedAmount)
 	if err != nil {
 		return ReviewSummary{}, fmt.Errorf("summarise deposit reviews: %w", err)

@@ -83,10 +83,22 @@ type Deposit struct {
 	CreatedAt     time.Time
 	CompletedAt   *time.Time
 	// PaidAmount and PaidCurrency are what the processor reported paid when
-	// it does not match the deposit (zero otherwise); only the fiat consumer
-	// reads and writes them.
+	// it does not match the deposit, or for a second payment (zero
+	// otherwise): a refund returns what was paid.
 	PaidAmount   int64
 	PaidCurrency string
+	// PaymentOf is, for a second payment of a deposit that was no longer
+	// pending, the deposit it paid again ("" otherwise).
+	PaymentOf string
+}
+
+// Refund is what refunding the deposit returns: what the processor reported
+// paid when recorded, else the deposit's amount.
+func (d *Deposit) Refund() (amount int64, currency string) {
+	if d.PaidCurrency != "" {
+		return d.PaidAmount, d.PaidCurrency
+	}
+	return d.Amount, d.Currency
 }
 
 // Payout is a bank payout request.
@@ -297,12 +309,14 @@ func (s *Store) ActiveWallets(ctx context.Context) (int64, error) {
 }
 
 const depositCols = `id, user_id, wallet_id, amount, currency, session_id, url, status, event_id,
-	transaction_id, ledger_entry_id, created_at, completed_at`
+	transaction_id, ledger_entry_id, created_at, completed_at,
+	coalesce(paid_amount, 0), coalesce(paid_currency, ''), coalesce(payment_of, '')`
 
 func scanDeposit(row pgx.CollectableRow) (Deposit, error) {
 	var d Deposit
 	err := row.Scan(&d.ID, &d.UserID, &d.WalletID, &d.Amount, &d.Currency, &d.SessionID, &d.URL, &d.Status,
-		&d.EventID, &d.TransactionID, &d.LedgerEntryID, &d.CreatedAt, &d.CompletedAt)
+		&d.EventID, &d.TransactionID, &d.LedgerEntryID, &d.CreatedAt, &d.CompletedAt,
+		&d.PaidAmount, &d.PaidCurrency, &d.PaymentOf)
 	return d, err
 }
 

@@ -117,9 +117,13 @@ const (
 	certRead          = certColumns + `, recorded_at`
 )
 
-const userIDSQL = `SELECT lower(email), id FROM users WHERE lower(email) = ANY($1)`
+const userIDSQL = `SELECT lower(email), id FROM users WHERE lower(email) = ANY($1) AND email_verified_at IS NOT NULL`
 
-// userIDs maps the lower-cased e-mails that belong to an account to its id.
+// userIDs maps the lower-cased e-mails that belong to an account that
+// verified them to its id. An event names only such an account, so that
+// whoever registered an address first, without proving it is theirs, never
+// receives its earnings on a stream or webhook; the record itself is shown
+// to the owner once verified, and its event is not sent again.
 func userIDs(ctx context.Context, q postgres.Querier, emails []string) (map[string]string, error) {
 	rows, err := q.Query(ctx, userIDSQL, emails)
 	if err != nil {

@@ -50,26 +50,30 @@ func ExistingUsers(ctx context.Context, q postgres.Querier, ids []string) (map[s
 	return out, nil
 }
 
-// WalletOwners maps the fiat wallets among ids to their owners' user ids.
-func WalletOwners(ctx context.Context, q postgres.Querier, ids []string) (map[string]string, error) {
-	out := make(map[string]string, len(ids))
+// Wallet is a fiat wallet's owner and currency.
+type Wallet struct{ Owner, Currency string }
+
+// Wallets maps the fiat wallets among ids to their owners and currencies.
+func Wallets(ctx context.Context, q postgres.Querier, ids []string) (map[string]Wallet, error) {
+	out := make(map[string]Wallet, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := q.Query(ctx, `SELECT id, user_id FROM fiat_wallets WHERE id = ANY($1)`, ids)
+	rows, err := q.Query(ctx, `SELECT id, user_id, currency FROM fiat_wallets WHERE id = ANY($1)`, ids)
 	if err != nil {
-		return nil, fmt.Errorf("find wallet owners: %w", err)
+		return nil, fmt.Errorf("find wallets: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, user string
-		if err := rows.Scan(&id, &user); err != nil {
-			return nil, fmt.Errorf("scan wallet owner: %w", err)
+		var id string
+		var w Wallet
+		if err := rows.Scan(&id, &w.Owner, &w.Currency); err != nil {
+			return nil, fmt.Errorf("scan wallet: %w", err)
 		}
-		out[id] = user
+		out[id] = w
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find wallet owners: %w", err)
+		return nil, fmt.Errorf("find wallets: %w", err)
 	}
 	return out, nil
 }
