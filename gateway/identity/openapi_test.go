@@ -12,6 +12,7 @@ import (
 type noUsers struct{ UserStore }
 type noRoles struct{ Roles }
 type noMailer struct{ Mailer }
+type noVault struct{ Sealer }
 
 // TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
@@ -21,7 +22,7 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandlers(noUsers{}, tokens, noRoles{}, noMailer{}, servertest.DB{}, time.Now, s.Routes, Config{BaseURL: "http://localhost"})
+	h, err := NewHandlers(noUsers{}, tokens, noRoles{}, noMailer{}, servertest.DB{}, time.Now, s.Routes, Config{BaseURL: "http://localhost", Vault: noVault{}})
 	if err != nil {
 		t.Fatal(err)
 	}
