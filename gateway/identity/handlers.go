@@ -191,7 +191,7 @@ func (h *Handlers) Register(r server.Router) {
 		Class:       ratelimit.Auth, Public: true, Handle: h.login,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "a token", schemas.AuthToken{}),
-			server.Fails(http.StatusUnauthorized, "invalid_credentials: wrong e-mail, password or second factor; mfa_required: the account has two-factor on and neither code nor recoveryCode was given"),
+			server.Fails(http.StatusUnauthorized, "invalid_credentials or mfa_required: wrong e-mail, password or second factor (invalid_credentials), or the account has two-factor on and neither code nor recoveryCode was given (mfa_required)"),
 		},
 	})
 	server.Get(g, "/me", server.Op[server.NoRequest]{

@@ -25,7 +25,7 @@ func (h *Handlers) registerSessions(g server.Router, require fiber.Handler) {
 		Summary:     "End the caller's session",
 		Description: "Ends the session of the bearer token: the token answers 401 auth_required from then on (at once on this gateway, within seconds on every other). The user's other sessions go on.",
 		Class:       ratelimit.Write, Handle: h.logout,
-		Responses:   []server.Response{{Status: http.StatusNoContent, Description: "the session ended"}},
+		Responses: []server.Response{{Status: http.StatusNoContent, Description: "the session ended"}},
 	}, require)
 	server.Get(g, "/sessions", server.Op[server.NoRequest]{
 		Summary:     "The caller's live sessions",
@@ -46,7 +46,7 @@ func (h *Handlers) registerSessions(g server.Router, require fiber.Handler) {
 		Summary:     "End every session of the caller but the current one",
 		Description: "Ends every live session of the caller except the one of this token (sign out everywhere else).",
 		Class:       ratelimit.Write, Handle: h.endOtherSessions,
-		Responses:   []server.Response{{Status: http.StatusNoContent, Description: "the other sessions ended"}},
+		Responses: []server.Response{{Status: http.StatusNoContent, Description: "the other sessions ended"}},
 	}, require)
 }
 
