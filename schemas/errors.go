@@ -45,6 +45,10 @@ const (
 	CodeMailUnavailable     = "mail_unavailable"
 	CodeVerificationInvalid = "verification_invalid"
 	CodeUserNotFound        = "user_not_found"
+	// CodeMFARequired is a login of an account with two-factor that gave no
+	// code (401), or an admin route called by an admin without two-factor in
+	// production (403).
+	CodeMFARequired = "mfa_required"
 
 	// Fiat (spec: Errors; decisions.md, Fiat).
 	CodeWalletNotFound       = "wallet_not_found"

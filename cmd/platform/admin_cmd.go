@@ -177,6 +177,7 @@ func adminCreate(ctx context.Context, cfg Config, args []string, stdin io.Reader
 		return err
 	}
 	fmt.Fprintf(stdout, "created %s (user %s), e-mail verified; role now: admin (%s)\n", email, u.ID, strings.Join(granted, ", "))
+	fmt.Fprint(stdout, adminMFAHowTo(cfg))
 	return nil
 }
 
@@ -270,4 +271,18 @@ func adminVerify(ctx context.Context, cfg Config, args []string, stdout io.Write
 	}
 	fmt.Fprintf(stdout, "verified %s (user %s); role now: %s\n", email, id, role)
 	return nil
+}
+
+// adminMFAHowTo tells the operator how the new admin turns on two-factor,
+// which production requires before any admin route answers them.
+func adminMFAHowTo(cfg Config) string {
+	need := "in production, admin routes answer 403 mfa_required until the admin turns on two-factor"
+	if cfg.development() {
+		need = "development does not require it; production answers admin routes 403 mfa_required until it is on"
+	}
+	return "two-factor (" + need + "):\n" +
+		"  1. log in: POST " + cfg.PublicBaseURL + "/api/auth/login {email, password} -> token\n" +
+		"  2. POST /api/auth/mfa/totp (Authorization: Bearer <token>) -> secret and otpauthUrl: add it to an authenticator app\n" +
+		"  3. POST /api/auth/mfa/totp/confirm {code} -> ten recovery codes: keep them offline\n" +
+		"  then log in with {email, password, code}.\n"
 }

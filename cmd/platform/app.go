@@ -205,10 +205,19 @@ func (a *app) startGateway(ctx context.Context) error {
 		return fmt.Errorf("JWT_SECRET: %w", err)
 	}
 	a.tokens = tokens
+	// Every bearer token must belong to a live login session (issue 35).
+	sessions, err := auth.NewSessions(identitystore.NewUsers(a.pool), a.now)
+	if err != nil {
+		return err
+	}
+	tokens.UseSessions(sessions)
 	guard, err := auth.NewGuard(identitystore.NewUsers(a.pool), a.cfg.Admins)
 	if err != nil {
 		return err
 	}
+	// In production an admin's routes answer only once they enrolled in
+	// two-factor.
+	guard.RequireAdminMFA(!a.cfg.development())
 	a.guard = guard
 	a.limiter = ratelimit.New(a.cfg.RateLimits, a.now)
 	if a.cfg.AbuseBudgets {

@@ -39,7 +39,7 @@ func (a *app) identityModule() (module, error) {
 			return err
 		}
 		h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.tokens, a.guard, mailer, a.pool, a.now,
-			a.server.Routes, identity.Config{BaseURL: a.cfg.PublicBaseURL})
+			a.server.Routes, identity.Config{BaseURL: a.cfg.PublicBaseURL, Vault: a.vault, Log: a.log})
 		if err != nil {
 			return err
 		}

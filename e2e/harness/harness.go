@@ -542,6 +542,16 @@ func (p *Platform) VerifyEmail(t testing.TB, u User) {
 // platform wrote to DATA_DIR/mail for the address to.
 func (p *Platform) MailedLink(t testing.TB, to, marker string) string {
 	t.Helper()
+	if link := p.LinkInMail(to, marker); link != "" {
+		return link
+	}
+	t.Fatalf("no mail to %s with a link containing %q in %s", to, marker, filepath.Join(p.DataDir, "mail"))
+	return ""
+}
+
+// LinkInMail is MailedLink without failing: "" when no such mail was
+// written yet (for mail sent after the answer, polled with Eventually).
+func (p *Platform) LinkInMail(to, marker string) string {
 	files, _ := filepath.Glob(filepath.Join(p.DataDir, "mail", "*.eml"))
 	sort.Sort(sort.Reverse(sort.StringSlice(files)))
 	for _, f := range files {
@@ -564,7 +574,6 @@ func (p *Platform) MailedLink(t testing.TB, to, marker string) string {
 			}
 		}
 	}
-	t.Fatalf("no mail to %s with a link containing %q in %s", to, marker, filepath.Join(p.DataDir, "mail"))
 	return ""
 }
 

@@ -28,6 +28,9 @@ var _ Directory = (*identity.Users)(nil)
 type Guard struct {
 	dir    Directory
 	admins Admins
+	// adminMFA, when set (production), makes admin routes answer only an
+	// admin who enrolled in two-factor (RequireAdminMFA).
+	adminMFA bool
 }
 
 // NewGuard builds the guard over the configured allowlists.
@@ -66,19 +69,26 @@ func (g *Guard) Role(ctx context.Context, userID string) (string, error) {
 }
 
 // Require is middleware, after Tokens.Require, that admits only admins of
-// list and answers 403 forbidden to the others.
+// list and answers 403 forbidden to the others, and 403 mfa_required to an
+// admin without two-factor when RequireAdminMFA is on.
 func (g *Guard) Require(list Allowlist) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		p, ok := User(c)
 		if !ok {
 			return apierr.AuthRequired()
 		}
-		ok, err := g.Is(c.UserContext(), p.UserID, list)
-		if err != nil {
-			return err
-		}
-		if !ok {
+		a, err := g.dir.Account(c.UserContext(), p.UserID)
+		if errors.Is(err, postgres.ErrNotFound) {
 			return apierr.Forbidden()
+		}
+		if err != nil {
+			return fmt.Errorf("admin check: %w", err)
+		}
+		if !a.Verified || !list.Has(a.Email) {
+			return apierr.Forbidden()
+		}
+		if g.adminMFA && !a.MFA {
+			return MFARequired()
 		}
 		return c.Next()
 	}
@@ -109,4 +119,15 @@ func (g *Guard) RequireVerified(t *Tokens) fiber.Handler {
 		SetUser(c, p)
 		return c.Next()
 	}
+}
+
+// RequireAdminMFA makes admin routes (Require) answer an admin only once
+// their account enrolled in TOTP two-factor; production turns it on. Call it
+// at wiring, before the server serves.
+func (g *Guard) RequireAdminMFA(on bool) { g.adminMFA = on }
+
+// MFARequired is an admin without two-factor on an admin route.
+func MFARequired() *apierr.Error {
+	return apierr.New(http.StatusForbidden, schemas.CodeMFARequired,
+		"admin routes need two-factor: enrol with POST /api/auth/mfa/totp and confirm with POST /api/auth/mfa/totp/confirm")
 }

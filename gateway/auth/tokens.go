@@ -22,6 +22,8 @@ const issuer = "platform"
 type Principal struct {
 	UserID string
 	Email  string
+	// SessionID is the login session the token belongs to (claim sid).
+	SessionID string
 }
 
 // Tokens signs and verifies JWTs with one HS256 secret.
@@ -38,6 +40,10 @@ type Tokens struct {
 	// checked on every hit, and at most verifyCacheTTL after it was checked.
 	mu       sync.RWMutex
 	verified map[[sha256.Size]byte]verifiedToken
+
+	// sessions, when set (UseSessions), also requires the token's session
+	// to be live (session.go).
+	sessions *Sessions
 }
 
 type verifiedToken struct {
@@ -69,31 +75,42 @@ func NewTokens(secret []byte, ttl time.Duration, now func() time.Time) (*Tokens,
 }
 
 type claims struct {
-	Email string `json:"email"`
+	Email     string `json:"email"`
+	SessionID string `json:"sid,omitempty"`
 	jwt.RegisteredClaims
 }
 
-// Issue signs a token for the user that expires after the TTL.
+// Issue signs a token for the user that expires after the TTL, without a
+// session: with sessions in use (UseSessions) such a token authenticates
+// nobody; logins use IssueSession.
 func (t *Tokens) Issue(userID, email string) (string, error) {
+	tok, _, err := t.issue(userID, email, "")
+	return tok, err
+}
+
+func (t *Tokens) issue(userID, email, sessionID string) (string, time.Time, error) {
 	now := t.now()
+	exp := now.Add(t.ttl)
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims{
-		Email: email,
+		Email:     email,
+		SessionID: sessionID,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    issuer,
 			Subject:   userID,
 			IssuedAt:  jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(t.ttl)),
+			ExpiresAt: jwt.NewNumericDate(exp),
 		},
 	})
 	s, err := tok.SignedString(t.secret)
 	if err != nil {
-		return "", fmt.Errorf("sign token: %w", err)
+		return "", time.Time{}, fmt.Errorf("sign token: %w", err)
 	}
-	return s, nil
+	return s, exp, nil
 }
 
-// Verify checks signature, algorithm, issuer and expiry. A token verified
-// before is answered from a short-lived cache while it has not expired.
+// Verify checks signature, algorithm, issuer and expiry, not the session:
+// requests authenticate with Authenticate. A token verified before is
+// answered from a short-lived cache while it has not expired.
 func (t *Tokens) Verify(token string) (Principal, error) {
 	now := t.now()
 	// Keyed by the token's digest: the cache holds no usable token, and a
@@ -131,7 +148,7 @@ func (t *Tokens) verify(token string) (Principal, time.Time, error) {
 	if cl.Subject == "" || cl.ExpiresAt == nil {
 		return Principal{}, time.Time{}, errors.New("verify token: no subject")
 	}
-	return Principal{UserID: cl.Subject, Email: cl.Email}, cl.ExpiresAt.Time, nil
+	return Principal{UserID: cl.Subject, Email: cl.Email, SessionID: cl.SessionID}, cl.ExpiresAt.Time, nil
 }
 
 // BearerToken extracts the token of `Authorization: Bearer <token>`, with the
@@ -165,11 +182,7 @@ func (t *Tokens) authenticate(c *fiber.Ctx) (Principal, error) {
 	if !ok {
 		return Principal{}, apierr.AuthRequired()
 	}
-	p, err := t.Verify(tok)
-	if err != nil {
-		return Principal{}, apierr.AuthRequired()
-	}
-	return p, nil
+	return t.Authenticate(c.UserContext(), tok)
 }
 
 // Optional stores the caller when a valid token is present and goes on
@@ -177,7 +190,7 @@ func (t *Tokens) authenticate(c *fiber.Ctx) (Principal, error) {
 func (t *Tokens) Optional() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if tok, ok := BearerToken(c.Get(fiber.HeaderAuthorization)); ok {
-			if p, err := t.Verify(tok); err == nil {
+			if p, err := t.Authenticate(c.UserContext(), tok); err == nil {
 				c.Locals(principalKey, p)
 			}
 		}

@@ -5,7 +5,10 @@ package identity
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/argon2id"
@@ -33,6 +36,40 @@ type UserStore interface {
 	ByID(ctx context.Context, id string) (identity.User, error)
 	CreateVerification(ctx context.Context, tokenHash, userID, email string, expiresAt, now time.Time) error
 	ConfirmVerification(ctx context.Context, tokenHash string, now time.Time) (string, error)
+	SessionStore
+	PasswordStore
+	MFAStore
+}
+
+// SessionStore keeps login sessions.
+type SessionStore interface {
+	CreateSession(ctx context.Context, s identity.Session) error
+	Sessions(ctx context.Context, userID string, now time.Time) ([]identity.Session, error)
+	EndSession(ctx context.Context, userID, id string, now time.Time) error
+	EndOtherSessions(ctx context.Context, userID, keep string, now time.Time) ([]string, error)
+}
+
+// PasswordStore changes passwords and keeps reset links.
+type PasswordStore interface {
+	SetPassword(ctx context.Context, userID, hash, keep string, now time.Time) ([]string, error)
+	CreatePasswordReset(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time) error
+	ResetPassword(ctx context.Context, tokenHash, hash string, now time.Time) (string, []string, error)
+}
+
+// MFAStore keeps TOTP enrolments and recovery codes.
+type MFAStore interface {
+	TOTP(ctx context.Context, userID string) (identity.TOTP, error)
+	StartTOTP(ctx context.Context, userID, sealedSecret string, now time.Time) error
+	ConfirmTOTP(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) error
+	UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error)
+	UseRecoveryCode(ctx context.Context, userID, codeHash string, now time.Time) (bool, error)
+	DisableTOTP(ctx context.Context, userID string) error
+}
+
+// Sealer seals the TOTP secrets at rest (storage/sealed).
+type Sealer interface {
+	SealText(plaintext, aad string) (string, error)
+	OpenText(stored, aad string) (string, error)
 }
 
 // Roles decides a user's role from the database at request time.
@@ -61,6 +98,14 @@ type Config struct {
 	// Passwords hashes and checks passwords under a concurrency bound;
 	// nil builds one sized for this machine (NewPasswords(0, 0)).
 	Passwords *Passwords
+	// Vault seals TOTP secrets at rest (required).
+	Vault Sealer
+	// Log reports what a request no longer waits for (a reset mail that
+	// failed); nil discards.
+	Log *slog.Logger
+	// Issuer names the platform in authenticator apps (default: the host
+	// of BaseURL).
+	Issuer string
 }
 
 // Validate reports every problem of the options.
@@ -68,6 +113,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.BaseURL == "" {
 		errs = append(errs, errors.New("identity: BaseURL is required (PUBLIC_BASE_URL)"))
+	}
+	if c.Vault == nil {
+		errs = append(errs, errors.New("identity: Vault is required (DATA_ENCRYPTION_KEY)"))
 	}
 	return errors.Join(errs...)
 }
@@ -86,6 +134,8 @@ type Handlers struct {
 	// dummyHash is verified against for unknown e-mails so that login takes
 	// the same time whether or not the account exists.
 	dummyHash string
+	// mailSlots bounds the reset mails being prepared in the background.
+	mailSlots chan struct{}
 }
 
 // NewHandlers builds the handlers. db is pinged by /health; routes lists the
@@ -101,12 +151,18 @@ func NewHandlers(users UserStore, tokens *auth.Tokens, roles Roles, mailer Maile
 	if cfg.Passwords == nil {
 		cfg.Passwords = NewPasswords(0, 0)
 	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Issuer == "" {
+		cfg.Issuer = strings.TrimPrefix(strings.TrimPrefix(cfg.BaseURL, "https://"), "http://")
+	}
 	dummy, err := argon2id.CreateHash("not-a-real-password", hashParams)
 	if err != nil {
 		return nil, err
 	}
 	return &Handlers{users: users, tokens: tokens, roles: roles, mailer: mailer, db: db, now: now, routes: routes,
-		cfg: cfg, pw: cfg.Passwords, dummyHash: dummy}, nil
+		cfg: cfg, pw: cfg.Passwords, dummyHash: dummy, mailSlots: make(chan struct{}, resetMailSlots)}, nil
 }
 
 // Register mounts the routes. Each operation is declared with its request
@@ -118,11 +174,11 @@ func (h *Handlers) Register(r server.Router) {
 	platform.Basics(g, "identity", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
 		Title:       "Identity",
 		Description: "Registration, login, the caller's profile and e-mail verification. Tokens are HS256 JWTs sent as `Authorization: Bearer <token>`.",
-		Prefixes:    []string{Prefix},
+		Prefixes:    []string{Prefix, ResetPagePath},
 	}))
 	server.Post(g, "/register", server.Op[registerRequest]{
 		Summary:     "Create an account and get a token",
-		Description: "Registers a user with e-mail and password and answers a bearer token. Creates the account (the password is stored as a hash).",
+		Description: "Registers a user with e-mail and password and answers a bearer token. Creates the account (the password is stored as a hash) and its first session. Password rules: " + PasswordRules + ".",
 		Class:       ratelimit.Auth, Public: true, Handle: h.register,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the new account and its token", schemas.AuthToken{}),
@@ -130,17 +186,17 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	})
 	server.Post(g, "/login", server.Op[loginRequest]{
-		Summary:     "Exchange e-mail and password for a token",
-		Description: "Checks the e-mail and password and answers a bearer token. Changes nothing.",
+		Summary:     "Exchange e-mail and password (and a second factor when on) for a token",
+		Description: "Checks the e-mail and password and, for an account with TOTP two-factor, a current `code` or an unused `recoveryCode`, and answers a bearer token of a new session (GET /api/auth/sessions lists them). A TOTP code is accepted once: a replay within its window is refused.",
 		Class:       ratelimit.Auth, Public: true, Handle: h.login,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "a token", schemas.AuthToken{}),
-			server.Fails(http.StatusUnauthorized, "invalid_credentials: wrong e-mail or password"),
+			server.Fails(http.StatusUnauthorized, "invalid_credentials or mfa_required: wrong e-mail, password or second factor (invalid_credentials), or the account has two-factor on and neither code nor recoveryCode was given (mfa_required)"),
 		},
 	})
 	server.Get(g, "/me", server.Op[server.NoRequest]{
 		Summary:     "The caller's profile and role",
-		Description: "The caller's e-mail, role and whether the e-mail is verified. Read-only.",
+		Description: "The caller's e-mail, role and whether two-factor is on. Read-only.",
 		Handle:      h.me,
 		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's profile and role", schemas.Profile{})},
 	}, require)
@@ -164,6 +220,9 @@ func (h *Handlers) Register(r server.Router) {
 			server.Fails(http.StatusNotFound, "verification_invalid: the link is unknown, used or expired"),
 		},
 	})
+	h.registerSessions(g, require)
+	h.registerPasswords(r, g, require)
+	h.registerMFA(g, require)
 }
 
 // hashError answers a password that found no hashing slot in time with 429
@@ -176,11 +235,25 @@ func hashError(c *fiber.Ctx, err error) error {
 	return err
 }
 
-// respondToken answers a token for u with status.
+// respondToken starts a session for u (from this request's address and
+// user agent) and answers its token with status.
 func (h *Handlers) respondToken(c *fiber.Ctx, status int, u identity.User) error {
-	tok, err := h.tokens.Issue(u.ID, u.Email)
+	now := h.now().UTC()
+	sid := schemas.NewID()
+	tok, exp, err := h.tokens.IssueSession(u.ID, u.Email, sid)
 	if err != nil {
+		return err
+	}
+	ua := c.Get(fiber.HeaderUserAgent)
+	if len(ua) > maxUserAgent {
+		ua = ua[:maxUserAgent]
+	}
+	if err := h.users.CreateSession(c.UserContext(), identity.Session{ID: sid, UserID: u.ID, CreatedAt: now,
+		ExpiresAt: exp, IP: strings.Clone(c.IP()), UserAgent: strings.ToValidUTF8(strings.Clone(ua), "")}); err != nil {
 		return err
 	}
 	return c.Status(status).JSON(schemas.AuthToken{Token: tok, User: schemas.AuthUser{ID: u.ID, Email: u.Email}})
 }
+
+// maxUserAgent bounds the user agent a session keeps.
+const maxUserAgent = 512

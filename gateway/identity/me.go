@@ -27,5 +27,9 @@ func (h *Handlers) me(c *fiber.Ctx, _ *server.NoRequest) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(schemas.Profile{ID: u.ID, Email: u.Email, Name: u.Name, Role: role})
+	enr, err := h.users.TOTP(c.UserContext(), u.ID)
+	if err != nil && !errors.Is(err, postgres.ErrNotFound) {
+		return err
+	}
+	return c.JSON(schemas.Profile{ID: u.ID, Email: u.Email, Name: u.Name, Role: role, MFAEnabled: err == nil && enr.Confirmed})
 }

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 type noUsers struct{ UserStore }
 type noRoles struct{ Roles }
 type noMailer struct{ Mailer }
+type noVault struct{ Sealer }
 
 // TestOpenAPI builds the slice from the routes Register really declares.
 func TestOpenAPI(t *testing.T) {
@@ -21,18 +23,21 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandlers(noUsers{}, tokens, noRoles{}, noMailer{}, servertest.DB{}, time.Now, s.Routes, Config{BaseURL: "http://localhost"})
+	h, err := NewHandlers(noUsers{}, tokens, noRoles{}, noMailer{}, servertest.DB{}, time.Now, s.Routes, Config{BaseURL: "http://localhost", Vault: noVault{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Register(s.Root())
 	doc := servertest.Document(t, s, Prefix+"/openapi.json")
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 6 {
+	if len(paths) != 15 {
 		t.Fatalf("paths = %v", paths)
 	}
 	public := map[string]bool{"post /register": true, "post /login": true, "get /verify-email": true, "get /health": true,
-		"get /openapi.json": true, "get /me": false, "post /verify-email": false}
+		"get /openapi.json": true, "get /me": false, "post /verify-email": false,
+		"post /logout": false, "get /sessions": false, "delete /sessions": false, "delete /sessions/{id}": false,
+		"post /password": false, "post /password/forgot": true, "post /password/reset": true,
+		"post /mfa/totp": false, "post /mfa/totp/confirm": false, "delete /mfa/totp": false}
 	for key, want := range public {
 		var method, path string
 		for i := range key {
@@ -44,6 +49,14 @@ func TestOpenAPI(t *testing.T) {
 		if got := len(op["security"].([]any)) == 0; got != want {
 			t.Errorf("%s public = %v, want %v", key, got, want)
 		}
+	}
+	if op := paths[ResetPagePath].(map[string]any)["get"].(map[string]any); len(op["security"].([]any)) != 0 {
+		t.Errorf("the reset page is not public: %v", op["security"])
+	}
+	login := paths[Prefix+"/login"].(map[string]any)["post"].(map[string]any)
+	enum := login["responses"].(map[string]any)["401"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["allOf"].([]any)[1].(map[string]any)["properties"].(map[string]any)["error"].(map[string]any)["enum"]
+	if fmt.Sprint(enum) != "[invalid_credentials mfa_required]" {
+		t.Errorf("login 401 codes = %v", enum)
 	}
 	register := paths[Prefix+"/register"].(map[string]any)["post"].(map[string]any)
 	for _, status := range []string{"201", "409", "422", "429"} {

@@ -113,11 +113,3 @@ func (p *Passwords) acquire(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("%w: %w", ErrHashBusy, ctx.Err())
 	}
 }
-
-// ValidatePassword applies decisions.md's length rule (8 to 128 characters).
-func ValidatePassword(password string) error {
-	if n := len([]rune(password)); n < minPassword || n > maxPassword {
-		return errors.New("the password must be 8 to 128 characters")
-	}
-	return nil
-}

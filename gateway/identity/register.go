@@ -19,16 +19,16 @@ import (
 // registerRequest is the body of POST /register.
 type registerRequest struct {
 	Email    string `json:"email" required:"true" format:"email" maxLength:"254" description:"surrounding spaces are trimmed"`
-	Password string `json:"password" required:"true" minLength:"8" maxLength:"128" description:"8 to 128 characters"`
+	Password string `json:"password" required:"true" minLength:"8" maxLength:"128" description:"8 to 128 characters, not one of the 10,000 most common passwords"`
 	Name     string `json:"name" maxLength:"200"`
 }
 
-// Validate keeps the address without its surrounding spaces; the e-mail
-// format, the password's 8 to 128 characters and the name's length are
-// bound by the tags.
+// Validate keeps the address without its surrounding spaces and applies
+// the password rules; the e-mail format, the password's 8 to 128
+// characters and the name's length are bound by the tags too.
 func (req *registerRequest) Validate() error {
 	req.Email = strings.TrimSpace(req.Email)
-	return nil
+	return passwordField("password", req.Password)
 }
 
 // register creates the account and its user.registered event in one

@@ -175,7 +175,8 @@ func (x *reflector) operation(r server.Route, path string, op map[string]any) er
 	if d.Role != "" {
 		op["x-required-role"] = d.Role
 		if _, ok := responses["403"]; !ok {
-			responses["403"] = ErrorAnswer("forbidden: the caller is not a " + d.Role)
+			responses["403"] = ErrorAnswer("forbidden or mfa_required: the caller is not a " + d.Role +
+				" (forbidden), or in production an admin who has not turned on two-factor (mfa_required)")
 		}
 	}
 	op["responses"] = responses

@@ -186,9 +186,9 @@ func (h *Handlers) authorize(c *fiber.Ctx) error {
 	if !ok {
 		return apierr.AuthRequired()
 	}
-	p, err := h.tokens.Verify(tok)
+	p, err := h.tokens.Authenticate(c.UserContext(), tok)
 	if err != nil {
-		return apierr.AuthRequired()
+		return err
 	}
 	auth.SetUser(c, p)
 	c.Locals(actorKey, p.UserID)

@@ -13,13 +13,19 @@ import (
 type Account struct {
 	Email    string
 	Verified bool
+	// MFA is a confirmed TOTP enrolment.
+	MFA bool
 }
 
-// Account returns the user's current e-mail and whether it is verified.
+// Account returns the user's current e-mail, whether it is verified and
+// whether two-factor is on.
 func (u *Users) Account(ctx context.Context, userID string) (Account, error) {
 	var a Account
-	err := u.pool.QueryRow(ctx, `SELECT email, email_verified_at IS NOT NULL FROM users WHERE id = $1`, userID).
-		Scan(&a.Email, &a.Verified)
+	err := u.pool.QueryRow(ctx, `
+SELECT email, email_verified_at IS NOT NULL,
+       EXISTS (SELECT 1 FROM user_totp t WHERE t.user_id = users.id AND t.confirmed_at IS NOT NULL)
+FROM users WHERE id = $1`, userID).
+		Scan(&a.Email, &a.Verified, &a.MFA)
 	if err != nil {
 		return Account{}, fmt.Errorf("find account %s: %w", userID, postgres.Translate(err))
 	}
