@@ -214,6 +214,7 @@ func (a *app) startGateway(ctx context.Context) error {
 	a.limiter = ratelimit.New(a.cfg.RateLimits, a.now)
 	if a.cfg.AbuseBudgets {
 		a.budgets = ratelimit.NewBudgets(a.pool, a.now)
+		a.budgets.Log = a.log
 	}
 	a.server = server.New(a.limiter, a.reg, a.log)
 	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log)
