@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fintech/platform/e2e/harness"
 	"github.com/fintech/platform/schemas"
@@ -103,4 +107,63 @@ func TestAbuseBudgetsPerIP(t *testing.T) {
 		t.Fatalf("key B: %d %s", r.Status, r.Body)
 	}
 	limited(buildPartner(t, p, "/vacancies", keyB), "rate_limited", "a second key past the IP's partner budget")
+}
+
+// TestBudgetsChargeOnlyAcceptedRequests: a refused request spends no
+// budget. Duplicate ballots (409 already_voted) and an idempotent replay of
+// a proposal leave the account's and the address's counters where the
+// accepted requests put them.
+func TestBudgetsChargeOnlyAcceptedRequests(t *testing.T) {
+	p := harness.Start(t, harness.Options{Env: map[string]string{"ABUSE_BUDGETS": "1"}})
+	pg, err := pgxpool.New(context.Background(), p.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Close)
+	used := func(budget, scope, subject string) int64 {
+		t.Helper()
+		var n int64
+		if err := pg.QueryRow(context.Background(), `SELECT coalesce(sum(used), 0) FROM abuse_budgets
+WHERE budget = $1 AND scope = $2 AND subject = $3`, budget, scope, subject).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	author := p.Register(t, "budget-refund")
+	admin := p.RegisterEmail(t, harness.GovAdminEmail)
+	body := map[string]any{"title": "Refunds", "category": "budget", "voteMode": "yes-no-abstain"}
+	key := map[string]string{"Idempotency-Key": "refund-" + strconv.FormatInt(time.Now().UnixNano(), 10)}
+	first := p.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/gov/proposals", Token: author.Token, Body: body, Headers: key})
+	if first.Status != http.StatusCreated {
+		t.Fatalf("proposal: %d %s", first.Status, first.Body)
+	}
+	var prop govProposal
+	first.Decode(t, &prop)
+	for range 3 {
+		if r := p.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/gov/proposals", Token: author.Token, Body: body,
+			Headers: key}); r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %s", r.Status, r.Body)
+		}
+	}
+	if n := used(schemas.BudgetGovProposal.Name, "account", author.ID); n != 1 {
+		t.Fatalf("one proposal and three replays spent %d of the account's proposal budget, want 1", n)
+	}
+	govAct(t, p, admin.Token, prop.ID, "open", http.StatusOK)
+	if r := govVote(t, p, author.Token, prop.ID, map[string]any{"choice": "yes"}); r.Status != http.StatusCreated {
+		t.Fatalf("ballot: %d %s", r.Status, r.Body)
+	}
+	for range 3 {
+		if r := govVote(t, p, author.Token, prop.ID, map[string]any{"choice": "no"}); r.Status != http.StatusConflict {
+			t.Fatalf("duplicate ballot: %d %s", r.Status, r.Body)
+		}
+	}
+	if n := used(schemas.BudgetGovBallot.Name, "account", author.ID); n != 1 {
+		t.Fatalf("one ballot and three refused duplicates spent %d of the account's ballot budget, want 1", n)
+	}
+	if n := used(schemas.BudgetGovBallot.Name, "ip", "127.0.0.1"); n != 1 {
+		t.Fatalf("the address's ballot budget: %d spent, want 1", n)
+	}
+	if n := used(schemas.BudgetGovBallot.Name, "global", ""); n != 1 {
+		t.Fatalf("the global ballot count: %d, want 1", n)
+	}
 }

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"os"
@@ -100,6 +102,49 @@ func TestProductionIsTheDefault(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(p.DataDir, "mail")); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("DATA_DIR/mail exists in production (%v)", err)
+		}
+	})
+	t.Run("production refuses weak keys, one line naming each", func(t *testing.T) {
+		for _, kv := range []string{"DATA_ENCRYPTION_KEY=abc", "SIGNING_MASTER_KEY=abc", "LEDGER_SALT=x",
+			"PROCESSOR_WEBHOOK_SECRET=whsec_abc"} {
+			name, _, _ := strings.Cut(kv, "=")
+			lines := runConfigFailure(t, append(append([]string{}, p.Env...), kv))
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "platform: configuration: "+name+":") {
+				t.Fatalf("%s: output %q, want one line naming it", kv, lines)
+			}
+		}
+	})
+	t.Run("production refuses keys the database was not first started with", func(t *testing.T) {
+		for _, name := range []string{"DATA_ENCRYPTION_KEY", "SIGNING_MASTER_KEY", "LEDGER_SALT"} {
+			raw := make([]byte, 32)
+			if _, err := rand.Read(raw); err != nil {
+				t.Fatal(err)
+			}
+			other := hex.EncodeToString(raw)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			cmd := exec.CommandContext(ctx, harness.Binary(t), "run")
+			cmd.Env = append(append([]string{}, p.Env...), name+"="+other)
+			cmd.Dir = t.TempDir()
+			out, err := cmd.CombinedOutput()
+			cancel()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Fatalf("%s changed: exit %v, output %q: want exit status 1", name, err, out)
+			}
+			var refusals []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if strings.HasPrefix(l, "platform: ") {
+					refusals = append(refusals, l)
+				}
+			}
+			if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "platform: "+name+": is not the key this database was first started with") ||
+				strings.Contains(string(out), other) {
+				t.Fatalf("%s changed: output %q, want one line naming it", name, out)
+			}
+		}
+		// The platform itself, with its own keys, still serves.
+		if r := p.Get(t, "/api/platform/version", ""); r.Status != http.StatusOK {
+			t.Fatalf("version after the refusals: %d", r.Status)
 		}
 	})
 	t.Run("production refuses development conveniences", func(t *testing.T) {

@@ -474,3 +474,76 @@ func TestWrongMethodIs405(t *testing.T) {
 		t.Fatalf("unknown path: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestWebhooksEndpointRules: the primary endpoint of /me/webhook counts
+// against the cap of 10; an Idempotency-Key on POST /webhook-subs makes a
+// retry answer the first answer (one endpoint, one secret) and a different
+// body with the same key 409; a PATCH of someone else's endpoint is 404
+// whatever its body, before the URL is looked at.
+func TestWebhooksEndpointRules(t *testing.T) {
+	p := shared(t)
+	// The shared platform allows private addresses (development): a local
+	// URL nobody listens on, so nothing leaves the machine.
+	url := "http://127.0.0.1:9/in"
+	t.Run("the primary endpoint counts against the cap", func(t *testing.T) {
+		u := p.Register(t, "hook-cap")
+		for i := range 10 {
+			if r := p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"url": fmt.Sprintf("%s/%d", url, i)}); r.Status != http.StatusCreated {
+				t.Fatalf("endpoint %d: %d %s", i, r.Status, r.Body)
+			}
+		}
+		r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"url": url + "/primary"})
+		if r.Status != http.StatusConflict || r.JSON(t)["error"] != "webhook_limit_reached" {
+			t.Fatalf("an 11th endpoint through /me/webhook: %d %s, want 409 webhook_limit_reached", r.Status, r.Body)
+		}
+		other := p.Register(t, "hook-cap-2")
+		if r := p.Post(t, "/api/fiat/me/webhook", other.Token, map[string]any{"url": url}); r.Status != http.StatusCreated {
+			t.Fatalf("primary: %d %s", r.Status, r.Body)
+		}
+		if r := p.Post(t, "/api/fiat/me/webhook", other.Token, map[string]any{"url": url + "/2"}); r.Status != http.StatusOK {
+			t.Fatalf("replacing the primary: %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("Idempotency-Key makes one endpoint with one secret", func(t *testing.T) {
+		u := p.Register(t, "hook-idem")
+		key := map[string]string{"Idempotency-Key": "sub-" + strings.ToLower(u.ID)}
+		body := map[string]any{"url": url}
+		first := p.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/fiat/webhook-subs", Token: u.Token, Body: body, Headers: key})
+		again := p.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/fiat/webhook-subs", Token: u.Token, Body: body, Headers: key})
+		if first.Status != http.StatusCreated || again.Status != http.StatusCreated || !bytes.Equal(first.Body, again.Body) ||
+			again.Header.Get("Idempotent-Replayed") != "true" || first.JSON(t)["secret"] == nil {
+			t.Fatalf("retry: %d %s then %d %s (replayed %q)", first.Status, first.Body, again.Status, again.Body,
+				again.Header.Get("Idempotent-Replayed"))
+		}
+		var list struct {
+			Items []endpoint `json:"items"`
+		}
+		p.Get(t, "/api/fiat/me/webhooks", u.Token).Decode(t, &list)
+		if len(list.Items) != 1 {
+			t.Fatalf("%d endpoints after a retried create, want 1", len(list.Items))
+		}
+		reused := p.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/fiat/webhook-subs", Token: u.Token,
+			Body: map[string]any{"url": url + "/other"}, Headers: key})
+		if reused.Status != http.StatusConflict || reused.JSON(t)["error"] != "idempotency_key_reused" {
+			t.Fatalf("same key, other body: %d %s", reused.Status, reused.Body)
+		}
+	})
+	t.Run("PATCH of another's endpoint is 404 before its URL is checked", func(t *testing.T) {
+		owner, stranger := p.Register(t, "hook-owner"), p.Register(t, "hook-stranger")
+		r := p.Post(t, "/api/fiat/webhook-subs", owner.Token, map[string]any{"url": url})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		id := r.JSON(t)["id"].(string)
+		for _, body := range []map[string]any{{"url": "ftp://not a url"}, {"url": "https://127.0.0.1/"}, {"enabled": false}} {
+			got := p.Do(t, harness.Request{Method: http.MethodPatch, Path: "/api/fiat/webhook-subs/" + id, Token: stranger.Token, Body: body})
+			if got.Status != http.StatusNotFound {
+				t.Fatalf("stranger's PATCH %v: %d %s, want 404", body, got.Status, got.Body)
+			}
+		}
+		if got := p.Do(t, harness.Request{Method: http.MethodPatch, Path: "/api/fiat/webhook-subs/" + id, Token: owner.Token,
+			Body: map[string]any{"url": "ftp://x"}}); got.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("owner's bad URL: %d %s, want 422", got.Status, got.Body)
+		}
+	})
+}

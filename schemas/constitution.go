@@ -137,7 +137,7 @@ type ConstitutionAdvice struct {
 	Source      string                   `json:"source" required:"true" enum:"builtin,model,builtin-fallback"`
 	// FallbackReason says why the model's answer was not used; only with
 	// source builtin-fallback.
-	FallbackReason  string `json:"fallbackReason,omitempty" enum:"model_timeout,model_error,model_invalid_response"`
+	FallbackReason  string `json:"fallbackReason,omitempty" enum:"model_timeout,model_error,model_invalid_response,budget_exhausted"`
 	AIRequestsUsed  int64  `json:"aiRequestsUsed" required:"true"`
 	AIRequestsLimit int64  `json:"aiRequestsLimit" required:"true"`
 }

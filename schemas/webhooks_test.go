@@ -24,6 +24,10 @@ func TestBlockedAddr(t *testing.T) {
 		{"64:ff9b::808:808", false}, {"2002:808:808::1", false},
 		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", true}, // Teredo
 		{"198.18.0.1", true}, {"240.0.0.1", true}, {"192.0.0.8", true},
+		// IPv4-compatible (::a.b.c.d) and IPv4-translated (::ffff:0:a.b.c.d)
+		// forms, and IPv6 ranges that are not public either.
+		{"::127.0.0.1", true}, {"::7f00:1", true}, {"::8.8.8.8", true}, {"::ffff:0:7f00:1", true},
+		{"::ffff:0:808:808", true}, {"100::1", true}, {"2001:db8::1", true}, {"fec0::1", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {

@@ -59,8 +59,9 @@ type app struct {
 	embedded *broker.Embedded
 	metrics  *cpipeline.Metrics
 	ch       driver.Conn
-	// vault seals the personal and secret values kept at rest.
-	vault *sealed.Keyring
+	// vault seals the personal and secret values kept at rest, signRing
+	// users' signing keys (keys.go).
+	vault, signRing *sealed.Keyring
 	// acceptGap: the consumer groups skip records gone from their topics
 	// (--accept-gap, audited; consumers/pipeline/position.go).
 	acceptGap bool
@@ -126,11 +127,6 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 		a.log.Warn(w)
 	}
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	vault, err := sealed.NewKeyring("DATA_ENCRYPTION_KEY", "data", strings.Split(cfg.DataKey, ",")...)
-	if err != nil {
-		return nil, err
-	}
-	a.vault = vault
 	a.metrics = cpipeline.NewMetrics(a.reg)
 
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
@@ -138,6 +134,18 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	a.pool = pool
+	if embedded {
+		// `platform run` migrates before it opens its keys (their salt
+		// and fingerprints live in the database).
+		if _, err := postgres.Migrate(ctx, pool); err != nil {
+			a.close()
+			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		}
+	}
+	if err := a.openKeys(ctx); err != nil {
+		a.close()
+		return nil, err
+	}
 
 	a.brokers = cfg.KafkaBrokers
 	if len(a.brokers) == 0 {
@@ -222,6 +230,7 @@ func (a *app) startGateway(ctx context.Context) error {
 	a.limiter = ratelimit.New(a.cfg.RateLimits, a.now)
 	if a.cfg.AbuseBudgets {
 		a.budgets = ratelimit.NewBudgets(a.pool, a.now)
+		a.budgets.Log = a.log
 	}
 	a.server = server.New(a.limiter, a.reg, a.log)
 	a.server.TrustProxies(a.cfg.TrustedProxies)

@@ -40,9 +40,6 @@ func cmdRun(ctx context.Context, cfg Config, args []string) error {
 	}
 	defer a.close()
 	a.acceptGap = acceptGap
-	if _, err := postgres.Migrate(ctx, a.pool); err != nil {
-		return fmt.Errorf("DATABASE_URL: %w", err)
-	}
 	if _, err := migrateData(ctx, a.pool, a.vault); err != nil {
 		return err
 	}

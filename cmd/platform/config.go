@@ -339,6 +339,7 @@ func (c Config) requireForProduction(r *envReader) {
 			r.fail(s.name, "required in production: %s%s", s.why, hint)
 		}
 	}
+	c.checkKeyFormats(r)
 	if c.KYCAutoApprove {
 		r.fail("KYC_AUTO_APPROVE", "1 is refused in production: it lifts the pre-KYC caps without review%s", hint)
 	}

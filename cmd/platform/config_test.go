@@ -85,10 +85,10 @@ var productionEnv = map[string]string{
 	"PROCESSOR_API_KEY":        "sk_live_x",
 	"SMTP_URL":                 "smtps://u:p@mail.example.com:465",
 	"JWT_SECRET":               strings.Repeat("j", 32),
-	"LEDGER_SALT":              "salt",
-	"PROCESSOR_WEBHOOK_SECRET": "whsec_x",
-	"SIGNING_MASTER_KEY":       "signing",
-	"DATA_ENCRYPTION_KEY":      "data",
+	"LEDGER_SALT":              "5f1c0e2a9b7d4c3e8a6f1b2d0c9e7a5b3d1f8e6c4a2b0d9f7e5c3a1b8d6f4e2c",
+	"PROCESSOR_WEBHOOK_SECRET": "whsec_MfKQ9r8d2ut8sCh2Gn7i1ZbJ5xR3vHwLzA6eTYk0pUc=",
+	"SIGNING_MASTER_KEY":       "9a3e7c1f5b2d8e4a6c0f3b9d1e7a5c2f8b4d6e0a3c9f1b7d5e2a8c4f6b0d3e9a",
+	"DATA_ENCRYPTION_KEY":      "c4e8a2f6b0d3e9a1c7f5b2d8e4a6c0f3b9d1e7a5c2f8b4d6e0a3c9f1b7d5e2a8",
 }
 
 // withProduction is productionEnv with over applied ("" unsets).

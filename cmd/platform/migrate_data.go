@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -28,9 +27,9 @@ func migrateDataWith(ctx context.Context, cfg Config, pool *pgxpool.Pool) (int, 
 	if err := cfg.loadSecrets(); err != nil {
 		return 0, err
 	}
-	vault, err := sealed.NewKeyring("DATA_ENCRYPTION_KEY", "data", strings.Split(cfg.DataKey, ",")...)
-	if err != nil {
+	a := &app{cfg: cfg, pool: pool}
+	if err := a.openKeys(ctx); err != nil {
 		return 0, err
 	}
-	return migrateData(ctx, pool, vault)
+	return migrateData(ctx, pool, a.vault)
 }

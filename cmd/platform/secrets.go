@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,7 +12,8 @@ import (
 )
 
 // readOrCreateSecret returns the secret stored at path, creating it with 32
-// random bytes (hex, after prefix) when the file does not exist yet.
+// random bytes (hex, after prefix; base64 after whsec_) when the file does
+// not exist yet.
 func readOrCreateSecret(path, prefix string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
@@ -26,6 +28,10 @@ func readOrCreateSecret(path, prefix string) (string, error) {
 		return "", fmt.Errorf("generate secret: %w", err)
 	}
 	s := prefix + hex.EncodeToString(raw)
+	if prefix == "whsec_" {
+		// Standard Webhooks secrets are base64 after the prefix.
+		s = prefix + base64.StdEncoding.EncodeToString(raw)
+	}
 	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"strings"
 	"time"
 
 	"github.com/fintech/platform/consumers/retention"
 	"github.com/fintech/platform/gateway/server"
 	gsign "github.com/fintech/platform/gateway/sign"
 	"github.com/fintech/platform/schemas"
-	"github.com/fintech/platform/storage/sealed"
 	ssign "github.com/fintech/platform/storage/sign"
 )
 
@@ -19,11 +17,7 @@ import (
 func (a *app) signModule() (module, error) {
 	st := ssign.NewStore(a.pool)
 	return module{routes: func(r server.Router) error {
-		ring, err := sealed.NewKeyring("SIGNING_MASTER_KEY", "sign", strings.Split(a.cfg.SigningKey, ",")...)
-		if err != nil {
-			return err
-		}
-		h, err := gsign.NewHandlers(st, ring, a.pool, a.tokens.Require(), a.now, schemas.NewID, a.server.Routes)
+		h, err := gsign.NewHandlers(st, a.signRing, a.pool, a.tokens.Require(), a.now, schemas.NewID, a.server.Routes)
 		if err != nil {
 			return err
 		}

@@ -329,13 +329,22 @@ func (b *batch) charge(ctx context.Context, tx pgx.Tx, cmd schemas.Envelope, d s
 		// Once per (mask owner, merchant, day) is the account budget (the
 		// source id also makes the reputation consumer apply repeats once),
 		// but free sign-ups multiply owners: each flag is also charged to
-		// the client IP of the charge and to the global budget, and a spent
-		// budget drops the flag (never the charge).
+		// the client IP of the charge (and counted globally, an alarm that
+		// never refuses). A flag the IP budget keeps from the merchant's
+		// reputation is held for review (mask_held_risk_flags), never
+		// dropped silently; the charge is never affected.
 		start, _ := schemas.BudgetMaskRiskFlag.Window(b.now)
-		_, ok, err := budget.Take(ctx, tx, start,
+		spent, ok, err := budget.Take(ctx, tx, start,
 			budget.Charges(schemas.BudgetMaskRiskFlag, d.UserID+">"+d.MerchantUserID, d.ClientIP))
 		if err != nil {
 			return pipeline.Outcome{}, err
+		}
+		if !ok && spent.Scope != budget.ScopeAccount {
+			if err := store.HoldRiskFlag(ctx, tx, store.HeldFlag{ChargeID: row.ID, MaskOwner: d.UserID,
+				MerchantUserID: d.MerchantUserID, ClientIP: d.ClientIP, RiskScore: row.RiskScore, Reason: spent.Scope,
+				CreatedAt: b.now}); err != nil {
+				return pipeline.Outcome{}, err
+			}
 		}
 		flag = ok
 	}

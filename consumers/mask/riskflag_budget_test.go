@@ -12,7 +12,7 @@ import (
 // TestRiskFlagBudgetPerIP: free sign-ups behind one address each flag the
 // same merchant once a day; the per-IP budget stops the flags (never the
 // charges) after schemas.BudgetMaskRiskFlag.PerIP, while a charge from
-// another address still flags.
+// another address still flags; the stopped flags are held for review.
 func TestRiskFlagBudgetPerIP(t *testing.T) {
 	f := newFixture(t)
 	if _, err := f.pool.Exec(context.Background(), `INSERT INTO fiat_merchant_keys (id, user_id, key_hash, key_prefix, created_at)
@@ -41,5 +41,15 @@ VALUES ('k1', 'merchant-user', 'h1', 'p', now())`); err != nil {
 	}
 	if n := flags("owner-elsewhere", "198.51.100.1"); n != 1 {
 		t.Fatalf("a charge from another IP: %d flags", n)
+	}
+	// The flags the IP budget stopped are held for review, not dropped.
+	var held int
+	var reason string
+	if err := f.pool.QueryRow(context.Background(), `SELECT count(*), min(reason) FROM mask_held_risk_flags
+WHERE merchant_user_id = 'merchant-user' AND client_ip = '203.0.113.7' AND risk_score >= 70`).Scan(&held, &reason); err != nil {
+		t.Fatal(err)
+	}
+	if held != 2 || reason != "ip" {
+		t.Fatalf("%d flags held (reason %q), want the 2 past the IP budget held for review", held, reason)
 	}
 }

@@ -134,6 +134,22 @@ func (s *Sink) Run(ctx context.Context) error {
 	}); err != nil {
 		return nil // shut down while ClickHouse was unreachable
 	}
+	// Rows sunk before the sink redacted personal data are rewritten once
+	// (a long step on a large table, hence its own bound), before any new
+	// row is inserted.
+	if err := s.retryFor(ctx, "scrub personal data", 30*time.Minute, func(ctx context.Context) error {
+		conn, err := s.conns.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := clickhouse.ScrubEvents(ctx, conn, s.cfg.Database, ScrubRow)
+		if n > 0 {
+			s.log.Info("personal data removed from analytics rows sunk before", "rows", n)
+		}
+		return err
+	}); err != nil {
+		return nil
+	}
 	var batch []*kgo.Record
 	var due time.Time // when the batch is inserted at the latest
 	for {
@@ -210,9 +226,14 @@ func (s *Sink) flush(ctx context.Context, recs []*kgo.Record) bool {
 // retry runs f until it succeeds, backing off; it gives up only when ctx is
 // cancelled (returning ctx's error).
 func (s *Sink) retry(ctx context.Context, what string, f func(context.Context) error) error {
+	return s.retryFor(ctx, what, 30*time.Second, f)
+}
+
+// retryFor is retry with each attempt bounded by limit.
+func (s *Sink) retryFor(ctx context.Context, what string, limit time.Duration, f func(context.Context) error) error {
 	backoff := 100 * time.Millisecond
 	for {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 		err := f(fctx)
 		cancel()
 		if err == nil {
@@ -234,6 +255,7 @@ func (s *Sink) retry(ctx context.Context, what string, f func(context.Context) e
 // campaign or proposal to its dimension table (dimensions.go). Bundles are
 // expanded into their events. Events with the same id in one batch are
 // kept once; unreadable records are skipped (they are not events).
+// Personal data is removed first (redact.go).
 func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 	var out clickhouse.Rows
 	seen := make(map[string]bool, len(recs))
@@ -247,8 +269,8 @@ func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 			continue
 		}
 		seen[env.ID] = true
-		out.Events = append(out.Events, clickhouse.EventRow{ID: env.ID, Topic: rec.Topic, Type: env.Type,
-			Key: env.Key, ActorUserID: env.ActorUserID, OccurredAt: env.OccurredAt, Data: string(env.Data)})
+		out.Events = append(out.Events, redactRow(clickhouse.EventRow{ID: env.ID, Topic: rec.Topic, Type: env.Type,
+			Key: env.Key, ActorUserID: env.ActorUserID, OccurredAt: env.OccurredAt, Data: string(env.Data)}))
 		switch env.Type {
 		case schemas.TypeLedgerEntryAdded:
 			e, err := schemas.DataAs[schemas.LedgerEntry](env)
@@ -278,7 +300,7 @@ func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 			out.Reputation = append(out.Reputation, clickhouse.ReputationRow{ID: env.ID, EventID: u.EventID,
 				UserID: u.UserID, Kind: u.Kind, SourceModule: u.SourceModule, Weight: u.Weight, NewScore: u.NewScore,
 				PreviousRank: u.PreviousRank, NewRank: u.NewRank, Seq: u.Seq, OccurredAt: env.OccurredAt,
-				SourceID: u.SourceID})
+				SourceID: redactScoreSource(u.Kind, u.SourceID)})
 		default:
 			if err := convertDimension(env, &out); err != nil {
 				log.Warn("skipping unreadable dimension event", "id", env.ID, "type", env.Type, "err", err)

@@ -17,7 +17,7 @@ import (
 )
 
 // errBlocked is a connection refused by the address policy.
-var errBlocked = errors.New("destination address is private, loopback or link-local")
+var errBlocked = errors.New(schemas.WebhookErrBlocked)
 
 // Attempt is the outcome of one delivery attempt.
 type Attempt struct {
@@ -91,7 +91,7 @@ func (s *Sender) Deliver(ctx context.Context, job store.Job) Attempt {
 	req.Header.Set("User-Agent", "platform-webhooks/1")
 	secret, err := s.vault.OpenText(job.Secret, store.SecretAAD(job.UserID))
 	if err != nil {
-		return Attempt{Error: "the subscription's signing secret cannot be opened (DATA_ENCRYPTION_KEY rotated without the old key?)"}
+		return Attempt{Error: schemas.WebhookErrSecretPrefix + " (DATA_ENCRYPTION_KEY rotated without the old key?)"}
 	}
 	Sign(req.Header, secret, job.Event.ID, now.Unix(), body)
 	a := s.post(req)
@@ -107,7 +107,7 @@ func (s *Sender) post(req *http.Request) Attempt {
 		case errors.Is(err, errBlocked):
 			return Attempt{Error: errBlocked.Error()}
 		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-			return Attempt{Error: fmt.Sprintf("no answer within %s", s.timeout)}
+			return Attempt{Error: fmt.Sprintf(schemas.WebhookErrTimeoutPrefix+"%s", s.timeout)}
 		}
 		return Attempt{Error: truncate(err.Error(), 500)}
 	}
@@ -118,7 +118,7 @@ func (s *Sender) post(req *http.Request) Attempt {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return Attempt{OK: true, StatusCode: resp.StatusCode}
 	}
-	return Attempt{StatusCode: resp.StatusCode, Error: fmt.Sprintf("endpoint answered %d", resp.StatusCode)}
+	return Attempt{StatusCode: resp.StatusCode, Error: fmt.Sprintf(schemas.WebhookErrStatusPrefix+"%d", resp.StatusCode)}
 }
 
 func isTimeout(err error) bool {

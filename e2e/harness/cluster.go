@@ -2,6 +2,7 @@ package harness
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -42,7 +43,7 @@ func NewCluster(t TB, kafkaBrokers string, extra map[string]string) *Cluster {
 	c := &Cluster{DatabaseURL: dbURL, KafkaBrokers: kafkaBrokers, t: t, back: back, Env: map[string]string{
 		"JWT_SECRET":               randomHex(t),
 		"LEDGER_SALT":              randomHex(t),
-		"PROCESSOR_WEBHOOK_SECRET": "whsec_" + randomHex(t),
+		"PROCESSOR_WEBHOOK_SECRET": "whsec_" + randomBase64(t),
 		"SIGNING_MASTER_KEY":       randomHex(t),
 		"DATA_ENCRYPTION_KEY":      randomHex(t),
 	}}
@@ -58,6 +59,16 @@ func randomHex(t TB) string {
 		t.Fatalf("random: %v", err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// randomBase64 is 32 random bytes in standard base64 (a whsec_ secret's
+// body, as production requires).
+func randomBase64(t TB) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("random: %v", err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // Run runs a subcommand to completion (e.g. "migrate") and returns what it

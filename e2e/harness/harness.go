@@ -266,7 +266,7 @@ func productionEnv(t TB, back Backing, dbURL, dataDir, addr, baseURL, metricsAdd
 		"SMTP_URL":                 fmt.Sprintf("smtp://127.0.0.1:%d", FreePort(t)),
 		"JWT_SECRET":               randomHex(t),
 		"LEDGER_SALT":              randomHex(t),
-		"PROCESSOR_WEBHOOK_SECRET": "whsec_" + randomHex(t),
+		"PROCESSOR_WEBHOOK_SECRET": "whsec_" + randomBase64(t),
 		"SIGNING_MASTER_KEY":       randomHex(t),
 		"DATA_ENCRYPTION_KEY":      randomHex(t),
 	}

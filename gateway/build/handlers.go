@@ -88,7 +88,7 @@ var _ Limiter = (*ratelimit.Limiter)(nil)
 
 // Budgets charges an abuse budget (ratelimit.Budgets).
 type Budgets interface {
-	Take(c *fiber.Ctx, b schemas.Budget, account string) error
+	Take(c *fiber.Ctx, b schemas.Budget, account string) (*ratelimit.Ticket, error)
 }
 
 // Store is the whole repository the module uses.

@@ -1,14 +1,17 @@
 package build
 
 import (
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/ratelimit"
 )
 
 func TestNewKeyFormat(t *testing.T) {
@@ -59,6 +62,36 @@ func TestRateKey(t *testing.T) {
 				t.Fatalf("RateKey = %q", got)
 			}
 		})
+	}
+}
+
+// TestRateKeyPerAddress: one address spending a public key's budget leaves
+// the key's budget at another address whole (the widget of a partner is not
+// blanked for everyone by one client).
+func TestRateKeyPerAddress(t *testing.T) {
+	t.Parallel()
+	app := fiber.New()
+	key := "qb_pk_" + strings.Repeat("w", 30)
+	rateKey := func(ip string) string {
+		var rc fasthttp.RequestCtx
+		rc.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.ParseIP(ip), Port: 4000}, nil)
+		rc.Request.SetRequestURI(APIPrefix + "/vacancies")
+		rc.Request.Header.Set(HeaderKey, key)
+		c := app.AcquireCtx(&rc)
+		defer app.ReleaseCtx(c)
+		return RateKey(c)
+	}
+	lim := ratelimit.New(ratelimit.Limits{Partner: 3}, time.Now)
+	for i := 0; i < 3; i++ {
+		if ok, _, _, _ := lim.Take(ratelimit.Partner, rateKey("192.0.2.1")); !ok {
+			t.Fatalf("request %d refused within the budget", i+1)
+		}
+	}
+	if ok, _, _, _ := lim.Take(ratelimit.Partner, rateKey("192.0.2.1")); ok {
+		t.Fatal("the spending address got a 4th request of 3")
+	}
+	if ok, _, _, _ := lim.Take(ratelimit.Partner, rateKey("198.51.100.7")); !ok {
+		t.Fatal("another address was refused: one client drained the key for everyone")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/build"
@@ -62,12 +63,17 @@ func (h *Handlers) createKey(c *fiber.Ctx, _ *server.NoRequest) error {
 		return err
 	}
 	k := build.Key{ID: schemas.NewID(), EmployerID: caller(c), CreatedAt: h.now().UTC()}
+	var ticket *ratelimit.Ticket
 	if h.cfg.Budgets != nil {
-		if err := h.cfg.Budgets.Take(c, schemas.BudgetPartnerKeyMint, k.EmployerID); err != nil {
+		if ticket, err = h.cfg.Budgets.Take(c, schemas.BudgetPartnerKeyMint, k.EmployerID); err != nil {
 			return err
 		}
 	}
 	err = h.store.CreateKey(c.UserContext(), k, hashKey(key), schemas.PartnerKeysPerUser)
+	if err != nil {
+		// Only a key minted spends the budget.
+		ticket.Refund(c.UserContext())
+	}
 	if errors.Is(err, build.ErrKeyLimit) {
 		return errKeyLimit
 	}

@@ -50,6 +50,7 @@ type Reader interface {
 	Get(ctx context.Context, id string) (store.Campaign, error)
 	RecentDonors(ctx context.Context, campaignID string, n int) ([]store.Donor, error)
 	DonorCount(ctx context.Context, campaignID string) (int64, error)
+	DistinctDonors(ctx context.Context) (int64, error)
 	WalletOwner(ctx context.Context, walletID string) (userID, kind string, err error)
 	List(ctx context.Context, f store.Filter, after *store.Cursor, limit int) ([]store.Campaign, int64, error)
 	ActiveCount(ctx context.Context, now time.Time) (int64, error)

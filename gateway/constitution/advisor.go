@@ -31,7 +31,9 @@ type Advice struct {
 	Suggestions []Suggestion
 	Source      string
 	// FallbackReason says why the model's answer was not used
-	// (model_timeout, model_error, model_invalid_response); empty otherwise.
+	// (model_timeout, model_error, model_invalid_response, or
+	// budget_exhausted: the day's global AI budget is past its level);
+	// empty otherwise.
 	FallbackReason string
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/constitution"
@@ -43,6 +44,9 @@ type aiCall struct {
 	goal string
 	tmpl string
 	used int64
+	// builtinOnly: the global AI budget is past its level, so the
+	// built-in advisor answers instead of the model.
+	builtinOnly bool
 }
 
 // prepareAI looks the template up (404) and counts the request against the
@@ -59,14 +63,21 @@ func (h *Handlers) prepareAI(c *fiber.Ctx, req *aiRequest) (aiCall, error) {
 		tmpl = t
 	}
 	// The per-IP and global budget first: a request it refuses leaves the
-	// caller's monthly count alone.
+	// caller's monthly count alone, and one the monthly count refuses
+	// gives its unit back. Past the global level the built-in advisor
+	// answers (it costs nothing) instead of anyone being refused.
+	var ticket *ratelimit.Ticket
 	if h.cfg.Budgets != nil {
-		if err := h.cfg.Budgets.Take(c, schemas.BudgetAI, ""); err != nil {
+		var err error
+		if ticket, err = h.cfg.Budgets.Take(c, schemas.BudgetAI, ""); err != nil {
 			return aiCall{}, err
 		}
 	}
 	now := h.now()
 	used, ok, err := h.usage.TakeAIRequest(c.UserContext(), caller(c), now, h.cfg.AILimit)
+	if err != nil || !ok {
+		ticket.Refund(c.UserContext())
+	}
 	if err != nil {
 		return aiCall{}, err
 	}
@@ -75,13 +86,19 @@ func (h *Handlers) prepareAI(c *fiber.Ctx, req *aiRequest) (aiCall, error) {
 			"aiRequestsUsed": used, "aiRequestsLimit": h.cfg.AILimit, "periodEnd": timestamp(periodEnd(now)),
 		})
 	}
-	return aiCall{req: AdviceRequest{Sliders: req.sliders, Goal: req.goal, Template: tmpl}, goal: req.goal, tmpl: req.tmplID, used: used}, nil
+	return aiCall{req: AdviceRequest{Sliders: req.sliders, Goal: req.goal, Template: tmpl}, goal: req.goal, tmpl: req.tmplID, used: used,
+		builtinOnly: ticket.OverGlobal()}, nil
 }
 
 // answer runs the advisor and computes the predicted outcome of its
 // suggestions.
 func (h *Handlers) answer(ctx context.Context, call aiCall) schemas.ConstitutionAdvice {
-	adv := h.advisor.Advise(ctx, call.req)
+	var adv Advice
+	if m, model := h.advisor.(*ModelAdvisor); model && call.builtinOnly {
+		adv = m.fallbackAdvice(call.req, "budget_exhausted")
+	} else {
+		adv = h.advisor.Advise(ctx, call.req)
+	}
 	if adv.Suggestions == nil {
 		adv.Suggestions = []Suggestion{}
 	}

@@ -83,7 +83,7 @@ type Config struct {
 
 // Budgets charges an abuse budget (ratelimit.Budgets).
 type Budgets interface {
-	Take(c *fiber.Ctx, b schemas.Budget, account string) error
+	Take(c *fiber.Ctx, b schemas.Budget, account string) (*ratelimit.Ticket, error)
 }
 
 func (c *Config) setDefaults() {

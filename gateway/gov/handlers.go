@@ -119,7 +119,7 @@ func NewHandlers(db platform.Pinger, writer Writer, reader Reader, analytics Ana
 // ballots move reputation, so they are bounded per account, per IP and in
 // total (schemas.BudgetGovProposal, schemas.BudgetGovBallot).
 type Budgets interface {
-	Take(c *fiber.Ctx, b schemas.Budget, account string) error
+	Take(c *fiber.Ctx, b schemas.Budget, account string) (*ratelimit.Ticket, error)
 }
 
 // adminRole is who may open, close and execute proposals.

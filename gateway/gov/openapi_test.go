@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server/servertest"
 	"github.com/fintech/platform/schemas"
 )
@@ -79,4 +80,4 @@ func TestOpenAPI(t *testing.T) {
 
 type noBudgets struct{}
 
-func (noBudgets) Take(*fiber.Ctx, schemas.Budget, string) error { return nil }
+func (noBudgets) Take(*fiber.Ctx, schemas.Budget, string) (*ratelimit.Ticket, error) { return nil, nil }

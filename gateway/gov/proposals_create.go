@@ -104,9 +104,18 @@ func (h *Handlers) createProposal(c *fiber.Ctx, req *createProposalRequest) erro
 	if err != nil {
 		return err
 	}
-	if err := h.budgets.Take(c, schemas.BudgetGovProposal, caller(c)); err != nil {
+	ticket, err := h.budgets.Take(c, schemas.BudgetGovProposal, caller(c))
+	if err != nil {
 		return err
 	}
+	// Only a proposal created spends the budget: a refusal or an
+	// idempotent replay gives the unit back.
+	created := false
+	defer func() {
+		if !created {
+			ticket.Refund(c.UserContext())
+		}
+	}()
 	now := h.now().UTC()
 	p.ID, p.AuthorUserID, p.CreatedAt = schemas.NewID(), caller(c), now
 	env, err := schemas.New(schemas.TypeProposalCreated, p.ID, p.AuthorUserID, eventOf(p), now)
@@ -130,6 +139,7 @@ func (h *Handlers) createProposal(c *fiber.Ctx, req *createProposalRequest) erro
 	if err != nil {
 		return err
 	}
+	created = prior == nil
 	if prior != nil {
 		if prior.RequestHash != idem.RequestHash {
 			return apierr.IdempotencyReused()

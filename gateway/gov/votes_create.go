@@ -102,9 +102,18 @@ func (h *Handlers) vote(c *fiber.Ctx, req *voteRequest) error {
 		return err
 	}
 	user := caller(c)
-	if err := h.budgets.Take(c, schemas.BudgetGovBallot, user); err != nil {
+	ticket, err := h.budgets.Take(c, schemas.BudgetGovBallot, user)
+	if err != nil {
 		return err
 	}
+	// Only an accepted ballot spends the budget: a refused one (409
+	// already_voted, voting_closed) gives its unit back.
+	accepted := false
+	defer func() {
+		if !accepted {
+			ticket.Refund(c.UserContext())
+		}
+	}()
 	now := h.now().UTC()
 	b.ID, b.ProposalID, b.UserID, b.CreatedAt = schemas.NewID(), p.ID, user, now
 	env, err := schemas.New(schemas.TypeReputationEvent, user, user, schemas.ReputationEvent{
@@ -122,6 +131,7 @@ func (h *Handlers) vote(c *fiber.Ctx, req *voteRequest) error {
 	if err != nil {
 		return storeErr(err)
 	}
+	accepted = true
 	r, res, err := tallyOf(p, ballots)
 	if err != nil {
 		return err

@@ -37,8 +37,8 @@ func errTimestampSkew() *apierr.Error {
 // Secrets configure how the receivers authenticate a delivery.
 type Secrets struct {
 	// HMAC is PARTNER_WEBHOOK_SECRET, the key shared by the three rails
-	// (the spec's scheme), used by a rail without a secret of its own. An
-	// empty secret never matches.
+	// (the spec's scheme), used only while no rail has a secret of its own
+	// (sharedOpens). An empty secret never matches.
 	HMAC string
 	// RightsHMAC, ChessHMAC and CertHMAC are each partner's own key
 	// (RIGHTS_WEBHOOK_SECRET, CHESS_WEBHOOK_SECRET, CERT_WEBHOOK_SECRET).
@@ -58,6 +58,16 @@ type Secrets struct {
 // and its legacy header secret.
 type Rail struct {
 	HMAC, Legacy string
+}
+
+// sharedOpens reports whether the shared PARTNER_WEBHOOK_SECRET opens a
+// rail without a secret of its own: only while no rail has one. Once one
+// partner has its own key the partners are distinct parties, and the
+// shared secret (which every partner holds) would let one post records on
+// another's rail; a rail left without its own key then refuses every HMAC
+// delivery until it gets one.
+func (s Secrets) sharedOpens() bool {
+	return s.RightsHMAC == "" && s.ChessHMAC == "" && s.CertHMAC == ""
 }
 
 // rail picks a rail's secrets.
@@ -126,7 +136,7 @@ func (s Secrets) verifyHMAC(d Delivery, r Rail, now time.Time) error {
 		return errBadSignature()
 	}
 	key := r.HMAC
-	if key == "" {
+	if key == "" && s.sharedOpens() {
 		key = s.HMAC
 	}
 	var want []byte

@@ -79,3 +79,30 @@ func TestSecretsVerify(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedSecretOnlyWhileNoRailHasItsOwn: the shared secret opens a rail
+// without a key of its own only while no rail has one; once one partner has
+// its own key, the shared secret (which that partner holds too) opens no
+// rail, in either scheme.
+func TestSharedSecretOnlyWhileNoRailHasItsOwn(t *testing.T) {
+	t.Parallel()
+	const shared = "shared-partner-secret"
+	now := time.Unix(1_750_000_000, 0)
+	body := []byte(`{"eventId":"e1","amount":5}`)
+	ts := strconv.FormatInt(now.Unix(), 10)
+	spec := Delivery{Signature: hex.EncodeToString(Sign([]byte(shared), ts, body)), Timestamp: ts, Body: body,
+		Method: "POST", Path: "/api/rights/royalties/verify-webhook"}
+	v2 := spec
+	v2.Signature = SignaturePrefixV2 + hex.EncodeToString(SignV2([]byte(shared), ts, "POST", spec.Path, body))
+	alone := Secrets{HMAC: shared, RequireHMAC: true}
+	mixed := Secrets{HMAC: shared, ChessHMAC: "chess-own-secret", RequireHMAC: true}
+	rights := Rail{}
+	for _, d := range []Delivery{spec, v2} {
+		if err := alone.Verify(d, rights, now); err != nil {
+			t.Fatalf("no rail has its own key: the shared secret refused: %v", err)
+		}
+		if err := mixed.Verify(d, rights, now); err == nil {
+			t.Fatalf("chess has its own key: the shared secret still opens the rights rail (%q)", d.Signature[:3])
+		}
+	}
+}

@@ -8,8 +8,9 @@ import (
 )
 
 // TestSecretsVerifyPerRail: a rail with its own secret accepts only v2
-// signatures made with that secret for its method and path; the shared
-// secret's spec scheme still works on a rail without its own.
+// signatures made with that secret for its method and path; once some rail
+// has its own secret, the shared secret opens no rail, not even one without
+// its own (TestSharedSecretOnlyWhileNoRailHasItsOwn).
 func TestSecretsVerifyPerRail(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_750_000_000, 0)
@@ -18,7 +19,7 @@ func TestSecretsVerifyPerRail(t *testing.T) {
 	const path = "/api/rights/royalties/verify-webhook"
 	s := Secrets{HMAC: "shared-secret", RightsHMAC: "rights-own", ChessHMAC: "chess-own", RequireHMAC: true}
 	rights := s.rail(s.RightsHMAC, "")
-	cert := s.rail(s.CertHMAC, "") // no own secret: the shared one
+	cert := s.rail(s.CertHMAC, "") // no own secret, and the shared one refused
 	v2 := func(key, method, p string) string {
 		return SignaturePrefixV2 + hex.EncodeToString(SignV2([]byte(key), ts, method, p, body))
 	}
@@ -37,8 +38,8 @@ func TestSecretsVerifyPerRail(t *testing.T) {
 		{"another partner's secret", rights, v2("chess-own", "POST", path), path, false},
 		{"signed for another path", rights, v2("rights-own", "POST", "/api/cert/payouts/certify-webhook"), path, false},
 		{"signed for another method", rights, v2("rights-own", "PUT", path), path, false},
-		{"shared secret, v1 (spec)", cert, v1("shared-secret"), path, true},
-		{"shared secret, v2", cert, v2("shared-secret", "POST", path), path, true},
+		{"shared secret, v1 (spec), on a rail without its own", cert, v1("shared-secret"), path, false},
+		{"shared secret, v2, on a rail without its own", cert, v2("shared-secret", "POST", path), path, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

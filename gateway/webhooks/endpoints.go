@@ -142,9 +142,14 @@ type patchEndpointRequest struct {
 }
 
 // patchEndpoint serves PATCH /webhook-subs/:id: url, events, enabled and
-// secret, each only when sent.
+// secret, each only when sent. Ownership is checked first: an endpoint that
+// is not the caller's is 404 whatever the body holds, so the answer says
+// nothing about it (nor is the URL resolved for a stranger).
 func (h *Handlers) patchEndpoint(c *fiber.Ctx, req *patchEndpointRequest) error {
 	p, _ := auth.User(c)
+	if _, err := h.store.Subscription(c.UserContext(), p.UserID, req.ID); err != nil {
+		return owned(err)
+	}
 	var v bind.Validator
 	var patch store.Patch
 	if req.URL != nil {

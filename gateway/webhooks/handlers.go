@@ -14,13 +14,14 @@ import (
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/pipeline"
 	store "github.com/fintech/platform/storage/webhooks"
 )
 
 // Store is what the handlers need from the webhook repository.
 type Store interface {
-	SavePrimary(ctx context.Context, sub store.Subscription) (store.Subscription, bool, error)
-	Add(ctx context.Context, sub store.Subscription, max int) (store.Subscription, error)
+	SavePrimaryWithin(ctx context.Context, sub store.Subscription, max int) (store.Subscription, bool, error)
+	AddIdempotent(ctx context.Context, sub store.Subscription, max int, idem *pipeline.Processed) (store.Subscription, *pipeline.Processed, error)
 	RotateSecret(ctx context.Context, userID, id, secret string, now time.Time) (store.Subscription, error)
 	List(ctx context.Context, f store.Filter) ([]store.Delivery, error)
 	Retry(ctx context.Context, id string, now time.Time) (store.Delivery, error)
@@ -286,4 +287,5 @@ func (h *Handlers) registerOwner(g server.Router, user fiber.Handler) {
 // Vault seals values kept at rest, bound to their owner.
 type Vault interface {
 	SealText(plaintext, aad string) (string, error)
+	OpenText(stored, aad string) (string, error)
 }

@@ -53,7 +53,23 @@ func (h *Handlers) ownerDeliveries(c *fiber.Ctx, id string, req *ownerDeliveries
 	if err != nil {
 		return err
 	}
-	return c.JSON(bind.PageOf(rows, page.Limit, deliveryPosition, deliveryToJSON))
+	return c.JSON(bind.PageOf(rows, page.Limit, deliveryPosition, ownerDeliveryJSON))
+}
+
+// ownerDeliveryJSON is a delivery as its endpoint's owner sees it: the last
+// error as a reason class (schemas.WebhookOwnerReason) and the attempt's
+// duration only when the endpoint answered, so that the log is no port or
+// liveness probe of the hosts an owner points an endpoint at.
+func ownerDeliveryJSON(d store.Delivery) schemas.WebhookDelivery {
+	out := deliveryToJSON(d)
+	if out.LastError != nil {
+		r := schemas.WebhookOwnerReason(*out.LastError)
+		out.LastError = &r
+	}
+	if d.LastStatusCode == nil {
+		out.LastDurationMs = nil
+	}
+	return out
 }
 
 func deliveryPosition(d store.Delivery) string {
@@ -97,7 +113,7 @@ func (h *Handlers) ownerRetry(c *fiber.Ctx, id, deliveryID string) error {
 		return owned(err)
 	}
 	h.waker.Wake()
-	return c.Status(http.StatusAccepted).JSON(deliveryToJSON(d))
+	return c.Status(http.StatusAccepted).JSON(ownerDeliveryJSON(d))
 }
 
 // endpointTest serves POST /webhook-subs/:id/test.
@@ -133,7 +149,7 @@ func (h *Handlers) sendTest(c *fiber.Ctx, id string) error {
 		return owned(err)
 	}
 	h.waker.Wake()
-	return c.Status(http.StatusAccepted).JSON(deliveryToJSON(d))
+	return c.Status(http.StatusAccepted).JSON(ownerDeliveryJSON(d))
 }
 
 // ModuleWebhooks is the module of the events the webhooks module makes

@@ -1,7 +1,9 @@
 package webhooks
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
@@ -9,7 +11,9 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
 	store "github.com/fintech/platform/storage/webhooks"
 )
@@ -73,7 +77,11 @@ func (h *Handlers) savePrimary(c *fiber.Ctx, req *subscribeRequest) error {
 	if err != nil {
 		return err
 	}
-	saved, created, err := h.store.SavePrimary(c.UserContext(), sub)
+	// The primary endpoint counts against MaxSubscriptions like the others.
+	saved, created, err := h.store.SavePrimaryWithin(c.UserContext(), sub, MaxSubscriptions)
+	if errors.Is(err, store.ErrLimit) {
+		return errSubscriptionLimit()
+	}
 	if err != nil {
 		return err
 	}
@@ -84,21 +92,62 @@ func (h *Handlers) savePrimary(c *fiber.Ctx, req *subscribeRequest) error {
 	return c.Status(status).JSON(minted(saved, clear))
 }
 
-// addSubscription serves POST /webhook-subs: a further endpoint, 201.
+func errSubscriptionLimit() error {
+	return apierr.New(http.StatusConflict, schemas.CodeWebhookLimitReached,
+		"a user may hold at most 10 webhook subscriptions, the one of /me/webhook included")
+}
+
+// commandAddSubscription is the command type of POST /webhook-subs's
+// idempotency records.
+const commandAddSubscription = "webhooks.subscription.add"
+
+// addSubscription serves POST /webhook-subs: a further endpoint, 201. With
+// an Idempotency-Key (scoped to the caller and this endpoint) a retry with
+// the same body answers the first answer byte for byte with
+// Idempotent-Replayed: true, and creates nothing; a different body is 409
+// idempotency_key_reused. The recorded answer can hold a minted secret, so
+// it is kept sealed, like the subscription's own secret.
 func (h *Handlers) addSubscription(c *fiber.Ctx, req *subscribeRequest) error {
 	sub, clear, err := h.bindSubscription(c, req)
 	if err != nil {
 		return err
 	}
-	saved, err := h.store.Add(c.UserContext(), sub, MaxSubscriptions)
+	body, err := json.Marshal(minted(sub, clear))
+	if err != nil {
+		return err
+	}
+	var idem *pipeline.Processed
+	idemReq := commands.RequestIdempotency(c, sub.UserID, "POST /webhook-subs")
+	aad := "webhook-subs-answer:" + sub.UserID
+	if idemReq.Key != "" {
+		sealedBody, err := h.vault.SealText(string(body), aad)
+		if err != nil {
+			return err
+		}
+		idem = &pipeline.Processed{CommandID: idemReq.CommandID(), CommandType: commandAddSubscription,
+			RequestHash: idemReq.RequestHash, Status: http.StatusCreated, Body: []byte(sealedBody)}
+	}
+	_, prior, err := h.store.AddIdempotent(c.UserContext(), sub, MaxSubscriptions, idem)
 	if errors.Is(err, store.ErrLimit) {
-		return apierr.New(http.StatusConflict, schemas.CodeWebhookLimitReached,
-			"a user may hold at most 10 webhook subscriptions")
+		return errSubscriptionLimit()
 	}
 	if err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(minted(saved, clear))
+	status := http.StatusCreated
+	if prior != nil {
+		if prior.RequestHash != idem.RequestHash {
+			return apierr.IdempotencyReused()
+		}
+		opened, err := h.vault.OpenText(string(prior.Body), aad)
+		if err != nil {
+			return fmt.Errorf("open the recorded answer: %w", err)
+		}
+		c.Set("Idempotent-Replayed", "true")
+		body, status = []byte(opened), prior.Status
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	return c.Status(status).Send(body)
 }
 
 // rotateRequest is the body of PATCH /me/webhook.

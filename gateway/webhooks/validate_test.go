@@ -68,6 +68,8 @@ func TestCheckURL(t *testing.T) {
 		{"link-local", "https://metadata.example/", false, "must not resolve to a private, loopback or link-local address"},
 		{"loopback literal", "https://127.0.0.1:8443/", false, "must not resolve to a private, loopback or link-local address"},
 		{"v6 loopback literal", "https://[::1]/", false, "must not resolve to a private, loopback or link-local address"},
+		{"IPv4-compatible loopback", "https://[::127.0.0.1]/", false, "must not resolve to a private, loopback or link-local address"},
+		{"IPv4-translated loopback", "https://[::ffff:0:7f00:1]/", false, "must not resolve to a private, loopback or link-local address"},
 		{"allow private: http loopback", "http://127.0.0.1:9000/hook", true, ""},
 		{"allow private: still no ftp", "ftp://127.0.0.1/", true, "must use https"},
 	}

@@ -210,6 +210,18 @@ func (s *Campaigns) DonorCount(ctx context.Context, campaignID string) (int64, e
 	return n, nil
 }
 
+// DistinctDonors counts the distinct donors of every campaign, anonymous
+// ones included. It is read from Postgres, not from the analytics copy:
+// ClickHouse does not know who gave anonymously, so it cannot tell one
+// anonymous donor giving twice from two.
+func (s *Campaigns) DistinctDonors(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(DISTINCT donor_user_id) FROM charity_donations`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count donors: %w", err)
+	}
+	return n, nil
+}
+
 const recentDonorsSQL = `
 SELECT coalesce(u.name, ''), d.amount_kzt, d.created_at
 FROM charity_donations d LEFT JOIN users u ON u.id = d.donor_user_id

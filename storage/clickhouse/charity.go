@@ -10,8 +10,9 @@ import (
 // CharityStats are the charity aggregates of the donation.received events.
 type CharityStats struct {
 	TotalRaisedKzt int64
-	// DonorCount counts distinct donors (the events' actor), anonymous
-	// donors included.
+	// DonorCount counts distinct named donors (the events' actor) plus one
+	// per anonymous donation: the sink does not store who gave anonymously,
+	// so the exact figure is Postgres's (the API reads it there).
 	DonorCount    int64
 	TopCategories []CategoryRaised
 }
@@ -40,7 +41,7 @@ func dedupedDonations(db string) string {
 // 18.16 (visitParam functions, no JSON or window functions).
 func QueryCharityStats(ctx context.Context, conn driver.Conn, db string) (CharityStats, error) {
 	var out CharityStats
-	q := `SELECT toInt64(sum(amount)), toInt64(uniqExact(donor)) FROM ` + dedupedDonations(db)
+	q := `SELECT toInt64(sum(amount)), toInt64(uniqExactIf(donor, donor != '') + countIf(donor = '')) FROM ` + dedupedDonations(db)
 	if err := conn.QueryRow(ctx, q).Scan(&out.TotalRaisedKzt, &out.DonorCount); err != nil {
 		return CharityStats{}, fmt.Errorf("query charity totals: %w", err)
 	}

@@ -74,7 +74,8 @@ FROM (
     SELECT campaign_id, title, category, status, proposer_user_id, goal_kzt, raised_kzt, donations, donors
     FROM {db}.v_campaigns
     ANY LEFT JOIN (
-        SELECT campaign_id, sum(amount) AS raised_kzt, count() AS donations, uniqExact(donor) AS donors
+        SELECT campaign_id, sum(amount) AS raised_kzt, count() AS donations,
+            uniqExactIf(donor, donor != '') + countIf(donor = '') AS donors
         FROM (
             SELECT id, any(visitParamExtractString(data, 'campaignId')) AS campaign_id,
                 any(visitParamExtractInt(data, 'amountKzt')) AS amount, any(actor_user_id) AS donor

@@ -29,18 +29,34 @@ var ErrUnknownMasterKey = errors.New("sealed under a master key that is not conf
 // ("new,old") without losing what the old one sealed. Only a derived
 // fingerprint (the master key id) is ever stored; the master key itself
 // never leaves the process and is never logged or put in an error.
+//
+// The id is keyed by the install's salt (NewSaltedKeyring): an id derived
+// from the master alone would let anyone holding a dump test guesses of
+// the master offline against it, with one HKDF per guess and the same
+// table for every install. Ids made before the salt (NewKeyring's) still
+// open what they sealed; LegacyIDs maps them to the salted ids, for the
+// data step that relabels the stored values.
 type Keyring struct {
 	env     string
 	current string
 	aeads   map[string]cipher.AEAD
+	legacy  map[string]string
 }
 
 // NewKeyring builds the ring for one purpose (which separates the derived
 // keys of different uses of the same master key) from master keys, current
 // first; env names the variable they come from in errors. Empty entries are
-// ignored; at least one key is required.
+// ignored; at least one key is required. Its ids are unsalted: use
+// NewSaltedKeyring wherever the install's salt is known.
 func NewKeyring(env, purpose string, masters ...string) (*Keyring, error) {
-	r := &Keyring{env: env, aeads: map[string]cipher.AEAD{}}
+	return NewSaltedKeyring(env, purpose, nil, masters...)
+}
+
+// NewSaltedKeyring is NewKeyring with master key ids keyed by salt (the
+// install's own, kept in the database). With a nil salt the ids are the
+// unsalted ones of earlier releases.
+func NewSaltedKeyring(env, purpose string, salt []byte, masters ...string) (*Keyring, error) {
+	r := &Keyring{env: env, aeads: map[string]cipher.AEAD{}, legacy: map[string]string{}}
 	sealInfo, idInfo := "platform/"+purpose+"/seal/v1", "platform/"+purpose+"/master-key-id/v1"
 	for i, m := range masters {
 		m = strings.TrimSpace(m)
@@ -51,9 +67,15 @@ func NewKeyring(env, purpose string, masters ...string) (*Keyring, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: derive key %d: %w", env, i+1, err)
 		}
-		idBytes, err := hkdf.Key(sha256.New, []byte(m), nil, idInfo, 8)
+		legacyBytes, err := hkdf.Key(sha256.New, []byte(m), nil, idInfo, 8)
 		if err != nil {
 			return nil, fmt.Errorf("%s: derive id %d: %w", env, i+1, err)
+		}
+		idBytes := legacyBytes
+		if len(salt) > 0 {
+			if idBytes, err = hkdf.Key(sha256.New, []byte(m), salt, idInfo, 8); err != nil {
+				return nil, fmt.Errorf("%s: derive id %d: %w", env, i+1, err)
+			}
 		}
 		block, err := aes.NewCipher(key)
 		if err != nil {
@@ -68,11 +90,25 @@ func NewKeyring(env, purpose string, masters ...string) (*Keyring, error) {
 			r.current = id
 		}
 		r.aeads[id] = aead
+		if legacyID := "mk-" + hex.EncodeToString(legacyBytes); legacyID != id {
+			r.aeads[legacyID] = aead
+			r.legacy[legacyID] = id
+		}
 	}
 	if r.current == "" {
 		return nil, fmt.Errorf("%s: no master key configured", env)
 	}
 	return r, nil
+}
+
+// LegacyIDs maps each configured master key's unsalted id to its salted
+// id (empty for a ring without a salt).
+func (r *Keyring) LegacyIDs() map[string]string {
+	out := make(map[string]string, len(r.legacy))
+	for k, v := range r.legacy {
+		out[k] = v
+	}
+	return out
 }
 
 // CurrentID names the master key that seals new keys.

@@ -86,3 +86,43 @@ func TestSealText(t *testing.T) {
 		}
 	}
 }
+
+// TestSaltedIDs: the stored master key id depends on the install's salt,
+// so a dump's ids cannot be matched against a table of guessed masters made
+// once for every install; values sealed under the unsalted id still open.
+func TestSaltedIDs(t *testing.T) {
+	t.Parallel()
+	master := strings.Repeat("c", 64)
+	legacy, err := NewKeyring("TEST_KEY", "test", master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewSaltedKeyring("TEST_KEY", "test", []byte("install-a-salt-32-bytes-long...."), master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewSaltedKeyring("TEST_KEY", "test", []byte("install-b-salt-32-bytes-long...."), master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.CurrentID() == legacy.CurrentID() || a.CurrentID() == b.CurrentID() {
+		t.Fatalf("ids: unsalted %s, install a %s, install b %s: want three different", legacy.CurrentID(), a.CurrentID(), b.CurrentID())
+	}
+	old, err := legacy.SealText("KZ00 1234", "row-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.OpenText(old, "row-1"); err != nil || got != "KZ00 1234" {
+		t.Fatalf("salted ring opening an unsalted value: %q %v", got, err)
+	}
+	if m := a.LegacyIDs(); len(m) != 1 || m[legacy.CurrentID()] != a.CurrentID() {
+		t.Fatalf("legacy ids %v", m)
+	}
+	relabelled := strings.Replace(old, legacy.CurrentID(), a.CurrentID(), 1)
+	if got, err := a.OpenText(relabelled, "row-1"); err != nil || got != "KZ00 1234" {
+		t.Fatalf("relabelled value: %q %v", got, err)
+	}
+	if _, err := b.OpenText(relabelled, "row-1"); !errors.Is(err, ErrUnknownMasterKey) {
+		t.Fatalf("another install's ring opened install a's label: %v", err)
+	}
+}

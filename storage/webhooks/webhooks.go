@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
 )
 
@@ -105,33 +106,92 @@ func (s *Store) SavePrimary(ctx context.Context, sub Subscription) (saved Subscr
 	return saved, created, nil
 }
 
+// SavePrimaryWithin is SavePrimary counted against max: creating the
+// primary subscription when the user already holds max subscriptions of
+// any kind is ErrLimit (replacing it adds nothing and is always allowed).
+func (s *Store) SavePrimaryWithin(ctx context.Context, sub Subscription, max int) (saved Subscription, created bool, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		n, hasPrimary, err := lockAndCount(ctx, tx, sub.UserID)
+		if err != nil {
+			return err
+		}
+		if !hasPrimary && n >= max {
+			return ErrLimit
+		}
+		return tx.QueryRow(ctx, savePrimarySQL, sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt).
+			Scan(&saved.ID, &saved.UserID, &saved.URL, &saved.Secret, &saved.Events, &saved.Primary, &saved.Enabled,
+				&saved.CreatedAt, &saved.UpdatedAt, &created)
+	})
+	if err != nil {
+		return Subscription{}, false, fmt.Errorf("save primary webhook of %s: %w", sub.UserID, postgres.Translate(err))
+	}
+	return saved, created, nil
+}
+
+// lockAndCount serializes a user's subscription writes and counts what the
+// user holds.
+func lockAndCount(ctx context.Context, tx pgx.Tx, userID string) (n int, hasPrimary bool, err error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhook-subs:' || $1))`, userID); err != nil {
+		return 0, false, err
+	}
+	err = tx.QueryRow(ctx, `SELECT count(*), coalesce(bool_or(is_primary), false) FROM webhook_subscriptions WHERE user_id = $1`,
+		userID).Scan(&n, &hasPrimary)
+	return n, hasPrimary, err
+}
+
 // Add creates a further (non-primary) subscription, refusing with ErrLimit
 // when the user already holds max subscriptions of any kind.
 func (s *Store) Add(ctx context.Context, sub Subscription, max int) (Subscription, error) {
+	out, _, err := s.AddIdempotent(ctx, sub, max, nil)
+	return out, err
+}
+
+// AddIdempotent is Add with the request's idempotency record: when idem is
+// set, its answer is recorded in the same transaction, and a command id
+// recorded before creates nothing and returns the earlier record (prior),
+// also when two requests race.
+func (s *Store) AddIdempotent(ctx context.Context, sub Subscription, max int, idem *pipeline.Processed) (Subscription, *pipeline.Processed, error) {
 	var out Subscription
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// Serialize the count check per user.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhook-subs:' || $1))`, sub.UserID); err != nil {
+	var prior *pipeline.Processed
+	lookup := func(q postgres.Querier) error {
+		found, err := pipeline.LookupProcessed(ctx, q, []string{idem.CommandID})
+		if err != nil {
 			return err
 		}
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE user_id = $1`, sub.UserID).Scan(&n); err != nil {
+		if r, ok := found[idem.CommandID]; ok {
+			prior = &r
+		}
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		n, _, err := lockAndCount(ctx, tx, sub.UserID)
+		if err != nil {
 			return err
+		}
+		if idem != nil {
+			if err := lookup(tx); err != nil || prior != nil {
+				return err
+			}
 		}
 		if n >= max {
 			return ErrLimit
 		}
-		var err error
 		out, err = scanSub(tx.QueryRow(ctx, `
 INSERT INTO webhook_subscriptions (id, user_id, url, secret, events, is_primary, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, false, $6, $6) RETURNING `+subColumns,
 			sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt))
-		return err
+		if err != nil || idem == nil {
+			return err
+		}
+		return pipeline.InsertProcessed(ctx, tx, []pipeline.Processed{*idem})
 	})
-	if err != nil {
-		return Subscription{}, fmt.Errorf("add webhook of %s: %w", sub.UserID, postgres.Translate(err))
+	if idem != nil && errors.Is(postgres.Translate(err), postgres.ErrConflict) {
+		err = lookup(s.pool)
 	}
-	return out, nil
+	if err != nil {
+		return Subscription{}, nil, fmt.Errorf("add webhook of %s: %w", sub.UserID, postgres.Translate(err))
+	}
+	return out, prior, nil
 }
 
 // RotateSecret replaces the signing secret of one of the user's
