@@ -45,6 +45,9 @@ const (
 	CodeMailUnavailable     = "mail_unavailable"
 	CodeVerificationInvalid = "verification_invalid"
 	CodeUserNotFound        = "user_not_found"
+	// CodeInsufficientScope is a restricted API key used on a route its
+	// scopes do not reach; the answer names the scope it needs.
+	CodeInsufficientScope = "insufficient_scope"
 
 	// Fiat (spec: Errors; decisions.md, Fiat).
 	CodeWalletNotFound       = "wallet_not_found"

@@ -73,6 +73,11 @@ func (g *Guard) Require(list Allowlist) fiber.Handler {
 		if !ok {
 			return apierr.AuthRequired()
 		}
+		if p.KeyID != "" {
+			// Admin rights are never delegated to a key, whatever its
+			// scopes (the route table closes admin routes too).
+			return apierr.New(http.StatusForbidden, apierr.CodeForbidden, "API keys cannot call admin routes; use a login token")
+		}
 		ok, err := g.Is(c.UserContext(), p.UserID, list)
 		if err != nil {
 			return err

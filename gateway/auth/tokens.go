@@ -22,6 +22,9 @@ const issuer = "platform"
 type Principal struct {
 	UserID string
 	Email  string
+	// KeyID is the restricted API key the caller authenticated with ("" for
+	// a login token); such a caller is limited to the key's scopes.
+	KeyID string
 }
 
 // Tokens signs and verifies JWTs with one HS256 secret.
@@ -38,7 +41,13 @@ type Tokens struct {
 	// checked on every hit, and at most verifyCacheTTL after it was checked.
 	mu       sync.RWMutex
 	verified map[[sha256.Size]byte]verifiedToken
+	// keys authenticates restricted API keys (nil: keys are refused).
+	keys *Keys
 }
+
+// UseKeys makes the bearer-token middleware accept restricted API keys
+// (apikey.go). Call it while wiring, before the server takes requests.
+func (t *Tokens) UseKeys(k *Keys) { t.keys = k }
 
 type verifiedToken struct {
 	p       Principal
@@ -165,6 +174,9 @@ func (t *Tokens) authenticate(c *fiber.Ctx) (Principal, error) {
 	if !ok {
 		return Principal{}, apierr.AuthRequired()
 	}
+	if IsAPIKey(tok) {
+		return t.authenticateKey(c, tok)
+	}
 	p, err := t.Verify(tok)
 	if err != nil {
 		return Principal{}, apierr.AuthRequired()
@@ -177,7 +189,14 @@ func (t *Tokens) authenticate(c *fiber.Ctx) (Principal, error) {
 func (t *Tokens) Optional() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if tok, ok := BearerToken(c.Get(fiber.HeaderAuthorization)); ok {
-			if p, err := t.Verify(tok); err == nil {
+			var p Principal
+			var err error
+			if IsAPIKey(tok) {
+				p, err = t.authenticateKey(c, tok)
+			} else {
+				p, err = t.Verify(tok)
+			}
+			if err == nil {
 				c.Locals(principalKey, p)
 			}
 		}
