@@ -1,6 +1,8 @@
 package webhooks
 
 import (
+	"time"
+
 	"errors"
 	"net/http"
 
@@ -107,6 +109,22 @@ type rotateRequest struct {
 	// ID names a subscription made with /webhook-subs; empty means the
 	// primary endpoint of /me/webhook.
 	ID string `json:"id" maxLength:"64" description:"a subscription made with /webhook-subs; the primary endpoint when left out"`
+	// ExpiresIn is the overlap in seconds (schemas.WebhookOverlapDefault
+	// when left out).
+	ExpiresIn *int64 `json:"expiresIn" minimum:"0" maximum:"172800" description:"seconds the previous secret keeps signing beside the new one: 86400 (24 h) when left out, at most 172800 (48 h); 0 stops it at once"`
+}
+
+// previousUntil is when the replaced secret stops signing (nil: at once).
+func previousUntil(expiresIn *int64, now time.Time) *time.Time {
+	n := int64(schemas.WebhookOverlapDefault)
+	if expiresIn != nil {
+		n = *expiresIn
+	}
+	if n <= 0 {
+		return nil
+	}
+	t := now.Add(time.Duration(n) * time.Second)
+	return &t
 }
 
 // BodyIsOptional: an empty PATCH mints a new secret.
@@ -130,12 +148,16 @@ func (h *Handlers) rotate(c *fiber.Ctx, req *rotateRequest) error {
 	if err != nil {
 		return err
 	}
-	sub, err := h.store.RotateSecret(c.UserContext(), p.UserID, req.ID, secret, h.now().UTC())
+	now := h.now().UTC()
+	until := previousUntil(req.ExpiresIn, now)
+	sub, err := h.store.RotateSecret(c.UserContext(), p.UserID, req.ID, secret, until, now)
 	if errors.Is(err, postgres.ErrNotFound) {
 		return apierr.NotFound("no such webhook subscription; create one with POST /api/fiat/me/webhook")
 	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(minted(sub, clear))
+	out := minted(sub, clear)
+	out.PreviousSecretExpiresAt = until
+	return c.JSON(out)
 }
