@@ -30,7 +30,7 @@ var KeyAreas = []KeyArea{
 	{Name: "account", Description: "the caller's profile (GET /api/auth/me)", Prefixes: []string{"/api/auth/me"}},
 	{Name: "fiat", Description: "wallets, deposits, transfers, withdrawals, payouts, KYC, payment requests, refunds, merchant authorizations", Prefixes: []string{"/api/fiat"}},
 	{Name: "webhooks", Description: "the caller's webhook endpoints, their deliveries and event stream",
-		Prefixes: []string{"/api/fiat/me/webhook", "/api/fiat/webhook-subs", "/api/fiat/me/events"}},
+		Prefixes: []string{"/api/fiat/me/webhook", "/api/fiat/me/webhooks", "/api/fiat/webhook-subs", "/api/fiat/me/events"}},
 	{Name: "ledger", Description: "ledger entries", Prefixes: []string{"/api/ledger"}},
 	{Name: "reputation", Description: "the caller's reputation", Prefixes: []string{"/api/reputation"}},
 	{Name: "mask", Description: "virtual masks and their charges", Prefixes: []string{"/api/mask"}},
@@ -38,13 +38,15 @@ var KeyAreas = []KeyArea{
 	{Name: "charity", Description: "campaigns and donations", Prefixes: []string{"/api/charity"}},
 	{Name: "trade", Description: "trading accounts, top-ups and transfers", Prefixes: []string{"/api/trade"}},
 	{Name: "sign", Description: "signatures and their verification", Prefixes: []string{"/api/sign"}},
-	{Name: "constitution", Description: "the constitution and planet modules", Prefixes: []string{"/api/constitution", "/api/planet"}},
+	{Name: "constitution", Description: "the constitution and planet modules", Prefixes: []string{"/api/constitution", "/api/planet",
+		"/api-backend/api/constitution", "/api-backend/api/planet"}},
 	{Name: "build", Description: "projects, vacancies and partner keys", Prefixes: []string{"/api/build"}},
 	{Name: "partner", Description: "partner records (rights, chess, certificates, ecosystem)",
 		Prefixes: []string{"/api/rights", "/api/chess", "/api/cert", "/api/ecosystem"}},
 	// Closed to keys: credentials (password, MFA, sessions, the keys
 	// themselves) and the operators' console.
 	{Description: "identity: login, password, MFA, sessions and key management need a login token", Prefixes: []string{"/api/auth"}},
+	{Description: "merchant key management", Prefixes: []string{"/api/fiat/merchant/keys"}},
 	{Description: "the operators' console", Prefixes: []string{"/api/platform/admin"}},
 	{Description: "platform metadata", Prefixes: []string{"/api/platform"}},
 }

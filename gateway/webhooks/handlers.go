@@ -143,7 +143,7 @@ func (h *Handlers) Register(r server.Router) error {
 	}, user)
 	server.Handle(g, fiber.MethodPatch, "/me/webhook", server.Op[rotateRequest]{
 		Summary:     "Rotate the webhook signing secret",
-		Description: "Issues a new signing secret for the caller's webhook endpoint; deliveries are signed with it from now on, and with the previous one too for `expiresIn` seconds (24 hours when left out, at most 48; 0 stops the previous one at once): `webhook-signature` then carries both `v1,` signatures, `X-Platform-Signature` the new one.",
+		Description: "Issues a new signing secret for the caller's webhook endpoint (`secret` null or left out here mints a whsec_ secret, returned once); deliveries are signed with it from now on, and with the previous one too for `expiresIn` seconds (24 hours when left out, at most 48; 0 stops the previous one at once): `webhook-signature` then carries both `v1,` signatures, `X-Platform-Signature` the new one.",
 		Class:       ratelimit.Write, Handle: h.rotate,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the endpoint; the new secret signs every attempt from now on, the previous one beside it until previousSecretExpiresAt", schemas.WebhookSubscriptionMinted{}),

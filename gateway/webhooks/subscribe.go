@@ -105,7 +105,7 @@ func (h *Handlers) addSubscription(c *fiber.Ctx, req *subscribeRequest) error {
 
 // rotateRequest is the body of PATCH /me/webhook.
 type rotateRequest struct {
-	Secret string `json:"secret" minLength:"16" maxLength:"256" description:"the new secret; left out, the server mints a whsec_ secret and returns it once, in this answer"`
+	Secret secretPatch `json:"secret"`
 	// ID names a subscription made with /webhook-subs; empty means the
 	// primary endpoint of /me/webhook.
 	ID string `json:"id" maxLength:"64" description:"a subscription made with /webhook-subs; the primary endpoint when left out"`
@@ -133,8 +133,10 @@ func (*rotateRequest) BodyIsOptional() {}
 // Validate checks the secret and the id.
 func (req *rotateRequest) Validate() error {
 	var v bind.Validator
-	if req.Secret != "" {
-		checkSecret(&v, req.Secret)
+	if req.Secret.problem != "" {
+		v.Fail("secret", req.Secret.problem)
+	} else if req.Secret.value != "" {
+		checkSecret(&v, req.Secret.value)
 	}
 	v.MaxLen("id", req.ID, 64)
 	return v.Err()
@@ -144,7 +146,7 @@ func (req *rotateRequest) Validate() error {
 // now on, retries of earlier events included.
 func (h *Handlers) rotate(c *fiber.Ctx, req *rotateRequest) error {
 	p, _ := auth.User(c)
-	secret, clear, err := h.sealSecret(p.UserID, req.Secret)
+	secret, clear, err := h.sealSecret(p.UserID, req.Secret.value)
 	if err != nil {
 		return err
 	}
