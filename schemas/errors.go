@@ -49,6 +49,9 @@ const (
 	// code (401), or an admin route called by an admin without two-factor in
 	// production (403).
 	CodeMFARequired = "mfa_required"
+	// CodeInsufficientScope is a restricted API key used on a route its
+	// scopes do not reach; the answer names the scope it needs.
+	CodeInsufficientScope = "insufficient_scope"
 
 	// Fiat (spec: Errors; decisions.md, Fiat).
 	CodeWalletNotFound       = "wallet_not_found"

@@ -141,6 +141,9 @@ type WebhookSubscriptionDetail struct {
 type WebhookSubscriptionMinted struct {
 	WebhookSubscription
 	Secret string `json:"secret,omitempty" description:"the whsec_ secret the server minted because none was sent; shown only in this answer"`
+	// PreviousSecretExpiresAt answers a rotation that keeps the replaced
+	// secret signing beside the new one: until then.
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt,omitempty" description:"after a rotation with an overlap: until then deliveries carry a signature with the previous secret too"`
 }
 
 // WebhookEndpointPatched answers a PATCH of an endpoint: Secret is set only
@@ -148,7 +151,16 @@ type WebhookSubscriptionMinted struct {
 type WebhookEndpointPatched struct {
 	WebhookSubscriptionDetail
 	Secret string `json:"secret,omitempty" description:"the whsec_ secret the server minted; shown only in this answer"`
+	// PreviousSecretExpiresAt: see WebhookSubscriptionMinted.
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt,omitempty" description:"after a rotation with an overlap: until then deliveries carry a signature with the previous secret too"`
 }
+
+// Webhook secret rotation overlap (issue 35; spec, Secret rotation): the
+// replaced secret keeps signing beside the new one for expiresIn seconds.
+const (
+	WebhookOverlapDefault = 24 * 60 * 60
+	WebhookOverlapMax     = 48 * 60 * 60
+)
 
 // TypeWebhookTest is the event an owner sends to one endpoint with
 // POST /api/fiat/webhook-subs/:id/test.

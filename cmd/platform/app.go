@@ -234,6 +234,13 @@ func (a *app) startGateway(ctx context.Context) error {
 	}
 	a.server = server.New(a.limiter, a.reg, a.log)
 	a.server.TrustProxies(a.cfg.TrustedProxies)
+	// Restricted API keys ride on the bearer-token middleware, limited to
+	// the scope each route's declaration derives (issue 35).
+	keys, err := auth.NewKeys(identitystore.NewAPIKeys(a.pool), a.server.KeyScope, a.now, a.log)
+	if err != nil {
+		return err
+	}
+	a.tokens.UseKeys(keys)
 	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log)
 	if err != nil {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)

@@ -44,6 +44,11 @@ func (a *app) identityModule() (module, error) {
 			return err
 		}
 		h.Register(r)
+		keys, err := identity.NewKeyHandlers(identitystore.NewAPIKeys(a.pool), a.tokens, a.now)
+		if err != nil {
+			return err
+		}
+		keys.Register(r)
 		return nil
 	}}, nil
 }

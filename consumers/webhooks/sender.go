@@ -93,7 +93,15 @@ func (s *Sender) Deliver(ctx context.Context, job store.Job) Attempt {
 	if err != nil {
 		return Attempt{Error: schemas.WebhookErrSecretPrefix + " (DATA_ENCRYPTION_KEY rotated without the old key?)"}
 	}
-	Sign(req.Header, secret, job.Event.ID, now.Unix(), body)
+	var previous []string
+	if job.PreviousSecret != "" {
+		// A previous secret that cannot be opened only loses its overlap
+		// signature; the new secret still signs.
+		if p, err := s.vault.OpenText(job.PreviousSecret, store.SecretAAD(job.UserID)); err == nil {
+			previous = append(previous, p)
+		}
+	}
+	Sign(req.Header, secret, job.Event.ID, now.Unix(), body, previous...)
 	a := s.post(req)
 	a.Duration = s.now().Sub(now)
 	return a

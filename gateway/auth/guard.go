@@ -77,6 +77,11 @@ func (g *Guard) Require(list Allowlist) fiber.Handler {
 		if !ok {
 			return apierr.AuthRequired()
 		}
+		if p.KeyID != "" {
+			// Admin rights are never delegated to a key, whatever its
+			// scopes (the route table closes admin routes too).
+			return apierr.New(http.StatusForbidden, apierr.CodeForbidden, "API keys cannot call admin routes; use a login token")
+		}
 		a, err := g.dir.Account(c.UserContext(), p.UserID)
 		if errors.Is(err, postgres.ErrNotFound) {
 			return apierr.Forbidden()

@@ -24,6 +24,9 @@ type Principal struct {
 	Email  string
 	// SessionID is the login session the token belongs to (claim sid).
 	SessionID string
+	// KeyID is the restricted API key the caller authenticated with ("" for
+	// a login token); such a caller is limited to the key's scopes.
+	KeyID string
 }
 
 // Tokens signs and verifies JWTs with one HS256 secret.
@@ -44,7 +47,13 @@ type Tokens struct {
 	// sessions, when set (UseSessions), also requires the token's session
 	// to be live (session.go).
 	sessions *Sessions
+	// keys authenticates restricted API keys (nil: keys are refused).
+	keys *Keys
 }
+
+// UseKeys makes the bearer-token middleware accept restricted API keys
+// (apikey.go). Call it while wiring, before the server takes requests.
+func (t *Tokens) UseKeys(k *Keys) { t.keys = k }
 
 type verifiedToken struct {
 	p       Principal
@@ -182,6 +191,9 @@ func (t *Tokens) authenticate(c *fiber.Ctx) (Principal, error) {
 	if !ok {
 		return Principal{}, apierr.AuthRequired()
 	}
+	if IsAPIKey(tok) {
+		return t.authenticateKey(c, tok)
+	}
 	return t.Authenticate(c.UserContext(), tok)
 }
 
@@ -190,7 +202,14 @@ func (t *Tokens) authenticate(c *fiber.Ctx) (Principal, error) {
 func (t *Tokens) Optional() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if tok, ok := BearerToken(c.Get(fiber.HeaderAuthorization)); ok {
-			if p, err := t.Authenticate(c.UserContext(), tok); err == nil {
+			var p Principal
+			var err error
+			if IsAPIKey(tok) {
+				p, err = t.authenticateKey(c, tok)
+			} else {
+				p, err = t.Authenticate(c.UserContext(), tok)
+			}
+			if err == nil {
 				c.Locals(principalKey, p)
 			}
 		}

@@ -131,6 +131,12 @@ func Build(routes []server.Route, d Doc) map[string]any {
 		}
 		if r.Decl != nil && r.Decl.Description != "" {
 			op["description"] = r.Decl.Description + "\n\n**Who may call:** " + Access(r.Decl) + "."
+			if r.KeyScope != "" {
+				op["description"] = op["description"].(string) + " A restricted API key needs the scope `" + r.KeyScope + "`."
+			}
+		}
+		if r.KeyScope != "" {
+			op["x-api-key-scope"] = r.KeyScope
 		}
 		for _, req := range asAnyList(op["security"]) {
 			for name := range req.(map[string]any) {
@@ -308,6 +314,15 @@ func completeResponses(r server.Route, op map[string]any, paged bool) {
 		}
 		if sec, ok := op["security"].([]any); ok && len(sec) > 0 {
 			ensure("401", "no valid bearer token", CodeAuthRequired)
+			if _, bearer := sec[0].(map[string]any)["bearerAuth"]; bearer {
+				// The bearer may be a restricted API key (issue 35).
+				ensure("401", "an unknown, revoked or expired API key", "key_invalid")
+				if r.KeyScope != "" {
+					ensure("403", "the API key lacks the scope "+r.KeyScope, "insufficient_scope")
+				} else {
+					ensure("403", "API keys cannot call this route", "forbidden")
+				}
+			}
 		}
 		if strings.Contains(r.Path, "/:") {
 			ensure("404", "nothing at this path", "not_found")

@@ -41,6 +41,9 @@ type Server struct {
 	clients *clientip.Resolver
 	log     *slog.Logger
 	routes  *[]Route
+	// keyScopes is the scope an API key needs, by "METHOD path" of each
+	// route (keyscope.go); written while routes register, read after.
+	keyScopes map[string]string
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -49,7 +52,7 @@ type Server struct {
 // New builds the app with its cross-cutting middleware. reg receives the
 // HTTP metrics.
 func New(limiter *ratelimit.Limiter, reg prometheus.Registerer, log *slog.Logger) *Server {
-	s := &Server{limiter: limiter, clients: clientip.New(nil), log: log, routes: &[]Route{}}
+	s := &Server{limiter: limiter, clients: clientip.New(nil), log: log, routes: &[]Route{}, keyScopes: map[string]string{}}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "platform_http_requests_total", Help: "HTTP requests by route, method and status.",
 	}, []string{"route", "method", "status"})
@@ -205,6 +208,9 @@ type Route struct {
 	// Decl is the typed declaration of a route registered with Op (nil for
 	// a route registered with plain handlers).
 	Decl *Declaration
+	// KeyScope is the scope a restricted API key needs ("" when keys
+	// cannot call the route).
+	KeyScope string
 }
 
 // Routes lists every registered endpoint.
@@ -237,7 +243,10 @@ func (r Router) handle(method, path string, class ratelimit.Class, summary strin
 	}
 	hs = append(hs, handlers...)
 	r.fr.Add(method, path, hs...)
-	*r.s.routes = append(*r.s.routes, Route{Method: method, Path: r.prefix + path, Class: class, Summary: summary, Decl: decl})
+	scope := keyScope(method, r.prefix+path, decl)
+	r.s.keyScopes[method+" "+r.prefix+path] = scope
+	*r.s.routes = append(*r.s.routes, Route{Method: method, Path: r.prefix + path, Class: class, Summary: summary, Decl: decl,
+		KeyScope: scope})
 }
 
 // Get registers a read.

@@ -139,6 +139,8 @@ type patchEndpointRequest struct {
 	Events  eventsPatch `json:"events"`
 	Enabled *bool       `json:"enabled" description:"false pauses the endpoint: no new deliveries, queued ones wait; true resumes it"`
 	Secret  secretPatch `json:"secret"`
+	// ExpiresIn is the overlap of a secret rotation, as on PATCH /me/webhook.
+	ExpiresIn *int64 `json:"expiresIn" minimum:"0" maximum:"172800" description:"with secret: seconds the previous secret keeps signing beside the new one: 86400 (24 h) when left out, at most 172800 (48 h); 0 stops it at once"`
 }
 
 // patchEndpoint serves PATCH /webhook-subs/:id: url, events, enabled and
@@ -181,11 +183,15 @@ func (h *Handlers) patchEndpoint(c *fiber.Ctx, req *patchEndpointRequest) error 
 		}
 		patch.Secret, clear = &sealed, m
 	}
-	sub, err := h.store.Update(c.UserContext(), p.UserID, req.ID, patch, h.now().UTC())
+	now := h.now().UTC()
+	if req.Secret.set {
+		patch.PreviousUntil = previousUntil(req.ExpiresIn, now)
+	}
+	sub, err := h.store.Update(c.UserContext(), p.UserID, req.ID, patch, now)
 	if err != nil {
 		return owned(err)
 	}
-	out := schemas.WebhookEndpointPatched{WebhookSubscriptionDetail: detail(sub), Secret: clear}
+	out := schemas.WebhookEndpointPatched{WebhookSubscriptionDetail: detail(sub), Secret: clear, PreviousSecretExpiresAt: patch.PreviousUntil}
 	return c.JSON(out)
 }
 

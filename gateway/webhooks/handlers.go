@@ -22,7 +22,7 @@ import (
 type Store interface {
 	SavePrimaryWithin(ctx context.Context, sub store.Subscription, max int) (store.Subscription, bool, error)
 	AddIdempotent(ctx context.Context, sub store.Subscription, max int, idem *pipeline.Processed) (store.Subscription, *pipeline.Processed, error)
-	RotateSecret(ctx context.Context, userID, id, secret string, now time.Time) (store.Subscription, error)
+	RotateSecret(ctx context.Context, userID, id, secret string, previousUntil *time.Time, now time.Time) (store.Subscription, error)
 	List(ctx context.Context, f store.Filter) ([]store.Delivery, error)
 	Retry(ctx context.Context, id string, now time.Time) (store.Delivery, error)
 	CreateStreamTicket(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time) error
@@ -144,10 +144,10 @@ func (h *Handlers) Register(r server.Router) error {
 	}, user)
 	server.Handle(g, fiber.MethodPatch, "/me/webhook", server.Op[rotateRequest]{
 		Summary:     "Rotate the webhook signing secret",
-		Description: "Issues a new signing secret for the caller's webhook endpoint; deliveries are signed with it from now on.",
+		Description: "Issues a new signing secret for the caller's webhook endpoint (`secret` null or left out here mints a whsec_ secret, returned once); deliveries are signed with it from now on, and with the previous one too for `expiresIn` seconds (24 hours when left out, at most 48; 0 stops the previous one at once): `webhook-signature` then carries both `v1,` signatures, `X-Platform-Signature` the new one.",
 		Class:       ratelimit.Write, Handle: h.rotate,
 		Responses: []server.Response{
-			server.Answers(http.StatusOK, "the endpoint; the new secret signs every attempt from now on", schemas.WebhookSubscriptionMinted{}),
+			server.Answers(http.StatusOK, "the endpoint; the new secret signs every attempt from now on, the previous one beside it until previousSecretExpiresAt", schemas.WebhookSubscriptionMinted{}),
 			server.Fails(http.StatusNotFound, "not_found: no such webhook subscription of the caller"),
 		},
 	}, user)

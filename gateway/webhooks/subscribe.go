@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"encoding/json"
+	"time"
+
 	"errors"
 	"fmt"
 	"net/http"
@@ -152,10 +154,26 @@ func (h *Handlers) addSubscription(c *fiber.Ctx, req *subscribeRequest) error {
 
 // rotateRequest is the body of PATCH /me/webhook.
 type rotateRequest struct {
-	Secret string `json:"secret" minLength:"16" maxLength:"256" description:"the new secret; left out, the server mints a whsec_ secret and returns it once, in this answer"`
+	Secret secretPatch `json:"secret"`
 	// ID names a subscription made with /webhook-subs; empty means the
 	// primary endpoint of /me/webhook.
 	ID string `json:"id" maxLength:"64" description:"a subscription made with /webhook-subs; the primary endpoint when left out"`
+	// ExpiresIn is the overlap in seconds (schemas.WebhookOverlapDefault
+	// when left out).
+	ExpiresIn *int64 `json:"expiresIn" minimum:"0" maximum:"172800" description:"seconds the previous secret keeps signing beside the new one: 86400 (24 h) when left out, at most 172800 (48 h); 0 stops it at once"`
+}
+
+// previousUntil is when the replaced secret stops signing (nil: at once).
+func previousUntil(expiresIn *int64, now time.Time) *time.Time {
+	n := int64(schemas.WebhookOverlapDefault)
+	if expiresIn != nil {
+		n = *expiresIn
+	}
+	if n <= 0 {
+		return nil
+	}
+	t := now.Add(time.Duration(n) * time.Second)
+	return &t
 }
 
 // BodyIsOptional: an empty PATCH mints a new secret.
@@ -164,8 +182,10 @@ func (*rotateRequest) BodyIsOptional() {}
 // Validate checks the secret and the id.
 func (req *rotateRequest) Validate() error {
 	var v bind.Validator
-	if req.Secret != "" {
-		checkSecret(&v, req.Secret)
+	if req.Secret.problem != "" {
+		v.Fail("secret", req.Secret.problem)
+	} else if req.Secret.value != "" {
+		checkSecret(&v, req.Secret.value)
 	}
 	v.MaxLen("id", req.ID, 64)
 	return v.Err()
@@ -175,16 +195,20 @@ func (req *rotateRequest) Validate() error {
 // now on, retries of earlier events included.
 func (h *Handlers) rotate(c *fiber.Ctx, req *rotateRequest) error {
 	p, _ := auth.User(c)
-	secret, clear, err := h.sealSecret(p.UserID, req.Secret)
+	secret, clear, err := h.sealSecret(p.UserID, req.Secret.value)
 	if err != nil {
 		return err
 	}
-	sub, err := h.store.RotateSecret(c.UserContext(), p.UserID, req.ID, secret, h.now().UTC())
+	now := h.now().UTC()
+	until := previousUntil(req.ExpiresIn, now)
+	sub, err := h.store.RotateSecret(c.UserContext(), p.UserID, req.ID, secret, until, now)
 	if errors.Is(err, postgres.ErrNotFound) {
 		return apierr.NotFound("no such webhook subscription; create one with POST /api/fiat/me/webhook")
 	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(minted(sub, clear))
+	out := minted(sub, clear)
+	out.PreviousSecretExpiresAt = until
+	return c.JSON(out)
 }

@@ -63,6 +63,9 @@ type Patch struct {
 	Events      []string
 	ClearEvents bool
 	Enabled     *bool
+	// PreviousUntil is how long the secret a new Secret replaces keeps
+	// signing beside it (nil: it stops at once); unused without Secret.
+	PreviousUntil *time.Time
 }
 
 // Update changes the given fields of one of the user's subscriptions (the
@@ -74,8 +77,11 @@ func (s *Store) Update(ctx context.Context, userID, id string, p Patch, now time
 UPDATE webhook_subscriptions SET
     url = COALESCE($3, url), secret = COALESCE($4, secret),
     events = CASE WHEN $5 THEN $6::text[] ELSE events END,
-    enabled = COALESCE($7, enabled), updated_at = $8
-WHERE `+ownedSQL+` RETURNING `+subColumns, userID, id, p.URL, p.Secret, setEvents, p.Events, p.Enabled, now))
+    enabled = COALESCE($7, enabled), updated_at = $8,
+    previous_secret = CASE WHEN $4::text IS NULL THEN previous_secret
+        WHEN $9::timestamptz IS NULL THEN NULL ELSE secret END,
+    previous_secret_expires_at = CASE WHEN $4::text IS NULL THEN previous_secret_expires_at ELSE $9::timestamptz END
+WHERE `+ownedSQL+` RETURNING `+subColumns, userID, id, p.URL, p.Secret, setEvents, p.Events, p.Enabled, now, p.PreviousUntil))
 	if err != nil {
 		return Subscription{}, fmt.Errorf("update webhook %q of %s: %w", id, userID, postgres.Translate(err))
 	}

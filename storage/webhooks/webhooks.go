@@ -90,7 +90,8 @@ const savePrimarySQL = `
 INSERT INTO webhook_subscriptions (id, user_id, url, secret, events, is_primary, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, true, $6, $6)
 ON CONFLICT (user_id) WHERE is_primary DO UPDATE
-SET url = EXCLUDED.url, secret = EXCLUDED.secret, events = EXCLUDED.events, enabled = true, updated_at = EXCLUDED.updated_at
+SET url = EXCLUDED.url, secret = EXCLUDED.secret, events = EXCLUDED.events, enabled = true, updated_at = EXCLUDED.updated_at,
+    previous_secret = NULL, previous_secret_expires_at = NULL
 RETURNING ` + subColumns + `, (xmax = 0) AS inserted`
 
 // SavePrimary creates the user's primary subscription, or replaces its url,
@@ -197,12 +198,18 @@ VALUES ($1, $2, $3, $4, $5, false, $6, $6) RETURNING `+subColumns,
 // RotateSecret replaces the signing secret of one of the user's
 // subscriptions: the one with id, or the primary one when id is empty.
 // Deliveries attempted from now on, pending retries included, are signed
-// with the new secret. An unknown id is postgres.ErrNotFound.
-func (s *Store) RotateSecret(ctx context.Context, userID, id, secret string, now time.Time) (Subscription, error) {
+// with the new secret, and until previousUntil with the replaced one too
+// (nil: the replaced one stops at once). An unknown id is
+// postgres.ErrNotFound.
+func (s *Store) RotateSecret(ctx context.Context, userID, id, secret string, previousUntil *time.Time, now time.Time) (Subscription, error) {
+	// The SET expressions read the row as it was: previous_secret takes
+	// the secret being replaced.
 	sub, err := scanSub(s.pool.QueryRow(ctx, `
-UPDATE webhook_subscriptions SET secret = $3, updated_at = $4
+UPDATE webhook_subscriptions SET secret = $3, updated_at = $4,
+    previous_secret = CASE WHEN $5::timestamptz IS NULL THEN NULL ELSE secret END,
+    previous_secret_expires_at = $5::timestamptz
 WHERE user_id = $1 AND (CASE WHEN $2 = '' THEN is_primary ELSE id = $2 END)
-RETURNING `+subColumns, userID, id, secret, now))
+RETURNING `+subColumns, userID, id, secret, now, previousUntil))
 	if err != nil {
 		return Subscription{}, fmt.Errorf("rotate webhook secret of %s: %w", userID, postgres.Translate(err))
 	}
@@ -377,10 +384,14 @@ type Job struct {
 	URL    string
 	// Secret is the subscription's signing secret as stored: sealed
 	// (storage/sealed) with the aad SecretAAD(UserID).
-	Secret   string
-	Attempts int
-	Status   string
-	Event    Event
+	Secret string
+	// PreviousSecret is the secret a rotation replaced, sealed like Secret,
+	// while its overlap lasts at the claim's Now ("" otherwise): attempts
+	// are signed with both so receivers can switch secrets.
+	PreviousSecret string
+	Attempts       int
+	Status         string
+	Event          Event
 }
 
 // Claim is how ClaimDue picks work.
@@ -420,8 +431,9 @@ UPDATE webhook_deliveries d
 SET next_attempt_at = $5, claim_token = $6
 FROM due, webhook_subscriptions s, webhook_events e
 WHERE d.id = due.id AND s.id = d.subscription_id AND e.event_id = d.event_id
-RETURNING d.id, d.subscription_id, s.user_id, s.url, s.secret, d.attempts, d.status,
-          e.event_id, e.type, e.module, e.data, e.occurred_at`
+RETURNING d.id, d.subscription_id, s.user_id, s.url, s.secret,
+          CASE WHEN s.previous_secret_expires_at > $1 THEN COALESCE(s.previous_secret, '') ELSE '' END,
+          d.attempts, d.status, e.event_id, e.type, e.module, e.data, e.occurred_at`
 
 // ClaimDue takes up to c.Limit due deliveries (oldest due first) for this
 // scheduler. Concurrent schedulers never claim the same row.
@@ -438,7 +450,7 @@ func (s *Store) ClaimDue(ctx context.Context, c Claim) ([]Job, error) {
 	var out []Job
 	for rows.Next() {
 		j := Job{ClaimToken: c.Token}
-		if err := rows.Scan(&j.DeliveryID, &j.SubscriptionID, &j.UserID, &j.URL, &j.Secret, &j.Attempts, &j.Status,
+		if err := rows.Scan(&j.DeliveryID, &j.SubscriptionID, &j.UserID, &j.URL, &j.Secret, &j.PreviousSecret, &j.Attempts, &j.Status,
 			&j.Event.ID, &j.Event.Type, &j.Event.Module, &j.Event.Data, &j.Event.OccurredAt); err != nil {
 			return nil, fmt.Errorf("scan claimed delivery: %w", err)
 		}

@@ -47,15 +47,15 @@ func TestSubscriptions(t *testing.T) {
 		t.Fatalf("replace kept id and createdAt, changed the rest: %+v vs %+v", second, first)
 	}
 
-	rot, err := st.RotateSecret(ctx, u, "", "s3-0123456789abcdef", t0)
+	rot, err := st.RotateSecret(ctx, u, "", "s3-0123456789abcdef", nil, t0)
 	if err != nil || rot.ID != first.ID || rot.Secret != "s3-0123456789abcdef" {
 		t.Fatalf("rotate primary: %+v %v", rot, err)
 	}
-	if _, err := st.RotateSecret(ctx, u, "nope", "s4-0123456789abcdef", t0); !errors.Is(err, postgres.ErrNotFound) {
+	if _, err := st.RotateSecret(ctx, u, "nope", "s4-0123456789abcdef", nil, t0); !errors.Is(err, postgres.ErrNotFound) {
 		t.Fatalf("rotate unknown id: %v", err)
 	}
 	other := addUser(t, pool, "other@example.com")
-	if _, err := st.RotateSecret(ctx, other, first.ID, "s4-0123456789abcdef", t0); !errors.Is(err, postgres.ErrNotFound) {
+	if _, err := st.RotateSecret(ctx, other, first.ID, "s4-0123456789abcdef", nil, t0); !errors.Is(err, postgres.ErrNotFound) {
 		t.Fatalf("rotating another user's subscription: %v", err)
 	}
 

@@ -1,0 +1,35 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fintech/platform/schemas"
+)
+
+// keyScope is the scope a restricted API key needs on a route, "" when
+// keys cannot call it: public routes (they need no credential), admin
+// routes (a declared Role), routes of a partner key, and the areas
+// schemas.KeyAreas closes. A declared, authenticated route under no prefix
+// of the table is a declaration error found at start-up, so a new module
+// cannot leave its routes without a scope by forgetting the table.
+func keyScope(method, path string, d *Declaration) string {
+	if d != nil && (d.Public || d.Role != "" || d.APIKey != "") {
+		return ""
+	}
+	scope, listed := schemas.KeyScopeOf(method, path)
+	if !listed && d != nil {
+		panic(fmt.Sprintf("%s %s: no API key scope: add its prefix to schemas.KeyAreas (a nameless area closes it to keys)",
+			method, path))
+	}
+	return scope
+}
+
+// KeyScope returns the scope a restricted API key needs on the route c
+// matched ("" when keys cannot call it); auth.Keys asks it, and only for
+// requests that carry a key.
+func (s *Server) KeyScope(c *fiber.Ctx) string {
+	rt := c.Route()
+	return s.keyScopes[rt.Method+" "+rt.Path]
+}
