@@ -4,6 +4,7 @@
 //	gateway          the HTTP gateway only
 //	consume <group>  one consumer group
 //	relay            the outbox relay
+//	broker           the embedded Kafka-protocol broker alone
 //	migrate          apply the Postgres migrations
 //	topics           create missing topics and list them
 //	version          print the build
@@ -30,6 +31,7 @@ commands:
   gateway          the HTTP gateway only (needs KAFKA_BROKERS)
   consume <group>  one consumer group (needs KAFKA_BROKERS); groups: %s
   relay            the outbox relay (needs KAFKA_BROKERS)
+  broker           the embedded Kafka-protocol broker alone (DATA_DIR, KAFKA_EMBEDDED_PORT)
   migrate          apply the Postgres migrations
   topics           create missing topics and list them
   ledger reanchor  append missing ledger entries through the appender
@@ -84,6 +86,8 @@ func runMain(args []string) int {
 		err = cmdConsume(ctx, cfg, args[1:])
 	case "relay":
 		err = cmdRelay(ctx, cfg, args[1:])
+	case "broker":
+		err = cmdBroker(ctx, cfg, args[1:])
 	case "migrate":
 		err = cmdMigrate(ctx, cfg, args[1:])
 	case "topics":
