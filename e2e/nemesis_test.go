@@ -292,7 +292,7 @@ func nemesisWithdraw(t *testing.T, l *fiatLoad, client *http.Client, u int, amou
 	body, _ := json.Marshal(map[string]any{"walletId": l.wallets[u], "amount": amount, "destination": "KZ000000000000004321"})
 	status, raw, err := keyedUntil(client, l.p.BaseURL+"/api/fiat/withdraw", l.users[u].Token, key, body, until)
 	switch {
-	case err == nil && status == http.StatusOK:
+	case err == nil && status == http.StatusCreated:
 		l.mu.Lock()
 		l.withdrawn += amount
 		l.mu.Unlock()

@@ -41,6 +41,7 @@ commands:
                    mark an account's e-mail verified; refused for a self-registered one without the flag
   dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
   webhooks listen --forward-to URL  forward your events, signed, to a local URL
+  healthcheck URL  exit 0 when a loopback URL answers 200 (container health checks)
   version          print the build
 `
 
@@ -59,6 +60,9 @@ func runMain(args []string) int {
 	if args[0] == "version" {
 		fmt.Printf("platform %s (release %s)\n", apiVersion, release)
 		return 0
+	}
+	if args[0] == "healthcheck" {
+		return runHealthcheck(args[1:])
 	}
 	if args[0] == "webhooks" {
 		// A client of a running platform: no server configuration.

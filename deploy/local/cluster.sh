@@ -237,6 +237,19 @@ tags:
 EOF
 }
 
+patroni_spawn() { # I
+  local i="$1" name="patroni-$(( $1 + 1 ))"
+  log "$name: starting (postgres 127.0.0.1:${PG_PORTS[$i]}, REST ${REST_PORTS[$i]})"
+  # A postmaster left behind by a killed Patroni is adopted by the new one.
+  if is_root; then
+    # setpriv execs (runuser would fork): the pid is Patroni's own
+    spawn "$name" "$PG_ROOT/$name.yml" env HOME="$PG_ROOT" setpriv --reuid=postgres --regid=postgres --init-groups \
+      patroni "$PG_ROOT/$name.yml"
+  else
+    spawn "$name" "$PG_ROOT/$name.yml" patroni "$PG_ROOT/$name.yml"
+  fi
+}
+
 patroni_up() {
   local i name
   pg_root_prepare
@@ -245,17 +258,25 @@ patroni_up() {
     [ -n "$(member_pid "$name")" ] && continue
     port_open "${REST_PORTS[$i]}" && die "port ${REST_PORTS[$i]} (Patroni REST) is in use"
     patroni_conf "$i"
-    log "$name: starting (postgres 127.0.0.1:${PG_PORTS[$i]}, REST ${REST_PORTS[$i]})"
-    # A postmaster left behind by a killed Patroni is adopted by the new one.
-    if is_root; then
-      # setpriv execs (runuser would fork): the pid is Patroni's own
-      spawn "$name" "$PG_ROOT/$name.yml" env HOME="$PG_ROOT" setpriv --reuid=postgres --regid=postgres --init-groups \
-        patroni "$PG_ROOT/$name.yml"
-    else
-      spawn "$name" "$PG_ROOT/$name.yml" patroni "$PG_ROOT/$name.yml"
-    fi
+    patroni_spawn "$i"
   done
-  wait_for 120 "a Postgres primary" primary_port
+  local t
+  for t in $(seq 1 240); do
+    for i in 0 1; do
+      name="patroni-$((i + 1))"
+      if [ -z "$(member_pid "$name")" ] && [ $((t % 8)) -eq 0 ]; then
+        # e.g. its Postgres port was briefly taken by an outgoing connection
+        log "$name exited (last log line: $(tail -n 1 "$LOGS/$name.log" | cut -c1-200)): starting it again"
+        pg_orphans_down $((i + 1))
+        patroni_spawn "$i"
+      fi
+    done
+    if [ -n "$(member_pid patroni-1)" ] && [ -n "$(member_pid patroni-2)" ] && primary_port >/dev/null 2>&1; then
+      break
+    fi
+    sleep 0.5
+  done
+  wait_for 60 "a Postgres primary" primary_port
   wait_for 120 "the platform database" ensure_database
 }
 
@@ -385,8 +406,41 @@ platform_up() {
     started+=("$1")
   done < <(members)
   [ ${#started[@]} -eq 0 ] || log "platform: started ${started[*]}"
-  local i
-  for i in 0 1; do wait_for 90 "gateway-$((i + 1))" http_ok "http://127.0.0.1:${GW_PORTS[$i]}/api/platform/version"; done
+  platform_settle
+}
+
+# member_ready NAME ADDR METRICS ARGS...: running, and its listener answers
+member_ready() {
+  [ -n "$(member_pid "$1")" ] || return 1
+  case "$1" in
+    gateway-*) http_ok "http://$2/api/platform/version" ;;
+    relay-*) return 0 ;;
+    *) http_ok "http://$3/metrics" ;;
+  esac
+}
+
+# platform_settle waits until every platform member is ready. One that
+# exited is started again: its port may have been taken meanwhile by some
+# outgoing connection (the cluster's ports can lie in the kernel's ephemeral
+# range), or Postgres or the broker may not have answered yet.
+platform_settle() {
+  local i line pending
+  for i in $(seq 1 240); do
+    pending=0
+    while read -r line; do
+      # shellcheck disable=SC2086
+      set -- $line
+      member_ready "$@" && continue
+      pending=1
+      if [ -z "$(member_pid "$1")" ] && [ $((i % 8)) -eq 0 ]; then
+        log "$1 is not running (last log line: $(tail -n 1 "$LOGS/$1.log" 2>/dev/null | cut -c1-200)): starting it again"
+        start_platform_member "$@"
+      fi
+    done < <(members)
+    [ "$pending" -eq 0 ] && return 0
+    sleep 0.5
+  done
+  die "platform members not ready within 120s (logs: $LOGS)"
 }
 
 # ---------------------------------------------------------------- HAProxy
@@ -507,6 +561,21 @@ cluster_up() {
   log "cluster is up: API http://127.0.0.1:$PROXY_PORT"
 }
 
+# A postmaster whose Patroni was killed keeps running: stop it (fast
+# shutdown, then KILL), so that its port is free for the next 'up'.
+pg_orphans_down() { # [N...]: members 1 and 2 by default
+  local n pid i ns=("$@")
+  [ ${#ns[@]} -gt 0 ] || ns=(1 2)
+  for n in "${ns[@]}"; do
+    pid="$(head -n1 "$PG_ROOT/data$n/postmaster.pid" 2>/dev/null || true)"
+    pid_cmdline_has "$pid" "$PG_ROOT/data$n" || continue
+    log "postgres pg$n (pid $pid) outlived its Patroni: stopping it"
+    kill -INT "$pid" 2>/dev/null || true
+    for i in $(seq 1 80); do pid_cmdline_has "$pid" "$PG_ROOT/data$n" || break; sleep 0.25; done
+    pid_cmdline_has "$pid" "$PG_ROOT/data$n" && kill -KILL "$pid" 2>/dev/null || true
+  done
+}
+
 cluster_down() {
   local name
   stop_member haproxy
@@ -515,6 +584,7 @@ cluster_down() {
   # replica first, so the primary does not wait for it on the way down
   stop_member patroni-2
   stop_member patroni-1
+  pg_orphans_down
   stop_member etcd
   log "cluster is down (data kept in $DIR)"
 }
