@@ -105,10 +105,20 @@ func TestNemesis(t *testing.T) {
 	govCreate(t, p, p.Register(t, "nemesis-gov").Token, map[string]any{"title": "Nemesis", "summary": "s", "body": "b",
 		"category": "nemesis", "voteMode": "yes-no-abstain", "quorum": 3, "threshold": 0.5})
 
-	// The load runs until loadEnd; a request started before it is retried
-	// with its key until answered, for at most a minute more.
-	loadEnd := time.Now().Add(duration)
-	retryUntil := loadEnd.Add(60 * time.Second)
+	// The load runs for duration and until every kind of fault was injected
+	// once; a request is retried with its key until answered (the bound only
+	// ends a test whose cluster never recovers).
+	begin := time.Now()
+	stop := make(chan struct{})
+	loading := func() bool {
+		select {
+		case <-stop:
+			return false
+		default:
+			return true
+		}
+	}
+	retryUntil := begin.Add(duration + 10*time.Minute)
 	var wg sync.WaitGroup
 	var deposits, withdrawals atomic.Int64
 	run := func(f func()) {
@@ -116,13 +126,13 @@ func TestNemesis(t *testing.T) {
 		go func() { defer wg.Done(); f() }()
 	}
 	run(func() {
-		for time.Now().Before(loadEnd) {
+		for loading() {
 			fiat.run(t, 60, 8, 10, true, retryUntil, nil)
 		}
 	})
 	run(func() {
 		rng := rand.New(rand.NewPCG(seed, 1))
-		for i := 0; time.Now().Before(loadEnd); i++ {
+		for i := 0; loading(); i++ {
 			u := rng.IntN(len(fiat.users))
 			if i%2 == 0 {
 				if nemesisDeposit(t, fiat, client, secret, u, 1000+rng.Int64N(50_000), retryUntil) {
@@ -137,7 +147,7 @@ func TestNemesis(t *testing.T) {
 	var tradeNext atomic.Int64
 	for w := 0; w < 3; w++ {
 		run(func() {
-			for time.Now().Before(loadEnd) {
+			for loading() {
 				i := int(tradeNext.Add(1) - 1)
 				trade.send(client, i, fmt.Sprintf("nemesis-trade-%d-%d", seed, i), retryUntil, func() {})
 			}
@@ -145,21 +155,24 @@ func TestNemesis(t *testing.T) {
 	}
 	for w := 0; w < 2; w++ {
 		run(func() {
-			for i := 0; time.Now().Before(loadEnd); i++ {
+			for i := 0; loading(); i++ {
 				dons.send(t, client, fmt.Sprintf("nemesis-%d-%d-%d", seed, w, i), i, retryUntil)
 			}
 		})
 		run(func() {
-			for i := 0; time.Now().Before(loadEnd); i++ {
+			for i := 0; loading(); i++ {
 				masks.send(t, client, fmt.Sprintf("nemesis-%d-%d-%d", seed, w, i), i, retryUntil)
 			}
 		})
 	}
 
 	// The nemesis: one fault at a time, every kind once first (shuffled),
-	// then random kinds, until ten seconds before the load ends.
+	// then random kinds, until ten seconds before the duration ends; the load
+	// goes on five seconds past the last recovery.
 	nem := &nemesis{c: c, rng: rand.New(rand.NewPCG(seed, 2)), rec: rec}
-	nem.run(t, loadEnd.Add(-10*time.Second))
+	nem.run(t, begin.Add(duration-10*time.Second))
+	time.Sleep(max(5*time.Second, time.Until(begin.Add(duration))))
+	close(stop)
 	wg.Wait()
 	trade.results = trade.results[:tradeNext.Load()]
 	c.Up()
@@ -524,13 +537,14 @@ type nemesis struct {
 
 var nemesisKinds = []string{"gateway-kill", "consumer-kill", "consumer-stop", "primary-kill", "relay-lock"}
 
-// run injects faults, one at a time, until until; each is recovered (the
-// member restored, Postgres replicated again) before the next.
+// run injects faults, one at a time: every kind once, then random kinds
+// until until; each is recovered (the member restored, Postgres replicated
+// again) before the next.
 func (n *nemesis) run(t *testing.T, until time.Time) {
 	t.Helper()
 	order := append([]string(nil), nemesisKinds...)
 	n.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	for i := 0; time.Now().Before(until); i++ {
+	for i := 0; i < len(order) || time.Now().Before(until); i++ {
 		kind := nemesisKinds[n.rng.IntN(len(nemesisKinds))]
 		if i < len(order) {
 			kind = order[i]
