@@ -208,6 +208,7 @@ func (a *app) startGateway(ctx context.Context) error {
 		a.budgets = ratelimit.NewBudgets(a.pool, a.now)
 	}
 	a.server = server.New(a.limiter, a.reg, a.log)
+	a.server.TrustProxies(a.cfg.TrustedProxies)
 	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log)
 	if err != nil {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/topics"
 )
@@ -73,6 +75,11 @@ type Config struct {
 	AIModel            string        // AI_MODEL
 	AIMonthlyLimit     int64         // AI_MONTHLY_LIMIT: AI requests per user per calendar month
 	AITimeout          time.Duration // AI_TIMEOUT: bound on one call to the AI endpoint
+
+	// TrustedProxies are the peers whose X-Forwarded-For is believed
+	// (TRUSTED_PROXIES: CIDRs or addresses, comma-separated; empty: none,
+	// the TCP peer is the client). gateway/clientip reads it from the right.
+	TrustedProxies []netip.Prefix
 
 	// AbuseBudgets enforces the per-IP and global budgets of
 	// schemas/budgets.go (ABUSE_BUDGETS, default 1; 0 turns them off).
@@ -153,6 +160,15 @@ func (r *envReader) integer(name string, def int64, min int64) int64 {
 	return n
 }
 
+// prefixes reads a list of CIDRs or addresses (clientip.ParseTrusted).
+func (r *envReader) prefixes(name string) []netip.Prefix {
+	out, err := clientip.ParseTrusted(r.str(name, ""))
+	if err != nil {
+		r.fail(name, "%v", err)
+	}
+	return out
+}
+
 func (r *envReader) flag(name string) bool {
 	switch s := r.str(name, "0"); s {
 	case "0", "false":
@@ -226,6 +242,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		},
 		KYCAutoApprove:     r.flag("KYC_AUTO_APPROVE"),
 		AbuseBudgets:       r.integer("ABUSE_BUDGETS", 1, 0) != 0,
+		TrustedProxies:     r.prefixes("TRUSTED_PROXIES"),
 		LedgerAudit:        r.duration("LEDGER_AUDIT_INTERVAL", time.Hour),
 		CommandTimeout:     r.duration("COMMAND_TIMEOUT", 5*time.Second),
 		DBMaxConns:         int(r.integer("DB_MAX_CONNS", 40, 2)),

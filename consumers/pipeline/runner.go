@@ -44,6 +44,12 @@ type Config struct {
 	// Overlap says when the next poll is read and started while a batch
 	// commits (order.go). Default OverlapBacklog.
 	Overlap Overlap
+	// ParkAfter is how many times a command that fails on its own with an
+	// error that is not transient (postgres.Transient: a data or constraint
+	// error, a handler panic) is tried alone, with backoff, before it is
+	// parked on the DLQ with a 500 reply. A transient error is retried for
+	// as long as it takes and never parks. Default 3.
+	ParkAfter int
 	// AfterDBCommit, when set, runs after the Postgres commit and before the
 	// replies and the offset commit. Tests use it to simulate a crash at the
 	// worst moment: a non-nil error stops the runner without committing
@@ -88,6 +94,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxWait <= 0 {
 		c.MaxWait = 100 * time.Millisecond
+	}
+	if c.ParkAfter <= 0 {
+		c.ParkAfter = 3
 	}
 }
 
@@ -457,14 +466,16 @@ func (r *Runner) onReplySent(_ *kgo.Record, err error) {
 	}
 }
 
-// applyWithRetry applies cmds, retrying retriable failures with backoff for as
-// long as it takes (nothing may be dropped), and isolating a command that
-// fails on its own: that one is parked on the DLQ with a 500 reply. Only
+// applyWithRetry applies cmds, retrying transient failures with backoff for
+// as long as it takes (nothing may be dropped), and isolating a command that
+// fails on its own: that one is tried Config.ParkAfter times, then parked on
+// the DLQ with a 500 reply. Only
 // the first transaction overlaps the batch before (at.before); when that
 // batch did not commit first, this one waits until it is finished and is
 // applied again after it.
 func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parked []*kgo.Record, at place) ([]*kgo.Record, []*kgo.Record, error) {
 	backoff := 50 * time.Millisecond
+	alone := 0 // failed attempts of a single command that is not transient
 	for {
 		replies, err := r.applyBatch(ctx, cmds, at)
 		if at.own != nil {
@@ -484,13 +495,8 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 			r.metrics.Applied.WithLabelValues(r.cfg.Group, "ok").Add(float64(len(cmds)))
 			return replies, parked, nil
 		}
-		if !postgres.IsRetriable(err) || errors.Is(err, ErrPanicked) {
-			if len(cmds) == 1 {
-				r.log.Error("command failed; parking it", "type", cmds[0].Env.Type, "id", cmds[0].Env.ID, "err", err)
-				r.metrics.Applied.WithLabelValues(r.cfg.Group, "failed").Inc()
-				parked = append(parked, dlqEnvelope(cmds[0], err))
-				return failedReply(cmds[0]), parked, nil
-			}
+		switch {
+		case poisoned(err) && len(cmds) > 1:
 			// Split the batch so one bad command cannot hold back the others.
 			var all []*kgo.Record
 			for _, c := range cmds {
@@ -502,8 +508,17 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 				parked = append(parked, p...)
 			}
 			return all, parked, nil
+		case poisoned(err) && r.parkNow(&alone):
+			r.log.Error("command failed; parking it", "type", cmds[0].Env.Type, "id", cmds[0].Env.ID, "err", err)
+			r.metrics.Applied.WithLabelValues(r.cfg.Group, "failed").Inc()
+			parked = append(parked, dlqEnvelope(cmds[0], err))
+			return failedReply(cmds[0]), parked, nil
+		case poisoned(err):
+			r.log.Warn("command failed on its own, trying it again before parking it", "type", cmds[0].Env.Type,
+				"id", cmds[0].Env.ID, "attempt", alone, "of", r.cfg.ParkAfter, "err", err)
+		default:
+			r.log.Warn("batch failed, retrying", "records", len(cmds), "backoff", backoff, "err", err)
 		}
-		r.log.Warn("batch failed, retrying", "records", len(cmds), "backoff", backoff, "err", err)
 		select {
 		case <-stop.Done():
 			return nil, nil, fmt.Errorf("shutdown while retrying a batch: %w", err)
@@ -511,6 +526,32 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 		}
 		backoff = min(backoff*2, 5*time.Second)
 	}
+}
+
+// A batch is applied READ COMMITTED whatever the server's or the role's
+// default_transaction_isolation: the order lock orders batches only when
+// each statement after it reads what the batch before committed (under
+// REPEATABLE READ the reads would see the snapshot of BEGIN, taken before
+// the lock was granted), and the handlers' lock-then-read steps rely on the
+// same (a row inserted by another applier while this one waited is seen).
+var applyTxOptions = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+
+// beginApplySQL is applyTxOptions for a pipelined batch's BEGIN.
+const beginApplySQL = "BEGIN ISOLATION LEVEL READ COMMITTED"
+
+// poisoned reports whether err may be the command's own fault, so that the
+// batch is split and a command failing alone is eventually parked. Any
+// other error is transient: the batch is retried whole, for as long as it
+// takes, its offsets unmarked and its clients waiting.
+func poisoned(err error) bool {
+	return errors.Is(err, ErrPanicked) || !postgres.Transient(err)
+}
+
+// parkNow counts one more failed attempt of a command tried alone and
+// reports whether it has had its Config.ParkAfter attempts.
+func (r *Runner) parkNow(attempts *int) bool {
+	*attempts++
+	return *attempts >= r.cfg.ParkAfter
 }
 
 // applyBatch runs one transaction: take the worker's order lock, look up
@@ -530,7 +571,7 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command, at place) ([]*k
 			return replies, err
 		}
 	}
-	begun, err := r.pool.Begin(ctx)
+	begun, err := r.pool.BeginTx(ctx, applyTxOptions)
 	if err != nil {
 		return nil, fmt.Errorf("begin batch: %w", err)
 	}
@@ -589,7 +630,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		}
 	}()
 	reads := &pgx.Batch{}
-	reads.Queue("BEGIN")
+	reads.Queue(beginApplySQL)
 	// The lock goes first in the same round trip: the statements after it
 	// wait in Postgres for the batch before to end, then read what it
 	// committed.

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -66,6 +67,9 @@ type Relay struct {
 	lastMaintained time.Time
 
 	afterPublish func(ctx context.Context) error
+	// campaign is how long a relay that is not (or no longer) the leader
+	// waits before trying for the lock again.
+	campaign time.Duration
 }
 
 // Option changes a relay setting.
@@ -87,6 +91,10 @@ func WithAfterPublish(hook func(ctx context.Context) error) Option {
 	return func(r *Relay) { r.afterPublish = hook }
 }
 
+// WithCampaignInterval sets how long a relay that does not hold the lock
+// waits before trying again (default 1 s).
+func WithCampaignInterval(d time.Duration) Option { return func(r *Relay) { r.campaign = d } }
+
 // WithClock replaces time.Now (tests).
 func WithClock(now func() time.Time) Option { return func(r *Relay) { r.now = now } }
 
@@ -98,7 +106,7 @@ func New(pool *pgxpool.Pool, producer *topics.Producer, reg prometheus.Registere
 	reg.MustRegister(published)
 	r := &Relay{pool: pool, producer: producer, log: log.With("component", "relay"),
 		batch: 500, idle: 20 * time.Millisecond, gather: 50 * time.Millisecond, published: published, now: time.Now,
-		width: 1_000_000, ahead: 2, retain: 7 * 24 * time.Hour, maintain: time.Minute, cursor: -1}
+		width: 1_000_000, ahead: 2, retain: 7 * 24 * time.Hour, maintain: time.Minute, cursor: -1, campaign: time.Second}
 	for _, o := range opts {
 		o(r)
 	}
@@ -106,7 +114,9 @@ func New(pool *pgxpool.Pool, producer *topics.Producer, reg prometheus.Registere
 }
 
 // Run publishes until ctx is cancelled. While another relay holds the lock it
-// waits and tries again.
+// waits and tries again. A leader checks before every batch that its lock
+// session is alive and still holds the lock; one that lost it stops
+// publishing at once and campaigns again like any other.
 func (r *Relay) Run(ctx context.Context) error {
 	for {
 		err := r.runLocked(ctx)
@@ -119,7 +129,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(time.Second):
+		case <-time.After(r.campaign):
 		}
 	}
 }
@@ -146,6 +156,9 @@ func (r *Relay) runLocked(ctx context.Context) error {
 	// A new leader starts from the stored cursor and proves a new horizon.
 	r.cursor, r.haveBound = -1, false
 	for {
+		if err := stillLeader(ctx, conn); err != nil {
+			return err
+		}
 		if r.now().Sub(r.lastMaintained) >= r.maintain {
 			if err := r.Maintain(ctx); err != nil && ctx.Err() == nil {
 				r.log.Warn("event log maintenance failed; retrying later", "err", err)
@@ -167,6 +180,36 @@ func (r *Relay) runLocked(ctx context.Context) error {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// errLostLock is returned when the relay's lock session no longer holds the
+// outbox lock: the connection was terminated (pg_terminate_backend, an idle
+// timeout, a proxy, a failover) and with it the lock, which another relay
+// may hold by now.
+var errLostLock = errors.New("the relay lost the outbox lock")
+
+// holdsLockSQL asks whether this session holds the outbox lock: an advisory
+// lock on a bigint key is (classid, objid) = its high and low 32 bits,
+// objsubid 1.
+const holdsLockSQL = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+	AND classid = $1 AND objid = $2 AND objsubid = 1 AND granted)`
+
+// stillLeader checks, on the lock's own connection, that it is alive and
+// still holds the lock. It runs before every publish batch: the rest of the
+// relay's reads go through the pool, which reconnects as if nothing
+// happened, so without it a relay whose lock session died would go on
+// publishing beside the one that took the lock over.
+func stillLeader(ctx context.Context, conn interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}) error {
+	var held bool
+	if err := conn.QueryRow(ctx, holdsLockSQL, uint32(lockKey>>32), uint32(lockKey&0xffffffff)).Scan(&held); err != nil {
+		return fmt.Errorf("%w: %w", errLostLock, err)
+	}
+	if !held {
+		return errLostLock
+	}
+	return nil
 }
 
 // nextWait is how long to wait before the next publish, after one that

@@ -90,7 +90,7 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		known = append(known, u)
 	}
 	sort.Strings(known)
-	scores, err := reputation.LockScores(ctx, tx, known)
+	scores, err := reputation.LockScores(ctx, tx, known, schemas.RankOf(0), a.now().UTC().Truncate(time.Microsecond))
 	if err != nil {
 		return nil, err
 	}

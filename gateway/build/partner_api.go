@@ -12,6 +12,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
@@ -37,7 +38,7 @@ func RateKey(c *fiber.Ctx) string {
 			return "build-key:" + hex.EncodeToString(hashKey(k)[:16])
 		}
 	}
-	return c.IP()
+	return clientip.Key(c)
 }
 
 // requireKey admits requests with an active partner key: missing, malformed,
@@ -60,7 +61,7 @@ func (h *Handlers) requireKey(c *fiber.Ctx) error {
 	}
 	_, err := h.store.KeyByHash(c.UserContext(), hashKey(raw))
 	if errors.Is(err, postgres.ErrNotFound) {
-		if err := h.limiter.Check(c, ratelimit.Partner, "build-bad-key:"+c.IP()); err != nil {
+		if err := h.limiter.Check(c, ratelimit.Partner, "build-bad-key:"+clientip.Key(c)); err != nil {
 			return err
 		}
 		return apierr.KeyInvalid()
@@ -70,7 +71,7 @@ func (h *Handlers) requireKey(c *fiber.Ctx) error {
 	}
 	// Per key (RateKey) and per IP: keys are free to mint, so a client
 	// holding many keys still gets one IP's budget.
-	if err := h.limiter.Also(c, ratelimit.PartnerIP, c.IP()); err != nil {
+	if err := h.limiter.Also(c, ratelimit.PartnerIP, clientip.Key(c)); err != nil {
 		return err
 	}
 	return c.Next()

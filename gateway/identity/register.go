@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/pipeline"
@@ -38,7 +39,7 @@ func (h *Handlers) register(c *fiber.Ctx, req *registerRequest) error {
 		return hashError(c, err)
 	}
 	u := identity.User{ID: schemas.NewID(), Email: req.Email, Name: strings.TrimSpace(req.Name), PasswordHash: hash,
-		CreatedAt: h.now().UTC(), RegisteredBy: identity.RegisteredBySelf, RegistrationIP: strings.Clone(c.IP())}
+		CreatedAt: h.now().UTC(), RegisteredBy: identity.RegisteredBySelf, RegistrationIP: clientip.String(c)}
 	row, err := RegisteredEvent(u)
 	if err != nil {
 		return err

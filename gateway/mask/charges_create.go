@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/topics"
@@ -60,7 +61,7 @@ func (h *Handlers) createCharge(c *fiber.Ctx, req *createChargeRequest) error {
 		return err
 	}
 	d.UserID = caller(c)
-	d.ClientIP = c.IP()
+	d.ClientIP = clientip.String(c)
 	env, err := schemas.New(schemas.TypeMaskCharge, d.MaskID, d.UserID, d, h.now())
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/budget"
 )
@@ -35,7 +36,7 @@ func (bs *Budgets) Take(c *fiber.Ctx, b schemas.Budget, account string) error {
 	if bs == nil {
 		return nil
 	}
-	return bs.take(c.UserContext(), c, b, account, c.IP())
+	return bs.take(c.UserContext(), c, b, account, clientip.Key(c))
 }
 
 func (bs *Budgets) take(ctx context.Context, c *fiber.Ctx, b schemas.Budget, account, ip string) error {

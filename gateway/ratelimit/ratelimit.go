@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/clientip"
 )
 
 // Class is a rate-limit class of decisions.md.
@@ -105,7 +106,7 @@ func (l *Limiter) KeyBy(c Class, key func(*fiber.Ctx) string) {
 // rate_limited with Retry-After when the budget is spent.
 func (l *Limiter) Handler(c Class) fiber.Handler {
 	return func(ctx *fiber.Ctx) error {
-		key := ctx.IP()
+		key := clientip.Key(ctx)
 		if keyOf := l.keys[c]; keyOf != nil {
 			key = keyOf(ctx)
 		}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/schemas"
 )
@@ -36,6 +38,7 @@ const HeaderRequestID = "X-Request-Id"
 type Server struct {
 	App     *fiber.App
 	limiter *ratelimit.Limiter
+	clients *clientip.Resolver
 	log     *slog.Logger
 	routes  *[]Route
 
@@ -46,7 +49,7 @@ type Server struct {
 // New builds the app with its cross-cutting middleware. reg receives the
 // HTTP metrics.
 func New(limiter *ratelimit.Limiter, reg prometheus.Registerer, log *slog.Logger) *Server {
-	s := &Server{limiter: limiter, log: log, routes: &[]Route{}}
+	s := &Server{limiter: limiter, clients: clientip.New(nil), log: log, routes: &[]Route{}}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "platform_http_requests_total", Help: "HTTP requests by route, method and status.",
 	}, []string{"route", "method", "status"})
@@ -64,10 +67,16 @@ func New(limiter *ratelimit.Limiter, reg prometheus.Registerer, log *slog.Logger
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           120 * time.Second,
 	})
+	s.App.Use(func(c *fiber.Ctx) error { return s.clients.Handler()(c) })
 	s.App.Use(s.observe)
 	s.App.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.logPanic}))
 	return s
 }
+
+// TrustProxies makes the server read the client address from
+// X-Forwarded-For when the peer is in trusted (clientip). Call it while
+// wiring, before the server takes requests.
+func (s *Server) TrustProxies(trusted []netip.Prefix) { s.clients = clientip.New(trusted) }
 
 // logPanic logs a handler's panic with its stack; the recover middleware
 // then turns it into an error, answered 500 internal with the request id.
@@ -111,7 +120,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 			slog.String("method", method), slog.String("path", c.Path()),
 			slog.String("route", route), slog.Int("status", status),
 			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
-			slog.String("ip", c.IP()), slog.String("requestId", id))
+			slog.String("ip", clientip.String(c)), slog.String("requestId", id))
 	}
 	return nil
 }
@@ -160,7 +169,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	if len(c.Response().Header.Peek("RateLimit-Limit")) == 0 && s.limiter != nil {
 		// Answers refused before any route ran (an oversized body, say) are
 		// charged to the read class, so every answer carries the headers.
-		if lerr := s.limiter.Check(c, ratelimit.Read, c.IP()); lerr != nil && ae.Status != http.StatusTooManyRequests {
+		if lerr := s.limiter.Check(c, ratelimit.Read, clientip.Key(c)); lerr != nil && ae.Status != http.StatusTooManyRequests {
 			var le *apierr.Error
 			if errors.As(lerr, &le) {
 				ae = le
@@ -250,7 +259,7 @@ func (r Router) Post(path string, class ratelimit.Class, summary string, handler
 // registered.
 func (s *Server) Finish() {
 	s.App.Use(func(c *fiber.Ctx) error {
-		if err := s.limiter.Check(c, ratelimit.Read, c.IP()); err != nil {
+		if err := s.limiter.Check(c, ratelimit.Read, clientip.Key(c)); err != nil {
 			return err
 		}
 		return c.Next()

@@ -98,20 +98,54 @@ func Translate(err error) error {
 }
 
 // IsRetriable reports whether a failed transaction may succeed when run
-// again: serialization failures, deadlocks, unique races between consumers,
-// an unavailable server, and connection or network failures.
-func IsRetriable(err error) bool {
+// again unchanged, so that it must be retried (with backoff, for as long as
+// it takes) and never parked: see Transient.
+func IsRetriable(err error) bool { return Transient(err) }
+
+// Transient reports whether err is a failure of the moment rather than of
+// the command, decided by SQLSTATE class:
+//
+//   - 08 connection exceptions, 40 transaction rollbacks (serialization
+//     failures, deadlocks), 53 insufficient resources (too many
+//     connections, disk full), 57 operator intervention (a cancelled
+//     query, an admin or crash shutdown, a server starting up) except
+//     57P04 (the database was dropped), 58 system errors (I/O);
+//   - 55P03 lock not available, 25006 read-only transaction (the window in
+//     which a failed-over primary is still, or a standby already is,
+//     read-only), 0A000 feature not supported (a cached plan whose result
+//     type a migration changed), 23505 unique violation (two consumers
+//     racing for one row: the loser finds it applied when run again);
+//   - any error that is not a Postgres error: the connection or the
+//     network (retrying is safe because a batch that did commit is found in
+//     processed_commands), except a cancelled context.
+//
+// Everything else a Postgres server answers is deterministic for the same
+// input: data exceptions (22), integrity violations (23), syntax or access
+// errors (42) and the rest. Those are what a consumer may park, after
+// trying the command on its own (pipeline.Config.ParkAfter).
+func Transient(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "40001", "40P01", "23505", "57P01", "57P03", "08006", "08003", "08001":
-			return true
-		}
+		return transientCode(pgErr.Code)
+	}
+	return !errors.Is(err, context.Canceled)
+}
+
+func transientCode(code string) bool {
+	switch code {
+	case "55P03", "25006", "0A000", "23505":
+		return true
+	case "57P04":
 		return false
 	}
-	// Anything else is the connection or the network: retrying is safe
-	// because a batch that did commit is found in processed_commands.
-	return !errors.Is(err, context.Canceled)
+	if len(code) != 5 {
+		return false
+	}
+	switch code[:2] {
+	case "08", "40", "53", "57", "58":
+		return true
+	}
+	return false
 }
 
 // StringSet runs a query returning one text column (its first argument is

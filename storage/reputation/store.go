@@ -77,9 +77,30 @@ func WalletOwners(ctx context.Context, q postgres.Querier, ids []string) (map[st
 const lockScoresSQL = `SELECT user_id, score, rank, event_count, updated_at FROM reputation_scores
 WHERE user_id = ANY($1) ORDER BY user_id FOR UPDATE`
 
-// LockScores reads the scores of users (those that have one) and locks them
-// until tx ends, in user id order so that two appliers never deadlock.
-func LockScores(ctx context.Context, tx pgx.Tx, users []string) (map[string]Score, error) {
+// createScoresSQL gives every user without a score row a zero one, in user
+// id order (two appliers wait for each other's rows in one order, so they
+// never deadlock). A row another transaction inserted and has not committed
+// makes this one wait for it, then skip it.
+const createScoresSQL = `
+INSERT INTO reputation_scores (user_id, score, rank, event_count, updated_at)
+SELECT u, 0, $2, 0, $3 FROM unnest($1::text[]) AS u ORDER BY u
+ON CONFLICT (user_id) DO NOTHING`
+
+// LockScores reads the scores of users and locks them until tx ends, in
+// user id order so that two appliers never deadlock. A user without a
+// score row first gets a zero one: FOR UPDATE locks only rows that exist,
+// so two appliers crediting a new user would otherwise both read "no
+// score" and the second write would overwrite the first. The transaction
+// must be READ COMMITTED, so that the locking read sees a row another
+// applier committed while this one waited for it. users must be existing
+// users; now stamps the rows it creates.
+func LockScores(ctx context.Context, tx pgx.Tx, users []string, zeroRank string, now time.Time) (map[string]Score, error) {
+	if len(users) == 0 {
+		return map[string]Score{}, nil
+	}
+	if _, err := tx.Exec(ctx, createScoresSQL, users, zeroRank, now); err != nil {
+		return nil, fmt.Errorf("create missing scores: %w", err)
+	}
 	rows, err := tx.Query(ctx, lockScoresSQL, users)
 	if err != nil {
 		return nil, fmt.Errorf("lock scores: %w", err)
