@@ -406,6 +406,7 @@ type nemesisCall struct {
 	path   string
 	key    string
 	status int // 0: transport error
+	err    error
 }
 
 func (r *nemesisRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -415,6 +416,7 @@ func (r *nemesisRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		c.status = resp.StatusCode
 	}
+	c.err = err
 	r.mu.Lock()
 	r.log = append(r.log, c)
 	r.mu.Unlock()
@@ -445,9 +447,9 @@ func (r *nemesisRecorder) firstWriteOK(since time.Time) time.Time {
 	return first
 }
 
-// report asserts that no answer was a 5xx other than 503 and no request
-// failed in transport (the proxy never goes away), that every 503 came
-// inside a fault window and its key was later answered with success, and
+// report asserts that no answer was a 5xx other than 503, that every 503
+// (and every request whose connection the proxy cut) came inside a fault
+// window and its key was later answered with success, and
 // logs the 503s per fault and the RTO of each primary kill.
 func (r *nemesisRecorder) report(t *testing.T, faults []*nemesisFault) {
 	t.Helper()
@@ -463,17 +465,24 @@ func (r *nemesisRecorder) report(t *testing.T, faults []*nemesisFault) {
 	for _, c := range calls {
 		switch {
 		case c.status == 0:
+			// A connection cut by the proxy when a gateway died under it:
+			// allowed inside that fault window only, and retried like a 503.
 			transport++
-			t.Errorf("%s %s at %s: transport error through the proxy", c.method, c.path, c.at.Format(time.StampMilli))
+			if inFault(faults, c.at) == nil {
+				t.Errorf("%s %s at %s (sent %s): transport error through the proxy outside every fault window: %v", c.method, c.path,
+					c.at.Format(time.StampMilli), c.sent.Format(time.StampMilli), c.err)
+			} else {
+				t.Logf("%s %s at %s (sent %s): transport error through the proxy inside a fault window: %v", c.method, c.path,
+					c.at.Format(time.StampMilli), c.sent.Format(time.StampMilli), c.err)
+			}
+			if c.key != "" && !okKeys[c.key] {
+				unresolved++
+				t.Errorf("%s %s: transport error for key %s, never answered after", c.method, c.path, c.key)
+			}
 		case c.status >= 500 && c.status != http.StatusServiceUnavailable:
 			t.Errorf("%s %s at %s: %d", c.method, c.path, c.at.Format(time.StampMilli), c.status)
 		case c.status == http.StatusServiceUnavailable:
-			var in *nemesisFault
-			for _, f := range faults {
-				if !c.at.Before(f.start) && !c.at.After(f.end.Add(nemesisGrace)) {
-					in = f
-				}
-			}
+			in := inFault(faults, c.at)
 			if in == nil {
 				outside++
 				t.Errorf("%s %s: 503 at %s, outside every fault window", c.method, c.path, c.at.Format(time.StampMilli))
@@ -514,7 +523,19 @@ func (r *nemesisRecorder) report(t *testing.T, faults []*nemesisFault) {
 	if unkeyed > 0 {
 		t.Errorf("%d 503s to POSTs without an Idempotency-Key", unkeyed)
 	}
-	t.Logf("answers: %d requests, %d 503s outside fault windows, %d 503s never resolved, %d transport errors", len(calls), outside, unresolved, transport)
+	t.Logf("answers: %d requests, %d 503s outside fault windows, %d 503s or transport errors never resolved, %d transport errors (inside fault windows)", len(calls), outside, unresolved, transport)
+}
+
+// inFault is the fault whose window (start to end plus nemesisGrace) holds
+// at, nil when none does.
+func inFault(faults []*nemesisFault, at time.Time) *nemesisFault {
+	var in *nemesisFault
+	for _, f := range faults {
+		if !at.Before(f.start) && !at.After(f.end.Add(nemesisGrace)) {
+			in = f
+		}
+	}
+	return in
 }
 
 // nemesisFault is one injected fault: its kind, the member, when it began

@@ -475,7 +475,7 @@ backend gateways
     balance roundrobin
     option httpchk GET /api/platform/version
     http-check expect status 200
-    default-server inter 500ms fall 2 rise 2 on-marked-down shutdown-sessions
+    default-server inter 500ms fall 2 rise 2
     server gw1 127.0.0.1:${GW_PORTS[0]} check
     server gw2 127.0.0.1:${GW_PORTS[1]} check
 listen stats
