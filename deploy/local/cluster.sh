@@ -392,10 +392,12 @@ migrate() {
 platform_up() {
   [ -x "$BIN" ] || die "no platform binary at $BIN (make build, or set PLATFORM_BIN)"
   broker_up
-  if [ ! -f "$DIR/migrated" ]; then
+  # migrate once per binary (a rebuilt one may bring new migrations)
+  local stamp; stamp="$(stat -c '%s-%Y' "$BIN")"
+  if [ "$(cat "$DIR/migrated" 2>/dev/null || true)" != "$stamp" ]; then
     log "platform: migrate"
     migrate
-    touch "$DIR/migrated"
+    echo "$stamp" >"$DIR/migrated"
   fi
   local line started=()
   while read -r line; do
