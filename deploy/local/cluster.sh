@@ -96,7 +96,7 @@ member_pid() {
   local marker; marker="$(cat "$RUN/$name.marker" 2>/dev/null || echo "$name")"
   # pids are reused: the process must carry the member's marker, in its
   # command line or (platform processes) its environment
-  if pid_cmdline_has "$pid" "$marker" || { [ -r "/proc/$pid/environ" ] && tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "$marker"; }; then
+  if pid_cmdline_has "$pid" "$marker" || { { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qxF "$marker"; }; then
     printf '%s\n' "$pid"
   fi
 }
