@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc uplot backup restore-drill
+.PHONY: all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc uplot backup restore-drill cluster cluster-down cluster-status cluster-deps nemesis
 
 all: build
 
@@ -67,7 +67,7 @@ tools:
 	cd e2e/tools && npm ci --prefer-offline --no-audit --no-fund
 	cd sdk/typescript && npm ci --prefer-offline --no-audit --no-fund
 
-test: stack browser tools build
+test: stack browser tools cluster-deps build
 	@start=$$(date +%s); rc=0; \
 	echo "go vet ./..."; $(GO) vet ./... || rc=$$?; \
 	if [ $$rc -eq 0 ]; then \
@@ -130,6 +130,29 @@ uplot:
 	(cd $$tmp && npm pack --silent uplot@$(UPLOT_VERSION) >/dev/null && tar xzf uplot-$(UPLOT_VERSION).tgz) && \
 	cp $$tmp/package/dist/uPlot.iife.min.js $$tmp/package/dist/uPlot.min.css gateway/console/assets/ && \
 	{ echo "uPlot (https://github.com/leeoniya/uPlot), npm package uplot@$(UPLOT_VERSION), dist/uPlot.iife.min.js and dist/uPlot.min.css."; echo; cat $$tmp/package/LICENSE; } > gateway/console/assets/LICENSE.uplot
+
+# The production shape on one machine (deploy/local/cluster.sh): HAProxy,
+# two gateways, two processes of every consumer group, two relays, the
+# broker process, Patroni primary + synchronous standby with etcd; its own
+# ports (CLUSTER_PORT_BASE, default 56100) and data dir (.cluster).
+cluster: stack build
+	deploy/local/cluster.sh up
+
+cluster-down:
+	deploy/local/cluster.sh down
+
+cluster-status:
+	deploy/local/cluster.sh status
+
+# The Debian packages the cluster (and e2e TestNemesis) needs.
+cluster-deps:
+	deploy/local/cluster.sh install
+
+# The nemesis test alone, longer: NEMESIS_DURATION (default 5m), replay a
+# schedule with NEMESIS_SEED.
+NEMESIS_DURATION ?= 5m
+nemesis: stack cluster-deps build
+	NEMESIS_DURATION=$(NEMESIS_DURATION) $(GO) test -count=1 -timeout 60m -v ./e2e -run '^TestNemesis$$'
 
 migrate: stack build
 	PLATFORM_ENV=development $(BIN) migrate

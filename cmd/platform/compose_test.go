@@ -14,8 +14,17 @@ import (
 // composeFile is the part of docker-compose.yml these tests read.
 type composeFile struct {
 	Services map[string]struct {
+		Image       string            `yaml:"image"`
+		Command     []string          `yaml:"command"`
 		Environment map[string]string `yaml:"environment"`
 		Ports       []string          `yaml:"ports"`
+		Volumes     []string          `yaml:"volumes"`
+		Healthcheck *struct {
+			Test []string `yaml:"test"`
+		} `yaml:"healthcheck"`
+		Deploy struct {
+			Replicas int `yaml:"replicas"`
+		} `yaml:"deploy"`
 	} `yaml:"services"`
 }
 
@@ -57,7 +66,7 @@ func readCompose(t *testing.T) (composeFile, string) {
 // production settings of LoadConfig it cannot fix itself, and the database
 // password.
 var composeSecrets = []string{"PUBLIC_BASE_URL", "JWT_SECRET", "LEDGER_SALT", "PROCESSOR_API_KEY", "PROCESSOR_WEBHOOK_SECRET",
-	"SIGNING_MASTER_KEY", "DATA_ENCRYPTION_KEY", "SMTP_URL", "POSTGRES_PASSWORD"}
+	"SIGNING_MASTER_KEY", "DATA_ENCRYPTION_KEY", "SMTP_URL", "POSTGRES_PASSWORD", "REPLICATION_PASSWORD"}
 
 // TestComposeRunsProduction: docker-compose.yml runs the platform in
 // production mode, requires every secret with ${NAME:?NAME is required: …}
@@ -66,7 +75,10 @@ var composeSecrets = []string{"PUBLIC_BASE_URL", "JWT_SECRET", "LEDGER_SALT", "P
 // the platform passes the binary's own production checks.
 func TestComposeRunsProduction(t *testing.T) {
 	f, raw := readCompose(t)
-	platforms := []string{"platform", "migrate", "topics"}
+	platforms := []string{"gateway-1", "gateway-2", "relay", "migrate", "topics"}
+	for _, g := range composeGroups {
+		platforms = append(platforms, g)
+	}
 	for _, name := range platforms {
 		svc, ok := f.Services[name]
 		if !ok {
@@ -106,10 +118,12 @@ func TestComposeRunsProduction(t *testing.T) {
 
 	// Nothing given: each secret is named.
 	missing := map[string]string{}
-	for _, v := range f.Services["platform"].Environment {
+	for _, v := range f.Services["gateway-1"].Environment {
 		interpolate(v, nil, missing)
 	}
-	interpolate(f.Services["postgres"].Environment["POSTGRES_PASSWORD"], nil, missing)
+	for _, v := range f.Services["patroni-1"].Environment {
+		interpolate(v, nil, missing)
+	}
 	var names []string
 	for n := range missing {
 		names = append(names, n)
@@ -129,7 +143,7 @@ func TestComposeRunsProduction(t *testing.T) {
 	given["PUBLIC_BASE_URL"] = "https://pay.example.com"
 	env := map[string]string{}
 	miss := map[string]string{}
-	for k, v := range f.Services["platform"].Environment {
+	for k, v := range f.Services["gateway-1"].Environment {
 		env[k] = interpolate(v, given, miss)
 	}
 	if len(miss) != 0 {
@@ -141,5 +155,100 @@ func TestComposeRunsProduction(t *testing.T) {
 	}
 	if cfg.development() || cfg.processorMode() != "stripe" || cfg.KYCAutoApprove || cfg.WebhookPrivate {
 		t.Fatalf("compose config: %+v", cfg)
+	}
+}
+
+// composeGroups are the consumer groups compose runs, one service each.
+var composeGroups = []string{"fiat-applier", "mask-applier", "reputation-applier", "ledger-appender", "trade-applier",
+	"webhook-dispatcher", "clickhouse-sink"}
+
+// TestComposeClusterShape: docker-compose.yml runs the production shape —
+// HAProxy in front of two gateways, two processes of every consumer group
+// (every group of the binary) and of the relay, a 3-broker KRaft Kafka with
+// a volume each, replication factor 3 and min.insync.replicas=2, two
+// Patroni members with etcd, the platform on a multi-host read-write DSN,
+// TRUSTED_PROXIES naming the proxy, and a health check on every long-running
+// service.
+func TestComposeClusterShape(t *testing.T) {
+	f, _ := readCompose(t)
+	groups := map[string]bool{}
+	for _, g := range strings.Split(groupNames(), ", ") {
+		groups[g] = true
+	}
+	if len(groups) != len(composeGroups) {
+		t.Errorf("the binary has groups %v, compose runs %v", groupNames(), composeGroups)
+	}
+	for _, g := range composeGroups {
+		svc, ok := f.Services[g]
+		if !ok || !groups[g] {
+			t.Errorf("consumer group %s: service %v, a group of the binary %v", g, ok, groups[g])
+			continue
+		}
+		if fmt.Sprint(svc.Command) != fmt.Sprint([]string{"consume", g}) || svc.Deploy.Replicas != 2 {
+			t.Errorf("%s: command %v, replicas %d; want consume %s twice", g, svc.Command, svc.Deploy.Replicas, g)
+		}
+	}
+	if r := f.Services["relay"]; fmt.Sprint(r.Command) != "[relay]" || r.Deploy.Replicas != 2 {
+		t.Errorf("relay: command %v, replicas %d", r.Command, r.Deploy.Replicas)
+	}
+	for _, gw := range []string{"gateway-1", "gateway-2"} {
+		svc := f.Services[gw]
+		if fmt.Sprint(svc.Command) != "[gateway]" || len(svc.Ports) != 0 {
+			t.Errorf("%s: command %v, ports %v (only the proxy is published)", gw, svc.Command, svc.Ports)
+		}
+		if svc.Environment["TRUSTED_PROXIES"] != "172.30.0.10/32" {
+			t.Errorf("%s: TRUSTED_PROXIES %q, want the proxy's address", gw, svc.Environment["TRUSTED_PROXIES"])
+		}
+		dsn := svc.Environment["DATABASE_URL"]
+		if !strings.Contains(dsn, "@patroni-1:5432,patroni-2:5432/platform?") || !strings.Contains(dsn, "target_session_attrs=read-write") {
+			t.Errorf("%s: DATABASE_URL %s: want both Patroni members and target_session_attrs=read-write", gw, dsn)
+		}
+		if svc.Environment["KAFKA_BROKERS"] != "kafka-1:9092,kafka-2:9092,kafka-3:9092" {
+			t.Errorf("%s: KAFKA_BROKERS %q", gw, svc.Environment["KAFKA_BROKERS"])
+		}
+	}
+	if p := f.Services["haproxy"]; len(p.Ports) != 1 || !strings.HasPrefix(p.Image, "haproxy:") {
+		t.Errorf("haproxy: image %q, ports %v", p.Image, p.Ports)
+	}
+	for i := 1; i <= 3; i++ {
+		k := f.Services[fmt.Sprintf("kafka-%d", i)]
+		e := k.Environment
+		if e["KAFKA_NODE_ID"] != fmt.Sprint(i) || e["KAFKA_DEFAULT_REPLICATION_FACTOR"] != "3" || e["KAFKA_MIN_INSYNC_REPLICAS"] != "2" ||
+			e["KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"] != "3" || e["KAFKA_CONTROLLER_QUORUM_VOTERS"] != "1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093" ||
+			e["KAFKA_UNCLEAN_LEADER_ELECTION_ENABLE"] != "false" {
+			t.Errorf("kafka-%d: %v", i, e)
+		}
+		if len(k.Volumes) != 1 || !strings.HasSuffix(k.Volumes[0], ":"+e["KAFKA_LOG_DIRS"]) {
+			t.Errorf("kafka-%d: volumes %v, log dirs %q: want the log dir on a volume", i, k.Volumes, e["KAFKA_LOG_DIRS"])
+		}
+	}
+	for _, p := range []string{"patroni-1", "patroni-2"} {
+		e := f.Services[p].Environment
+		if e["PATRONI_NAME"] != p || e["PATRONI_ETCD3_HOSTS"] != "etcd:2379" || len(f.Services[p].Volumes) != 1 {
+			t.Errorf("%s: %v, volumes %v", p, e, f.Services[p].Volumes)
+		}
+	}
+	raw, err := os.ReadFile("../../deploy/patroni/patroni.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pat struct {
+		Bootstrap struct {
+			DCS map[string]any `yaml:"dcs"`
+		} `yaml:"bootstrap"`
+	}
+	if err := yaml.Unmarshal(raw, &pat); err != nil {
+		t.Fatal(err)
+	}
+	if pat.Bootstrap.DCS["synchronous_mode"] != true || pat.Bootstrap.DCS["maximum_lag_on_failover"] != 0 {
+		t.Errorf("patroni.yml dcs: %v; want synchronous_mode and no failover to a lagging member", pat.Bootstrap.DCS)
+	}
+	for name, svc := range f.Services {
+		if name == "migrate" || name == "topics" {
+			continue
+		}
+		if svc.Healthcheck == nil || len(svc.Healthcheck.Test) == 0 {
+			t.Errorf("%s has no health check", name)
+		}
 	}
 }

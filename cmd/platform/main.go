@@ -4,6 +4,7 @@
 //	gateway          the HTTP gateway only
 //	consume <group>  one consumer group
 //	relay            the outbox relay
+//	broker           the embedded Kafka-protocol broker alone
 //	migrate          apply the Postgres migrations
 //	topics           create missing topics and list them
 //	version          print the build
@@ -31,6 +32,7 @@ commands:
   consume [--accept-gap] <group>  one consumer group (needs KAFKA_BROKERS); groups: %s
                    --accept-gap: a group whose next records are gone from a topic skips them (audited)
   relay            the outbox relay (needs KAFKA_BROKERS)
+  broker           the embedded Kafka-protocol broker alone (DATA_DIR, KAFKA_EMBEDDED_PORT)
   migrate          apply the Postgres migrations
   topics           create missing topics and list them
   ledger reanchor  append missing ledger entries through the appender
@@ -41,6 +43,7 @@ commands:
   dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
   webhooks listen --forward-to URL  forward your events, signed, to a local URL
   verify           check the database against itself (ledger chain, balances, reputation, positions)
+  healthcheck URL  exit 0 when a loopback URL answers 200 (container health checks)
   version          print the build
 `
 
@@ -64,6 +67,9 @@ func runMain(args []string) int {
 		// Checks a database against itself: DATABASE_URL only, no serving
 		// secrets.
 		return runVerify(args[1:], os.Getenv, os.Stdout)
+	}
+	if args[0] == "healthcheck" {
+		return runHealthcheck(args[1:])
 	}
 	if args[0] == "webhooks" {
 		// A client of a running platform: no server configuration.
@@ -91,6 +97,8 @@ func runMain(args []string) int {
 		err = cmdConsume(ctx, cfg, args[1:])
 	case "relay":
 		err = cmdRelay(ctx, cfg, args[1:])
+	case "broker":
+		err = cmdBroker(ctx, cfg, args[1:])
 	case "migrate":
 		err = cmdMigrate(ctx, cfg, args[1:])
 	case "topics":

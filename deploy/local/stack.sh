@@ -46,13 +46,9 @@ CH_DIR="$DATA_DIR/clickhouse"
 CH_PID="$CH_DIR/clickhouse.pid"
 CH_CONFIG="$CH_DIR/config.xml"
 
-export DEBIAN_FRONTEND=noninteractive
-APT_UPDATED=0
-
-log()  { printf '[stack] %s\n' "$*"; }
-die()  { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
-
-is_root() { [ "$(id -u)" -eq 0 ]; }
+LOG_TAG=stack
+# shellcheck source=deploy/local/lib.sh
+. "$SCRIPT_DIR/lib.sh"
 
 for p in "$PG_PORT" "$CH_PORT" "$CH_HTTP_PORT"; do
   case "$p" in
@@ -61,48 +57,7 @@ for p in "$PG_PORT" "$CH_PORT" "$CH_HTTP_PORT"; do
   esac
 done
 
-# ---------------------------------------------------------------- helpers
-
-apt_install() {
-  is_root || die "need root to apt-get install $*"
-  command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install $* by hand"
-  if [ "$APT_UPDATED" -eq 0 ]; then
-    log "apt-get update"
-    apt-get update -q </dev/null || die "apt-get update failed"
-    APT_UPDATED=1
-  fi
-  log "apt-get install -y $*"
-  apt-get install -y -q --no-install-recommends "$@" </dev/null || die "apt-get install $* failed"
-}
-
-# port_open PORT: something accepts TCP connections on 127.0.0.1:PORT
-port_open() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# pid_cmdline_has PID STRING: process PID is alive and its command line contains STRING
-pid_cmdline_has() {
-  local pid="$1" needle="$2" cmd
-  case "$pid" in ''|*[!0-9]*) return 1 ;; esac
-  [ -r "/proc/$pid/cmdline" ] || return 1
-  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
-  [[ "$cmd" == *"$needle"* ]]
-}
-
 # -------------------------------------------------------------- PostgreSQL
-
-PG_BIN=""
-find_pg_bin() {
-  local d best="" bestv=0 v
-  for d in /usr/lib/postgresql/*/bin; do
-    [ -x "$d/postgres" ] && [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] || continue
-    v="$(basename "$(dirname "$d")")"
-    v="${v%%.*}"
-    case "$v" in ''|*[!0-9]*) continue ;; esac
-    if [ "$v" -gt "$bestv" ]; then bestv="$v"; best="$d"; fi
-  done
-  PG_BIN="$best"
-}
 
 pg_ensure_installed() {
   find_pg_bin
@@ -114,15 +69,6 @@ pg_ensure_installed() {
   fi
   if is_root && ! id postgres >/dev/null 2>&1; then
     die "OS user 'postgres' does not exist (PostgreSQL refuses to run as root)"
-  fi
-}
-
-# Run a command as the OS user that owns the cluster.
-as_pg() {
-  if is_root; then
-    runuser -u postgres -- "$@"
-  else
-    "$@"
   fi
 }
 

@@ -157,6 +157,8 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 				"%s is not allowed on %s; allowed: %s", c.Method(), c.Path(), c.Response().Header.Peek(fiber.HeaderAllow)))
 		case errors.As(err, &fe) && fe.Code < 500:
 			ae = apierr.New(fe.Code, apierr.CodeInvalidJSON, fe.Message)
+		case databaseUnavailable(err):
+			ae = apierr.Unavailable().Because(err)
 		default:
 			s.log.ErrorContext(c.UserContext(), "internal error", "method", c.Method(), "path", c.Path(),
 				"requestId", RequestID(c.UserContext()), "err", err)

@@ -1,0 +1,312 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/storage/clickhouse"
+)
+
+// LocalCluster is the production shape on one machine, run by
+// deploy/local/cluster.sh: HAProxy in front of two gateways, two processes
+// of every consumer group, two relays, the broker as its own process, and
+// Postgres primary + synchronous standby under Patroni and etcd. The test
+// drives it through the proxy and injures its members by pid.
+type LocalCluster struct {
+	Dir      string // CLUSTER_DIR: data, logs (log/), pids (run/)
+	PortBase int
+	// DatabaseURL is the multi-host DSN the platform uses
+	// (target_session_attrs=read-write).
+	DatabaseURL string
+	// ClickHouseDB is the sink's database on the shared ClickHouse.
+	ClickHouseDB string
+
+	t      TB
+	script string
+	env    []string
+}
+
+// LocalClusterPackages are the commands cluster.sh needs from Debian
+// (`make cluster-deps` installs them).
+var LocalClusterPackages = map[string]string{"etcd": "etcd-server", "etcdctl": "etcd-client", "patroni": "patroni", "haproxy": "haproxy"}
+
+// MissingClusterPackages names the Debian packages whose commands are not on
+// PATH.
+func MissingClusterPackages() []string {
+	var out []string
+	for cmd, pkg := range LocalClusterPackages {
+		if _, err := exec.LookPath(cmd); err != nil {
+			out = append(out, pkg)
+		}
+	}
+	return out
+}
+
+// StartLocalCluster brings a fresh cluster up in a new directory on a free
+// block of ports (or CLUSTER_PORT_BASE) and tears it down when the test ends
+// (its directory is kept, and named, when the test failed). extra is added to
+// every platform process's environment.
+func StartLocalCluster(t TB, failed func() bool, extra map[string]string) *LocalCluster {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	// Under /tmp with mode 755: the postgres user must reach the data.
+	dir, err := os.MkdirTemp("", "cluster-")
+	if err != nil {
+		t.Fatalf("cluster dir: %v", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatalf("cluster dir: %v", err)
+	}
+	base := freePortBlock(t, 30)
+	c := &LocalCluster{Dir: dir, PortBase: base, t: t, script: filepath.Join(root, "deploy", "local", "cluster.sh"),
+		ClickHouseDB: fmt.Sprintf("cluster_%d", time.Now().UnixNano())}
+	c.DatabaseURL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/platform?sslmode=disable&target_session_attrs=read-write&connect_timeout=3", base+2, base+3)
+	chAddr := os.Getenv("CLICKHOUSE_ADDR")
+	if chAddr == "" {
+		chAddr = "127.0.0.1:19000"
+	}
+	var lines []string
+	for k, v := range extra {
+		lines = append(lines, k+"="+v)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "platform.env"), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatalf("platform.env: %v", err)
+	}
+	c.env = append(os.Environ(), "CLUSTER_DIR="+dir, "CLUSTER_PORT_BASE="+strconv.Itoa(base),
+		"PLATFORM_BIN="+Binary(t), "CLICKHOUSE_ADDR="+chAddr, "CLICKHOUSE_DATABASE="+c.ClickHouseDB)
+	t.Cleanup(func() {
+		if out, err := c.script1("down"); err != nil {
+			fmt.Fprintf(os.Stderr, "cluster.sh down: %v\n%s", err, out)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if conn, err := clickhouse.Connect(ctx, chAddr, "default"); err == nil {
+			_ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+c.ClickHouseDB)
+			conn.Close()
+		}
+		if failed() {
+			fmt.Fprintf(os.Stderr, "cluster kept for inspection: %s (logs in log/)\n", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	c.Up()
+	return c
+}
+
+func (c *LocalCluster) script1(args ...string) ([]byte, error) {
+	cmd := exec.Command(c.script, args...)
+	cmd.Env = c.env
+	return cmd.CombinedOutput()
+}
+
+// Up runs `cluster.sh up`: it starts every member that is not running and
+// waits until the API answers through the proxy.
+func (c *LocalCluster) Up() {
+	c.t.Helper()
+	if out, err := c.script1("up"); err != nil {
+		c.t.Fatalf("cluster.sh up: %v\n%s", err, out)
+	}
+}
+
+// Status is what `cluster.sh status` prints.
+func (c *LocalCluster) Status() string {
+	out, _ := c.script1("status")
+	return string(out)
+}
+
+// URL is the API through HAProxy.
+func (c *LocalCluster) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase+6) }
+
+// KafkaAddr is the broker's address.
+func (c *LocalCluster) KafkaAddr() string { return fmt.Sprintf("127.0.0.1:%d", c.PortBase+8) }
+
+// Proxy is a Platform whose requests go through HAProxy; DataDir is the
+// gateways' shared data directory (development mail, secrets).
+func (c *LocalCluster) Proxy(client *http.Client) *Platform {
+	return Remote(c.t, c.URL(), c.DatabaseURL, c.KafkaAddr(), filepath.Join(c.Dir, "data", "gateway"), client)
+}
+
+// Members names the platform processes (gateway-1, fiat-applier-2, …).
+func (c *LocalCluster) Members() []string {
+	files, _ := filepath.Glob(filepath.Join(c.Dir, "run", "*.pid"))
+	var out []string
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".pid")
+		switch {
+		case name == "etcd", name == "haproxy", name == "broker", strings.HasPrefix(name, "patroni-"):
+		default:
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Pid is the pid of a member from its pid file (0 when unknown).
+func (c *LocalCluster) Pid(member string) int {
+	b, err := os.ReadFile(filepath.Join(c.Dir, "run", member+".pid"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// Signal sends sig to a member's process.
+func (c *LocalCluster) Signal(member string, sig syscall.Signal) error {
+	pid := c.Pid(member)
+	if pid <= 0 {
+		return fmt.Errorf("no pid for %s", member)
+	}
+	return syscall.Kill(pid, sig)
+}
+
+// patroniMember is what a Patroni REST API says of its node.
+type patroniMember struct {
+	Role        string `json:"role"`
+	State       string `json:"state"`
+	Replication []struct {
+		SyncState string `json:"sync_state"`
+		State     string `json:"state"`
+	} `json:"replication"`
+}
+
+func (c *LocalCluster) patroni(i int) (patroniMember, bool) {
+	var m patroniMember
+	hc := &http.Client{Timeout: 2 * time.Second}
+	resp, err := hc.Get(fmt.Sprintf("http://127.0.0.1:%d/patroni", c.PortBase+4+i))
+	if err != nil {
+		return m, false
+	}
+	defer resp.Body.Close()
+	return m, json.NewDecoder(resp.Body).Decode(&m) == nil
+}
+
+// Primary is the index (0 or 1) of the member Patroni runs as primary, -1
+// when none does.
+func (c *LocalCluster) Primary() int {
+	for i := 0; i < 2; i++ {
+		if m, ok := c.patroni(i); ok && (m.Role == "master" || m.Role == "primary") && m.State == "running" {
+			return i
+		}
+	}
+	return -1
+}
+
+// Replicated reports whether a primary runs with the other member streaming
+// as its synchronous standby.
+func (c *LocalCluster) Replicated() bool {
+	p := c.Primary()
+	if p < 0 {
+		return false
+	}
+	m, _ := c.patroni(p)
+	for _, r := range m.Replication {
+		if r.State == "streaming" && (r.SyncState == "sync" || r.SyncState == "quorum") {
+			return true
+		}
+	}
+	return false
+}
+
+// PostmasterPid is the pid of member i's postmaster (postmaster.pid).
+func (c *LocalCluster) PostmasterPid(i int) int {
+	b, err := os.ReadFile(filepath.Join(c.Dir, "pg", fmt.Sprintf("data%d", i+1), "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+	return pid
+}
+
+// TerminateRelayLock ends, with pg_terminate_backend, the backend holding
+// the relay's outbox advisory lock (key 0x6f7574626f78) on the primary, and
+// reports whether one was found.
+func (c *LocalCluster) TerminateRelayLock(ctx context.Context) (bool, error) {
+	conn, err := pgx.Connect(ctx, c.DatabaseURL)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close(ctx)
+	var n int
+	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2 AND objsubid = 1`,
+		uint32(0x6f75), uint32(0x74626f78)).Scan(&n)
+	return n > 0, err
+}
+
+// freePortBlock returns the first port of n consecutive free loopback ports:
+// CLUSTER_PORT_BASE when set, else a block found from 20000 up.
+func freePortBlock(t TB, n int) int {
+	t.Helper()
+	if s := os.Getenv("CLUSTER_PORT_BASE"); s != "" {
+		b, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("CLUSTER_PORT_BASE=%q: %v", s, err)
+		}
+		return b
+	}
+	handedOut.Lock()
+	defer handedOut.Unlock()
+next:
+	for base := 20000; base+n < 32000; base += n {
+		for p := base; p < base+n; p++ {
+			if handedOut.ports[p] {
+				continue next
+			}
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				continue next
+			}
+			l.Close()
+		}
+		for p := base; p < base+n; p++ {
+			handedOut.ports[p] = true
+		}
+		return base
+	}
+	t.Fatalf("no block of %d free ports", n)
+	return 0
+}
+
+// Remote is a Platform for a running deployment at baseURL (nothing to
+// start or stop): the typed helpers work against it. client sends its
+// requests (nil: a 30 s timeout client).
+func Remote(t TB, baseURL, dbURL, kafkaAddr, dataDir string, client *http.Client) *Platform {
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &Platform{BaseURL: baseURL, DatabaseURL: dbURL, KafkaAddr: kafkaAddr, DataDir: dataDir, t: t, client: client, logBuf: &lockedBuffer{}}
+}
+
+// Secret is a value of the secrets every platform process of the cluster
+// shares (CLUSTER_DIR/secrets.env), e.g. PROCESSOR_WEBHOOK_SECRET.
+func (c *LocalCluster) Secret(name string) string {
+	c.t.Helper()
+	raw, err := os.ReadFile(filepath.Join(c.Dir, "secrets.env"))
+	if err != nil {
+		c.t.Fatalf("cluster secrets: %v", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, name+"="); ok {
+			return v
+		}
+	}
+	c.t.Fatalf("cluster secrets: no %s", name)
+	return ""
+}

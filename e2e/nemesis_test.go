@@ -1,0 +1,852 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/segmentio/ksuid"
+	"github.com/stripe/stripe-go/v82/webhook"
+
+	"github.com/fintech/platform/e2e/harness"
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/topics"
+)
+
+var (
+	nemesisDuration = flag.Duration("nemesis.duration", 0, "how long the nemesis test loads and injures the cluster (default 75s; NEMESIS_DURATION)")
+	nemesisSeed     = flag.Uint64("nemesis.seed", 0, "the fault schedule's seed (default random; NEMESIS_SEED)")
+)
+
+// nemesisSessionTimeout is the consumers' group session timeout
+// (consumers/pipeline, sink, webhooks dispatcher: 10 s): a SIGSTOP lasts
+// longer, so the group moves the stopped process's partitions away.
+const nemesisSessionTimeout = 10 * time.Second
+
+// nemesisGrace is how long after a fault's end a 503 still belongs to it: a
+// request that waited for a command of the injured member times out after
+// COMMAND_TIMEOUT, and a group rebalance takes up to the session timeout.
+const nemesisGrace = nemesisSessionTimeout + 10*time.Second
+
+// TestNemesis drives the cluster of deploy/local/cluster.sh (HAProxy, two
+// gateways, two processes of every consumer group, two relays, the broker
+// process, Patroni primary + synchronous standby) through the proxy with a
+// mixed load — fiat transfers, deposits, withdrawals, donations, trade
+// transfers, mask charges, a webhook endpoint receiving events — while a
+// seeded schedule kills gateways and consumers, stops a consumer past its
+// session timeout, kills the Postgres primary and ends the relay's lock
+// connection; every member is restored before the end. Then it asserts
+// exactly once per acknowledged request, conservation, RPO 0, one ledger
+// entry per source and a valid chain, reputation scores equal to their
+// events, each webhook event delivered once, ClickHouse views equal to
+// Postgres, no 5xx but 503 and those only inside a fault window, each
+// retried to success with its Idempotency-Key. Seed and duration:
+// -nemesis.seed / NEMESIS_SEED, -nemesis.duration / NEMESIS_DURATION
+// (make nemesis runs it alone, longer).
+func TestNemesis(t *testing.T) {
+	if missing := harness.MissingClusterPackages(); len(missing) > 0 {
+		msg := fmt.Sprintf("the cluster needs Debian packages %v (make cluster-deps installs them)", missing)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	duration := 75 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("NEMESIS_DURATION")); err == nil {
+		duration = d
+	}
+	if *nemesisDuration > 0 {
+		duration = *nemesisDuration
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv("NEMESIS_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	if *nemesisSeed != 0 {
+		seed = *nemesisSeed
+	}
+	t.Logf("nemesis seed %d, duration %s (replay: NEMESIS_SEED=%d)", seed, duration, seed)
+
+	rec := &nemesisRecorder{base: &http.Transport{MaxIdleConnsPerHost: 64}}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: rec}
+	env := map[string]string{}
+	for k, v := range baseEnvForCluster() {
+		env[k] = v
+	}
+	c := harness.StartLocalCluster(t, t.Failed, env)
+	p := c.Proxy(client)
+	p.Env = []string{"CLICKHOUSE_ADDR=" + os.Getenv("CLICKHOUSE_ADDR")}
+	t.Logf("cluster up in %s on ports %d+", c.Dir, c.PortBase)
+	secret := c.Secret("PROCESSOR_WEBHOOK_SECRET")
+
+	// The world: funded fiat users (one of them with a webhook endpoint),
+	// donors and a campaign, trade accounts, masks, a gov proposal (the
+	// analytics views compare it).
+	fiat := nemesisFiatLoad(t, p, secret, 10, 2_000_000)
+	fiat.client = client
+	hook := newHookReceiver(t)
+	subscribeWebhook(t, p, fiat.users[0], hook.URL(), hookSecret, []string{"transfer.completed"})
+	trade := newTradeLoad(t, p, "nemesis-trade", 4, 50, 100_000, seed, 10_000_000)
+	dons := newDonationLoad(t, p, secret, "nemesis", 4)
+	masks := newMaskLoad(t, p, 3)
+	govCreate(t, p, p.Register(t, "nemesis-gov").Token, map[string]any{"title": "Nemesis", "summary": "s", "body": "b",
+		"category": "nemesis", "voteMode": "yes-no-abstain", "quorum": 3, "threshold": 0.5})
+
+	// The load runs for duration and until every kind of fault was injected
+	// once; a request is retried with its key until answered (the bound only
+	// ends a test whose cluster never recovers).
+	begin := time.Now()
+	stop := make(chan struct{})
+	loading := func() bool {
+		select {
+		case <-stop:
+			return false
+		default:
+			return true
+		}
+	}
+	retryUntil := begin.Add(duration + 10*time.Minute)
+	var wg sync.WaitGroup
+	var deposits, withdrawals atomic.Int64
+	run := func(f func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
+	}
+	run(func() {
+		for loading() {
+			fiat.run(t, 60, 8, 10, true, retryUntil, nil)
+		}
+	})
+	run(func() {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		for i := 0; loading(); i++ {
+			u := rng.IntN(len(fiat.users))
+			if i%2 == 0 {
+				if nemesisDeposit(t, fiat, client, secret, u, 1000+rng.Int64N(50_000), retryUntil) {
+					deposits.Add(1)
+				}
+			} else if nemesisWithdraw(t, fiat, client, u, 100+rng.Int64N(5_000), fmt.Sprintf("nemesis-wd-%d-%d", seed, i), retryUntil) {
+				withdrawals.Add(1)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	var tradeNext atomic.Int64
+	for w := 0; w < 3; w++ {
+		run(func() {
+			for loading() {
+				i := int(tradeNext.Add(1) - 1)
+				trade.send(client, i, fmt.Sprintf("nemesis-trade-%d-%d", seed, i), retryUntil, func() {})
+			}
+		})
+	}
+	for w := 0; w < 2; w++ {
+		run(func() {
+			for i := 0; loading(); i++ {
+				dons.send(t, client, fmt.Sprintf("nemesis-%d-%d-%d", seed, w, i), i, retryUntil)
+			}
+		})
+		run(func() {
+			for i := 0; loading(); i++ {
+				masks.send(t, client, fmt.Sprintf("nemesis-%d-%d-%d", seed, w, i), i, retryUntil)
+			}
+		})
+	}
+
+	// The nemesis: one fault at a time, every kind once first (shuffled),
+	// then random kinds, until ten seconds before the duration ends; the load
+	// goes on five seconds past the last recovery.
+	nem := &nemesis{c: c, rng: rand.New(rand.NewPCG(seed, 2)), rec: rec}
+	nem.run(t, begin.Add(duration-10*time.Second))
+	time.Sleep(max(5*time.Second, time.Until(begin.Add(duration))))
+	close(stop)
+	wg.Wait()
+	trade.results = trade.results[:tradeNext.Load()]
+	c.Up()
+	harness.Eventually(t, 90*time.Second, "Postgres replicated again", c.Replicated)
+	t.Logf("cluster status after the nemesis:\n%s", c.Status())
+
+	ctx := context.Background()
+	db, err := pgxpool.New(ctx, c.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	waitQuiet(t, p, db, topics.GroupFiat, topics.GroupLedger, topics.GroupReputation, topics.GroupTrade, topics.GroupMask,
+		topics.GroupSink, topics.GroupWebhooks)
+
+	// The figures.
+	byKind := map[string]int{}
+	for _, f := range nem.faults {
+		byKind[f.kind]++
+	}
+	t.Logf("requests %d; faults %v; transfers %d, deposits %d, withdrawals %d, donations %d, trade transfers %d, mask charges %d",
+		rec.count(), byKind, len(fiat.results), deposits.Load(), withdrawals.Load(), dons.count(), len(trade.results), masks.count())
+	rec.report(t, nem.faults)
+
+	// Every acknowledged request applied once; RPO 0: the acknowledged
+	// writes are all there after the failovers.
+	dons.check(t, db)
+	masks.check(t, db)
+	nemesisCheckWebhooks(t, hook, fiat)
+	nemesisCheckReputation(t, db)
+	accepted, _ := trade.check(t)
+	fiat.check(t, 1)
+	t.Logf("RPO 0: %d transfers, %d withdrawals, %d deposits, %d donations, %d trade transfers, %d mask charges acknowledged and present after %d primary kills",
+		len(fiat.results), withdrawals.Load(), deposits.Load(), dons.count(), accepted, masks.count(), byKind["primary-kill"])
+	w := newAnalyticsWorld(t, p)
+	w.db = c.ClickHouseDB
+	w.compare(t, "after the nemesis")
+	fiat.checkDerived(t)
+}
+
+// baseEnvForCluster is the environment the nemesis gives every platform
+// process: open rate limits and budgets (the load comes from one address),
+// the test admins, private webhook targets (the receiver is on loopback) and
+// COMMAND_TIMEOUT 5 s.
+func baseEnvForCluster() map[string]string {
+	return map[string]string{
+		"WEBHOOK_ALLOW_PRIVATE": "1", "RATE_LIMIT_READ": "0", "RATE_LIMIT_WRITE": "0", "RATE_LIMIT_AUTH": "0",
+		"RATE_LIMIT_MONEY": "0", "RATE_LIMIT_PARTNER": "0", "RATE_LIMIT_PARTNER_IP": "0", "ABUSE_BUDGETS": "0",
+		"FIAT_ADMIN_EMAILS": harness.FiatAdminEmail, "GOV_ADMIN_EMAILS": harness.GovAdminEmail,
+		"CHARITY_ADMIN_EMAILS": harness.CharityAdminEmail, "REPUTATION_ADMIN_EMAILS": harness.ReputationAdminEmail,
+		"REPUTATION_SERVICE_KEY": harness.ReputationServiceKey, "COMMAND_TIMEOUT": "5s",
+	}
+}
+
+// nemesisFiatLoad is newFiatLoad with the cluster's processor secret (the
+// gateways' data directory holds no generated one).
+func nemesisFiatLoad(t *testing.T, p *harness.Platform, secret string, n int, each int64) *fiatLoad {
+	t.Helper()
+	l := &fiatLoad{p: p, client: &http.Client{Timeout: 20 * time.Second},
+		results: map[string]transferOutcome{}, byKey: map[string][]byte{}}
+	for i := 0; i < n; i++ {
+		u := p.Register(t, fmt.Sprintf("nemesis-fiat%d", i))
+		w := fiatCreateWallet(t, p, u, "KZT")
+		fiatDeposit(t, p, secret, u, w, each)
+		l.users = append(l.users, u)
+		l.wallets = append(l.wallets, w)
+		l.deposited += each
+	}
+	return l
+}
+
+// keyedUntil posts body with key until the answer is neither a transport
+// error nor a 503, or until passes; it returns the last answer.
+func keyedUntil(client *http.Client, url, token, key string, body []byte, until time.Time) (int, []byte, error) {
+	for {
+		status, raw, err := postKeyed(client, url, token, key, body)
+		if (err == nil && status != http.StatusServiceUnavailable) || time.Now().After(until) {
+			return status, raw, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// nemesisDeposit creates a deposit and posts the processor's signed
+// success event (its event id is the processor's idempotency), each retried
+// on a 503; a credited deposit counts in the load's deposits.
+func nemesisDeposit(t *testing.T, l *fiatLoad, client *http.Client, secret string, u int, amount int64, until time.Time) bool {
+	body, _ := json.Marshal(map[string]any{"walletId": l.wallets[u], "amount": amount})
+	status, raw, err := keyedUntil(client, l.p.BaseURL+"/api/fiat/deposit", l.users[u].Token, "dep-"+ksuid.New().String(), body, until)
+	if err != nil || status != http.StatusCreated {
+		t.Errorf("deposit: %d %s %v", status, raw, err)
+		return false
+	}
+	var dep struct {
+		DepositID string `json:"depositId"`
+	}
+	_ = json.Unmarshal(raw, &dep)
+	ev := fiatEvent(t, "evt_"+ksuid.New().String(), dep.DepositID, amount, "kzt")
+	for {
+		signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: ev, Secret: secret})
+		req, _ := http.NewRequest(http.MethodPost, l.p.BaseURL+"/api/fiat/deposit/webhook", strings.NewReader(string(ev)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Stripe-Signature", signed.Header)
+		resp, err := client.Do(req)
+		st := 0
+		if err == nil {
+			st = resp.StatusCode
+			resp.Body.Close()
+		}
+		if st == http.StatusOK {
+			l.mu.Lock()
+			l.deposited += amount
+			l.mu.Unlock()
+			return true
+		}
+		if (err == nil && st != http.StatusServiceUnavailable) || time.Now().After(until) {
+			t.Errorf("deposit webhook: %d %v", st, err)
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// nemesisWithdraw withdraws with an Idempotency-Key, retried on a 503; an
+// acknowledged one counts in the load's withdrawals.
+func nemesisWithdraw(t *testing.T, l *fiatLoad, client *http.Client, u int, amount int64, key string, until time.Time) bool {
+	body, _ := json.Marshal(map[string]any{"walletId": l.wallets[u], "amount": amount, "destination": "KZ000000000000004321"})
+	status, raw, err := keyedUntil(client, l.p.BaseURL+"/api/fiat/withdraw", l.users[u].Token, key, body, until)
+	switch {
+	case err == nil && status == http.StatusCreated:
+		l.mu.Lock()
+		l.withdrawn += amount
+		l.mu.Unlock()
+		return true
+	case err == nil && status == http.StatusBadRequest && strings.Contains(string(raw), "insufficient_balance"):
+		return false
+	}
+	t.Errorf("withdraw %s: %d %s %v", key, status, raw, err)
+	return false
+}
+
+// nemesisCheckWebhooks: every settled transfer of the subscribed user
+// (sender or recipient) reached the endpoint as one event id (after the
+// receiver's dedup of redeliveries), and nothing else did.
+func nemesisCheckWebhooks(t *testing.T, hook *hookReceiver, l *fiatLoad) {
+	t.Helper()
+	want := map[string]bool{}
+	for id, r := range l.results {
+		if r.from == 0 || r.to == 0 {
+			want[id] = true
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ids := map[string]map[string]bool{} // txId -> event ids
+		for _, h := range hook.all() {
+			var body struct {
+				Data struct {
+					TxID string `json:"txId"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(h.body, &body) != nil || !verify(h, hookSecret) {
+				t.Errorf("delivery not a signed event: %s", h.body)
+				return
+			}
+			if ids[body.Data.TxID] == nil {
+				ids[body.Data.TxID] = map[string]bool{}
+			}
+			ids[body.Data.TxID][h.header.Get("webhook-id")] = true
+		}
+		var missing []string
+		for id := range want {
+			if len(ids[id]) == 0 {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 && time.Now().Before(deadline) {
+			time.Sleep(500 * time.Millisecond)
+			continue
+		}
+		if len(missing) > 0 {
+			t.Errorf("%d of %d transfers of the subscribed user never reached its endpoint, e.g. %v", len(missing), len(want), missing[:min(3, len(missing))])
+		}
+		for tx, evs := range ids {
+			if !want[tx] {
+				t.Errorf("the endpoint got transfer %s, not one of its user's acknowledged transfers", tx)
+			}
+			if len(evs) != 1 {
+				t.Errorf("transfer %s reached the endpoint as %d event ids", tx, len(evs))
+			}
+		}
+		t.Logf("webhooks: %d transfers of the subscribed user, %d deliveries, each event once after dedup", len(want), len(hook.all()))
+		return
+	}
+}
+
+// nemesisCheckReputation: for every user, score = SUM(weight) of their
+// events and event_count = their count.
+func nemesisCheckReputation(t *testing.T, db *pgxpool.Pool) {
+	t.Helper()
+	rows, err := db.Query(context.Background(), `SELECT coalesce(s.user_id, e.user_id), coalesce(s.score, 0), coalesce(e.total, 0),
+		coalesce(s.event_count, 0), coalesce(e.n, 0)
+		FROM reputation_scores s
+		FULL JOIN (SELECT user_id, sum(weight) AS total, count(*) AS n FROM reputation_events GROUP BY user_id) e USING (user_id)
+		WHERE coalesce(s.score, 0) <> coalesce(e.total, 0) OR coalesce(s.event_count, 0) <> coalesce(e.n, 0)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var user string
+		var score, sum, count, n int64
+		if err := rows.Scan(&user, &score, &sum, &count, &n); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("reputation of %s: score %d, its events sum to %d; event_count %d, it has %d events", user, score, sum, count, n)
+	}
+}
+
+// nemesisRecorder is the load's transport: it records every answer.
+type nemesisRecorder struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	log  []nemesisCall
+}
+
+type nemesisCall struct {
+	at     time.Time // when the answer came
+	sent   time.Time
+	method string
+	path   string
+	key    string
+	status int // 0: transport error
+	err    error
+}
+
+func (r *nemesisRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	sent := time.Now()
+	resp, err := r.base.RoundTrip(req)
+	c := nemesisCall{at: time.Now(), sent: sent, method: req.Method, path: req.URL.Path, key: req.Header.Get("Idempotency-Key")}
+	if err == nil {
+		c.status = resp.StatusCode
+	}
+	c.err = err
+	r.mu.Lock()
+	r.log = append(r.log, c)
+	r.mu.Unlock()
+	return resp, err
+}
+
+func (r *nemesisRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.log)
+}
+
+func (r *nemesisRecorder) calls() []nemesisCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]nemesisCall(nil), r.log...)
+}
+
+// firstWriteOK is when the first POST sent at or after since was answered
+// 2xx (zero when none was).
+func (r *nemesisRecorder) firstWriteOK(since time.Time) time.Time {
+	var first time.Time
+	for _, c := range r.calls() {
+		if c.method == http.MethodPost && !c.sent.Before(since) && c.status >= 200 && c.status < 300 && (first.IsZero() || c.at.Before(first)) {
+			first = c.at
+		}
+	}
+	return first
+}
+
+// report asserts that no answer was a 5xx other than 503, that every 503
+// (and every request whose connection the proxy cut) came inside a fault
+// window and its key was later answered with success, and
+// logs the 503s per fault and the RTO of each primary kill.
+func (r *nemesisRecorder) report(t *testing.T, faults []*nemesisFault) {
+	t.Helper()
+	calls := r.calls()
+	okKeys := map[string]bool{}
+	for _, c := range calls {
+		if c.key != "" && c.status > 0 && c.status < 500 {
+			okKeys[c.key] = true
+		}
+	}
+	per := map[*nemesisFault]int{}
+	var outside, unkeyed, unresolved, transport int
+	for _, c := range calls {
+		switch {
+		case c.status == 0:
+			// A connection cut by the proxy when a gateway died under it:
+			// allowed inside that fault window only, and retried like a 503.
+			transport++
+			if inFault(faults, c.at) == nil {
+				t.Errorf("%s %s at %s (sent %s): transport error through the proxy outside every fault window: %v", c.method, c.path,
+					c.at.Format(time.StampMilli), c.sent.Format(time.StampMilli), c.err)
+			} else {
+				t.Logf("%s %s at %s (sent %s): transport error through the proxy inside a fault window: %v", c.method, c.path,
+					c.at.Format(time.StampMilli), c.sent.Format(time.StampMilli), c.err)
+			}
+			if c.key != "" && !okKeys[c.key] {
+				unresolved++
+				t.Errorf("%s %s: transport error for key %s, never answered after", c.method, c.path, c.key)
+			}
+		case c.status >= 500 && c.status != http.StatusServiceUnavailable:
+			t.Errorf("%s %s at %s: %d", c.method, c.path, c.at.Format(time.StampMilli), c.status)
+		case c.status == http.StatusServiceUnavailable:
+			in := inFault(faults, c.at)
+			if in == nil {
+				outside++
+				t.Errorf("%s %s: 503 at %s, outside every fault window", c.method, c.path, c.at.Format(time.StampMilli))
+			} else {
+				per[in]++
+			}
+			if c.key == "" && c.method == http.MethodPost && !strings.HasSuffix(c.path, "/deposit/webhook") {
+				unkeyed++
+			} else if c.key != "" && !okKeys[c.key] {
+				unresolved++
+				t.Errorf("%s %s: 503 for key %s, never answered after", c.method, c.path, c.key)
+			}
+		}
+	}
+	var rtos []time.Duration
+	for _, f := range faults {
+		line := fmt.Sprintf("fault %-14s %-22s at +%5.1fs for %5.1fs: %d answers 503", f.kind, f.member,
+			f.start.Sub(faults[0].start).Seconds(), f.end.Sub(f.start).Seconds(), per[f])
+		if f.kind == "primary-kill" {
+			if ok := r.firstWriteOK(f.start); !ok.IsZero() {
+				f.rto = ok.Sub(f.start)
+				rtos = append(rtos, f.rto)
+				line += fmt.Sprintf(", RTO %.1fs", f.rto.Seconds())
+			} else {
+				t.Errorf("no write answered 2xx after the primary kill at %s", f.start.Format(time.StampMilli))
+			}
+		}
+		t.Log(line)
+	}
+	sort.Slice(rtos, func(i, j int) bool { return rtos[i] < rtos[j] })
+	if len(rtos) > 0 {
+		t.Logf("RTO (primary kill -> next 2xx write) median %.1fs, max %.1fs over %d kills (target <= 15s)",
+			rtos[len(rtos)/2].Seconds(), rtos[len(rtos)-1].Seconds(), len(rtos))
+		if rtos[len(rtos)-1] > 15*time.Second {
+			t.Errorf("RTO %.1fs above the 15 s target", rtos[len(rtos)-1].Seconds())
+		}
+	}
+	if unkeyed > 0 {
+		t.Errorf("%d 503s to POSTs without an Idempotency-Key", unkeyed)
+	}
+	t.Logf("answers: %d requests, %d 503s outside fault windows, %d 503s or transport errors never resolved, %d transport errors (inside fault windows)", len(calls), outside, unresolved, transport)
+}
+
+// inFault is the fault whose window (start to end plus nemesisGrace) holds
+// at, nil when none does.
+func inFault(faults []*nemesisFault, at time.Time) *nemesisFault {
+	var in *nemesisFault
+	for _, f := range faults {
+		if !at.Before(f.start) && !at.After(f.end.Add(nemesisGrace)) {
+			in = f
+		}
+	}
+	return in
+}
+
+// nemesisFault is one injected fault: its kind, the member, when it began
+// and when the member was back.
+type nemesisFault struct {
+	kind, member string
+	start, end   time.Time
+	rto          time.Duration
+}
+
+type nemesis struct {
+	c      *harness.LocalCluster
+	rng    *rand.Rand
+	rec    *nemesisRecorder
+	faults []*nemesisFault
+}
+
+var nemesisKinds = []string{"gateway-kill", "consumer-kill", "consumer-stop", "primary-kill", "relay-lock"}
+
+// run injects faults, one at a time: every kind once, then random kinds
+// until until; each is recovered (the member restored, Postgres replicated
+// again) before the next.
+func (n *nemesis) run(t *testing.T, until time.Time) {
+	t.Helper()
+	order := append([]string(nil), nemesisKinds...)
+	n.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	for i := 0; i < len(order) || time.Now().Before(until); i++ {
+		kind := nemesisKinds[n.rng.IntN(len(nemesisKinds))]
+		if i < len(order) {
+			kind = order[i]
+		}
+		time.Sleep(time.Duration(1000+n.rng.IntN(2000)) * time.Millisecond)
+		if f := n.inject(t, kind); f != nil {
+			n.faults = append(n.faults, f)
+			t.Logf("fault %s %s: %.1fs", f.kind, f.member, f.end.Sub(f.start).Seconds())
+		}
+	}
+}
+
+func (n *nemesis) consumer() string {
+	var cs []string
+	for _, m := range n.c.Members() {
+		if !strings.HasPrefix(m, "gateway-") && !strings.HasPrefix(m, "relay-") {
+			cs = append(cs, m)
+		}
+	}
+	sort.Strings(cs)
+	return cs[n.rng.IntN(len(cs))]
+}
+
+func (n *nemesis) inject(t *testing.T, kind string) *nemesisFault {
+	t.Helper()
+	f := &nemesisFault{kind: kind}
+	switch kind {
+	case "gateway-kill":
+		f.member = fmt.Sprintf("gateway-%d", 1+n.rng.IntN(2))
+		f.start = time.Now()
+		if err := n.c.Signal(f.member, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill %s: %v", f.member, err)
+		}
+		time.Sleep(time.Duration(500+n.rng.IntN(2500)) * time.Millisecond)
+		n.c.Up()
+	case "consumer-kill":
+		f.member = n.consumer()
+		f.start = time.Now()
+		if err := n.c.Signal(f.member, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill %s: %v", f.member, err)
+		}
+		time.Sleep(time.Duration(500+n.rng.IntN(2500)) * time.Millisecond)
+		n.c.Up()
+	case "consumer-stop":
+		// A zombie: it wakes after the group moved its partitions.
+		f.member = n.consumer()
+		f.start = time.Now()
+		if err := n.c.Signal(f.member, syscall.SIGSTOP); err != nil {
+			t.Fatalf("stop %s: %v", f.member, err)
+		}
+		time.Sleep(nemesisSessionTimeout + time.Duration(2000+n.rng.IntN(3000))*time.Millisecond)
+		if err := n.c.Signal(f.member, syscall.SIGCONT); err != nil {
+			t.Fatalf("continue %s: %v", f.member, err)
+		}
+		n.c.Up()
+	case "primary-kill":
+		// Only with a synchronous standby to promote.
+		harness.Eventually(t, 90*time.Second, "a synchronous standby before the primary kill", n.c.Replicated)
+		i := n.c.Primary()
+		pid := n.c.PostmasterPid(i)
+		if pid <= 0 {
+			t.Fatalf("no postmaster pid for member %d", i)
+		}
+		f.member = fmt.Sprintf("postgres pg%d", i+1)
+		f.start = time.Now()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill postmaster %d: %v", pid, err)
+		}
+		harness.Eventually(t, 60*time.Second, "the standby promoted", func() bool { p := n.c.Primary(); return p >= 0 && p != i })
+		harness.Eventually(t, 120*time.Second, "the old primary back as synchronous standby", n.c.Replicated)
+		n.c.Up()
+	case "relay-lock":
+		f.member = "relay lock"
+		f.start = time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		found, err := n.c.TerminateRelayLock(ctx)
+		cancel()
+		if err != nil {
+			t.Logf("terminate the relay's lock connection: %v", err)
+			return nil
+		}
+		if !found {
+			t.Logf("no relay held the outbox lock")
+			return nil
+		}
+		time.Sleep(2 * time.Second)
+	}
+	f.end = time.Now()
+	return f
+}
+
+// donationLoad is a campaign, funded donors and the donations answered 201
+// (by donation id, with their amounts).
+type donationLoad struct {
+	p      *harness.Platform
+	camp   charityCampaign
+	donors []harness.User
+	wallet []string
+
+	mu       sync.Mutex
+	answered map[string]int64
+	paid     map[string]bool
+	retries  atomic.Int64
+}
+
+func newDonationLoad(t *testing.T, p *harness.Platform, secret, prefix string, n int) *donationLoad {
+	t.Helper()
+	l := &donationLoad{p: p, answered: map[string]int64{}, paid: map[string]bool{},
+		camp: charityActiveCampaign(t, p, p.Register(t, prefix+"-organizer"), prefix, 1_000_000_000)}
+	for i := 0; i < n; i++ {
+		u, w := charityFundedDonor(t, p, secret, fmt.Sprintf("%s-donor-%d", prefix, i), 10_000_000)
+		l.donors, l.wallet = append(l.donors, u), append(l.wallet, w)
+	}
+	return l
+}
+
+// send donates from donor i%n with key, retrying on a 503 or a transport
+// error until answered or until passes.
+func (l *donationLoad) send(t *testing.T, client *http.Client, key string, i int, until time.Time) {
+	d := i % len(l.donors)
+	amount := schemas.DonationReputationMinKzt + int64(i%100)
+	body, _ := json.Marshal(map[string]any{"walletId": l.wallet[d], "amountKzt": amount})
+	for {
+		status, raw, err := postKeyed(client, l.p.BaseURL+"/api/charity/campaigns/"+l.camp.ID+"/donations", l.donors[d].Token, key, body)
+		if err == nil && status == http.StatusCreated {
+			var res charityDonation
+			if json.Unmarshal(raw, &res) != nil || res.DonationID == "" {
+				t.Errorf("donation %s answered %s", key, raw)
+				return
+			}
+			l.mu.Lock()
+			l.answered[res.DonationID] = amount
+			l.paid[l.donors[d].ID] = true
+			l.mu.Unlock()
+			return
+		}
+		if (err == nil && status != http.StatusServiceUnavailable) || time.Now().After(until) {
+			t.Errorf("donation %s: %d %s %v", key, status, raw, err)
+			return
+		}
+		l.retries.Add(1)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (l *donationLoad) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.answered)
+}
+
+// check: the campaign's donation rows are exactly the answered donations,
+// its total is their sum, each has one ledger entry, and charity-donor
+// reputation was counted once per donor and day.
+func (l *donationLoad) check(t *testing.T, db *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	var rows, entries int
+	var raised, sum int64
+	if err := db.QueryRow(ctx, `SELECT count(*), coalesce(sum(amount_kzt), 0) FROM charity_donations WHERE campaign_id = $1`, l.camp.ID).Scan(&rows, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(ctx, `SELECT raised_kzt FROM charity_campaigns WHERE id = $1`, l.camp.ID).Scan(&raised); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, a := range l.answered {
+		want += a
+	}
+	if rows != len(l.answered) || sum != want || raised != want {
+		t.Errorf("%d donation rows summing %d, campaign raised %d; %d donations answered 201 summing %d",
+			rows, sum, raised, len(l.answered), want)
+	}
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM ledger_entries WHERE kind = $1 AND source_id = ANY($2)`,
+		schemas.LedgerKindDonation, keysOf(l.answered)).Scan(&entries); err != nil || entries != len(l.answered) {
+		t.Errorf("%d donation ledger entries for %d donations (%v)", entries, len(l.answered), err)
+	}
+	var donorEvents, donorDays int
+	// The donors give to this campaign only.
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM reputation_events WHERE kind = $1),
+		(SELECT count(DISTINCT (donor_user_id, (created_at AT TIME ZONE 'UTC')::date)) FROM charity_donations WHERE campaign_id = $2)`,
+		schemas.RepKindCharityDonor, l.camp.ID).Scan(&donorEvents, &donorDays); err != nil || donorEvents != donorDays || donorDays < len(l.paid) {
+		t.Errorf("%d charity-donor events for %d donors' days of one campaign (%d donors; %v)", donorEvents, donorDays, len(l.paid), err)
+	}
+}
+
+// maskLoad is a few masks with limits the load never reaches, and the
+// charges answered (by payment reference: authorized or declined).
+type maskLoad struct {
+	p     *harness.Platform
+	users []harness.User
+	masks []maskView
+
+	mu      sync.Mutex
+	answers map[string]chargeView // "mask/ref" -> answer
+}
+
+func newMaskLoad(t *testing.T, p *harness.Platform, n int) *maskLoad {
+	t.Helper()
+	l := &maskLoad{p: p, answers: map[string]chargeView{}}
+	for i := 0; i < n; i++ {
+		u := p.Register(t, fmt.Sprintf("nemesis-mask%d", i))
+		l.users = append(l.users, u)
+		l.masks = append(l.masks, createMask(t, p, u.Token, map[string]any{"kind": "merchant-locked", "lockedToMerchant": "Shop",
+			"spendLimitCents": 1_000_000_000, "currency": "USD"}))
+	}
+	return l
+}
+
+// send charges mask i%n with ref (also the Idempotency-Key), retrying on a
+// 503 until answered or until passes.
+func (l *maskLoad) send(t *testing.T, client *http.Client, ref string, i int, until time.Time) {
+	m := i % len(l.masks)
+	body, _ := json.Marshal(chargeBody(l.masks[m].ID, ref, int64(100+i%900), "Shop", "retail"))
+	status, raw, err := keyedUntil(client, l.p.BaseURL+"/api/mask/charges", l.users[m].Token, ref, body, until)
+	if err != nil || (status != http.StatusCreated && status != http.StatusOK && status != http.StatusPaymentRequired) {
+		t.Errorf("mask charge %s: %d %s %v", ref, status, raw, err)
+		return
+	}
+	var v chargeView
+	if json.Unmarshal(raw, &v) != nil {
+		t.Errorf("mask charge %s answered %s", ref, raw)
+		return
+	}
+	if v.Charge != nil {
+		v = *v.Charge
+	}
+	l.mu.Lock()
+	l.answers[l.masks[m].ID+"/"+ref] = v
+	l.mu.Unlock()
+}
+
+func (l *maskLoad) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.answers)
+}
+
+// check: the charge rows are exactly the answered charges, each with the
+// answered status, and each mask's remaining limit is its limit less its
+// authorized charges.
+func (l *maskLoad) check(t *testing.T, db *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := db.Query(ctx, `SELECT mask_id, payment_ref, status, amount_cents FROM mask_charges WHERE mask_id = ANY($1)`, l.maskIDs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent := map[string]int64{}
+	seen := 0
+	for rows.Next() {
+		var mask, ref, status string
+		var amount int64
+		if err := rows.Scan(&mask, &ref, &status, &amount); err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		a, ok := l.answers[mask+"/"+ref]
+		if !ok || a.Status != status {
+			t.Errorf("mask charge %s/%s is %s in Postgres, answered %+v", mask, ref, status, a)
+		}
+		if status == "authorized" {
+			spent[mask] += amount
+		}
+	}
+	rows.Close()
+	if seen != len(l.answers) {
+		t.Errorf("%d mask charge rows for %d answered charges", seen, len(l.answers))
+	}
+	for _, m := range l.masks {
+		var remaining int64
+		if err := db.QueryRow(ctx, `SELECT remaining_cents FROM masks WHERE id = $1`, m.ID).Scan(&remaining); err != nil {
+			t.Fatal(err)
+		}
+		if remaining != m.SpendLimitCents-spent[m.ID] {
+			t.Errorf("mask %s: remaining %d, limit %d less authorized %d = %d", m.ID, remaining, m.SpendLimitCents, spent[m.ID], m.SpendLimitCents-spent[m.ID])
+		}
+	}
+}
+
+func (l *maskLoad) maskIDs() []string {
+	var out []string
+	for _, m := range l.masks {
+		out = append(out, m.ID)
+	}
+	return out
+}
