@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"regexp"
@@ -140,6 +143,11 @@ func TestComposeRunsProduction(t *testing.T) {
 	for _, s := range composeSecrets {
 		given[s] = strings.Repeat("s", 40)
 	}
+	// Keys in the formats production demands (README Configuration).
+	for _, k := range []string{"DATA_ENCRYPTION_KEY", "SIGNING_MASTER_KEY", "LEDGER_SALT"} {
+		given[k] = hex.EncodeToString(randomBytes(t, 32))
+	}
+	given["PROCESSOR_WEBHOOK_SECRET"] = "whsec_" + base64.StdEncoding.EncodeToString(randomBytes(t, 32))
 	given["PUBLIC_BASE_URL"] = "https://pay.example.com"
 	env := map[string]string{}
 	miss := map[string]string{}
@@ -224,7 +232,9 @@ func TestComposeClusterShape(t *testing.T) {
 	}
 	for _, p := range []string{"patroni-1", "patroni-2"} {
 		e := f.Services[p].Environment
-		if e["PATRONI_NAME"] != p || e["PATRONI_ETCD3_HOSTS"] != "etcd:2379" || len(f.Services[p].Volumes) != 1 {
+		// its data directory, and the pgBackRest repository both members archive to
+		if e["PATRONI_NAME"] != p || e["PATRONI_ETCD3_HOSTS"] != "etcd:2379" || len(f.Services[p].Volumes) != 2 ||
+			f.Services[p].Volumes[1] != "pgbackrest:/var/lib/pgbackrest" {
 			t.Errorf("%s: %v, volumes %v", p, e, f.Services[p].Volumes)
 		}
 	}
@@ -251,4 +261,13 @@ func TestComposeClusterShape(t *testing.T) {
 			t.Errorf("%s has no health check", name)
 		}
 	}
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
