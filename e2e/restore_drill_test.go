@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fintech/platform/e2e/harness"
+	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/topics"
 )
 
@@ -341,7 +342,7 @@ func ledgerOrphans(t *testing.T, dbURL string) string {
 	defer db.Close()
 	var orphans, entries int
 	if err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM fiat_transactions x WHERE x.id = e.source_id)), count(*)
-		FROM ledger_entries e WHERE kind = 'transfer'`).Scan(&orphans, &entries); err != nil {
+		FROM ledger_entries e WHERE kind = $1`, schemas.LedgerKindTransfer).Scan(&orphans, &entries); err != nil {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("%d of %d transfer ledger entries name no transaction", orphans, entries)

@@ -134,3 +134,18 @@ func lineOf(out, check string) string {
 	}
 	return ""
 }
+
+// TestAcceptGapFlag: `platform consume --accept-gap <group>` and `platform
+// run --accept-gap` set the flag the consumer groups are built with; it is
+// off unless given.
+func TestAcceptGapFlag(t *testing.T) {
+	var accept bool
+	rest, err := parseFlags("consume", []string{"--accept-gap", "fiat-applier"}, gapFlag(&accept))
+	if err != nil || !accept || len(rest) != 1 || rest[0] != "fiat-applier" {
+		t.Fatalf("consume --accept-gap fiat-applier: accept=%v rest=%v err=%v", accept, rest, err)
+	}
+	accept = false
+	if _, err := parseFlags("run", nil, gapFlag(&accept)); err != nil || accept {
+		t.Fatalf("run without the flag: accept=%v err=%v", accept, err)
+	}
+}
