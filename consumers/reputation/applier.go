@@ -56,6 +56,9 @@ type item struct {
 	cmd
 	idx     int
 	derived bool
+	// legacy is the source an older release applied this derived event
+	// under (derivation.legacy), or "".
+	legacy string
 }
 
 // Apply applies the batch in order. A command whose (user, kind, sourceId)
@@ -76,6 +79,9 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		users = append(users, it.ev.UserID)
 		if it.ev.SourceID != "" {
 			keys = append(keys, reputation.SourceKey{UserID: it.ev.UserID, Kind: it.ev.Kind, SourceID: it.ev.SourceID})
+		}
+		if it.legacy != "" {
+			keys = append(keys, reputation.SourceKey{UserID: it.ev.UserID, Kind: it.ev.Kind, SourceID: it.legacy})
 		}
 	}
 	if len(users) == 0 {
@@ -109,6 +115,11 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 				outcomes[it.idx] = pipeline.Reject(http.StatusNotFound, schemas.CodeUserNotFound, "no user with this id", nil)
 			}
 			continue
+		}
+		if it.legacy != "" {
+			if _, ok := applied[reputation.SourceKey{UserID: ev.UserID, Kind: ev.Kind, SourceID: it.legacy}]; ok {
+				continue // credited by an older release under its old source
+			}
 		}
 		key := reputation.SourceKey{UserID: ev.UserID, Kind: ev.Kind, SourceID: ev.SourceID}
 		if ev.SourceID != "" {
@@ -213,12 +224,17 @@ func (a *Applier) items(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command,
 		return nil, err
 	}
 	for _, i := range derivedFrom {
-		evs, err := a.derived[cmds[i].Env.Type].derive(cmds[i].Env, owner)
+		d := a.derived[cmds[i].Env.Type]
+		evs, err := d.derive(cmds[i].Env, owner)
 		if err != nil {
 			continue
 		}
+		legacy := ""
+		if d.legacy != nil {
+			legacy = d.legacy(cmds[i].Env)
+		}
 		for _, ev := range evs {
-			items = append(items, item{cmd: cmd{ev: ev}, idx: i, derived: true})
+			items = append(items, item{cmd: cmd{ev: ev}, idx: i, derived: true, legacy: legacy})
 		}
 	}
 	// Commands and events interleave in record order, which is each

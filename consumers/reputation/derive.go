@@ -31,6 +31,22 @@ type derivation struct {
 	// wallets names the wallets whose owners derive needs.
 	wallets func(env schemas.Envelope) ([]string, error)
 	derive  func(env schemas.Envelope, owner func(walletID string) string) ([]schemas.ReputationEvent, error)
+	// legacy, when set, names the source id under which an older release
+	// credited what the event earns (of the same user and kind): an event
+	// read again after an upgrade earns nothing when that one was applied.
+	legacy func(env schemas.Envelope) string
+}
+
+// withLegacy sets d's legacy source from the event's typed data.
+func withLegacy[T any](d derivation, source func(T) string) derivation {
+	d.legacy = func(env schemas.Envelope) string {
+		v, err := schemas.DataAs[T](env)
+		if err != nil {
+			return ""
+		}
+		return source(v)
+	}
+	return d
 }
 
 // derive declares the rule of one event type over its typed data.
@@ -90,14 +106,18 @@ func derivations() map[string]derivation {
 		// and UTC day (the source id), so that many small donations, or many
 		// accounts, cannot buy reputation cheaply. The envelope's actor is
 		// the donor, anonymous or not.
-		schemas.TypeDonationReceived: derive(topics.EventsCharity, nil,
+		//
+		// Releases before the daily rule (a48d3e3) credited every donation
+		// under its own id: a donation credited so is not credited again
+		// when events.charity is read from the start.
+		schemas.TypeDonationReceived: withLegacy(derive(topics.EventsCharity, nil,
 			func(env schemas.Envelope, d schemas.DonationReceived, _ func(string) string) []schemas.ReputationEvent {
 				if d.AmountKzt < schemas.DonationReputationMinKzt {
 					return nil
 				}
 				return one(env.ActorUserID, schemas.RepKindCharityDonor, "charity", weightCharityDonor,
 					DonorSource(d.CampaignID, d.CreatedAt))
-			}),
+			}), func(d schemas.DonationReceived) string { return d.DonationID }),
 	}
 }
 
