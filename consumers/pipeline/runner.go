@@ -537,6 +537,7 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 				"id", cmds[0].Env.ID, "attempt", alone, "of", r.cfg.ParkAfter, "err", err)
 		default:
 			r.log.Warn("batch failed, retrying", "records", len(cmds), "backoff", backoff, "err", err)
+			postgres.FollowPrimary(r.pool, err)
 		}
 		select {
 		case <-stop.Done():

@@ -148,6 +148,24 @@ func transientCode(code string) bool {
 	return false
 }
 
+// ReadOnly reports whether err is a write refused because the server is
+// read-only (25006): a primary that was demoted, or a standby.
+func ReadOnly(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "25006"
+}
+
+// FollowPrimary closes pool's connections when err says their server no
+// longer takes writes: a demoted primary keeps its sessions, and the pool
+// would hand them out again and again. New connections go through the
+// DATABASE_URL's host list, which with target_session_attrs=read-write
+// skips every server that is not the primary.
+func FollowPrimary(pool *pgxpool.Pool, err error) {
+	if ReadOnly(err) {
+		pool.Reset()
+	}
+}
+
 // StringSet runs a query returning one text column (its first argument is
 // typically an array for `= ANY($1)`) and returns the values as a set.
 func StringSet(ctx context.Context, q Querier, sql string, args ...any) (map[string]bool, error) {
