@@ -69,7 +69,9 @@ func TestRunnerAndRelayFollowTheNewPrimary(t *testing.T) {
 	// The second server is a standby for now: read-only.
 	exec(adminOf(newDB), `ALTER DATABASE `+name+` SET default_transaction_read_only = on`)
 
-	hostPort := func(url string) string { return strings.SplitN(strings.TrimPrefix(url, "postgres://postgres@"), "/", 2)[0] }
+	hostPort := func(url string) string {
+		return strings.SplitN(strings.TrimPrefix(url, "postgres://postgres@"), "/", 2)[0]
+	}
 	dsn := fmt.Sprintf("postgres://postgres@%s,%s/%s?sslmode=disable&target_session_attrs=read-write",
 		hostPort(oldURL), hostPort(newDB), name)
 	pool, err := postgres.Connect(ctx, dsn, 8)
