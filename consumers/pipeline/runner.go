@@ -159,9 +159,12 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 		locks: make([]int64, cfg.Workers), last: make([]*turn, cfg.Workers)}
 	// The keys are this runner's own: they order its batches. Two processes
 	// of one group own different partitions and must not wait for each
-	// other (that would undo scaling out); a partition that moves between
-	// them does so only once its old owner has nothing in flight (Run allows
-	// a rebalance only then).
+	// other (that would undo scaling out). A partition moves between them
+	// with nothing in flight when its owner allows the rebalance (Run does
+	// only then), but not when the owner stalled past its session timeout:
+	// that zombie may still commit its batch beside the new owner's, and
+	// processed_commands and the modules' unique constraints, not this
+	// lock, keep a command from applying twice.
 	instance := schemas.NewID()
 	for w := range r.locks {
 		r.locks[w] = pipeline.OrderLockKey(cfg.Group+"/"+instance, w, cfg.Workers)
@@ -550,6 +553,7 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 				"id", cmds[0].Env.ID, "attempt", alone, "of", r.cfg.ParkAfter, "err", err)
 		default:
 			r.log.Warn("batch failed, retrying", "records", len(cmds), "backoff", backoff, "err", err)
+			postgres.FollowPrimary(r.pool, err)
 		}
 		select {
 		case <-stop.Done():

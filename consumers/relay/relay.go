@@ -31,6 +31,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/topics"
 )
 
@@ -126,6 +127,10 @@ func (r *Relay) Run(ctx context.Context) error {
 		if err != nil && !errors.Is(err, errNotLeader) {
 			r.log.Warn("relay stopped, restarting", "err", err)
 		}
+		if errors.Is(err, errNotPrimary) {
+			r.pool.Reset() // reconnect through the host list to the primary
+		}
+		postgres.FollowPrimary(r.pool, err)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -188,26 +193,34 @@ func (r *Relay) runLocked(ctx context.Context) error {
 // may hold by now.
 var errLostLock = errors.New("the relay lost the outbox lock")
 
+// errNotPrimary is returned when the relay's server no longer takes writes
+// (a demoted primary): the events are written on the new one.
+var errNotPrimary = errors.New("the relay's Postgres server is read-only (no longer the primary)")
+
 // holdsLockSQL asks whether this session holds the outbox lock: an advisory
 // lock on a bigint key is (classid, objid) = its high and low 32 bits,
 // objsubid 1.
 const holdsLockSQL = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
-	AND classid = $1 AND objid = $2 AND objsubid = 1 AND granted)`
+	AND classid = $1 AND objid = $2 AND objsubid = 1 AND granted), current_setting('transaction_read_only') = 'on'`
 
-// stillLeader checks, on the lock's own connection, that it is alive and
-// still holds the lock. It runs before every publish batch: the rest of the
+// stillLeader checks, on the lock's own connection, that it is alive, still
+// holds the lock and is on a server that takes writes (a demoted primary
+// keeps its sessions and its locks, while the events go to the new one). It runs before every publish batch: the rest of the
 // relay's reads go through the pool, which reconnects as if nothing
 // happened, so without it a relay whose lock session died would go on
 // publishing beside the one that took the lock over.
 func stillLeader(ctx context.Context, conn interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }) error {
-	var held bool
-	if err := conn.QueryRow(ctx, holdsLockSQL, uint32(lockKey>>32), uint32(lockKey&0xffffffff)).Scan(&held); err != nil {
+	var held, readOnly bool
+	if err := conn.QueryRow(ctx, holdsLockSQL, uint32(lockKey>>32), uint32(lockKey&0xffffffff)).Scan(&held, &readOnly); err != nil {
 		return fmt.Errorf("%w: %w", errLostLock, err)
 	}
 	if !held {
 		return errLostLock
+	}
+	if readOnly {
+		return errNotPrimary
 	}
 	return nil
 }

@@ -124,13 +124,17 @@ func derivations() map[string]derivation {
 		// and UTC day (the source id), so that many small donations, or many
 		// accounts, cannot buy reputation cheaply. The envelope's actor is
 		// the donor, anonymous or not.
+		//
+		// Releases before the daily rule (a48d3e3) credited every donation
+		// under its own id: a donation credited so is not credited again
+		// when events.charity is read from the start (the earning's before).
 		schemas.TypeDonationReceived: derive(topics.EventsCharity, nil,
 			func(env schemas.Envelope, d schemas.DonationReceived, _ func(string) Wallet) []earning {
 				if d.AmountKzt < schemas.DonationReputationMinKzt {
 					return nil
 				}
 				return one(env.ActorUserID, schemas.RepKindCharityDonor, "charity", weightCharityDonor,
-					DonorSource(d.CampaignID, d.CreatedAt), "")
+					DonorSource(d.CampaignID, d.CreatedAt), d.DonationID)
 			}),
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/postgres"
 )
 
 // BodyLimit is the largest request body accepted (decisions.md).
@@ -157,8 +158,12 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 				"%s is not allowed on %s; allowed: %s", c.Method(), c.Path(), c.Response().Header.Peek(fiber.HeaderAllow)))
 		case errors.As(err, &fe) && fe.Code < 500:
 			ae = apierr.New(fe.Code, apierr.CodeInvalidJSON, fe.Message)
-		case databaseUnavailable(err):
-			ae = apierr.Unavailable().Because(err)
+		case postgres.Unavailable(err):
+			// Postgres is failing over or restarting: the request may be
+			// retried, with the same Idempotency-Key for a write.
+			s.log.WarnContext(c.UserContext(), "postgres unavailable", "method", c.Method(), "path", c.Path(),
+				"requestId", RequestID(c.UserContext()), "err", err)
+			ae = apierr.Unavailable()
 		default:
 			s.log.ErrorContext(c.UserContext(), "internal error", "method", c.Method(), "path", c.Path(),
 				"requestId", RequestID(c.UserContext()), "err", err)

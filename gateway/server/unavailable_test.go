@@ -36,6 +36,7 @@ func TestDatabaseUnavailableIs503(t *testing.T) {
 		{"eof", fmt.Errorf("save: %w", io.ErrUnexpectedEOF), http.StatusServiceUnavailable},
 		{"adminshutdown", fmt.Errorf("save: %w", &pgconn.PgError{Code: "57P01"}), http.StatusServiceUnavailable},
 		{"shutdown", fmt.Errorf("save: %w", &pgconn.PgError{Code: "08006"}), http.StatusServiceUnavailable},
+		{"read-only", fmt.Errorf("save: %w", &pgconn.PgError{Code: "25006"}), http.StatusServiceUnavailable},
 		{"unique", fmt.Errorf("save: %w", &pgconn.PgError{Code: "23505"}), http.StatusInternalServerError},
 		{"data", fmt.Errorf("save: %w", &pgconn.PgError{Code: "22P02"}), http.StatusInternalServerError},
 		{"other", errors.New("something else"), http.StatusInternalServerError},

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -146,6 +148,40 @@ func transientCode(code string) bool {
 		return true
 	}
 	return false
+}
+
+// Unavailable reports whether err says Postgres cannot be reached or used
+// right now (a failover, a restart, too many connections), as opposed to a
+// failure of the statement itself: a connection that could not be made or
+// broke, a timeout, or a transient SQLSTATE other than a unique violation.
+// A request that met it may be retried: the API answers 503.
+func Unavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code != "23505" && transientCode(pgErr.Code)
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// ReadOnly reports whether err is a write refused because the server is
+// read-only (25006): a primary that was demoted, or a standby.
+func ReadOnly(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "25006"
+}
+
+// FollowPrimary closes pool's connections when err says their server no
+// longer takes writes: a demoted primary keeps its sessions, and the pool
+// would hand them out again and again. New connections go through the
+// DATABASE_URL's host list, which with target_session_attrs=read-write
+// skips every server that is not the primary.
+func FollowPrimary(pool *pgxpool.Pool, err error) {
+	if ReadOnly(err) {
+		pool.Reset()
+	}
 }
 
 // StringSet runs a query returning one text column (its first argument is

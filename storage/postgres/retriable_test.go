@@ -64,3 +64,27 @@ func TestTransientBySQLState(t *testing.T) {
 }
 
 func pgErr(code string) error { return &pgconn.PgError{Code: code, Message: "test"} }
+
+// TestUnavailable: what the API answers 503 (retry) rather than 500.
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"admin shutdown 57P01", pgErr("57P01"), true},
+		{"read-only 25006", fmt.Errorf("read: %w", pgErr("25006")), true},
+		{"too many connections 53300", pgErr("53300"), true},
+		{"connection refused", &pgconn.ConnectError{}, true},
+		{"broken connection", io.ErrUnexpectedEOF, true},
+		{"unique violation 23505", pgErr("23505"), false},
+		{"numeric out of range 22003", pgErr("22003"), false},
+		{"a bug", fmt.Errorf("nil map"), false},
+	}
+	for _, tt := range tests {
+		if got := Unavailable(tt.err); got != tt.want {
+			t.Errorf("%s: Unavailable = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
