@@ -28,11 +28,11 @@ func TestOpenAPI(t *testing.T) {
 	h.Register(s.Root())
 	doc := servertest.Document(t, s, Prefix+"/openapi.json")
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 6 {
+	if len(paths) != 7 {
 		t.Fatalf("paths = %v", paths)
 	}
 	public := map[string]bool{"post /register": true, "post /login": true, "get /verify-email": true, "get /health": true,
-		"get /openapi.json": true, "get /me": false, "post /verify-email": false}
+		"get /openapi.json": true, "get /me": false, "post /verify-email": false, "post /verify-email/confirm": true}
 	for key, want := range public {
 		var method, path string
 		for i := range key {
