@@ -108,7 +108,14 @@ func TestPartnerEarningsReachOnlyVerifiedOwners(t *testing.T) {
 		return false
 	}
 	harness.Eventually(t, 45*time.Second, "the verified owner's royalty on the stream", func() bool { return stream.has(after) })
-	harness.Eventually(t, 45*time.Second, "the verified owner's royalty on the webhook", func() bool { return hookHas(after) })
+	deadline := time.Now().Add(60 * time.Second)
+	for !hookHas(after) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the verified owner's royalty never reached the webhook; deliveries %+v, %d hits",
+				ownerDeliveries(t, p, u, "/api/fiat/me/webhook/deliveries"), len(rcv.all()))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if stream.has(before) {
 		t.Fatal("the royalty recorded before verification reached the account's event stream")
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fintech/platform/e2e/harness"
@@ -93,13 +94,18 @@ func TestTestProcessorOnlyWithoutRealKey(t *testing.T) {
 	})
 }
 
-// TestAdminNeedsVerifiedEmail: an allow-listed e-mail is not an admin until
-// its owner opens the one-time link (or the operator verifies it on the
-// server); the existing token gains the role at once.
+// TestAdminNeedsVerifiedEmail: an allow-listed e-mail that registered
+// itself is never an admin through the web: the mailed link's GET only shows
+// a page (a mail scanner confirms nothing), the page's button confirms the
+// address (driven in headless Chromium), and the role stays "user" until
+// the operator verifies the account on the server; the existing token then
+// gains the role at once.
 func TestAdminNeedsVerifiedEmail(t *testing.T) {
 	p := securityPlatform(t)
 	boss := p.RegisterEmail(t, securityBoss)
 	role := func(u harness.User) any { return p.Get(t, "/api/auth/me", u.Token).JSON(t)["role"] }
+	// The partner reads answer 403 email_unverified until the address is verified.
+	verified := func(u harness.User) bool { return p.Get(t, "/api/rights/royalties", u.Token).Status == http.StatusOK }
 	if r := role(boss); r != "user" {
 		t.Fatalf("unverified allow-listed address has role %v", r)
 	}
@@ -110,21 +116,58 @@ func TestAdminNeedsVerifiedEmail(t *testing.T) {
 	if r := p.Post(t, "/api/auth/verify-email", boss.Token, map[string]any{}); r.Status != 200 {
 		t.Fatalf("verify-email: %d %s", r.Status, r.Body)
 	}
-	link := strings.TrimPrefix(p.MailedLink(t, securityBoss, "/api/auth/verify-email?token="), p.BaseURL)
-	if r := p.Get(t, link, ""); r.Status != 200 || r.JSON(t)["verified"] != true {
-		t.Fatalf("open link: %d %s", r.Status, r.Body)
+	link := p.MailedLink(t, securityBoss, "/api/auth/verify-email?token=")
+	path := strings.TrimPrefix(link, p.BaseURL)
+	for i := 0; i < 2; i++ { // a scanner, and the owner's preview
+		r := p.Get(t, path, "")
+		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") ||
+			!strings.Contains(r.Header.Get("Content-Security-Policy"), "script-src 'nonce-") {
+			t.Fatalf("open link: %d %v %s", r.Status, r.Header, r.Body)
+		}
 	}
-	if r := role(boss); r != "admin" {
-		t.Fatalf("verified admin's existing token has role %v", r)
+	if verified(boss) {
+		t.Fatal("a GET of the mailed link verified the address")
 	}
-	if r := p.Get(t, "/api/fiat/admin/audit", boss.Token); r.Status != http.StatusOK {
-		t.Fatalf("verified admin reads the audit: %d %s", r.Status, r.Body)
+
+	ctx, dialogs := headlessBrowser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible("#confirm"),
+		chromedp.Click("#confirm"), chromedp.WaitVisible("#result")); err != nil {
+		t.Fatalf("confirm in the browser: %v", err)
 	}
-	if r := p.Get(t, link, ""); r.Status != http.StatusNotFound || r.JSON(t)["error"] != "verification_invalid" {
+	shown, err := chromedp.Run(ctx, chromedp.Text("#result"))
+	if err != nil || !strings.Contains(shown, "is verified") {
+		t.Fatalf("the page says %q (%v)", shown, err)
+	}
+	select {
+	case d := <-dialogs:
+		t.Fatalf("the page opened a dialog: %q", d)
+	default:
+	}
+	if !verified(boss) {
+		t.Fatal("the page's button did not verify the address")
+	}
+	// The web link never grants the allow-listed role.
+	if r := role(boss); r != "user" {
+		t.Fatalf("a self-registered allow-listed address verified through the web has role %v", r)
+	}
+	if r := p.Get(t, "/api/fiat/admin/audit", boss.Token); r.Status != http.StatusForbidden {
+		t.Fatalf("a web-verified squatter reads the audit: %d %s", r.Status, r.Body)
+	}
+	token := harness.LinkToken(t, link)
+	if r := p.Post(t, "/api/auth/verify-email/confirm", "", map[string]string{"token": token}); r.Status != http.StatusNotFound ||
+		r.JSON(t)["error"] != "verification_invalid" {
 		t.Fatalf("second use of the link: %d %s", r.Status, r.Body)
 	}
-	if r := p.Get(t, "/api/auth/verify-email?token=forged", ""); r.Status != http.StatusNotFound {
+	if r := p.Post(t, "/api/auth/verify-email/confirm", "", map[string]string{"token": "forged"}); r.Status != http.StatusNotFound {
 		t.Fatalf("forged token: %d %s", r.Status, r.Body)
+	}
+	// The operator confirms it on the server: the existing token gains the role.
+	p.ConfirmAdmin(t, securityBoss)
+	if r := role(boss); r != "admin" {
+		t.Fatalf("operator-confirmed admin's existing token has role %v", r)
+	}
+	if r := p.Get(t, "/api/fiat/admin/audit", boss.Token); r.Status != http.StatusOK {
+		t.Fatalf("confirmed admin reads the audit: %d %s", r.Status, r.Body)
 	}
 
 	// A user off the allowlist stays a user after verifying.

@@ -36,8 +36,8 @@ func TestDispatcherRecordsMatchingDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The allowlist holds lower-cased e-mails (auth.ParseAllowlist); only a
-	// verified address confers the admin's view.
-	if err := f.pool.QueryRow(ctx, `UPDATE users u SET email_verified_at = now() FROM webhook_subscriptions s
+	// verified, operator-confirmed address confers the admin's view.
+	if err := f.pool.QueryRow(ctx, `UPDATE users u SET email_verified_at = now(), role_confirmed_at = now() FROM webhook_subscriptions s
 WHERE u.id = s.user_id AND s.id = $1 RETURNING lower(u.email)`, adminSub).Scan(&adminEmail); err != nil {
 		t.Fatal(err)
 	}

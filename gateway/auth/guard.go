@@ -22,9 +22,12 @@ type Directory interface {
 var _ Directory = (*identity.Users)(nil)
 
 // Guard decides admin rights from the database at request time, never from
-// a token claim: an allow-listed e-mail confers the role only once the
-// account verified it, a verified admin's existing token gains the role, and
-// removing an address from the list takes effect at once.
+// a token claim: an allow-listed e-mail confers the role only on an account
+// an operator made or confirmed on the server (`platform admin create` or
+// `admin verify`; never through the web verification link, since anyone
+// can register an address before its owner), a confirmed admin's existing
+// token gains the role, and removing an address from the list takes effect
+// at once.
 type Guard struct {
 	dir    Directory
 	admins Admins
@@ -44,7 +47,8 @@ func NewGuard(dir Directory, admins Admins) (*Guard, error) {
 // Admins returns the configured allowlists.
 func (g *Guard) Admins() Admins { return g.admins }
 
-// Is reports whether the user is an admin of list: a verified e-mail on it.
+// Is reports whether the user is an admin of list: a confirmed account
+// whose verified e-mail is on it.
 func (g *Guard) Is(ctx context.Context, userID string, list Allowlist) (bool, error) {
 	a, err := g.dir.Account(ctx, userID)
 	if err != nil {
@@ -53,16 +57,17 @@ func (g *Guard) Is(ctx context.Context, userID string, list Allowlist) (bool, er
 		}
 		return false, fmt.Errorf("admin check: %w", err)
 	}
-	return a.Verified && list.Has(a.Email), nil
+	return a.RoleConfirmed && list.Has(a.Email), nil
 }
 
-// Role is "admin" for a verified e-mail on any allowlist, else "user".
+// Role is "admin" for a confirmed account whose verified e-mail is on any
+// allowlist, else "user".
 func (g *Guard) Role(ctx context.Context, userID string) (string, error) {
 	a, err := g.dir.Account(ctx, userID)
 	if err != nil {
 		return "", fmt.Errorf("role of %s: %w", userID, err)
 	}
-	if a.Verified && g.admins.Role(a.Email) == "admin" {
+	if a.RoleConfirmed && g.admins.Role(a.Email) == "admin" {
 		return "admin", nil
 	}
 	return "user", nil
@@ -89,7 +94,7 @@ func (g *Guard) Require(list Allowlist) fiber.Handler {
 		if err != nil {
 			return fmt.Errorf("admin check: %w", err)
 		}
-		if !a.Verified || !list.Has(a.Email) {
+		if !a.RoleConfirmed || !list.Has(a.Email) {
 			return apierr.Forbidden()
 		}
 		if g.adminMFA && !a.MFA {

@@ -211,10 +211,19 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, require)
 	server.Get(g, "/verify-email", server.Op[confirmRequest]{
-		Summary:     "Confirm an e-mail address with the one-time link's token",
-		Description: "Marks the e-mail address of the link's user verified and spends the token.",
-		Caller:      "anyone holding the one-time token; no bearer token",
-		Public:      true, Handle: h.confirmVerification,
+		Summary:     "The page of the mailed one-time link: a button that confirms the address",
+		Description: "Shows a page whose button confirms the address (POST /api/auth/verify-email/confirm). Read-only: opening the link, as mail scanners do, confirms nothing.",
+		Public:      true, Handle: h.showConfirmation,
+		Responses: []server.Response{
+			{Status: http.StatusOK, Description: "the confirmation page", ContentType: fiber.MIMETextHTML},
+		},
+	})
+	server.Post(g, "/verify-email/confirm", server.Op[confirmBody]{
+		Summary: "Confirm an e-mail address with the one-time link's token",
+		Description: "Marks the e-mail address of the link's user verified and spends the token. It never confers an allow-listed admin role: " +
+			"that takes `platform admin create` or `platform admin verify` on the server.",
+		Caller: "anyone holding the one-time token; no bearer token",
+		Class:  ratelimit.Auth, Public: true, Handle: h.confirmVerification,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the address is verified", schemas.EmailVerified{}),
 			server.Fails(http.StatusNotFound, "verification_invalid: the link is unknown, used or expired"),

@@ -30,14 +30,14 @@ func TestOpenAPI(t *testing.T) {
 	h.Register(s.Root())
 	doc := servertest.Document(t, s, Prefix+"/openapi.json")
 	paths := doc["paths"].(map[string]any)
-	if len(paths) != 15 {
+	if len(paths) != 16 {
 		t.Fatalf("paths = %v", paths)
 	}
 	public := map[string]bool{"post /register": true, "post /login": true, "get /verify-email": true, "get /health": true,
 		"get /openapi.json": true, "get /me": false, "post /verify-email": false,
 		"post /logout": false, "get /sessions": false, "delete /sessions": false, "delete /sessions/{id}": false,
 		"post /password": false, "post /password/forgot": true, "post /password/reset": true,
-		"post /mfa/totp": false, "post /mfa/totp/confirm": false, "delete /mfa/totp": false}
+		"post /mfa/totp": false, "post /mfa/totp/confirm": false, "delete /mfa/totp": false, "post /verify-email/confirm": true}
 	for key, want := range public {
 		var method, path string
 		for i := range key {

@@ -52,10 +52,10 @@ func newStreamFixture(t *testing.T) streamFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The admin is a verified account on the allowlist, as the guard reads it
-	// from the database.
-	if _, err := pool.Exec(context.Background(), `INSERT INTO users (id, email, password_hash, email_verified_at)
-VALUES ('u-admin', 'boss@example.com', 'x', now()), ('u-user', 'someone@example.com', 'x', now())`); err != nil {
+	// The admin is a verified, operator-confirmed account on the allowlist,
+	// as the guard reads it from the database.
+	if _, err := pool.Exec(context.Background(), `INSERT INTO users (id, email, password_hash, email_verified_at, role_confirmed_at)
+VALUES ('u-admin', 'boss@example.com', 'x', now(), now()), ('u-user', 'someone@example.com', 'x', now(), NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	allow := auth.ParseAllowlist("boss@example.com")

@@ -45,8 +45,9 @@ type Users struct {
 func NewUsers(pool *pgxpool.Pool) *Users { return &Users{pool: pool} }
 
 const insertUserSQL = `
-INSERT INTO users (id, email, name, password_hash, created_at, registered_by, registration_ip, email_verified_at)
-VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8)`
+INSERT INTO users (id, email, name, password_hash, created_at, registered_by, registration_ip, email_verified_at,
+    role_confirmed_at)
+VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, CASE WHEN $6 = 'operator' THEN $8::timestamptz END)`
 
 // Create inserts the user and queues its registration event in the same
 // transaction. A taken e-mail (case-insensitively) is postgres.ErrConflict.

@@ -15,17 +15,24 @@ type Account struct {
 	Verified bool
 	// MFA is a confirmed TOTP enrolment.
 	MFA bool
+	// RoleConfirmed is true when an operator made or confirmed the account
+	// on the server (`platform admin create` or `admin verify`) and its
+	// address is verified: only then does an allowlist confer a role. The
+	// web verification link never sets it.
+	RoleConfirmed bool
 }
 
-// Account returns the user's current e-mail, whether it is verified and
-// whether two-factor is on.
+// Account returns the user's current e-mail, whether it is verified, whether
+// an operator confirmed the account for an allow-listed role and whether
+// two-factor is on.
 func (u *Users) Account(ctx context.Context, userID string) (Account, error) {
 	var a Account
 	err := u.pool.QueryRow(ctx, `
 SELECT email, email_verified_at IS NOT NULL,
+       email_verified_at IS NOT NULL AND role_confirmed_at IS NOT NULL,
        EXISTS (SELECT 1 FROM user_totp t WHERE t.user_id = users.id AND t.confirmed_at IS NOT NULL)
 FROM users WHERE id = $1`, userID).
-		Scan(&a.Email, &a.Verified, &a.MFA)
+		Scan(&a.Email, &a.Verified, &a.RoleConfirmed, &a.MFA)
 	if err != nil {
 		return Account{}, fmt.Errorf("find account %s: %w", userID, postgres.Translate(err))
 	}
@@ -67,13 +74,13 @@ RETURNING used.email`, tokenHash, now).Scan(&email)
 	return email, nil
 }
 
-// MarkVerified marks an existing account's e-mail verified (the operator's
-// bootstrap, `platform admin verify`). A missing account is
-// postgres.ErrNotFound.
+// MarkVerified marks an existing account's e-mail verified and confirms it
+// for the roles of its address (the operator's bootstrap, `platform admin
+// verify`). A missing account is postgres.ErrNotFound.
 func (u *Users) MarkVerified(ctx context.Context, email string, now time.Time) (string, error) {
 	var id string
 	err := u.pool.QueryRow(ctx, `
-UPDATE users SET email_verified_at = coalesce(email_verified_at, $2)
+UPDATE users SET email_verified_at = coalesce(email_verified_at, $2), role_confirmed_at = coalesce(role_confirmed_at, $2)
 WHERE lower(email) = lower($1) RETURNING id`, strings.TrimSpace(email), now).Scan(&id)
 	if err != nil {
 		return "", fmt.Errorf("verify %s: %w", email, postgres.Translate(err))

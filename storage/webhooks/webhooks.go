@@ -224,7 +224,8 @@ type Candidate struct {
 }
 
 const candidatesSQL = `
-WITH admins AS (SELECT id FROM users WHERE lower(email) = ANY($2) AND email_verified_at IS NOT NULL)
+WITH admins AS (SELECT id FROM users WHERE lower(email) = ANY($2) AND email_verified_at IS NOT NULL
+                AND role_confirmed_at IS NOT NULL)
 SELECT s.id, s.user_id, s.url, '', s.events, s.is_primary, s.enabled, s.created_at, s.updated_at,
        s.user_id IN (SELECT id FROM admins)
 FROM webhook_subscriptions s

@@ -98,7 +98,15 @@ func TestDeliveryLifecycle(t *testing.T) {
 	if err != nil || len(cands) != 1 || cands[0].Admin {
 		t.Fatalf("candidates with an unverified admin: %+v %v", cands, err)
 	}
+	// Verified through the web only: still no admin view.
 	if _, err := pool.Exec(ctx, `UPDATE users SET email_verified_at = now() WHERE id = $1`, adm); err != nil {
+		t.Fatal(err)
+	}
+	cands, err = st.Candidates(ctx, []string{u}, []string{"admin@example.com"})
+	if err != nil || len(cands) != 1 || cands[0].Admin {
+		t.Fatalf("candidates with an admin verified through the web only: %+v %v", cands, err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE users SET role_confirmed_at = now() WHERE id = $1`, adm); err != nil {
 		t.Fatal(err)
 	}
 	cands, err = st.Candidates(ctx, []string{u}, []string{"admin@example.com"})
