@@ -127,6 +127,11 @@ func TestComposeRunsProduction(t *testing.T) {
 		given[s] = strings.Repeat("s", 40)
 	}
 	given["PUBLIC_BASE_URL"] = "https://pay.example.com"
+	// The keys in their formats (keyrules.go).
+	for _, k := range []string{"LEDGER_SALT", "SIGNING_MASTER_KEY", "DATA_ENCRYPTION_KEY"} {
+		given[k] = productionEnv[k]
+	}
+	given["PROCESSOR_WEBHOOK_SECRET"] = productionEnv["PROCESSOR_WEBHOOK_SECRET"]
 	env := map[string]string{}
 	miss := map[string]string{}
 	for k, v := range f.Services["platform"].Environment {
