@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -163,4 +164,49 @@ func TestWebhooksAdminStreamPageInChromium(t *testing.T) {
 			t.Fatalf("the rendered page lacks %q:\n%s", want, dom)
 		}
 	}
+}
+
+// TestUserStreamsCapped: one user holds at most 5 open /me/events/stream
+// connections; the 6th is 429 rate_limited with Retry-After, another user
+// is not affected, and closing one frees its slot.
+func TestUserStreamsCapped(t *testing.T) {
+	p := shared(t)
+	u, other := p.Register(t, "streams-cap"), p.Register(t, "streams-other")
+	open := func(token string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, p.BaseURL+"/api/fiat/me/events/stream", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	var streams []*http.Response
+	for i := range 5 {
+		r := open(u.Token)
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d: %d", i+1, r.StatusCode)
+		}
+		streams = append(streams, r)
+	}
+	sixth := open(u.Token)
+	body, _ := io.ReadAll(sixth.Body)
+	if sixth.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), `"rate_limited"`) ||
+		sixth.Header.Get("Retry-After") == "" {
+		t.Fatalf("a 6th stream: %d %s (Retry-After %q), want 429 rate_limited", sixth.StatusCode, body, sixth.Header.Get("Retry-After"))
+	}
+	if r := open(other.Token); r.StatusCode != http.StatusOK {
+		t.Fatalf("another user's stream: %d", r.StatusCode)
+	}
+	streams[0].Body.Close()
+	harness.Eventually(t, 30*time.Second, "a closed stream's slot freed", func() bool {
+		r := open(u.Token)
+		defer r.Body.Close()
+		return r.StatusCode == http.StatusOK
+	})
 }

@@ -149,6 +149,11 @@ func TestComposeRunsProduction(t *testing.T) {
 	}
 	given["PROCESSOR_WEBHOOK_SECRET"] = "whsec_" + base64.StdEncoding.EncodeToString(randomBytes(t, 32))
 	given["PUBLIC_BASE_URL"] = "https://pay.example.com"
+	// The keys in their formats (keyrules.go).
+	for _, k := range []string{"LEDGER_SALT", "SIGNING_MASTER_KEY", "DATA_ENCRYPTION_KEY"} {
+		given[k] = productionEnv[k]
+	}
+	given["PROCESSOR_WEBHOOK_SECRET"] = productionEnv["PROCESSOR_WEBHOOK_SECRET"]
 	env := map[string]string{}
 	miss := map[string]string{}
 	for k, v := range f.Services["gateway-1"].Environment {

@@ -118,6 +118,9 @@ func dlqCLIError(id string, err error) error {
 	if errors.Is(err, console.ErrUnknownRecord) {
 		return fmt.Errorf("dlq: no parked record %q (ids are <dlq topic>:<partition>:<offset>, see `platform dlq list`)", id)
 	}
+	if errors.Is(err, console.ErrInvalidState) {
+		return fmt.Errorf("dlq: %s was already replayed; a record is replayed once (it cannot be replayed again or discarded)", id)
+	}
 	return err
 }
 

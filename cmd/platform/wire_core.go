@@ -13,7 +13,9 @@ import (
 	"github.com/fintech/platform/gateway/platform"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/storage/budget"
+	fiatstore "github.com/fintech/platform/storage/fiat"
 	identitystore "github.com/fintech/platform/storage/identity"
+	webhookstore "github.com/fintech/platform/storage/webhooks"
 	"github.com/fintech/platform/topics"
 )
 
@@ -70,6 +72,27 @@ func (a *app) relayModule() (module, error) {
 			return retention.NewPruner("abuse-budgets", func(ctx context.Context, before time.Time) (int64, error) {
 				return budget.Prune(ctx, a.pool, before)
 			}, time.Hour, 62*24*time.Hour, a.now, a.log), nil
+		},
+		func() (runnable, error) {
+			// Verification links: 24 hours to use, a day of the per-address
+			// cap; kept a week.
+			return retention.NewPruner("email-verifications", identitystore.NewUsers(a.pool).PruneVerifications,
+				time.Hour, 7*24*time.Hour, a.now, a.log), nil
+		},
+		func() (runnable, error) {
+			// Finished webhook deliveries: 30 days (webhook.test ones 7),
+			// then the events nothing names.
+			st := webhookstore.NewStore(a.pool)
+			return retention.NewPruner("webhook-deliveries", func(ctx context.Context, before time.Time) (int64, error) {
+				return st.PruneFinished(ctx, before, before.Add(23*24*time.Hour))
+			}, time.Hour, 30*24*time.Hour, a.now, a.log), nil
+		},
+		func() (runnable, error) {
+			// A refused withdrawal's sealed destination: kept as long as
+			// its command could still be redelivered (7 days).
+			return retention.NewPruner("refused-withdrawal-destinations", func(ctx context.Context, before time.Time) (int64, error) {
+				return fiatstore.PruneRefusedDestinations(ctx, a.pool, before)
+			}, time.Hour, topics.CommandRetention(), a.now, a.log), nil
 		},
 	}}, nil
 }

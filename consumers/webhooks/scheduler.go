@@ -41,6 +41,10 @@ type SchedulerConfig struct {
 	// PerSubscription bounds the attempts in flight to one endpoint, so a
 	// slow endpoint cannot take every worker. Default 4.
 	PerSubscription int
+	// PerOwner bounds the attempts in flight to all the endpoints of one
+	// user, so that one user with many slow endpoints (10 endpoints × 4)
+	// cannot take every worker either. Default 8 (a quarter of 32).
+	PerOwner int
 	// Poll is how often due rows are looked for when nothing wakes the
 	// scheduler. Default 500 ms.
 	Poll time.Duration
@@ -52,6 +56,9 @@ func (c *SchedulerConfig) setDefaults() {
 	}
 	if c.PerSubscription <= 0 {
 		c.PerSubscription = 4
+	}
+	if c.PerOwner <= 0 {
+		c.PerOwner = 8
 	}
 	if c.Poll <= 0 {
 		c.Poll = 500 * time.Millisecond
@@ -117,7 +124,7 @@ func (s *Scheduler) Wake() {
 // flight (each bounded by the timeout) and records their outcomes.
 func (s *Scheduler) Run(ctx context.Context) error {
 	done := make(chan finished)
-	perSub := map[string]int{}
+	perSub, perOwner := map[string]int{}, map[string]int{}
 	// soonest is the earliest next attempt this scheduler scheduled itself,
 	// so that short retry delays do not wait for the next poll.
 	var soonest time.Time
@@ -126,16 +133,17 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		if free := s.cfg.Workers - inFlight; free > 0 && ctx.Err() == nil {
-			jobs, err := s.claim(ctx, free, perSub)
+			jobs, err := s.claim(ctx, free, perSub, perOwner)
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("claiming due deliveries failed", "err", err)
 			}
 			for _, j := range jobs {
 				inFlight++
 				perSub[j.SubscriptionID]++
+				perOwner[j.UserID]++
 				go func(j store.Job) {
 					next := s.attempt(context.WithoutCancel(ctx), j)
-					done <- finished{subscription: j.SubscriptionID, next: next}
+					done <- finished{subscription: j.SubscriptionID, owner: j.UserID, next: next}
 				}(j)
 			}
 		}
@@ -167,6 +175,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			if perSub[f.subscription]--; perSub[f.subscription] <= 0 {
 				delete(perSub, f.subscription)
 			}
+			if perOwner[f.owner]--; perOwner[f.owner] <= 0 {
+				delete(perOwner, f.owner)
+			}
 			if f.next != nil && (soonest.IsZero() || f.next.Before(soonest)) {
 				soonest = *f.next
 			}
@@ -176,16 +187,21 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 }
 
-func (s *Scheduler) claim(ctx context.Context, free int, perSub map[string]int) ([]store.Job, error) {
+func (s *Scheduler) claim(ctx context.Context, free int, perSub, perOwner map[string]int) ([]store.Job, error) {
 	var busy []string
 	for id, n := range perSub {
 		if n >= s.cfg.PerSubscription {
 			busy = append(busy, id)
 		}
 	}
+	room := make(map[string]int, len(perOwner))
+	for owner, n := range perOwner {
+		room[owner] = s.cfg.PerOwner - n
+	}
 	now := s.now()
 	return s.store.ClaimDue(ctx, store.Claim{
 		Now: now, Limit: free, PerSubscription: s.cfg.PerSubscription, Exclude: busy,
+		PerOwner: s.cfg.PerOwner, OwnerRoom: room,
 		LeaseUntil: now.Add(s.cfg.Timeout + 30*time.Second), Token: schemas.NewID(),
 	})
 }
@@ -193,6 +209,7 @@ func (s *Scheduler) claim(ctx context.Context, free int, perSub map[string]int) 
 // finished is an attempt that ended, with the next attempt it scheduled.
 type finished struct {
 	subscription string
+	owner        string
 	next         *time.Time
 }
 

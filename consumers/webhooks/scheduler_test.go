@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -268,4 +269,59 @@ func testVault(t *testing.T) *sealed.Keyring {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestSchedulerCapsOneOwner: one user's many slow endpoints hold at most
+// PerOwner workers together (not PerSubscription each), so another user's
+// deliveries go out while they hang.
+func TestSchedulerCapsOneOwner(t *testing.T) {
+	f := newFixture(t)
+	const secret = "receiver-secret-0123456789"
+	var mu sync.Mutex
+	inFlight, peak := 0, 0
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read the body, so that the server notices the client leaving.
+		_, _ = io.ReadAll(r.Body)
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		mu.Unlock()
+		<-r.Context().Done()
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}))
+	t.Cleanup(hang.Close)
+	fast := newReceiver(t, secret, 0)
+	first := f.subscribe(t, hang.URL+"/0", secret)
+	var owner string
+	if err := f.pool.QueryRow(context.Background(), `SELECT user_id FROM webhook_subscriptions WHERE id = $1`, first).Scan(&owner); err != nil {
+		t.Fatal(err)
+	}
+	subs := []string{first}
+	for i := 1; i < 6; i++ {
+		s, err := f.store.Add(context.Background(), store.Subscription{ID: schemas.NewID(), UserID: owner,
+			URL: hang.URL + "/" + strconv.Itoa(i), Secret: secret, CreatedAt: time.Now().Add(-time.Hour)}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s.ID)
+	}
+	for _, s := range subs {
+		f.queue(t, s, 6)
+	}
+	f.run(t, webhooks.SchedulerConfig{Schedule: []time.Duration{0, time.Hour, time.Hour, time.Hour, time.Hour},
+		Timeout: 3 * time.Second, Workers: 16, PerSubscription: 4, PerOwner: 5, Poll: 20 * time.Millisecond}, true)
+	waitFor(t, 5*time.Second, "the owner's attempts in flight", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return inFlight >= 5
+	})
+	f.queue(t, f.subscribe(t, fast.srv.URL, secret), 3)
+	waitFor(t, 5*time.Second, "another user's deliveries", func() bool { return len(fast.received()) == 3 })
+	mu.Lock()
+	defer mu.Unlock()
+	if peak != 5 {
+		t.Fatalf("one owner's 6 hanging endpoints held %d attempts at once, want PerOwner = 5 (of 16 workers)", peak)
+	}
 }

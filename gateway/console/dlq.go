@@ -29,7 +29,7 @@ type Broker interface {
 type Decisions interface {
 	Decisions(ctx context.Context, ids []string) (map[string]dlq.Decision, error)
 	DecidedCounts(ctx context.Context, starts []dlq.Start) (map[string]int64, error)
-	MarkReplayed(ctx context.Context, d dlq.Decision, audit fiat.AuditRow) (dlq.Decision, error)
+	MarkReplayed(ctx context.Context, d dlq.Decision, audit fiat.AuditRow, publish func(context.Context) error) (dlq.Decision, error)
 	MarkDiscarded(ctx context.Context, d dlq.Decision, audit fiat.AuditRow) (dlq.Decision, error)
 }
 
@@ -45,7 +45,8 @@ var (
 	// ErrUnknownTopic means the topic is neither a DLQ topic nor a topic
 	// with one.
 	ErrUnknownTopic = errors.New("no such DLQ topic")
-	// ErrInvalidState means a replayed record cannot be discarded.
+	// ErrInvalidState means a replayed record cannot be discarded or
+	// replayed again.
 	ErrInvalidState = dlq.ErrInvalidState
 )
 
@@ -238,15 +239,13 @@ func (d *DLQ) record(ctx context.Context, id string) (*kgo.Record, position, err
 }
 
 // Replay publishes the record id names again to its source topic, with the
-// same envelope (so the same command id: a command applied meanwhile, or by
-// an earlier replay, is not applied again), then records and audits it.
+// same envelope (so the same command id: a command applied meanwhile is not
+// applied again), then records and audits it. A record is replayed once: a
+// second replay is ErrInvalidState (see dlq.Store.MarkReplayed for why).
 // actor is "admin:<user id>" or "cli:<os user>".
 func (d *DLQ) Replay(ctx context.Context, id, actor string) (schemas.DLQRecord, error) {
 	rec, p, err := d.record(ctx, id)
 	if err != nil {
-		return schemas.DLQRecord{}, err
-	}
-	if err := d.broker.Replay(ctx, rec); err != nil {
 		return schemas.DLQRecord{}, err
 	}
 	v := view(rec, dlq.Decision{})
@@ -254,7 +253,8 @@ func (d *DLQ) Replay(ctx context.Context, id, actor string) (schemas.DLQRecord, 
 	dec, err := d.store.MarkReplayed(ctx, dlq.Decision{RecordID: v.ID, Topic: p.topic, Partition: p.partition, Offset: p.offset,
 		CommandID: v.CommandID, Actor: actor, DecidedAt: now},
 		fiat.AuditRow{ID: schemas.NewID(), Actor: actor, Action: "dlq.replay", Subject: v.ID,
-			Detail: fmt.Sprintf("command %s (%s) published again to %s", v.CommandID, v.Type, v.SourceTopic), CreatedAt: now})
+			Detail: fmt.Sprintf("command %s (%s) published again to %s", v.CommandID, v.Type, v.SourceTopic), CreatedAt: now},
+		func(ctx context.Context) error { return d.broker.Replay(ctx, rec) })
 	if err != nil {
 		return schemas.DLQRecord{}, err
 	}

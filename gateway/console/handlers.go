@@ -343,7 +343,8 @@ func dlqError(err error) error {
 	case errors.Is(err, ErrUnknownRecord):
 		return apierr.NotFound("no such parked record")
 	case errors.Is(err, ErrInvalidState):
-		return apierr.New(http.StatusConflict, schemas.CodeInvalidState, "the record was replayed; it cannot be discarded")
+		return apierr.New(http.StatusConflict, schemas.CodeInvalidState,
+			"the record was replayed; it cannot be replayed again or discarded")
 	}
 	return err
 }

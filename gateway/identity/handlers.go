@@ -34,7 +34,7 @@ type UserStore interface {
 	Create(ctx context.Context, u identity.User, event pipeline.OutboxRow) error
 	ByEmail(ctx context.Context, email string) (identity.User, error)
 	ByID(ctx context.Context, id string) (identity.User, error)
-	CreateVerification(ctx context.Context, tokenHash, userID, email string, expiresAt, now time.Time) error
+	CreateVerificationCapped(ctx context.Context, tokenHash, userID, email string, expiresAt, now time.Time, max int) (time.Time, error)
 	ConfirmVerification(ctx context.Context, tokenHash string, now time.Time) (string, error)
 	SessionStore
 	PasswordStore

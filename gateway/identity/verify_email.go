@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,11 +20,17 @@ import (
 	"github.com/fintech/platform/gateway/mail"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
+	store "github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres"
 )
 
 // verificationTTL is how long a verification link works.
 const verificationTTL = 24 * time.Hour
+
+// MaxVerificationMails is how many verification links one address is sent
+// in 24 hours, whoever asks (a mail bomb through the platform's sender
+// otherwise); one more is 429 rate_limited with Retry-After.
+const MaxVerificationMails = 5
 
 // hashToken is how a verification token is stored: never in plaintext.
 func hashToken(token string) string {
@@ -48,7 +55,13 @@ func (h *Handlers) sendVerification(c *fiber.Ctx, _ *server.NoRequest) error {
 	token := base64.RawURLEncoding.EncodeToString(raw)
 	now := h.now().UTC()
 	expires := now.Add(verificationTTL)
-	if err := h.users.CreateVerification(c.UserContext(), hashToken(token), u.ID, u.Email, expires, now); err != nil {
+	retryAt, err := h.users.CreateVerificationCapped(c.UserContext(), hashToken(token), u.ID, u.Email, expires, now,
+		MaxVerificationMails)
+	if errors.Is(err, store.ErrVerificationCap) {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(int(retryAt.Sub(now).Seconds())+1, 1)))
+		return apierr.RateLimited().With(map[string]any{"resetAt": retryAt.UTC().Format(time.RFC3339)})
+	}
+	if err != nil {
 		return err
 	}
 	link := h.cfg.BaseURL + "/api/auth/verify-email?token=" + url.QueryEscape(token)

@@ -100,6 +100,8 @@ type Handlers struct {
 	vault    Vault
 	now      func() time.Time
 	cfg      Config
+	// streams counts each user's open /me/events/stream connections.
+	streams *streamSlots
 }
 
 // NewHandlers checks the dependencies and builds the handlers. admin admits
@@ -117,7 +119,7 @@ func NewHandlers(store Store, stream Stream, audience Audience, waker Waker, tok
 		return nil, err
 	}
 	return &Handlers{store: store, audience: audience, stream: stream, waker: waker, tokens: tokens, admin: admin,
-		vault: vault, now: now, cfg: cfg}, nil
+		vault: vault, now: now, cfg: cfg, streams: &streamSlots{open: map[string]int{}}}, nil
 }
 
 // fiatAdmin is the role of the admin routes.

@@ -67,7 +67,7 @@ func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
 		recent = min(n, maxRecent)
 	}
 	backlog, l := h.stream.Subscribe(last, recent)
-	h.serveStream(c, backlog, l, func(Message) bool { return true })
+	h.serveStream(c, backlog, l, func(Message) bool { return true }, nil)
 	return nil
 }
 
@@ -76,7 +76,7 @@ func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
 // comment every Heartbeat. It ends when the client goes away (a failed
 // write or flush), the listener is closed (too far behind), or the server
 // shuts down.
-func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, keep func(Message) bool) {
+func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, keep func(Message) bool, done func()) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
@@ -86,6 +86,11 @@ func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, kee
 	// instead of holding the shutdown until its timeout.
 	shutdown := c.Context().Done()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		// fasthttp runs the writer at once, also for a client already
+		// gone, so done (a released stream slot) always runs.
+		if done != nil {
+			defer done()
+		}
 		defer l.Close()
 		if _, err := w.WriteString("retry: 3000\n: connected\n\n"); err != nil || w.Flush() != nil {
 			return

@@ -113,7 +113,7 @@ func (s *Store) DecidedCounts(ctx context.Context, starts []Start) (map[string]i
 }
 
 // ErrInvalidState means the decision is not allowed from the record's
-// current state (a replayed record cannot be discarded).
+// current state (a replayed record cannot be discarded, nor replayed again).
 var ErrInvalidState = errors.New("dlq record is not in a state that allows this")
 
 const replayedSQL = `
@@ -121,28 +121,54 @@ INSERT INTO dlq_decisions (record_id, topic, part, "offset", state, command_id, 
 VALUES ($1, $2, $3, $4, 'replayed', $5, 1, $6, $7)
 ON CONFLICT (record_id) DO UPDATE SET state = 'replayed', command_id = EXCLUDED.command_id,
     replays = dlq_decisions.replays + 1, actor = EXCLUDED.actor, decided_at = EXCLUDED.decided_at
+    WHERE dlq_decisions.state <> 'replayed'
 RETURNING record_id, topic, part, "offset", state, command_id, replays, actor, decided_at`
 
-// MarkReplayed records that d.RecordID was published again to its source
-// topic (d.Replays counts the replays) and audits it. It is called after the
-// broker acknowledged the replay: a crash in between leaves the record
-// parked, and replaying it again is harmless because its command id makes
-// the consumer apply it at most once.
-func (s *Store) MarkReplayed(ctx context.Context, d Decision, audit fiat.AuditRow) (Decision, error) {
+// MarkReplayed replays d.RecordID once: under a lock on the record it
+// refuses a record already replayed (ErrInvalidState), runs publish (which
+// puts the record back on its source topic), then records and audits the
+// replay. A record is replayed at most once: its command id makes the
+// consumer apply it at most once only while the consumer remembers applied
+// ids (PROCESSED_RETENTION, 7 days by default), so a second replay weeks
+// later could apply a command twice. A publish that fails records nothing;
+// a crash after the broker acknowledged it and before the commit leaves the
+// record parked, and the one replay an operator may then make again is
+// deduplicated by the command id (it is that recent).
+func (s *Store) MarkReplayed(ctx context.Context, d Decision, audit fiat.AuditRow, publish func(context.Context) error) (Decision, error) {
 	var out Decision
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('dlq-replay:' || $1))`, d.RecordID); err != nil {
+			return err
+		}
+		var state string
+		err := tx.QueryRow(ctx, `SELECT state FROM dlq_decisions WHERE record_id = $1`, d.RecordID).Scan(&state)
+		switch {
+		case err == nil && state == StateReplayed:
+			return ErrInvalidState
+		case err != nil && !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		if err := publish(ctx); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, replayedSQL, d.RecordID, d.Topic, d.Partition, d.Offset, d.CommandID, d.Actor, d.DecidedAt)
 		if err != nil {
 			return err
 		}
 		out, err = pgx.CollectExactlyOneRow(rows, scanDecision)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrInvalidState
+		}
 		if err != nil {
 			return err
 		}
 		return fiat.InsertAudit(ctx, tx, []fiat.AuditRow{audit})
 	})
+	if errors.Is(err, ErrInvalidState) {
+		return Decision{}, err
+	}
 	if err != nil {
-		return Decision{}, fmt.Errorf("mark dlq record %s replayed: %w", d.RecordID, err)
+		return Decision{}, fmt.Errorf("replay dlq record %s: %w", d.RecordID, err)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/postgres"
 )
 
 // WithdrawalDestination is a withdrawal's destination, sealed.
@@ -109,4 +110,18 @@ VALUES ($1, $2, $3, $4, $5)`, l.wdID, l.user, sealed, hint, l.at); err != nil {
 		return 0, fmt.Errorf("seal legacy withdrawal destinations: %w", err)
 	}
 	return n, nil
+}
+
+// PruneRefusedDestinations deletes the sealed destinations of withdrawals
+// made before before that the applier refused (no withdrawal transaction
+// names them): they moved no money, so nothing needs to say where to.
+func PruneRefusedDestinations(ctx context.Context, db postgres.Querier, before time.Time) (int64, error) {
+	tag, err := db.Exec(ctx, `
+DELETE FROM fiat_withdrawal_destinations d
+WHERE d.created_at < $1
+  AND NOT EXISTS (SELECT 1 FROM fiat_transactions t WHERE t.kind = 'withdrawal' AND t.ref_id = d.withdrawal_id)`, before)
+	if err != nil {
+		return 0, fmt.Errorf("prune refused withdrawal destinations: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }

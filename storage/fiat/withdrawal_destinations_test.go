@@ -56,3 +56,38 @@ JOIN fiat_audit a ON a.subject = t.id JOIN fiat_withdrawal_destinations d ON d.w
 		t.Fatal("fiat_audit is no longer append-only")
 	}
 }
+
+// TestPruneRefusedDestinations: a refused withdrawal's sealed destination
+// (no transaction names it) goes once older than the cut-off; a completed
+// one's stays, and so does a recent refused one.
+func TestPruneRefusedDestinations(t *testing.T) {
+	pool, _ := pgtest.NewDB(t)
+	ctx := context.Background()
+	old, recent := time.Now().Add(-8*24*time.Hour).UTC(), time.Now().UTC()
+	if _, err := pool.Exec(ctx, `INSERT INTO fiat_transactions (id, kind, status, from_wallet, from_user, amount, currency, memo, ref_id, created_at)
+VALUES ('tx-paid', 'withdrawal', 'completed', 'w1', 'u1', 100, 'KZT', '****0100', 'wd-paid', $1)`, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO fiat_withdrawal_destinations (withdrawal_id, user_id, destination_sealed, hint, created_at) VALUES
+('wd-paid', 'u1', 'sealed:v1:x:paid', '****0100', $1), ('wd-refused', 'u1', 'sealed:v1:x:refused', '****0200', $1),
+('wd-refused-recent', 'u1', 'sealed:v1:x:recent', '****0300', $2)`, old, recent); err != nil {
+		t.Fatal(err)
+	}
+	n, err := fiat.PruneRefusedDestinations(ctx, pool, time.Now().Add(-7*24*time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d (%v), want the old refused one", n, err)
+	}
+	var left []string
+	rows, err := pool.Query(ctx, `SELECT withdrawal_id FROM fiat_withdrawal_destinations ORDER BY withdrawal_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		_ = rows.Scan(&id)
+		left = append(left, id)
+	}
+	if strings.Join(left, ",") != "wd-paid,wd-refused-recent" {
+		t.Fatalf("left %v", left)
+	}
+}

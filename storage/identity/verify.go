@@ -2,9 +2,12 @@ package identity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -49,6 +52,61 @@ INSERT INTO email_verifications (token_hash, user_id, email, expires_at, created
 		return fmt.Errorf("store e-mail verification: %w", postgres.Translate(err))
 	}
 	return nil
+}
+
+// ErrVerificationCap means the address was sent as many verification links
+// as VerificationWindow allows.
+var ErrVerificationCap = errors.New("verification mail cap reached for the address")
+
+// VerificationWindow is the window of CreateVerificationCapped's cap.
+const VerificationWindow = 24 * time.Hour
+
+// CreateVerificationCapped is CreateVerification unless the address (any
+// account's, case-insensitively) was already sent max links within
+// VerificationWindow: then ErrVerificationCap, and retryAt is when the
+// oldest of them leaves the window. The count and the insert are
+// serialized per address.
+func (u *Users) CreateVerificationCapped(ctx context.Context, tokenHash, userID, email string, expiresAt, now time.Time,
+	max int) (retryAt time.Time, err error) {
+	err = pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('verify-mail:' || lower($1)))`, email); err != nil {
+			return err
+		}
+		var n int
+		var oldest *time.Time
+		if err := tx.QueryRow(ctx, `SELECT count(*), min(created_at) FROM email_verifications
+WHERE lower(email) = lower($1) AND created_at > $2`, email, now.Add(-VerificationWindow)).Scan(&n, &oldest); err != nil {
+			return err
+		}
+		if n >= max {
+			if oldest != nil {
+				retryAt = oldest.Add(VerificationWindow)
+			}
+			return ErrVerificationCap
+		}
+		_, err := tx.Exec(ctx, `
+INSERT INTO email_verifications (token_hash, user_id, email, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			tokenHash, userID, email, expiresAt, now)
+		return err
+	})
+	if errors.Is(err, ErrVerificationCap) {
+		return retryAt, err
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store e-mail verification: %w", postgres.Translate(err))
+	}
+	return time.Time{}, nil
+}
+
+// PruneVerifications deletes the verification links made before before
+// (used, expired or not: a link lives 24 hours, the cap looks back as
+// long).
+func (u *Users) PruneVerifications(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := u.pool.Exec(ctx, `DELETE FROM email_verifications WHERE created_at < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("prune e-mail verifications: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // ConfirmVerification uses the link once: it marks the user's e-mail

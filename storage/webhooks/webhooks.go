@@ -406,6 +406,11 @@ type Claim struct {
 	// Exclude lists subscriptions whose rows are not claimed (they have
 	// enough attempts in flight).
 	Exclude []string
+	// PerOwner caps the rows of one subscription owner in this claim;
+	// OwnerRoom lowers it for owners with attempts already in flight (0:
+	// none). 0 means no cap.
+	PerOwner  int
+	OwnerRoom map[string]int
 	// LeaseUntil becomes next_attempt_at while the attempt runs: if the
 	// claimer dies, the row is due again then.
 	LeaseUntil time.Time
@@ -415,14 +420,18 @@ type Claim struct {
 
 const claimSQL = `
 WITH ranked AS (
-    SELECT id, next_attempt_at,
-           row_number() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, id) AS rn
-    FROM webhook_deliveries
-    WHERE status IN ('pending', 'failed') AND next_attempt_at <= $1 AND NOT (subscription_id = ANY($4))
-      AND subscription_id NOT IN (SELECT id FROM webhook_subscriptions WHERE NOT enabled)
+    SELECT d.id, s.user_id,
+           row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) AS rn,
+           row_number() OVER (PARTITION BY s.user_id ORDER BY d.next_attempt_at, d.id) AS rn_owner
+    FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+    WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= $1 AND NOT (d.subscription_id = ANY($4))
+      AND s.enabled
+), room AS (
+    SELECT * FROM unnest($7::text[], $8::int[]) AS r(user_id, room)
 ), due AS (
     SELECT d.id FROM webhook_deliveries d
-    WHERE d.id IN (SELECT id FROM ranked WHERE rn <= $3)
+    WHERE d.id IN (SELECT k.id FROM ranked k LEFT JOIN room r ON r.user_id = k.user_id
+                   WHERE k.rn <= $3 AND ($9 <= 0 OR k.rn_owner <= coalesce(r.room, $9)))
       AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= $1
     ORDER BY d.next_attempt_at, d.id
     LIMIT $2
@@ -443,7 +452,12 @@ func (s *Store) ClaimDue(ctx context.Context, c Claim) ([]Job, error) {
 	if exclude == nil {
 		exclude = []string{}
 	}
-	rows, err := s.pool.Query(ctx, claimSQL, c.Now, c.Limit, c.PerSubscription, exclude, c.LeaseUntil, c.Token)
+	owners, room := make([]string, 0, len(c.OwnerRoom)), make([]int32, 0, len(c.OwnerRoom))
+	for o, n := range c.OwnerRoom {
+		owners, room = append(owners, o), append(room, int32(max(n, 0)))
+	}
+	rows, err := s.pool.Query(ctx, claimSQL, c.Now, c.Limit, c.PerSubscription, exclude, c.LeaseUntil, c.Token,
+		owners, room, c.PerOwner)
 	if err != nil {
 		return nil, fmt.Errorf("claim due webhook deliveries: %w", err)
 	}

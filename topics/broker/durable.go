@@ -3,7 +3,9 @@ package broker
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -382,8 +384,14 @@ func (g *groupCommit) forget(dir string, base int64) {
 }
 
 // listen wraps the broker's listener so every connection holds back its
-// write acknowledgements until they are on disk.
+// write acknowledgements until they are on disk. It listens on a loopback
+// address only: the broker has no authentication, and a client that can
+// produce to the command topics submits commands as any user (README,
+// Security), so it must not be reachable from another host.
 func (g *groupCommit) listen(network, address string) (net.Listener, error) {
+	if err := loopbackOnly(address); err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen(network, address)
 	if err != nil {
 		return nil, err
@@ -626,4 +634,16 @@ func (c *durableConn) parseResponses(b []byte) (n need, hold bool) {
 		}
 	}
 	return n, hold
+}
+
+// loopbackOnly refuses a listen address that is not a loopback IP.
+func loopbackOnly(address string) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return fmt.Errorf("embedded kafka listen address %q: %w", address, err)
+	}
+	if ip, err := netip.ParseAddr(host); err != nil || !ip.Unmap().IsLoopback() {
+		return fmt.Errorf("embedded kafka listens on loopback only, not %q: it has no authentication, and whoever can produce to it can submit commands as any user", address)
+	}
+	return nil
 }
