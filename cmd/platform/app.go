@@ -208,6 +208,7 @@ func (a *app) startGateway(ctx context.Context) error {
 		a.budgets = ratelimit.NewBudgets(a.pool, a.now)
 	}
 	a.server = server.New(a.limiter, a.reg, a.log)
+	a.server.RequireKeyScopes()
 	// Restricted API keys ride on the bearer-token middleware, limited to
 	// the scope each route's declaration derives (issue 35).
 	keys, err := auth.NewKeys(identitystore.NewAPIKeys(a.pool), a.server.KeyScope, a.now, a.log)
