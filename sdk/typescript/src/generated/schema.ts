@@ -4407,7 +4407,7 @@ export interface components {
             name: string;
             /** @description the key's first characters, to tell keys apart */
             prefix: string;
-            scopes: string[] | null;
+            scopes: string[];
         };
         APIKeyCreated: {
             /** Format: date-time */
@@ -4429,10 +4429,10 @@ export interface components {
             name: string;
             /** @description the key's first characters, to tell keys apart */
             prefix: string;
-            scopes: string[] | null;
+            scopes: string[];
         };
         APIKeyList: {
-            items: components["schemas"]["APIKey"][] | null;
+            items: components["schemas"]["APIKey"][];
         };
         AiRequest: {
             /**
