@@ -121,7 +121,7 @@ type APIKey struct {
 	ID         string   `json:"id" required:"true" format:"ksuid"`
 	Name       string   `json:"name" required:"true"`
 	Prefix     string   `json:"prefix" required:"true" description:"the key's first characters, to tell keys apart"`
-	Scopes     []string `json:"scopes" required:"true"`
+	Scopes     []string `json:"scopes" required:"true" nullable:"false"`
 	CreatedAt  string   `json:"createdAt" required:"true" format:"date-time"`
 	LastUsedAt *string  `json:"lastUsedAt" required:"true" format:"date-time" description:"the last use, to the minute; null before the first"`
 	ExpiresAt  *string  `json:"expiresAt" required:"true" format:"date-time" description:"null: the key does not expire"`
@@ -129,5 +129,5 @@ type APIKey struct {
 
 // APIKeyList answers GET /api/auth/api-keys.
 type APIKeyList struct {
-	Items []APIKey `json:"items" required:"true"`
+	Items []APIKey `json:"items" required:"true" nullable:"false"`
 }

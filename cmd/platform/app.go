@@ -234,6 +234,7 @@ func (a *app) startGateway(ctx context.Context) error {
 	}
 	a.server = server.New(a.limiter, a.reg, a.log)
 	a.server.TrustProxies(a.cfg.TrustedProxies)
+	a.server.RequireKeyScopes()
 	// Restricted API keys ride on the bearer-token middleware, limited to
 	// the scope each route's declaration derives (issue 35).
 	keys, err := auth.NewKeys(identitystore.NewAPIKeys(a.pool), a.server.KeyScope, a.now, a.log)

@@ -146,7 +146,7 @@ func TestGuidePages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSlugs := []string{"getting-started", "authentication", "errors", "idempotency", "pagination", "rate-limits", "webhooks", "event-stream", "analytics"}
+	wantSlugs := []string{"getting-started", "authentication", "errors", "idempotency", "pagination", "rate-limits", "webhooks", "event-stream", "analytics", "accounts-and-keys"}
 	var slugs []string
 	for _, g := range guides {
 		slugs = append(slugs, g.Slug)

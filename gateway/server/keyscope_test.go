@@ -76,6 +76,12 @@ func TestKeyScopeFromDeclarations(t *testing.T) {
 // to say what keys may do with it.
 func TestUnscopedRouteFailsAtStartup(t *testing.T) {
 	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	op := server.Op[server.NoRequest]{Handle: func(*fiber.Ctx, *server.NoRequest) error { return nil }}
+	server.Get(s.Root().Group("/api/lenient"), "/things", op) // a unit test's server: closed to keys
+	if r := s.Routes()[0]; r.KeyScope != "" {
+		t.Fatalf("an unlisted route of a lenient server has the scope %q", r.KeyScope)
+	}
+	s.RequireKeyScopes()
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(r.(string), "schemas.KeyAreas") {
 			t.Fatalf("registering an unscoped route: %v", r)

@@ -45,6 +45,8 @@ type Server struct {
 	// keyScopes is the scope an API key needs, by "METHOD path" of each
 	// route (keyscope.go); written while routes register, read after.
 	keyScopes map[string]string
+	// strictKeyScopes: see RequireKeyScopes.
+	strictKeyScopes bool
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -250,7 +252,7 @@ func (r Router) handle(method, path string, class ratelimit.Class, summary strin
 	}
 	hs = append(hs, handlers...)
 	r.fr.Add(method, path, hs...)
-	scope := keyScope(method, r.prefix+path, decl)
+	scope := keyScope(method, r.prefix+path, decl, r.s.strictKeyScopes)
 	r.s.keyScopes[method+" "+r.prefix+path] = scope
 	*r.s.routes = append(*r.s.routes, Route{Method: method, Path: r.prefix + path, Class: class, Summary: summary, Decl: decl,
 		KeyScope: scope})

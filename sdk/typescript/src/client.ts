@@ -23,6 +23,12 @@ export interface ClientOptions {
   token?: TokenSource;
   /** Merchant API key sent as `X-API-Key`. */
   apiKey?: string;
+  /**
+   * A restricted API key (`rk_live_…`, from `POST /api/auth/api-keys`) for a
+   * backend: sent as `Authorization: Bearer <key>` when no `token` is set,
+   * it acts as its user within its scopes (403 `insufficient_scope` outside them).
+   */
+  restrictedKey?: string;
   /** How many times a 503, a 429 or a network error is retried (default 2; 0 disables retries). */
   maxRetries?: number;
   /** First backoff in milliseconds, doubled on each retry (default 250). A `Retry-After` header wins. */
@@ -61,6 +67,14 @@ export interface Client {
 
 export const headerIdempotencyKey = "Idempotency-Key";
 
+/** The prefix of every restricted API key. */
+export const restrictedKeyPrefix = "rk_live_";
+
+/** Reports whether a string is a restricted API key (rather than a login token). */
+export function isRestrictedKey(s: string): boolean {
+  return s.startsWith(restrictedKeyPrefix);
+}
+
 const writes = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Builds a client. */
@@ -71,7 +85,10 @@ export function createClient(opts: ClientOptions): Client {
   const delayMs = opts.retryDelayMs ?? 250;
   const maxDelayMs = opts.maxRetryDelayMs ?? 30_000;
   const newKey = opts.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
-  let token = opts.token;
+  if (opts.restrictedKey !== undefined && !isRestrictedKey(opts.restrictedKey)) {
+    throw new TypeError(`restrictedKey must start with ${restrictedKeyPrefix}`);
+  }
+  let token = opts.token ?? opts.restrictedKey;
 
   async function authorize(headers: Headers): Promise<void> {
     const bearer = typeof token === "function" ? await token() : token;

@@ -6,7 +6,7 @@
 //   paginate       every item of a { items, nextCursor } list
 //   verifyWebhook  a webhook delivery, verified (Standard Webhooks)
 //   streamEvents   server-sent events that resume with Last-Event-ID
-export { createClient, headerIdempotencyKey } from "./client.js";
+export { createClient, headerIdempotencyKey, isRestrictedKey, restrictedKeyPrefix } from "./client.js";
 export type { Client, ClientOptions, FetchLike, TokenSource } from "./client.js";
 export { PlatformError } from "./errors.js";
 export { paginate } from "./paginate.js";

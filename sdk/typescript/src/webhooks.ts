@@ -35,14 +35,18 @@ const prefix = "whsec_";
  * API showed it or as you gave it to the API: a `whsec_<base64>` secret is
  * the Standard Webhooks key it encodes; any other string signs with its own
  * UTF-8 bytes (the platform's endpoint secrets). A timestamp more than five
- * minutes away from now is rejected (replays).
+ * minutes away from now is rejected (replays). During a secret rotation's
+ * overlap pass both secrets (an array): either one verifies.
  */
 export function verifyWebhook<Data = Record<string, unknown>>(
-  secret: string,
+  secret: string | readonly string[],
   rawBody: string | Uint8Array,
   headers: WebhookHeaders,
 ): PlatformEvent<Data> {
-  if (!secret) {
+  // Several secrets: a receiver that rotates accepts the old and the new
+  // one for the overlap (PATCH …/webhook expiresIn).
+  const secrets = typeof secret === "string" ? [secret] : [...secret];
+  if (secrets.length === 0 || secrets.some((s) => !s)) {
     throw new WebhookVerificationError("empty webhook secret");
   }
   const body = typeof rawBody === "string" ? rawBody : new TextDecoder().decode(rawBody);
@@ -55,7 +59,7 @@ export function verifyWebhook<Data = Record<string, unknown>>(
     throw new WebhookVerificationError("missing webhook-id, webhook-timestamp or webhook-signature header");
   }
   let lastErr: unknown;
-  for (const key of keysOf(secret)) {
+  for (const key of secrets.flatMap(keysOf)) {
     try {
       const event = new Webhook(key, { format: "raw" }).verify(body, std);
       return checkEvent<Data>(event);

@@ -45,6 +45,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's active API keys
+         * @description Lists the caller's unrevoked, unexpired keys, newest first, with prefix, scopes and last use (to the minute); never a key. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        get: operations["getAuthApiKeys"];
+        put?: never;
+        /**
+         * Create a restricted API key for a backend
+         * @description Creates a key that acts as the caller limited to its scopes (account:read, account:write, build:read, build:write, charity:read, charity:write, constitution:read, constitution:write, fiat:read, fiat:write, gov:read, gov:write, ledger:read, ledger:write, mask:read, mask:write, partner:read, partner:write, reputation:read, reputation:write, sign:read, sign:write, trade:read, trade:write, webhooks:read, webhooks:write; a write scope grants the read of its area), sent as `Authorization: Bearer <key>`. The key is answered once; only its SHA-256 is kept. Keys never reach admin routes, password, MFA, sessions or key management. Needs a login token.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        post: operations["postAuthApiKeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key at once
+         * @description Revokes one of the caller's keys: its next request, on any gateway, answers 401 key_invalid. Another user's key is 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        delete: operations["deleteAuthApiKeysId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/health": {
         parameters: {
             query?: never;
@@ -100,7 +150,7 @@ export interface paths {
          * The caller's profile and role
          * @description The caller's e-mail, role and whether the e-mail is verified. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `account:read`.
          */
         get: operations["getAuthMe"];
         put?: never;
@@ -238,7 +288,7 @@ export interface paths {
          * The caller's partner keys (never their plaintext)
          * @description Lists the caller's partner keys with prefix and status, never their plaintext. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `build:read`.
          */
         get: operations["getBuildPartnerKeys"];
         put?: never;
@@ -246,7 +296,7 @@ export interface paths {
          * Mint a partner key; the plaintext is shown only in this answer
          * @description Creates a partner key (X-Build-Key) of the caller; the plaintext is in this answer only. A caller holds at most 3 active keys.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `build:write`.
          */
         post: operations["postBuildPartnerKeys"];
         delete?: never;
@@ -269,7 +319,7 @@ export interface paths {
          * Revoke one of the caller's partner keys
          * @description Revokes one of the caller's partner keys; requests with it answer 401 from then on. Another user's key answers 404.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `build:write`.
          */
         delete: operations["deleteBuildPartnerKeysId"];
         options?: never;
@@ -288,7 +338,7 @@ export interface paths {
          * The caller's projects, newest first
          * @description Pages through the caller's projects, newest first. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `build:read`.
          */
         get: operations["getBuildProjects"];
         put?: never;
@@ -296,7 +346,7 @@ export interface paths {
          * Create a project of the caller (employer)
          * @description Creates a project owned by the caller, under which vacancies are posted.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `build:write`.
          */
         post: operations["postBuildProjects"];
         delete?: never;
@@ -426,7 +476,7 @@ export interface paths {
          * The caller's vacancies in every status, newest first
          * @description Pages through the caller's vacancies in every status, newest first. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `build:read`.
          */
         get: operations["getBuildVacancies"];
         put?: never;
@@ -434,7 +484,7 @@ export interface paths {
          * Post an OPEN vacancy in one of the caller's projects
          * @description Posts an open vacancy in one of the caller's projects, within the plan's open slots; partners and the public pages see it at once.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `build:write`.
          */
         post: operations["postBuildVacancies"];
         delete?: never;
@@ -456,7 +506,7 @@ export interface paths {
          * Close one of the caller's vacancies
          * @description Closes one of the caller's vacancies: it leaves the partner API, feeds and pages and frees a plan slot. Another user's vacancy answers 404.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `build:write`.
          */
         post: operations["postBuildVacanciesIdClose"];
         delete?: never;
@@ -520,7 +570,7 @@ export interface paths {
          * The caller's certification payouts
          * @description Pages through the certification payouts recorded for the caller. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `partner:read`.
          */
         get: operations["getCertPayouts"];
         put?: never;
@@ -564,7 +614,7 @@ export interface paths {
          * The caller's certification statistics
          * @description Counts and totals of the caller's certification payouts. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `partner:read`.
          */
         get: operations["getCertStats"];
         put?: never;
@@ -594,7 +644,7 @@ export interface paths {
          * Propose a campaign (pending until a charity admin approves it)
          * @description Creates a campaign of the caller in pending; it is listed once a charity admin approves it.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `charity:write`.
          */
         post: operations["postCharityCampaigns"];
         delete?: never;
@@ -660,7 +710,7 @@ export interface paths {
          * Donate from the caller's KZT wallet to an active campaign
          * @description Moves the amount from the caller's KZT wallet to the campaign and adds it to the campaign's total.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `charity:write`.
          */
         post: operations["postCharityCampaignsIdDonations"];
         delete?: never;
@@ -790,7 +840,7 @@ export interface paths {
          * The caller's podium entries
          * @description Pages through the caller's podium places and prizes. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `partner:read`.
          */
         get: operations["getChessResults"];
         put?: never;
@@ -880,7 +930,7 @@ export interface paths {
          * Slider suggestions and the predicted result (counts against the monthly AI limit)
          * @description Asks the advisor for slider suggestions and the predicted result. Counts one call against the caller's monthly AI limit; saves nothing else.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:write`.
          */
         post: operations["postConstitutionAiSuggest"];
         delete?: never;
@@ -902,7 +952,7 @@ export interface paths {
          * The same as ai-suggest as server-sent events: progress events, then result
          * @description The advisor's answer as server-sent events (progress, then the result). Counts one call against the caller's monthly AI limit.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:write`.
          */
         post: operations["postConstitutionAiSuggestStream"];
         delete?: never;
@@ -944,7 +994,7 @@ export interface paths {
          * The caller's AI plan and this month's usage
          * @description The caller's AI plan, monthly limit and this month's usage. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:read`.
          */
         get: operations["getConstitutionMePlan"];
         put?: never;
@@ -990,7 +1040,7 @@ export interface paths {
          * A printable PDF report of a saved or sent scenario
          * @description Renders a PDF report of one of the caller's saved scenarios, or of sliders sent in the body. Changes nothing; another user's scenario answers 404.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:write`.
          */
         post: operations["postConstitutionPdf"];
         delete?: never;
@@ -1098,7 +1148,7 @@ export interface paths {
          * The caller's scenarios, newest first
          * @description Pages through the caller's saved scenarios, newest first. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:read`.
          */
         get: operations["getConstitutionScenarios"];
         put?: never;
@@ -1106,7 +1156,7 @@ export interface paths {
          * Save a scenario; regime and metrics are computed from the sliders
          * @description Saves a scenario of the caller; the regime and metrics are computed from its eight sliders. Creates a scenario.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:write`.
          */
         post: operations["postConstitutionScenarios"];
         delete?: never;
@@ -1126,7 +1176,7 @@ export interface paths {
          * The caller's earnings across rights, chess and cert
          * @description The caller's earnings summed over the three partner rails. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `partner:read`.
          */
         get: operations["getEcosystemEarnings"];
         put?: never;
@@ -1590,7 +1640,7 @@ export interface paths {
          * Start a top-up checkout; returns the session URL
          * @description Opens a checkout session at the card processor for a top-up of one of the caller's wallets and answers its URL; the wallet is credited when the processor reports the payment. Creates a pending deposit.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatDeposit"];
         delete?: never;
@@ -1612,7 +1662,7 @@ export interface paths {
          * Create a processor checkout session for a top-up
          * @description Opens a checkout session at the card processor for a top-up of one of the caller's wallets and answers its URL; the wallet is credited when the processor reports the payment. Creates a pending deposit.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatDepositCheckout"];
         delete?: never;
@@ -1678,7 +1728,7 @@ export interface paths {
          * Submit KYC documents to lift the caps
          * @description Files the caller's KYC submission for a fiat admin to decide; an approved submission lifts the daily caps. Creates a submission.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatKycSubmit"];
         delete?: never;
@@ -1698,7 +1748,7 @@ export interface paths {
          * Aggregated wallet, transaction and limits snapshot
          * @description The caller's wallets, recent transactions and remaining daily limits in one answer. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:read`.
          */
         get: operations["getFiatMeDashboard"];
         put?: never;
@@ -1720,7 +1770,7 @@ export interface paths {
          * Own deposit history
          * @description Pages through the caller's deposits, newest first, with their status. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:read`.
          */
         get: operations["getFiatMeDeposits"];
         put?: never;
@@ -1742,7 +1792,7 @@ export interface paths {
          * Server-sent events of the events about the caller (what `platform webhooks listen` forwards)
          * @description Streams, as server-sent events, every platform event about the caller (the payload a webhook delivery carries); resumes after Last-Event-ID. Changes nothing.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:read`.
          */
         get: operations["getFiatMeEventsStream"];
         put?: never;
@@ -1766,23 +1816,23 @@ export interface paths {
          * Create or replace the caller's webhook endpoint
          * @description Sets the URL and the event types of the caller's webhook endpoint, replacing any before, and answers its signing secret.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         post: operations["postFiatMeWebhook"];
         /**
          * Delete the caller's primary webhook endpoint
          * @description Deletes the caller's /me/webhook endpoint and its delivery log; nothing is delivered to it afterwards.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         delete: operations["deleteFiatMeWebhook"];
         options?: never;
         head?: never;
         /**
          * Rotate the webhook signing secret
-         * @description Issues a new signing secret for the caller's webhook endpoint; deliveries are signed with it from now on.
+         * @description Issues a new signing secret for the caller's webhook endpoint (`secret` null or left out here mints a whsec_ secret, returned once); deliveries are signed with it from now on, and with the previous one too for `expiresIn` seconds (24 hours when left out, at most 48; 0 stops the previous one at once): `webhook-signature` then carries both `v1,` signatures, `X-Platform-Signature` the new one.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         patch: operations["patchFiatMeWebhook"];
         trace?: never;
@@ -1798,7 +1848,7 @@ export interface paths {
          * Delivery log of the caller's primary webhook endpoint
          * @description Pages the deliveries of the caller's /me/webhook endpoint with status, attempts, the last status code, error and duration. Changes nothing.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:read`.
          */
         get: operations["getFiatMeWebhookDeliveries"];
         put?: never;
@@ -1822,7 +1872,7 @@ export interface paths {
          * Attempt a failed delivery of the primary endpoint again now
          * @description Queues a failed or dead-lettered delivery of the caller's /me/webhook endpoint for an attempt now, signed like the first.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         post: operations["postFiatMeWebhookDeliveriesDeliveryIdRetry"];
         delete?: never;
@@ -1844,7 +1894,7 @@ export interface paths {
          * Send a signed webhook.test event to the primary endpoint
          * @description Queues a signed webhook.test delivery to the caller's /me/webhook endpoint through the normal delivery path (its log shows the outcome).
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         post: operations["postFiatMeWebhookTest"];
         delete?: never;
@@ -1864,7 +1914,7 @@ export interface paths {
          * The caller's webhook endpoints
          * @description Lists the /me/webhook endpoint and every /webhook-subs subscription of the caller, newest first, with url, events, enabled and timestamps; never a secret. Changes nothing.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:read`.
          */
         get: operations["getFiatMeWebhooks"];
         put?: never;
@@ -1886,7 +1936,7 @@ export interface paths {
          * Own merchant authorizations
          * @description Lists the authorizations the caller granted to merchants, with what each has charged so far. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:read`.
          */
         get: operations["getFiatMerchantAuthorizations"];
         put?: never;
@@ -1894,7 +1944,7 @@ export interface paths {
          * Authorize a merchant to charge one of your wallets up to maxAmount
          * @description Lets a merchant charge one of the caller's wallets up to maxAmount in total. Creates an authorization; moves no money.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatMerchantAuthorizations"];
         delete?: never;
@@ -1917,7 +1967,7 @@ export interface paths {
          * Revoke a merchant authorization
          * @description Revokes an authorization the caller granted; the merchant can no longer charge the wallet. Another user's authorization answers 404.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         delete: operations["deleteFiatMerchantAuthorizationsId"];
         options?: never;
@@ -2060,7 +2110,7 @@ export interface paths {
          * Request a bank payout (admin-reviewed, funds held)
          * @description Holds the amount in the caller's wallet and files a payout for a fiat admin to approve (paid) or reject (funds released).
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatPayouts"];
         delete?: never;
@@ -2082,7 +2132,7 @@ export interface paths {
          * Verify and apply a processor event
          * @description Checks a processor event the caller holds (its signature, amount and deposit) and applies it like the webhook would: credits the deposit's wallet once.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatProcessorVerify"];
         delete?: never;
@@ -2126,7 +2176,7 @@ export interface paths {
          * Create a payment request; returns a shareable token and pay URL
          * @description Creates a payment request for an amount into one of the caller's wallets, with a token and a pay URL to share. Moves no money.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatRequests"];
         delete?: never;
@@ -2170,7 +2220,7 @@ export interface paths {
          * Pay a payment request from the caller's wallet
          * @description Moves the requested amount from the caller's wallet to the requester's and marks the request paid.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatRequestsTokenPay"];
         delete?: never;
@@ -2190,7 +2240,7 @@ export interface paths {
          * Refunds of an own payment request
          * @description Lists the refunds of one of the caller's payment requests. Read-only; another user's request answers 404.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:read`.
          */
         get: operations["getFiatRequestsTokenRefunds"];
         put?: never;
@@ -2198,7 +2248,7 @@ export interface paths {
          * Refund a paid payment request, partially or fully (its creator)
          * @description Moves the amount back from the caller's wallet to the payer's, up to what is left of the payment. Only the request's creator; another user's request answers 404.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatRequestsTokenRefunds"];
         delete?: never;
@@ -2218,7 +2268,7 @@ export interface paths {
          * Paginated transaction history
          * @description Pages through the transactions of the caller's wallets, newest first. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:read`.
          */
         get: operations["getFiatTransactions"];
         put?: never;
@@ -2240,7 +2290,7 @@ export interface paths {
          * Transaction history as CSV
          * @description Every transaction of the caller's wallets as an RFC 4180 CSV download. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:read`.
          */
         get: operations["getFiatTransactionsCsv"];
         put?: never;
@@ -2264,7 +2314,7 @@ export interface paths {
          * Transfer to another user by e-mail (0.1% fee)
          * @description Moves money from the caller's wallet to the wallet of the same currency of the user with that e-mail; a 0.1% fee is charged. Debits the caller, credits the recipient, records the transaction.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatTransfer"];
         delete?: never;
@@ -2284,7 +2334,7 @@ export interface paths {
          * Own wallets with balances
          * @description Lists the caller's wallets with their balances. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:read`.
          */
         get: operations["getFiatWallets"];
         put?: never;
@@ -2292,7 +2342,7 @@ export interface paths {
          * Create a wallet (one per currency)
          * @description Opens a wallet for the caller in a currency (one per currency) with a zero balance.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatWallets"];
         delete?: never;
@@ -2336,7 +2386,7 @@ export interface paths {
          * Add a further webhook subscription
          * @description Adds a subscription (URL and event types) to the caller's webhook endpoints.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         post: operations["postFiatWebhookSubs"];
         delete?: never;
@@ -2356,7 +2406,7 @@ export interface paths {
          * One of the caller's webhook endpoints
          * @description Answers one of the caller's endpoints without its secret; another user's id is 404. Changes nothing.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:read`.
          */
         get: operations["getFiatWebhookSubsId"];
         put?: never;
@@ -2365,7 +2415,7 @@ export interface paths {
          * Delete a webhook endpoint
          * @description Deletes one of the caller's endpoints and its delivery log; another user's id is 404.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         delete: operations["deleteFiatWebhookSubsId"];
         options?: never;
@@ -2374,7 +2424,7 @@ export interface paths {
          * Change a webhook endpoint: url, events, enabled, secret
          * @description Changes the url, events or enabled flag of one of the caller's endpoints; `secret` rotates the signing secret (null mints a whsec_ secret, returned once).
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         patch: operations["patchFiatWebhookSubsId"];
         trace?: never;
@@ -2390,7 +2440,7 @@ export interface paths {
          * Delivery log of one of the caller's webhook endpoints
          * @description Pages the deliveries of one of the caller's endpoints with status, attempts, the last status code, error and duration. Changes nothing.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:read`.
          */
         get: operations["getFiatWebhookSubsIdDeliveries"];
         put?: never;
@@ -2414,7 +2464,7 @@ export interface paths {
          * Attempt a failed delivery again now
          * @description Queues a failed or dead-lettered delivery of one of the caller's endpoints for an attempt now, signed like the first.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         post: operations["postFiatWebhookSubsIdDeliveriesDeliveryIdRetry"];
         delete?: never;
@@ -2436,7 +2486,7 @@ export interface paths {
          * Send a signed webhook.test event to an endpoint
          * @description Queues a signed webhook.test delivery to one of the caller's endpoints through the normal delivery path (its log shows the outcome).
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
         post: operations["postFiatWebhookSubsIdTest"];
         delete?: never;
@@ -2458,7 +2508,7 @@ export interface paths {
          * Withdraw off-platform
          * @description Debits the caller's wallet for a withdrawal off the platform, within the daily limits (higher after KYC). Records the transaction.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `fiat:write`.
          */
         post: operations["postFiatWithdraw"];
         delete?: never;
@@ -2530,7 +2580,7 @@ export interface paths {
          * Create a draft proposal
          * @description Creates a draft proposal authored by the caller; a governance admin opens it for voting.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `gov:write`.
          */
         post: operations["postGovProposals"];
         delete?: never;
@@ -2640,7 +2690,7 @@ export interface paths {
          * Recount the ballots of a proposal
          * @description Counts the ballots of a proposal again and answers the tally. Changes nothing.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `gov:write`.
          */
         post: operations["postGovProposalsIdTally"];
         delete?: never;
@@ -2668,7 +2718,7 @@ export interface paths {
          * Cast the caller's one ballot on an open proposal
          * @description Records the caller's one ballot on an open proposal, in the proposal's vote mode; a second ballot is refused.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `gov:write`.
          */
         post: operations["postGovProposalsIdVotes"];
         delete?: never;
@@ -2762,7 +2812,7 @@ export interface paths {
          * Append an entry (platform-internal callers); prevHash is computed server-side
          * @description Appends an entry of a caller-defined kind to the hash chain; the platform computes prevHash and the hash. A replay of (kind, sourceId) answers the existing entry. Kinds the platform's modules emit are refused.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `ledger:write`.
          */
         post: operations["postLedgerEntries"];
         delete?: never;
@@ -2870,7 +2920,7 @@ export interface paths {
          * The caller's charges, optionally of one mask
          * @description Pages through the caller's charges, optionally of one mask. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `mask:read`.
          */
         get: operations["getMaskCharges"];
         put?: never;
@@ -2878,7 +2928,7 @@ export interface paths {
          * Authorize a charge against a mask, with a risk score 0..100
          * @description Authorizes (or declines) a charge against one of the caller's masks, scores its risk 0..100 and records it; an approved charge lowers the mask's remaining limit.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `mask:write`.
          */
         post: operations["postMaskCharges"];
         delete?: never;
@@ -2920,7 +2970,7 @@ export interface paths {
          * The caller's active masks with their remaining balance
          * @description Lists the caller's active masks with what is left of each limit. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `mask:read`.
          */
         get: operations["getMaskMasks"];
         put?: never;
@@ -2928,7 +2978,7 @@ export interface paths {
          * Issue a virtual mask
          * @description Issues a virtual card (mask) of the caller with a spending limit; only its virtual PAN is ever shown.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `mask:write`.
          */
         post: operations["postMaskMasks"];
         delete?: never;
@@ -2950,7 +3000,7 @@ export interface paths {
          * Soft-revoke one of the caller's masks
          * @description Revokes one of the caller's masks: further charges are declined. Another user's mask answers 404.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `mask:write`.
          */
         post: operations["postMaskMasksIdRevoke"];
         delete?: never;
@@ -2992,7 +3042,7 @@ export interface paths {
          * The caller's roll-up: active masks, total spend, decline rate, mean risk score
          * @description The caller's active masks, total spend, decline rate and mean risk score. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `mask:read`.
          */
         get: operations["getMaskStats"];
         put?: never;
@@ -3044,7 +3094,7 @@ export interface paths {
          * Publish a scenario (or sliders) to the catalog
          * @description Publishes one of the caller's scenarios, or sliders sent in the body, as a catalog artifact everyone can read. Creates an artifact.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:write`.
          */
         post: operations["postPlanetConstitutionArtifacts"];
         delete?: never;
@@ -3110,7 +3160,7 @@ export interface paths {
          * Comment on an artifact (1 to 2,000 characters)
          * @description Adds the caller's comment to an artifact.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:write`.
          */
         post: operations["postPlanetConstitutionArtifactsIdComment"];
         delete?: never;
@@ -3198,14 +3248,14 @@ export interface paths {
          * Vote for an artifact (one vote per user, idempotent)
          * @description Records the caller's vote for an artifact; voting again changes nothing.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:write`.
          */
         post: operations["postPlanetConstitutionArtifactsIdVote"];
         /**
          * Remove the caller's vote (idempotent)
          * @description Removes the caller's vote from an artifact, if any.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `constitution:write`.
          */
         delete: operations["deletePlanetConstitutionArtifactsIdVote"];
         options?: never;
@@ -3642,7 +3692,7 @@ export interface paths {
          * The caller's score, rank and last 50 events
          * @description The caller's score, rank and last 50 events. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `reputation:read`.
          */
         get: operations["getReputationMe"];
         put?: never;
@@ -3774,7 +3824,7 @@ export interface paths {
          * The caller's royalties
          * @description Pages through the royalties recorded for the caller. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `partner:read`.
          */
         get: operations["getRightsRoyalties"];
         put?: never;
@@ -3840,7 +3890,7 @@ export interface paths {
          * The caller's signing keys, active and retired
          * @description Lists the caller's signing keys, active and retired, with their public halves. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `sign:read`.
          */
         get: operations["getSignKeys"];
         put?: never;
@@ -3864,7 +3914,7 @@ export interface paths {
          * Retire the caller's key and issue a new one; old keys stay published
          * @description Retires the caller's active key and creates a new one; retired keys stay published so old signatures still verify.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `sign:write`.
          */
         post: operations["postSignKeysRotate"];
         delete?: never;
@@ -3930,7 +3980,7 @@ export interface paths {
          * Sign the canonical JSON (RFC 8785) of a payload object with the caller's Ed25519 key
          * @description Signs the RFC 8785 canonical form of the payload with the caller's active key (one is created on first use) and records the signing.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `sign:write`.
          */
         post: operations["postSignSign"];
         delete?: never;
@@ -3972,7 +4022,7 @@ export interface paths {
          * The caller's test-net account (opened on first call)
          * @description The caller's test-net account and balance; the first call opens it.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `trade:read`.
          */
         get: operations["getTradeAccounts"];
         put?: never;
@@ -3994,7 +4044,7 @@ export interface paths {
          * Find the account of a user by e-mail
          * @description The test-net account of the user with that e-mail, to transfer to. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `trade:read`.
          */
         get: operations["getTradeAccountsLookup"];
         put?: never;
@@ -4060,7 +4110,7 @@ export interface paths {
          * The caller's operations, newest first
          * @description Pages through the operations of the caller's account, newest first. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `trade:read`.
          */
         get: operations["getTradeOperations"];
         put?: never;
@@ -4082,7 +4132,7 @@ export interface paths {
          * Every operation of the caller's account as RFC 4180 CSV
          * @description Every operation of the caller's account as an RFC 4180 CSV download. Read-only.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `trade:read`.
          */
         get: operations["getTradeOperationsCsv"];
         put?: never;
@@ -4106,7 +4156,7 @@ export interface paths {
          * Top up the caller's account (at most 10000 TNU)
          * @description Credits test-net units (TNU, no real value) to the caller's account, at most 10000 TNU per top-up. Records an operation.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `trade:write`.
          */
         post: operations["postTradeTopup"];
         delete?: never;
@@ -4128,7 +4178,7 @@ export interface paths {
          * Transfer TNU from the caller's account to another
          * @description Moves TNU from the caller's account to another account. Debits the caller, credits the other, records the operation.
          *
-         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `trade:write`.
          */
         post: operations["postTradeTransfer"];
         delete?: never;
@@ -4339,6 +4389,51 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        APIKey: {
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description null: the key does not expire
+             */
+            expiresAt: string | null;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /**
+             * Format: date-time
+             * @description the last use, to the minute; null before the first
+             */
+            lastUsedAt: string | null;
+            name: string;
+            /** @description the key's first characters, to tell keys apart */
+            prefix: string;
+            scopes: string[];
+        };
+        APIKeyCreated: {
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description null: the key does not expire
+             */
+            expiresAt: string | null;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @description the key, shown only in this answer (rk_live_…); send it as Authorization: Bearer <key> */
+            key: string;
+            /**
+             * Format: date-time
+             * @description the last use, to the minute; null before the first
+             */
+            lastUsedAt: string | null;
+            name: string;
+            /** @description the key's first characters, to tell keys apart */
+            prefix: string;
+            scopes: string[];
+        };
+        APIKeyList: {
+            items: components["schemas"]["APIKey"][];
+        };
         AiRequest: {
             /**
              * @description the metric to improve; absent: the template's goal, else the overall score
@@ -4961,7 +5056,15 @@ export interface components {
             [key: string]: unknown;
         };
         CreateKeyRequest: {
-            label?: string;
+            /**
+             * Format: date-time
+             * @description when the key stops working; left out, it works until revoked
+             */
+            expiresAt?: string;
+            /** @description what the key is for, shown in the list */
+            name: string;
+            /** @description the scopes the key carries, e.g. fiat:read, fiat:write, webhooks:write */
+            scopes: string[] | null;
         } & {
             [key: string]: unknown;
         };
@@ -5334,6 +5437,11 @@ export interface components {
             transactionId: string;
             /** @description ksuid (27 base62 characters) */
             walletId: string;
+        };
+        FiatCreateKeyRequest: {
+            label?: string;
+        } & {
+            [key: string]: unknown;
         };
         FiatCreditResult: {
             /** @description ksuid (27 base62 characters) */
@@ -6223,6 +6331,8 @@ export interface components {
             /** @description false pauses the endpoint: no new deliveries, queued ones wait; true resumes it */
             enabled?: boolean | null;
             events?: components["schemas"]["EventsPatch"];
+            /** @description with secret: seconds the previous secret keeps signing beside the new one: 86400 (24 h) when left out, at most 172800 (48 h); 0 stops it at once */
+            expiresIn?: number | null;
             /** @description a new signing secret; null: the server mints a whsec_ secret and returns it once, in this answer; left out: unchanged */
             secret?: string | null;
             /** @description a new endpoint URL, checked as on create */
@@ -6599,10 +6709,12 @@ export interface components {
             points: number;
         };
         RotateRequest: {
+            /** @description seconds the previous secret keeps signing beside the new one: 86400 (24 h) when left out, at most 172800 (48 h); 0 stops it at once */
+            expiresIn?: number | null;
             /** @description a subscription made with /webhook-subs; the primary endpoint when left out */
             id?: string;
-            /** @description the new secret; left out, the server mints a whsec_ secret and returns it once, in this answer */
-            secret?: string;
+            /** @description a new signing secret; null: the server mints a whsec_ secret and returns it once, in this answer; left out: unchanged */
+            secret?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -7094,6 +7206,11 @@ export interface components {
             events: string[] | null;
             /** @description ksuid (27 base62 characters) */
             id: string;
+            /**
+             * Format: date-time
+             * @description after a rotation with an overlap: until then deliveries carry a signature with the previous secret too
+             */
+            previousSecretExpiresAt?: string | null;
             /** @description the endpoint of /me/webhook */
             primary: boolean;
             /** @description the whsec_ secret the server minted; shown only in this answer */
@@ -7138,6 +7255,11 @@ export interface components {
             events: string[] | null;
             /** @description ksuid (27 base62 characters) */
             id: string;
+            /**
+             * Format: date-time
+             * @description after a rotation with an overlap: until then deliveries carry a signature with the previous secret too
+             */
+            previousSecretExpiresAt?: string | null;
             /** @description the whsec_ secret the server minted because none was sent; shown only in this answer */
             secret?: string;
             url: string;
@@ -7276,6 +7398,335 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getAuthApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the caller's active keys, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyList"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postAuthApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description the key, shown only in this answer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyCreated"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description key_limit_reached: the caller holds the most active API keys allowed */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "key_limit_reached" | "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    deleteAuthApiKeysId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found: no such active API key of the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
                     };
                 };
             };
@@ -7541,7 +7992,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope account:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -7905,7 +8368,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
                     };
                 };
             };
@@ -8166,7 +8641,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope build:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -8258,7 +8745,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope build:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -8352,7 +8851,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope build:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -8459,7 +8970,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope build:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -8556,7 +9079,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope build:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -9115,7 +9650,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope build:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -9212,7 +9759,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -9224,7 +9771,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "plan_vacancy_limit_reached";
+                        error?: "plan_vacancy_limit_reached" | "insufficient_scope";
                     };
                 };
             };
@@ -9330,7 +9877,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope build:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -9595,7 +10154,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -9607,7 +10166,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "email_unverified";
+                        error?: "email_unverified" | "insufficient_scope";
                     };
                 };
             };
@@ -9812,7 +10371,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -9824,7 +10383,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "email_unverified";
+                        error?: "email_unverified" | "insufficient_scope";
                     };
                 };
             };
@@ -10007,7 +10566,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope charity:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -10200,7 +10771,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -10337,7 +10908,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -10349,7 +10920,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "kyc_required";
+                        error?: "kyc_required" | "insufficient_scope";
                     };
                 };
             };
@@ -10863,7 +11434,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -10875,7 +11446,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "email_unverified";
+                        error?: "email_unverified" | "insufficient_scope";
                     };
                 };
             };
@@ -11282,7 +11853,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "audit_required" | "auth_required";
+                        error?: "audit_required" | "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -11295,6 +11866,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "spend_limit_exceeded";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -11403,7 +11986,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "audit_required" | "auth_required";
+                        error?: "audit_required" | "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -11416,6 +11999,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "spend_limit_exceeded";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -11596,7 +12191,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -11773,7 +12380,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -12241,7 +12860,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -12338,7 +12969,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -12430,7 +13073,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -12442,7 +13085,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "email_unverified";
+                        error?: "email_unverified" | "insufficient_scope";
                     };
                 };
             };
@@ -12695,7 +13338,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -12805,7 +13448,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -12918,7 +13561,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -13055,7 +13698,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -13192,7 +13835,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -13296,7 +13939,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -13402,7 +14045,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -13532,7 +14175,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -13662,7 +14305,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -13792,7 +14435,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -13923,7 +14566,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -14109,7 +14752,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -14239,7 +14882,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -14375,7 +15018,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -14481,7 +15124,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -14803,7 +15446,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -14815,7 +15458,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "kyc_required";
+                        error?: "kyc_required" | "insufficient_scope";
                     };
                 };
             };
@@ -14950,7 +15593,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -14962,7 +15605,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "kyc_required";
+                        error?: "kyc_required" | "insufficient_scope";
                     };
                 };
             };
@@ -15277,7 +15920,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -15369,7 +16024,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -15465,7 +16132,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -15560,7 +16239,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -15666,7 +16357,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -15756,7 +16459,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -15836,7 +16551,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the endpoint; the new secret signs every attempt from now on */
+            /** @description the endpoint; the new secret signs every attempt from now on, the previous one beside it until previousSecretExpiresAt */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15865,7 +16580,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -15975,7 +16702,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -16081,7 +16820,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -16197,7 +16948,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -16305,7 +17068,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -16397,7 +17172,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -16494,7 +17281,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -16600,7 +17399,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -17090,7 +17901,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
                     };
                 };
             };
@@ -17154,7 +17977,7 @@ export interface operations {
         /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateKeyRequest"];
+                "application/json": components["schemas"]["FiatCreateKeyRequest"];
             };
         };
         responses: {
@@ -17187,7 +18010,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
                     };
                 };
             };
@@ -17281,7 +18116,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
                     };
                 };
             };
@@ -17472,7 +18319,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -17484,7 +18331,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "kyc_required";
+                        error?: "kyc_required" | "insufficient_scope";
                     };
                 };
             };
@@ -17605,7 +18452,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -17814,7 +18673,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -18038,7 +18909,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -18050,7 +18921,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "kyc_required";
+                        error?: "kyc_required" | "insufficient_scope";
                     };
                 };
             };
@@ -18173,7 +19044,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -18287,7 +19170,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -18407,7 +19302,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -18499,7 +19406,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -18598,7 +19517,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -18610,7 +19529,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "kyc_required";
+                        error?: "kyc_required" | "insufficient_scope";
                     };
                 };
             };
@@ -18726,7 +19645,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -18823,7 +19754,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope fiat:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -19026,7 +19969,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -19132,7 +20087,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -19236,7 +20203,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -19347,7 +20326,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -19459,7 +20450,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -19566,7 +20569,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -19684,7 +20699,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -19795,7 +20822,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -19807,7 +20834,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "kyc_required";
+                        error?: "kyc_required" | "insufficient_scope";
                     };
                 };
             };
@@ -20176,7 +21203,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope gov:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -20376,7 +21415,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -20506,7 +21545,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -20636,7 +21675,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -20766,7 +21805,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope gov:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -20987,7 +22038,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope gov:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -21447,7 +22510,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -21459,7 +22522,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "insufficient_scope";
                     };
                 };
             };
@@ -21900,7 +22963,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope mask:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -22020,7 +23095,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -22031,6 +23106,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MaskChargeDeclined"];
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope mask:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
+                    };
                 };
             };
             /** @description not_found: no such mask of the caller */
@@ -22214,7 +23301,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope mask:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -22311,7 +23410,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope mask:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -22417,7 +23528,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope mask:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -22601,7 +23724,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope mask:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -22864,7 +23999,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -23149,7 +24296,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -23554,7 +24713,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -23660,7 +24831,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope constitution:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -23921,7 +25104,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -24030,7 +25213,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -24137,7 +25320,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -24268,7 +25451,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -24384,7 +25567,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -24488,7 +25671,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -24592,7 +25775,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -24696,7 +25879,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -25585,7 +26768,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope reputation:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -26092,7 +27287,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
                     };
                 };
             };
@@ -26104,7 +27299,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "email_unverified";
+                        error?: "email_unverified" | "insufficient_scope";
                     };
                 };
             };
@@ -26386,7 +27581,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope sign:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -26478,7 +27685,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope sign:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -26750,7 +27969,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope sign:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -26931,7 +28162,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope trade:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -27026,7 +28269,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope trade:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -27291,7 +28546,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope trade:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -27383,7 +28650,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope trade:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -27482,7 +28761,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope trade:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
@@ -27605,7 +28896,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "auth_required";
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description insufficient_scope: the API key lacks the scope trade:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "insufficient_scope";
                     };
                 };
             };
