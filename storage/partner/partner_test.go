@@ -42,7 +42,9 @@ func TestRoyaltiesRecordOnceEvenConcurrently(t *testing.T) {
 	pool, _ := pgtest.NewDB(t)
 	st := partner.NewStore(pool)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	if _, err := pool.Exec(ctx, `INSERT INTO users (id, email, password_hash) VALUES ('u1', 'Alice@Example.com', 'x')`); err != nil {
+	// alice verified her address; carol registered hers without verifying it.
+	if _, err := pool.Exec(ctx, `INSERT INTO users (id, email, password_hash, email_verified_at)
+VALUES ('u1', 'Alice@Example.com', 'x', now()), ('u2', 'carol@example.com', 'x', NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	roy := func(id, event string, amount int64) partner.RoyaltyRow {
@@ -55,6 +57,15 @@ func TestRoyaltiesRecordOnceEvenConcurrently(t *testing.T) {
 	})
 	if err != nil || !inserted || got.ID != "r1" || userSeen != "u1" {
 		t.Fatalf("first: %+v %v %v user %q", got, inserted, err, userSeen)
+	}
+	// An event names only an account that verified the address.
+	carol := partner.RoyaltyRow{ID: "rc", EventID: "ec", Email: "carol@example.com", ProductKey: "p", Period: "2030-01", Amount: 5, PaidAt: now}
+	userSeen = "unset"
+	if _, _, err := st.RecordRoyalty(ctx, carol, func(r partner.RoyaltyRow, userID string) (pipeline.OutboxRow, error) {
+		userSeen = userID
+		return eventOf[partner.RoyaltyRow](schemas.TypeRoyaltyRecorded)(r, userID)
+	}); err != nil || userSeen != "" {
+		t.Fatalf("royalty for an unverified address names user %q (%v)", userSeen, err)
 	}
 	// A replay with another body answers the first record and records nothing.
 	got, inserted, err = st.RecordRoyalty(ctx, roy("r2", "e1", 999), eventOf[partner.RoyaltyRow](schemas.TypeRoyaltyRecorded))
@@ -91,8 +102,8 @@ func TestRoyaltiesRecordOnceEvenConcurrently(t *testing.T) {
 	if len(fails) > 0 || wins != 1 || len(ids) != 1 {
 		t.Fatalf("concurrent: wins %d ids %v errors %v", wins, ids, fails)
 	}
-	if n := outboxCount(t, pool, schemas.TypeRoyaltyRecorded); n != 2 {
-		t.Fatalf("outbox has %d royalty events, want 2", n)
+	if n := outboxCount(t, pool, schemas.TypeRoyaltyRecorded); n != 3 {
+		t.Fatalf("outbox has %d royalty events, want 3 (alice's two, carol's one)", n)
 	}
 
 	rows, total, err := st.Royalties(ctx, "alice@example.com", schemas.Position{}, 1)
