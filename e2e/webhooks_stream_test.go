@@ -204,7 +204,8 @@ func TestUserStreamsCapped(t *testing.T) {
 		t.Fatalf("another user's stream: %d", r.StatusCode)
 	}
 	streams[0].Body.Close()
-	harness.Eventually(t, 30*time.Second, "a closed stream's slot freed", func() bool {
+	// The server notices a client gone at its next write (a heartbeat).
+	harness.Eventually(t, 90*time.Second, "a closed stream's slot freed", func() bool {
 		r := open(u.Token)
 		defer r.Body.Close()
 		return r.StatusCode == http.StatusOK

@@ -142,6 +142,7 @@ func (h *Handlers) Register(r server.Router) error {
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the caller's first endpoint", schemas.WebhookSubscriptionMinted{}),
 			server.Answers(http.StatusOK, "the endpoint replaced: same id and createdAt, new url, secret and events", schemas.WebhookSubscriptionMinted{}),
+			server.Fails(http.StatusConflict, "webhook_limit_reached: the caller already holds 10 webhook endpoints (this one counts)"),
 		},
 	}, user)
 	server.Handle(g, fiber.MethodPatch, "/me/webhook", server.Op[rotateRequest]{
@@ -155,11 +156,11 @@ func (h *Handlers) Register(r server.Router) error {
 	}, user)
 	server.Post(g, "/webhook-subs", server.Op[subscribeRequest]{
 		Summary:     "Add a further webhook subscription",
-		Description: "Adds a subscription (URL and event types) to the caller's webhook endpoints.",
+		Description: "Adds a subscription (URL and event types) to the caller's webhook endpoints. With an Idempotency-Key a retry answers the first answer byte for byte (Idempotent-Replayed: true) and creates nothing.",
 		Class:       ratelimit.Write, Handle: h.addSubscription,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the new subscription", schemas.WebhookSubscriptionMinted{}),
-			server.Fails(http.StatusConflict, "webhook_limit_reached: a user may hold at most 10 webhook subscriptions"),
+			server.Fails(http.StatusConflict, "webhook_limit_reached or idempotency_key_reused: a user may hold at most 10 webhook subscriptions; or the Idempotency-Key came with another body"),
 		},
 	}, user)
 	h.registerOwner(g, user)
