@@ -339,3 +339,18 @@ func TestAdminNeedsMFAInProduction(t *testing.T) {
 	wantAnswer(t, "logout", p.Post(t, "/api/auth/logout", tok, nil), http.StatusNoContent, "")
 	wantAnswer(t, "the console after logout", p.Get(t, "/api/platform/admin/deliveries", tok), http.StatusUnauthorized, "auth_required")
 }
+
+// TestStreamTicketOfEndedSession: an admin event-stream ticket stands for
+// the session that minted it; once that session ends (logout), the unused
+// ticket opens nothing.
+func TestStreamTicketOfEndedSession(t *testing.T) {
+	p := shared(t)
+	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	tok := mustLogin(t, p, admin.Email, admin.Password, nil)
+	r := p.Post(t, "/api/fiat/admin/events/ticket", tok, nil)
+	wantAnswer(t, "mint a ticket", r, http.StatusCreated, "")
+	ticket := r.JSON(t)["ticket"].(string)
+	wantAnswer(t, "logout", p.Post(t, "/api/auth/logout", tok, nil), http.StatusNoContent, "")
+	wantAnswer(t, "the ticket of the ended session", p.Get(t, "/api/fiat/admin/events?ticket="+ticket, ""),
+		http.StatusUnauthorized, "auth_required")
+}

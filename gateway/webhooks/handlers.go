@@ -25,8 +25,8 @@ type Store interface {
 	RotateSecret(ctx context.Context, userID, id, secret string, previousUntil *time.Time, now time.Time) (store.Subscription, error)
 	List(ctx context.Context, f store.Filter) ([]store.Delivery, error)
 	Retry(ctx context.Context, id string, now time.Time) (store.Delivery, error)
-	CreateStreamTicket(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time) error
-	UseStreamTicket(ctx context.Context, tokenHash string, now time.Time) (string, error)
+	CreateStreamTicket(ctx context.Context, tokenHash, userID, sessionID string, expiresAt, now time.Time) error
+	UseStreamTicket(ctx context.Context, tokenHash string, now time.Time) (string, string, error)
 
 	ListSubscriptions(ctx context.Context, userID string, before schemas.Position, limit int) ([]store.Subscription, error)
 	Subscription(ctx context.Context, userID, id string) (store.Subscription, error)

@@ -284,7 +284,7 @@ func TestStreamTickets(t *testing.T) {
 		const raw = "ticket-of-a-plain-user-0123456789abcdef"
 		sum := sha256.Sum256([]byte(raw))
 		now := time.Now()
-		if err := f.store.CreateStreamTicket(context.Background(), hex.EncodeToString(sum[:]), "u-user", now.Add(time.Minute), now); err != nil {
+		if err := f.store.CreateStreamTicket(context.Background(), hex.EncodeToString(sum[:]), "u-user", "", now.Add(time.Minute), now); err != nil {
 			t.Fatal(err)
 		}
 		resp, _, c := f.open(t, "/api/fiat/admin/events?ticket="+raw, nil)

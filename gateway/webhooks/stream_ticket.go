@@ -38,7 +38,7 @@ func (h *Handlers) mintTicket(c *fiber.Ctx, _ *server.NoRequest) error {
 	ticket := base64.RawURLEncoding.EncodeToString(raw)
 	now := h.now().UTC()
 	expires := now.Add(TicketTTL)
-	if err := h.store.CreateStreamTicket(c.UserContext(), hashTicket(ticket), p.UserID, expires, now); err != nil {
+	if err := h.store.CreateStreamTicket(c.UserContext(), hashTicket(ticket), p.UserID, p.SessionID, expires, now); err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
@@ -61,7 +61,7 @@ func (h *Handlers) streamAuth(user fiber.Handler) fiber.Handler {
 		if ticket == "" {
 			return user(c)
 		}
-		userID, err := h.store.UseStreamTicket(c.UserContext(), hashTicket(ticket), h.now().UTC())
+		userID, sessionID, err := h.store.UseStreamTicket(c.UserContext(), hashTicket(ticket), h.now().UTC())
 		if errors.Is(err, postgres.ErrNotFound) {
 			return apierr.New(http.StatusUnauthorized, apierr.CodeAuthRequired,
 				"the stream ticket is unknown, used or expired: mint a new one")
@@ -69,7 +69,17 @@ func (h *Handlers) streamAuth(user fiber.Handler) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		auth.SetUser(c, auth.Principal{UserID: userID})
+		p := auth.Principal{UserID: userID, SessionID: sessionID}
+		// The ticket stands for the session that minted it: once that
+		// session ended, the ticket opens nothing.
+		if s := h.tokens.Sessions(); s != nil {
+			if err := s.Check(c.UserContext(), p); errors.Is(err, auth.ErrSessionEnded) {
+				return apierr.AuthRequired()
+			} else if err != nil {
+				return err
+			}
+		}
+		auth.SetUser(c, p)
 		return c.Next()
 	}
 }
