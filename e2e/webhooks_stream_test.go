@@ -195,6 +195,9 @@ func TestUserStreamsCapped(t *testing.T) {
 		streams = append(streams, r)
 	}
 	sixth := open(u.Token)
+	if sixth.StatusCode == http.StatusOK {
+		t.Fatal("a 6th stream of one user was opened, want 429 rate_limited")
+	}
 	body, _ := io.ReadAll(sixth.Body)
 	if sixth.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), `"rate_limited"`) ||
 		sixth.Header.Get("Retry-After") == "" {
