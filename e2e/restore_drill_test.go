@@ -353,6 +353,9 @@ func (l *drillLoad) checkLedger(t *testing.T) string {
 	if orphans != 0 {
 		t.Errorf("%d of %d transfer ledger entries name no transaction", orphans, entries)
 	}
+	if entries != len(l.acked) {
+		t.Errorf("%d transfer ledger entries for %d acknowledged transfers", entries, len(l.acked))
+	}
 	rows, err := db.Query(ctx, `SELECT x.memo, count(e.id) FROM fiat_transactions x
 		LEFT JOIN ledger_entries e ON e.kind = $1 AND e.source_id = x.id
 		WHERE x.kind = 'transfer' GROUP BY x.memo`, schemas.LedgerKindTransfer)
