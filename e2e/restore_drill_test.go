@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fintech/platform/e2e/harness"
@@ -264,7 +265,7 @@ func TestRestoreDrill(t *testing.T) {
 	l.checkConserved(t)
 	t.Logf("platform verify after the restore to T:\n%s", verifyDatabase(t, p))
 	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupFiat, topics.GroupLedger, topics.GroupReputation)
-	t.Logf("restore to T: %s", ledgerOrphans(t, p.DatabaseURL))
+	t.Logf("restore to T: %s", l.checkLedger(t))
 
 	for round := 1; round <= rounds; round++ {
 		l.send(t, fmt.Sprintf("round%d", round), 60*round)
@@ -291,12 +292,14 @@ func TestRestoreDrill(t *testing.T) {
 		l.waitAllOnce(t, 60*time.Second)
 		l.checkConserved(t)
 		verifyDatabase(t, p)
+		waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupFiat, topics.GroupLedger)
+		ledgerState := l.checkLedger(t)
 		t.Logf("drill round %d: database %.1f MB; RTO %s (files copied in %s: %.0f s/GB at that rate; the rest is the start and the WAL replay); "+
 			"RPO: %d of %d acknowledged transfers missing from the restored database (last archived %s before the kill, last acknowledgement %s before it), "+
 			"all %d re-applied from the topics; %s",
 			round, float64(size)/(1<<20), rto.Round(time.Millisecond), copied.Round(time.Millisecond), copied.Seconds()/(float64(size)/(1<<30)),
 			lost, len(l.acked), killedAt.Sub(archived).Round(time.Millisecond), killedAt.Sub(lastAck).Round(time.Millisecond), lost,
-			ledgerOrphans(t, p.DatabaseURL))
+			ledgerState)
 		if err := p.Get(t, "/api/platform/version", "").Status; err != http.StatusOK {
 			t.Fatalf("platform after the restore answers %d", err)
 		}
@@ -328,14 +331,16 @@ func latest(m map[string]time.Time) time.Time {
 	return last
 }
 
-// ledgerOrphans says how many transfer ledger entries name a transaction
-// the database does not hold: entries appended from the ledger.append
-// records of transfers applied before a restore and applied again after it
-// under a new transaction id (reported, see the README).
-func ledgerOrphans(t *testing.T, dbURL string) string {
+// checkLedger fails unless every transfer ledger entry names a
+// transaction the database holds and every acknowledged transfer has
+// exactly one entry: a transfer applied before a restore and again after it
+// mints the same transaction id, so the entry appended from the first
+// application's ledger.append record is the entry of the second, and the
+// second's record is deduped by its source. It says what it counted.
+func (l *drillLoad) checkLedger(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	db, err := pgxpool.New(ctx, dbURL)
+	db, err := pgxpool.New(ctx, l.p.DatabaseURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +350,45 @@ func ledgerOrphans(t *testing.T, dbURL string) string {
 		FROM ledger_entries e WHERE kind = $1`, schemas.LedgerKindTransfer).Scan(&orphans, &entries); err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("%d of %d transfer ledger entries name no transaction", orphans, entries)
+	if orphans != 0 {
+		t.Errorf("%d of %d transfer ledger entries name no transaction", orphans, entries)
+	}
+	if entries != len(l.acked) {
+		t.Errorf("%d transfer ledger entries for %d acknowledged transfers", entries, len(l.acked))
+	}
+	rows, err := db.Query(ctx, `SELECT x.memo, count(e.id) FROM fiat_transactions x
+		LEFT JOIN ledger_entries e ON e.kind = $1 AND e.source_id = x.id
+		WHERE x.kind = 'transfer' GROUP BY x.memo`, schemas.LedgerKindTransfer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perMemo, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct {
+		memo string
+		n    int
+	}, error) {
+		var v struct {
+			memo string
+			n    int
+		}
+		return v, r.Scan(&v.memo, &v.n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := make(map[string]int, len(perMemo))
+	for _, v := range perMemo {
+		have[v.memo] = v.n
+	}
+	for key := range l.acked {
+		if have[key] != 1 {
+			t.Errorf("acknowledged transfer %s has %d ledger entries, want 1", key, have[key])
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return fmt.Sprintf("%d transfer ledger entries, none naming no transaction, one per each of the %d acknowledged transfers",
+		entries, len(l.acked))
 }
 
 func mustPool(t *testing.T, dbURL string) *pgxpool.Pool {

@@ -3,6 +3,7 @@ package fiat
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,6 +70,14 @@ type batch struct {
 	// feeCurrency and feeWallet keep the last fee wallet id, so a batch of
 	// one currency does not build the id for every command.
 	feeCurrency, feeWallet string
+
+	// cmd and cmdAt are the id and occurredAt of the command being decided,
+	// minted the purposes it has minted ids for: every id a command's
+	// application mints derives from them (newID), so applying it again
+	// after a restore writes the same rows, ledger sources and event ids.
+	cmd    string
+	cmdAt  time.Time
+	minted []string
 
 	txs         []store.Tx
 	audit       []store.AuditRow
@@ -247,6 +256,27 @@ func (b *batch) debitOwn(walletID, userID string, amount int64) (*store.Wallet, 
 	return w, nil
 }
 
+// deciding makes env the command whose application mints the next ids.
+func (b *batch) deciding(env schemas.Envelope) {
+	b.cmd, b.cmdAt, b.minted = env.ID, env.OccurredAt, b.minted[:0]
+}
+
+// newID returns the id the command being decided mints for purpose,
+// numbered from the second time it mints one for the same purpose.
+func (b *batch) newID(purpose string) string {
+	n := 0
+	for _, p := range b.minted {
+		if p == purpose {
+			n++
+		}
+	}
+	b.minted = append(b.minted, purpose)
+	if n > 0 {
+		purpose += "." + strconv.Itoa(n)
+	}
+	return schemas.DerivedID(b.cmd, purpose, b.cmdAt)
+}
+
 func (b *batch) emit(o *pipeline.Outcome, topic, typ, key, actor string, data any) {
 	env, err := schemas.New(typ, key, actor, data, b.now)
 	if err != nil {
@@ -254,6 +284,9 @@ func (b *batch) emit(o *pipeline.Outcome, topic, typ, key, actor string, data an
 		b.h.log.Error("encode emission", "type", typ, "err", err)
 		return
 	}
+	// A derived envelope id: the event an application emits again after a
+	// restore is the same event to the webhooks and the ClickHouse sink.
+	env.ID = b.newID("event:" + topic + ":" + typ)
 	o.Emit = append(o.Emit, pipeline.Emission{Topic: topic, Env: env})
 }
 

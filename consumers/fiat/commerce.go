@@ -73,7 +73,7 @@ func (m *merchantCharge) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.authDirty[a.ID] = true
 	b.spend(lim, m.Amount)
 
-	txID := schemas.NewID()
+	txID := b.newID("tx")
 	c := store.Charge{ID: m.ChargeID, MerchantUserID: m.MerchantUserID, MerchantKeyID: m.MerchantKeyID,
 		PaymentRef: m.PaymentRef, CustomerWallet: cust.ID, MerchantWallet: merch.ID, AuthorizationID: a.ID,
 		Amount: m.Amount, Fee: fee, Currency: cust.Currency, Description: m.Description, TransactionID: txID, CreatedAt: b.now}
@@ -86,7 +86,7 @@ func (m *merchantCharge) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "merchant_charge", Status: "completed", FromWallet: cust.ID,
 		ToWallet: merch.ID, FromUser: cust.UserID, ToUser: merch.UserID, Amount: m.Amount, Fee: fee,
 		Currency: cust.Currency, Memo: memo, RefID: c.ID, CreatedAt: b.now})
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: m.MerchantUserID, Action: "merchant.charge",
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: m.MerchantUserID, Action: "merchant.charge",
 		Subject: txID, Amount: m.Amount, Currency: cust.Currency,
 		Detail: fmt.Sprintf("%s -> %s fee %d ref %s key %s", cust.ID, merch.ID, fee, m.PaymentRef, m.MerchantKeyID), CreatedAt: b.now})
 
@@ -161,7 +161,7 @@ func (p *requestPay) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.creditFee(payer.Currency, fee)
 	b.spend(lim, r.Amount)
 
-	txID := schemas.NewID()
+	txID := b.newID("tx")
 	at := b.now
 	r.Status, r.PaidAt, r.PayerWallet, r.PayerUser, r.TransactionID = schemas.RequestStatusPaid, &at, payer.ID, payer.UserID, txID
 	b.reqDirty[r.ID] = true
@@ -172,7 +172,7 @@ func (p *requestPay) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "request_payment", Status: "completed", FromWallet: payer.ID,
 		ToWallet: to.ID, FromUser: payer.UserID, ToUser: to.UserID, Amount: r.Amount, Fee: fee, Currency: r.Currency,
 		Memo: memo, RefID: r.ID, CreatedAt: b.now})
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: payer.UserID, Action: "request.pay", Subject: txID,
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: payer.UserID, Action: "request.pay", Subject: txID,
 		Amount: r.Amount, Currency: r.Currency, Detail: fmt.Sprintf("request %s %s -> %s fee %d", r.ID, payer.ID, to.ID, fee),
 		CreatedAt: b.now})
 	o := pipeline.JSON(http.StatusOK, schemas.FiatRequestPayResult{RequestID: r.ID, Token: r.Token, Status: schemas.RequestStatusPaid,

@@ -119,7 +119,7 @@ func (b *batch) secondPayment(c *depositCredit, d *store.Deposit, w *store.Walle
 	b.deposits[id] = x
 	b.newDeposits = append(b.newDeposits, *x)
 	reason := fmt.Sprintf("second payment: paid %d %s for deposit %s, which is %s (event %s)", c.Amount, c.Currency, d.ID, d.Status, d.EventID)
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "processor", Action: "deposit.second_payment",
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit.second_payment"), Actor: "processor", Action: "deposit.second_payment",
 		Subject: x.ID, Amount: c.Amount, Currency: c.Currency,
 		Detail: "processor event " + c.EventID + ": " + reason, CreatedAt: b.now})
 	o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: x.ID, Status: x.Status})
@@ -149,7 +149,7 @@ func (b *batch) depositOf(id, walletID string) (*store.Deposit, *store.Wallet, *
 func (b *batch) holdDeposit(d *store.Deposit, w *store.Wallet, reason string) pipeline.Outcome {
 	d.Status = schemas.DepositNeedsReview
 	b.doneDeps = append(b.doneDeps, d)
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "processor", Action: "deposit.needs_review",
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit.needs_review"), Actor: "processor", Action: "deposit.needs_review",
 		Subject: d.ID, Amount: d.Amount, Currency: d.Currency,
 		Detail: "paid deposit " + d.ID + " event " + d.EventID + ": " + reason, CreatedAt: b.now})
 	o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, Status: d.Status})
@@ -162,13 +162,13 @@ func (b *batch) holdDeposit(d *store.Deposit, w *store.Wallet, reason string) pi
 // transaction, audit, event, ledger entry and reputation it causes.
 func (b *batch) creditDeposit(d *store.Deposit, w *store.Wallet, actor string) pipeline.Outcome {
 	b.move(w, d.Amount)
-	txID, ledgerID := schemas.NewID(), schemas.NewID()
+	txID, ledgerID := b.newID("tx"), b.newID("ledger")
 	at := b.now
 	d.Status, d.TransactionID, d.LedgerEntryID, d.CompletedAt = "completed", txID, ledgerID, &at
 	b.doneDeps = append(b.doneDeps, d)
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "deposit", Status: "completed", ToWallet: w.ID, ToUser: w.UserID,
 		Amount: d.Amount, Currency: w.Currency, Memo: "card top-up", RefID: d.ID, CreatedAt: b.now})
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: actor, Action: "deposit", Subject: txID,
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: actor, Action: "deposit", Subject: txID,
 		Amount: d.Amount, Currency: w.Currency, Detail: "deposit " + d.ID + " event " + d.EventID, CreatedAt: b.now})
 	o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, TransactionID: txID,
 		LedgerEntryID: ledgerID, Status: d.Status})
@@ -220,7 +220,7 @@ func (r *depositReview) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		at := b.now
 		d.Status, d.CompletedAt = schemas.DepositRefunded, &at
 		b.doneDeps = append(b.doneDeps, d)
-		b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: "admin:" + r.AdminUserID,
+		b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit.review"), Actor: "admin:" + r.AdminUserID,
 			Action: "deposit.refund", Subject: d.ID, Amount: amount, Currency: currency,
 			Detail: "refunded to the processor: " + r.Reason, CreatedAt: b.now})
 		o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, Status: d.Status})

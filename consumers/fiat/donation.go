@@ -81,11 +81,11 @@ func (d *donation) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	camp.Raised += d.AmountKzt
 	p.dirty[camp.ID] = true
 
-	txID := schemas.NewID()
+	txID := b.newID("tx")
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "donation", Status: "completed", FromWallet: w.ID,
 		ToWallet: d.CampaignWalletID, FromUser: w.UserID, ToUser: "campaign:" + d.CampaignID, Amount: d.AmountKzt,
 		Currency: w.Currency, Memo: "donation to campaign " + d.CampaignID, RefID: d.DonationID, CreatedAt: b.now})
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "donation", Subject: txID,
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: w.UserID, Action: "donation", Subject: txID,
 		Amount: d.AmountKzt, Currency: w.Currency, Detail: w.ID + " -> " + d.CampaignWalletID + " donation " + d.DonationID,
 		CreatedAt: b.now})
 	p.rows = append(p.rows, store.Donation{ID: d.DonationID, CampaignID: d.CampaignID, DonorUserID: w.UserID,

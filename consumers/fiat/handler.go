@@ -176,6 +176,7 @@ func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, writes *pgx
 		// before it, so newest-first lists (created_at, then id) keep the
 		// order commands were applied in, within one batch too.
 		l.b.now = base.Add(time.Duration(i) * time.Microsecond)
+		l.b.deciding(c.Env)
 		out[i] = l.cmds[j].cmd.decide(l.b, c.Env)
 	}
 	l.b.now = base

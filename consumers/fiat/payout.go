@@ -22,9 +22,9 @@ func (wd *withdraw) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	if rej != nil {
 		return *rej
 	}
-	txID, wdID := schemas.NewID(), wd.WithdrawalID
+	txID, wdID := b.newID("tx"), wd.WithdrawalID
 	if wdID == "" {
-		wdID = schemas.NewID()
+		wdID = b.newID("withdrawal")
 	}
 	// The destination is sealed by the gateway: memo and audit show its hint
 	// (a command from before that carries it in clear: hinted here).
@@ -34,7 +34,7 @@ func (wd *withdraw) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	}
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "withdrawal", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
 		Amount: wd.Amount, Currency: w.Currency, Memo: hint, RefID: wdID, CreatedAt: b.now})
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "withdrawal", Subject: txID,
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: w.UserID, Action: "withdrawal", Subject: txID,
 		Amount: wd.Amount, Currency: w.Currency, Detail: "to " + hint, CreatedAt: b.now})
 	o := pipeline.JSON(http.StatusCreated, schemas.FiatWithdrawResult{WithdrawalID: wdID, TransactionID: txID, Balance: w.Balance,
 		Status: "completed", CreatedAt: b.now})
@@ -58,12 +58,12 @@ func (p *payoutRequest) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	if rej != nil {
 		return *rej
 	}
-	txID := schemas.NewID()
+	txID := b.newID("tx")
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "payout_hold", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
 		Amount: p.Amount, Currency: w.Currency, Memo: "payout to " + p.BankAccountHint, RefID: p.PayoutID, CreatedAt: b.now})
 	b.newPayouts = append(b.newPayouts, store.Payout{ID: p.PayoutID, UserID: p.UserID, WalletID: w.ID, Amount: p.Amount,
 		Currency: w.Currency, BankAccount: p.BankAccount, Status: "pending_review", TransactionID: txID, CreatedAt: b.now})
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: w.UserID, Action: "payout.hold", Subject: p.PayoutID,
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: w.UserID, Action: "payout.hold", Subject: p.PayoutID,
 		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccountHint, CreatedAt: b.now})
 	return pipeline.JSON(http.StatusCreated, schemas.FiatPayoutResult{ID: p.PayoutID, Status: "pending_review", WalletID: w.ID,
 		Amount: p.Amount, Currency: w.Currency, Balance: w.Balance, CreatedAt: b.now})
@@ -99,11 +99,11 @@ func (d *payoutDecide) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		p.Status = "rejected"
 		action = "payout.rejected"
 		b.move(w, p.Amount)
-		b.txs = append(b.txs, store.Tx{ID: schemas.NewID(), Kind: "payout_release", Status: "completed", ToWallet: w.ID,
+		b.txs = append(b.txs, store.Tx{ID: b.newID("tx"), Kind: "payout_release", Status: "completed", ToWallet: w.ID,
 			ToUser: w.UserID, Amount: p.Amount, Currency: w.Currency, Memo: "payout rejected", RefID: p.ID, CreatedAt: b.now})
 	}
 	b.decided = append(b.decided, p)
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: d.AdminID, Action: action, Subject: p.ID,
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: d.AdminID, Action: action, Subject: p.ID,
 		Amount: p.Amount, Currency: p.Currency, Detail: "wallet " + w.ID, CreatedAt: b.now})
 	return pipeline.JSON(http.StatusOK, schemas.FiatPayoutResult{ID: p.ID, Status: p.Status, WalletID: w.ID, Amount: p.Amount,
 		Currency: p.Currency, Balance: w.Balance, CreatedAt: p.CreatedAt})

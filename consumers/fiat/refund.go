@@ -126,7 +126,7 @@ func (r *refund) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	refunded += amount
 	record(refunded)
 
-	txID := schemas.NewID()
+	txID := b.newID("tx")
 	memo := "refund of " + label
 	if r.Reason != "" {
 		memo += ": " + r.Reason
@@ -138,7 +138,7 @@ func (r *refund) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "refund", Status: "completed", FromWallet: from.ID, ToWallet: to.ID,
 		FromUser: from.UserID, ToUser: to.UserID, Amount: amount, Currency: from.Currency, Memo: memo, RefID: r.RefundID,
 		CreatedAt: b.now})
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: r.RefunderUserID, Action: "refund", Subject: txID,
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: r.RefunderUserID, Action: "refund", Subject: txID,
 		Amount: amount, Currency: from.Currency,
 		Detail:    fmt.Sprintf("refund %s of %s: %s -> %s, refunded %d of %d", r.RefundID, label, from.ID, to.ID, refunded, paid),
 		CreatedAt: b.now})

@@ -62,11 +62,11 @@ func (t *transfer) decide(b *batch, env schemas.Envelope) pipeline.Outcome {
 	b.creditFee(from.Currency, fee)
 	b.spend(lim, t.Amount)
 
-	txID := schemas.NewID()
+	txID := b.newID("tx")
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "transfer", Status: "completed", FromWallet: from.ID, ToWallet: to.ID,
 		FromUser: from.UserID, ToUser: to.UserID, Amount: t.Amount, Fee: fee, Currency: from.Currency, Memo: t.Memo,
 		RefID: env.ID, CreatedAt: b.now, RequestHash: env.RequestHash, FromBalance: from.Balance, ToBalance: to.Balance})
-	b.audit = append(b.audit, store.AuditRow{ID: schemas.NewID(), Actor: from.UserID, Action: "transfer", Subject: txID,
+	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: from.UserID, Action: "transfer", Subject: txID,
 		Amount: t.Amount, Currency: from.Currency, Detail: fmt.Sprintf("%s -> %s fee %d", from.ID, to.ID, fee), CreatedAt: b.now})
 
 	o := transferReply(txID, fee, from.Balance, to.Balance, b.now) // rebuilt from the row for a replay

@@ -98,7 +98,9 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 		}
 		id := req.EntryID
 		if id == "" {
-			id = schemas.NewID()
+			// Derived from the record: the entry appended again from the
+			// same record after a restore is the entry it was.
+			id = schemas.DerivedID(cmds[i].Env.ID, "ledger.entry", cmds[i].Env.OccurredAt)
 		} else if takenIDs[id] {
 			outcomes[i] = pipeline.Reject(http.StatusConflict, schemas.CodeEntryExists,
 				"an entry with this id exists for another source", nil)
@@ -134,6 +136,7 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 		if err != nil {
 			return nil, err
 		}
+		env.ID = schemas.DerivedID(cmds[p.idx].Env.ID, "event:"+schemas.TypeLedgerEntryAdded, cmds[p.idx].Env.OccurredAt)
 		o := unrecorded(pipeline.JSON(http.StatusCreated, body))
 		o.Emit = []pipeline.Emission{{Topic: topics.EventsLedger, Env: env}}
 		outcomes[p.idx] = o

@@ -334,3 +334,56 @@ func TestAuditEmitsChainVerified(t *testing.T) {
 		t.Fatalf("chain_verified %+v %v", v, err)
 	}
 }
+
+// TestReappendMintsSameEntry: a ledger.append record appended, lost to a
+// restore (rolled back) and re-read gets the entry id and entry_added event
+// id it got the first time; read once more while its entry exists, it
+// appends nothing and emits nothing (one entry per source).
+func TestReappendMintsSameEntry(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	clock := time.Now()
+	a := NewAppender(salt, func() time.Time { return clock })
+	env, err := schemas.New(schemas.TypeLedgerAppend, "", "actor-1", schemas.LedgerAppend{Kind: "transfer", SourceID: "tx-1"}, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := []pipeline.Command{{Env: env, Topic: topics.LedgerAppend}}
+	start := e.head(t)
+	apply := func(commit bool) (status int, entryID, eventID string) {
+		t.Helper()
+		tx, err := e.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		out, err := a.Apply(ctx, tx, cmds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.QueryRow(ctx, `SELECT id FROM ledger_entries WHERE kind = 'transfer' AND source_id = 'tx-1'`).Scan(&entryID); err != nil {
+			t.Fatal(err)
+		}
+		if len(out[0].Emit) == 1 {
+			eventID = out[0].Emit[0].Env.ID
+		}
+		if commit {
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out[0].Status, entryID, eventID
+	}
+	s1, entry1, event1 := apply(false)
+	clock = clock.Add(time.Hour)
+	s2, entry2, event2 := apply(true)
+	if s1 != 201 || s2 != 201 || entry1 != entry2 || event1 != event2 || event1 == "" || entry1 == event1 {
+		t.Fatalf("first %d entry %s event %s; again %d entry %s event %s", s1, entry1, event1, s2, entry2, event2)
+	}
+	if s3, entry3, event3 := apply(true); s3 != 200 || entry3 != entry1 || event3 != "" {
+		t.Fatalf("re-read with its entry present: %d entry %s event %q", s3, entry3, event3)
+	}
+	if n := e.head(t); n != start+1 {
+		t.Fatalf("head at %d, want %d: one entry", n, start+1)
+	}
+}
