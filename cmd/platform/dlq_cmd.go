@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/user"
 	"strings"
@@ -68,6 +69,9 @@ func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
 	if len(brokers) == 0 {
 		brokers = []string{fmt.Sprintf("127.0.0.1:%d", cfg.KafkaPort)}
 	}
+	if err := reachable(ctx, cfg, brokers); err != nil {
+		return err
+	}
 	ops, err := topics.NewOps(brokers)
 	if err != nil {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)
@@ -127,4 +131,27 @@ func cliActor() string {
 		return "cli:" + u.Username
 	}
 	return "cli"
+}
+
+// reachable dials the brokers once, so an unreachable one is named with
+// the setting that chose it instead of surfacing as a client timeout.
+func reachable(ctx context.Context, cfg Config, brokers []string) error {
+	var d net.Dialer
+	var last error
+	for _, b := range brokers {
+		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		c, err := d.DialContext(dctx, "tcp", b)
+		cancel()
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		last = err
+	}
+	if len(cfg.KafkaBrokers) > 0 {
+		return fmt.Errorf("KAFKA_BROKERS: cannot reach %s: %w", strings.Join(brokers, ","), last)
+	}
+	return fmt.Errorf("broker: cannot reach the embedded broker at %s (%w): is `platform run` up? "+
+		"It listens on KAFKA_EMBEDDED_PORT (%d here); run this with the stack's settings (--env-file DATA_DIR/platform.env, which make run writes) "+
+		"or set KAFKA_EMBEDDED_PORT, or KAFKA_BROKERS for an external cluster", brokers[0], last, cfg.KafkaPort)
 }
