@@ -33,11 +33,11 @@ type Config struct {
 	// AdminListsSet says whether any *_ADMIN_EMAILS is set: without one, a
 	// command cannot know the roles the server confers.
 	AdminListsSet bool
-	ReputationKey  string        // REPUTATION_SERVICE_KEY
-	LedgerSalt     string        // LEDGER_SALT
-	ProcessorHook  string        // PROCESSOR_WEBHOOK_SECRET
-	ProcessorKey   string        // PROCESSOR_API_KEY
-	SigningKey     string        // SIGNING_MASTER_KEY
+	ReputationKey string // REPUTATION_SERVICE_KEY
+	LedgerSalt    string // LEDGER_SALT
+	ProcessorHook string // PROCESSOR_WEBHOOK_SECRET
+	ProcessorKey  string // PROCESSOR_API_KEY
+	SigningKey    string // SIGNING_MASTER_KEY
 	// DataKey encrypts KYC document numbers, bank accounts and webhook
 	// secrets at rest (DATA_ENCRYPTION_KEY; "new,old" rotates).
 	DataKey        string
