@@ -30,14 +30,11 @@ type Config struct {
 	JWTSecret      string        // JWT_SECRET
 	JWTTTL         time.Duration // JWT_TTL
 	Admins         auth.Admins   // *_ADMIN_EMAILS
-	// AdminListsSet says whether any *_ADMIN_EMAILS is set: without one, a
-	// command cannot know the roles the server confers.
-	AdminListsSet bool
-	ReputationKey string // REPUTATION_SERVICE_KEY
-	LedgerSalt    string // LEDGER_SALT
-	ProcessorHook string // PROCESSOR_WEBHOOK_SECRET
-	ProcessorKey  string // PROCESSOR_API_KEY
-	SigningKey    string // SIGNING_MASTER_KEY
+	ReputationKey  string        // REPUTATION_SERVICE_KEY
+	LedgerSalt     string        // LEDGER_SALT
+	ProcessorHook  string        // PROCESSOR_WEBHOOK_SECRET
+	ProcessorKey   string        // PROCESSOR_API_KEY
+	SigningKey     string        // SIGNING_MASTER_KEY
 	// DataKey encrypts KYC document numbers, bank accounts and webhook
 	// secrets at rest (DATA_ENCRYPTION_KEY; "new,old" rotates).
 	DataKey        string
@@ -81,6 +78,10 @@ type Config struct {
 	// AbuseBudgets enforces the per-IP and global budgets of
 	// schemas/budgets.go (ABUSE_BUDGETS, default 1; 0 turns them off).
 	AbuseBudgets bool
+
+	// AdminListsSet says whether any *_ADMIN_EMAILS is set: without one, a
+	// command cannot know the roles the server confers.
+	AdminListsSet bool
 }
 
 // PartnerSecrets authenticate the inbound partner webhooks (rights, chess,

@@ -113,7 +113,7 @@ func loadEnvSource(flagPath string, flagSet bool, lookup func(string) (string, b
 
 // parseEnvFile reads NAME=VALUE lines; blank lines and # comments are
 // skipped, and a value may be single-quoted as a POSIX shell quotes it
-// ('\” for a quote), so the file can also be sourced by a shell.
+// (see quoteShell), so the file can also be sourced by a shell.
 func parseEnvFile(r io.Reader) (map[string]string, error) {
 	vars := map[string]string{}
 	sc := bufio.NewScanner(r)
@@ -150,7 +150,7 @@ func validEnvName(s string) bool {
 	return true
 }
 
-// quoteShell quotes s for a POSIX shell: 'it'\”s'.
+// quoteShell quotes s for a POSIX shell: each quote inside closes the quoted run, adds an escaped quote and opens a new run.
 func quoteShell(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
