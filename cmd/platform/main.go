@@ -95,6 +95,11 @@ func runMain(args []string) int {
 		for _, l := range lines(err) {
 			fmt.Fprintln(os.Stderr, "platform: configuration: "+l)
 		}
+		if src.path == "" {
+			fmt.Fprintln(os.Stderr, "platform: no env file was read: to use the settings of a `make run` stack, run from its repository root, set DATA_DIR, or pass --env-file DATA_DIR/platform.env")
+		} else {
+			fmt.Fprintln(os.Stderr, "platform: settings were read from the environment, then "+src.path)
+		}
 		return 2
 	}
 	tuneGC(cfg, os.Getenv)

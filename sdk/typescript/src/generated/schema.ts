@@ -4546,7 +4546,7 @@ export interface components {
              */
             verifiedCount: number;
         };
-        ChargeRequest: {
+        ChargeRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -4564,7 +4564,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
         CharityCategory: {
             category: string;
             /**
@@ -5006,22 +5018,22 @@ export interface components {
              * @description ballots needed for a decision
              * @default 1
              */
-            quorum: number;
+            quorum?: number;
             summary?: string;
             /**
              * @description the share a passing tally must exceed: greater than 0, less than 1, at most 10 decimal places
              * @default 0.5
              */
-            threshold: number;
+            threshold?: number;
             title: string;
             /** @enum {string} */
             voteMode: "yes-no-abstain" | "ranked-choice" | "weighted";
             /** @default 604800 */
-            votingDurationSeconds: number;
+            votingDurationSeconds?: number;
         } & {
             [key: string]: unknown;
         };
-        CreateRequestRequest: {
+        CreateRequestRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -5041,7 +5053,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
         CreateVacancyRequest: {
             city: string;
             description: string;
@@ -5107,7 +5131,7 @@ export interface components {
             items: components["schemas"]["DLQRecord"][];
             nextCursor: string | null;
         };
-        DepositRequest: {
+        DepositRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -5122,7 +5146,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
         Document: {
             /** @description schemas and securitySchemes */
             components?: {
@@ -5715,6 +5751,8 @@ export interface components {
         FiatTransferResult: {
             /** Format: date-time */
             createdAt: string;
+            /** @description ISO 4217 code of the amounts (the *Kzt fields hold minor units of it) */
+            currency: string;
             /**
              * Format: int64
              * @description integer minor units
@@ -5772,6 +5810,7 @@ export interface components {
             balance: number;
             /** Format: date-time */
             createdAt: string;
+            currency: string;
             /** @enum {string} */
             status: "completed";
             /** @description ksuid (27 base62 characters) */
@@ -6254,7 +6293,7 @@ export interface components {
                 [key: string]: string;
             } | null;
         };
-        PayoutRequest: {
+        PayoutRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -6271,7 +6310,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
         PlatformIndex: {
             /** @description URL path of the complete document: every operation of every module */
             complete: string;
@@ -6949,7 +7000,7 @@ export interface components {
             /** @description ksuid (27 base62 characters) */
             to: string;
         };
-        TransferRequest: {
+        TransferRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -6970,7 +7021,19 @@ export interface components {
             toEmail: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        });
         UpcomingTournaments: {
             items: components["schemas"]["Tournament"][];
         };
@@ -7142,7 +7205,7 @@ export interface components {
             secret?: string;
             url: string;
         };
-        WithdrawRequest: {
+        WithdrawRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -7159,7 +7222,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
     };
     responses: never;
     parameters: never;
