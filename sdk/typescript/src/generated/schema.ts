@@ -7262,18 +7262,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -7342,18 +7330,6 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -7420,18 +7396,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthAnswer"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -7596,18 +7560,6 @@ export interface operations {
                     "application/json": components["schemas"]["Profile"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -7686,18 +7638,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -7866,18 +7806,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EmailVerified"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description verification_invalid: the link is unknown, used or expired */
@@ -8064,18 +7992,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -8139,18 +8055,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -8219,18 +8123,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PartnerKeys"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -8514,18 +8406,6 @@ export interface operations {
                     "application/json": components["schemas"]["BuildProjects"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -8708,18 +8588,6 @@ export interface operations {
                     "application/rss+xml": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -8786,18 +8654,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PartnerAPIHealth"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description key_invalid: X-Build-Key is missing, malformed, unknown or revoked */
@@ -8889,7 +8745,7 @@ export interface operations {
                     "application/json": components["schemas"]["PartnerVacancies"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8897,7 +8753,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -8981,18 +8837,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PartnerVacancy"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description key_invalid: X-Build-Key is missing, malformed, unknown or revoked */
@@ -9087,18 +8931,6 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -9168,18 +9000,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Vacancies"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -9489,18 +9309,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -9564,18 +9372,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -9650,7 +9446,7 @@ export interface operations {
                     "application/json": components["schemas"]["CertPayoutCountedPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9658,7 +9454,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -9867,18 +9663,6 @@ export interface operations {
                     "application/json": components["schemas"]["CertStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -9977,7 +9761,7 @@ export interface operations {
                     "application/json": components["schemas"]["CampaignList"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9985,7 +9769,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -10154,18 +9938,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Campaign"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: unknown, or pending and neither yours nor seen by a charity admin */
@@ -10520,18 +10292,6 @@ export interface operations {
                     "application/json": components["schemas"]["CharityHealth"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -10595,18 +10355,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -10677,18 +10425,6 @@ export interface operations {
                     "application/json": components["schemas"]["CharityStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -10757,18 +10493,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -10832,18 +10556,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -10918,7 +10630,7 @@ export interface operations {
                     "application/json": components["schemas"]["PrizeCountedPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10926,7 +10638,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -11260,7 +10972,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -11574,18 +11286,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -11649,18 +11349,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConstitutionPlan"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -11741,18 +11429,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -11942,18 +11618,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -12031,18 +11695,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
@@ -12122,18 +11774,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -12212,18 +11852,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -12296,7 +11924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConstitutionScenarioPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12304,7 +11932,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -12485,18 +12113,6 @@ export interface operations {
                     "application/json": components["schemas"]["Earnings"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -12589,18 +12205,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -12664,18 +12268,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -12750,7 +12342,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatAuditEntryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12758,7 +12350,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -12860,7 +12452,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatDepositPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12868,7 +12460,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -13245,18 +12837,6 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -13978,18 +13558,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatReconcileReport"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -14080,18 +13648,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -14430,7 +13986,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14438,7 +13994,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -14653,18 +14209,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description session_not_found: no such checkout session */
@@ -15245,18 +14789,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatHealth"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -15424,18 +14956,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatDashboard"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -15520,7 +15040,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatDepositPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15528,7 +15048,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -15613,18 +15133,6 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -16030,7 +15538,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16038,7 +15546,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -16360,7 +15868,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSubscriptionDetailPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16368,7 +15876,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -16450,18 +15958,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FiatAuthorizationFiatItems"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -16914,7 +16410,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatRefundPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16922,7 +16418,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -17143,18 +16639,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FiatMerchantKeyFiatItems"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -17438,18 +16922,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -17977,18 +17449,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description request_not_found: no such payment request (the page with Accept: text/html) */
             404: {
                 headers: {
@@ -18228,7 +17688,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatRefundPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18236,7 +17696,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -18462,7 +17922,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatTransactionPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18470,7 +17930,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -18552,18 +18012,6 @@ export interface operations {
                 };
                 content: {
                     "text/csv": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -18781,18 +18229,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatWalletFiatItems"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -18984,18 +18420,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatPublicWallet"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description wallet_not_found: no such wallet */
             404: {
                 headers: {
@@ -19185,18 +18609,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookSubscriptionDetail"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -19514,7 +18926,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19522,7 +18934,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -19978,18 +19390,6 @@ export interface operations {
                     "application/json": components["schemas"]["GovHealth"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -20053,18 +19453,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -20143,7 +19531,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProposalPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20151,7 +19539,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -20335,18 +19723,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Proposal"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no such proposal */
@@ -20931,7 +20307,7 @@ export interface operations {
                     "application/json": components["schemas"]["GovBallotPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20939,7 +20315,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -21158,18 +20534,6 @@ export interface operations {
                     "application/json": components["schemas"]["GovStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -21238,18 +20602,6 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerHead"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -21316,18 +20668,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LedgerVerifyResult"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -21408,7 +20748,7 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerEntryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21416,7 +20756,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -21620,18 +20960,6 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerEntryInChain"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description not_found: no ledger entry with this id */
             404: {
                 headers: {
@@ -21712,18 +21040,6 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -21787,18 +21103,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -21867,18 +21171,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LedgerStats"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -21955,7 +21247,7 @@ export interface operations {
                     "application/json": components["schemas"]["MaskChargeResultPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21963,7 +21255,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -22188,18 +21480,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -22269,7 +21549,7 @@ export interface operations {
                     "application/json": components["schemas"]["MaskPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22277,7 +21557,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -22576,18 +21856,6 @@ export interface operations {
                     "application/json": components["schemas"]["Document"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -22654,18 +21922,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MaskStats"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -22748,18 +22004,6 @@ export interface operations {
                     "application/json": components["schemas"]["FullDocument"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -22834,7 +22078,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConstitutionArtifactPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22842,7 +22086,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -23023,18 +22267,6 @@ export interface operations {
                     "application/json": components["schemas"]["ConstitutionCatalogStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -23103,18 +22335,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConstitutionArtifact"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no artifact with this id */
@@ -23322,7 +22542,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -23406,18 +22626,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConstitutionSimilarList"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no artifact with this id */
@@ -23514,7 +22722,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -23819,18 +23027,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -23894,18 +23090,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -23974,18 +23158,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConsoleDeliveries"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -24085,7 +23257,7 @@ export interface operations {
                     "application/json": components["schemas"]["DLQRecordPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24093,7 +23265,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -24439,18 +23611,6 @@ export interface operations {
                     "application/json": components["schemas"]["ConsoleEvents"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -24541,18 +23701,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConsoleLag"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -24647,18 +23795,6 @@ export interface operations {
                     "application/json": components["schemas"]["ConsoleParked"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -24749,18 +23885,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConsoleThroughput"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -24855,18 +23979,6 @@ export interface operations {
                     "application/json": components["schemas"]["Catalog"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -24935,18 +24047,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -25010,18 +24110,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CompleteDocument"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -25092,18 +24180,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformIndex"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -25172,18 +24248,6 @@ export interface operations {
                     "application/json": components["schemas"]["Document"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -25250,18 +24314,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlatformVersion"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -25477,18 +24529,6 @@ export interface operations {
                     "application/json": components["schemas"]["ReputationHealth"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -25560,18 +24600,6 @@ export interface operations {
                     "application/json": components["schemas"]["ReputationLeaderboard"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -25638,18 +24666,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReputationMe"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -25732,18 +24748,6 @@ export interface operations {
                     "application/json": components["schemas"]["Document"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -25812,18 +24816,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReputationRank"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description user_not_found: no user with this id */
@@ -25906,18 +24898,6 @@ export interface operations {
                     "application/json": components["schemas"]["ReputationStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -25986,18 +24966,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -26061,18 +25029,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -26147,7 +25103,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoyaltyCountedPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -26155,7 +25111,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -26364,18 +25320,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -26439,18 +25383,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SigningKeys"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -26628,18 +25560,6 @@ export interface operations {
                     "application/json": components["schemas"]["SigningKey"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description not_found: no such signing key */
             404: {
                 headers: {
@@ -26718,18 +25638,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -26986,7 +25894,7 @@ export interface operations {
                     "application/json": components["schemas"]["TradeAccountList"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -26994,7 +25902,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -27079,18 +25987,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TradeAccountLookup"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -27185,18 +26081,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -27260,18 +26144,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -27346,7 +26218,7 @@ export interface operations {
                     "application/json": components["schemas"]["TradeOperationList"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -27354,7 +26226,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -27436,18 +26308,6 @@ export interface operations {
                 };
                 content: {
                     "text/csv": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -27778,18 +26638,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description not_found: no such employer with open vacancies */
             404: {
                 headers: {
@@ -27872,18 +26720,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description not_found: no such project */
             404: {
                 headers: {
@@ -27964,18 +26800,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -28044,18 +26868,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no such open vacancy */
@@ -28138,18 +26950,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -28216,18 +27016,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -28299,18 +27087,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no such guide */
@@ -28393,18 +27169,6 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -28474,18 +27238,6 @@ export interface operations {
                 };
                 content: {
                     "application/xml": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no such sitemap page */
