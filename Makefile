@@ -28,13 +28,15 @@ GO ?= go
 all: build
 
 build:
+	@[ -x $(BIN) ] || echo "building $(BIN) (the first build compiles every dependency and takes a few minutes)"
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/platform
 
 stack:
 	deploy/local/stack.sh up
 
+# A stopped stack is an answer, not a failure of make.
 status:
-	deploy/local/stack.sh status
+	@deploy/local/stack.sh status || echo "the local stack is not (fully) running: make stack starts it (DATA_DIR=$(DATA_DIR))"
 
 # A pgBackRest backup of the local stack's Postgres: make backup (full),
 # make backup TYPE=incr or TYPE=diff. `make status` shows the backups and
@@ -55,8 +57,18 @@ restore-drill: build
 # production): the embedded test processor, mail in the log and generated
 # secrets exist only there.
 run: stack build
+	$(call write_env,development)
 	PLATFORM_ENV=development $(BIN) migrate
 	PLATFORM_ENV=development exec $(BIN) run
+
+# write_env records the environment a stack starts with in
+# $(DATA_DIR)/platform.env (mode 0600): `bin/platform <command>` from another
+# shell at the repository root (or with DATA_DIR, --env-file) reads it and
+# talks to this stack. $(1) is the PLATFORM_ENV of the stack.
+define write_env
+	@PLATFORM_ENV=$(1) $(BIN) envfile write $(DATA_DIR)/platform.env && \
+	  echo "settings recorded in $(DATA_DIR)/platform.env: bin/platform commands from another shell use this stack"
+endef
 
 browser:
 	deploy/local/stack.sh browser

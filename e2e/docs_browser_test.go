@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -84,6 +85,16 @@ func TestDocsPageInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(p.BaseURL+"/docs"),
 		chromedp.Poll[chromedp.Void](`document.body.innerText.includes(`+"`"+want+"`"+`)`)); err != nil {
 		fail("render "+want, err)
+	}
+	if path := os.Getenv("DOCS_SCREENSHOT"); path != "" {
+		// For a person to look at the page as it opens (not an assertion).
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			fail("screenshot", err)
+		}
+		if err := os.WriteFile(path, png, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	title, err := chromedp.Run(ctx, chromedp.Title())
 	if err != nil {

@@ -257,8 +257,23 @@ func TestFiatMoneyFlow(t *testing.T) {
 	}
 	// The alias field works.
 	if r := p.Post(t, "/api/fiat/transfer", alice.Token, map[string]any{"fromWalletId": aw, "toEmail": bob.Email, "amount": 1000}); r.Status != 200 ||
-		r.JSON(t)["feeKzt"] != float64(1) {
+		r.JSON(t)["feeKzt"] != float64(1) || r.JSON(t)["currency"] != "KZT" {
 		t.Fatalf("alias: %d %s", r.Status, r.Body)
+	}
+	// Both names with different sums: refused naming both, nothing moved
+	// (it once moved amountKzt silently).
+	before := fiatBalance(t, p, alice, aw)
+	r := p.Post(t, "/api/fiat/transfer", alice.Token, map[string]any{"fromWalletId": aw, "toEmail": bob.Email, "amount": 100, "amountKzt": 200})
+	var conflict struct {
+		Error  string            `json:"error"`
+		Fields map[string]string `json:"fields"`
+	}
+	r.Decode(t, &conflict)
+	if r.Status != 422 || conflict.Error != "validation_failed" || conflict.Fields["amount"] == "" || conflict.Fields["amountKzt"] == "" {
+		t.Fatalf("amount 100 and amountKzt 200: %d %s, want 422 naming both", r.Status, r.Body)
+	}
+	if b := fiatBalance(t, p, alice, aw); b != before {
+		t.Fatalf("a refused transfer moved money: %d -> %d", before, b)
 	}
 
 	// Withdraw.

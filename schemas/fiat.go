@@ -85,7 +85,7 @@ type FiatTransfer struct {
 	FromUserID   string `json:"fromUserId"`
 	ToUserID     string `json:"toUserId"`
 	Amount       int64  `json:"amount"`
-	Memo         string `json:"memo,omitempty"`
+	Memo         string `json:"memo"`
 }
 
 // FiatDepositCreate is the data of a TypeFiatDepositCreate command.
@@ -154,24 +154,39 @@ type FiatPayoutDecide struct {
 	AdminID  string `json:"adminId"`
 }
 
-// TransferCompleted is the data of transfer.completed, exactly the spec's
-// fields.
+// TransferCompleted is the data of transfer.completed: the spec's fields,
+// and beside them the names the REST answers use (transactionId,
+// fromWalletId, toWalletId, memo) and the currency. The spec's names stay
+// as they were and are marked deprecated in the catalog; a reader moves to
+// the REST names at its pace.
 type TransferCompleted struct {
-	TxID        string `json:"txId"`
-	FromWallet  string `json:"fromWallet"`
-	ToWallet    string `json:"toWallet"`
-	AmountKzt   int64  `json:"amountKzt"`
-	FeeKzt      int64  `json:"feeKzt"`
-	Description string `json:"description"`
+	TxID        string `json:"txId" deprecated:"true" description:"deprecated: transactionId"`
+	FromWallet  string `json:"fromWallet" deprecated:"true" description:"deprecated: fromWalletId"`
+	ToWallet    string `json:"toWallet" deprecated:"true" description:"deprecated: toWalletId"`
+	AmountKzt   int64  `json:"amountKzt" description:"integer minor units of currency"`
+	FeeKzt      int64  `json:"feeKzt" description:"integer minor units of currency"`
+	Description string `json:"description" deprecated:"true" description:"deprecated: memo"`
+
+	TransactionID string `json:"transactionId"`
+	FromWalletID  string `json:"fromWalletId"`
+	ToWalletID    string `json:"toWalletId"`
+	Memo          string `json:"memo"`
+	Currency      string `json:"currency"`
 }
 
-// TransferFailed is the data of transfer.failed.
+// TransferFailed is the data of transfer.failed, with the REST names beside
+// the spec's as in TransferCompleted.
 type TransferFailed struct {
-	FromWallet  string `json:"fromWallet"`
-	ToWallet    string `json:"toWallet"`
-	AmountKzt   int64  `json:"amountKzt"`
+	FromWallet  string `json:"fromWallet" deprecated:"true" description:"deprecated: fromWalletId"`
+	ToWallet    string `json:"toWallet" deprecated:"true" description:"deprecated: toWalletId"`
+	AmountKzt   int64  `json:"amountKzt" description:"integer minor units of currency"`
 	Reason      string `json:"reason"`
-	Description string `json:"description"`
+	Description string `json:"description" deprecated:"true" description:"deprecated: memo"`
+
+	FromWalletID string `json:"fromWalletId"`
+	ToWalletID   string `json:"toWalletId"`
+	Memo         string `json:"memo"`
+	Currency     string `json:"currency"`
 }
 
 // WalletCreated is the data of wallet.created on events.fiat, keyed by the

@@ -16,6 +16,9 @@ type FiatTransferResult struct {
 	FromBalanceKzt int64     `json:"fromBalanceKzt" required:"true" description:"integer minor units"`
 	ToBalanceKzt   int64     `json:"toBalanceKzt" required:"true" description:"integer minor units"`
 	CreatedAt      time.Time `json:"createdAt" required:"true"`
+	// Currency is the wallets' currency: the *Kzt names are the spec's and
+	// hold minor units of it (a USD transfer answers cents).
+	Currency string `json:"currency" required:"true" description:"ISO 4217 code of the amounts (the *Kzt fields hold minor units of it)"`
 }
 
 // FiatDepositResult is the 201 body of a new deposit session.
@@ -46,6 +49,7 @@ type FiatWithdrawResult struct {
 	WithdrawalID  string    `json:"withdrawalId" required:"true" format:"ksuid"`
 	TransactionID string    `json:"transactionId" required:"true" format:"ksuid"`
 	Balance       int64     `json:"balance" required:"true" description:"integer minor units"`
+	Currency      string    `json:"currency" required:"true"`
 	Status        string    `json:"status" required:"true" enum:"completed"`
 	CreatedAt     time.Time `json:"createdAt" required:"true"`
 }

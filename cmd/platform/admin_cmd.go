@@ -132,6 +132,10 @@ func adminCreate(ctx context.Context, cfg Config, args []string, stdin io.Reader
 	if err := v.Err(); err != nil {
 		return usageError{fmt.Sprintf("admin create: %q is not a valid e-mail address or the name is too long", email)}
 	}
+	if !cfg.AdminListsSet {
+		return fmt.Errorf("admin create: no *_ADMIN_EMAILS is set in this environment or its env file, so no role can be granted: " +
+			"run it with the server's settings (--env-file DATA_DIR/platform.env) or set the allowlist of the role, as the server has it")
+	}
 	granted, err := rolesFor(cfg.Admins, email, roles)
 	if err != nil {
 		return err
@@ -265,11 +269,7 @@ func adminVerify(ctx context.Context, cfg Config, args []string, stdout io.Write
 	if err != nil {
 		return err
 	}
-	role := "user (the address is on no *_ADMIN_EMAILS allowlist)"
-	if cfg.Admins.Role(email) == "admin" {
-		role = "admin"
-	}
-	fmt.Fprintf(stdout, "verified %s (user %s); role now: %s\n", email, id, role)
+	fmt.Fprintf(stdout, "verified %s (user %s); %s\n", email, id, roleReport(cfg, email))
 	return nil
 }
 
@@ -285,4 +285,25 @@ func adminMFAHowTo(cfg Config) string {
 		"  2. POST /api/auth/mfa/totp (Authorization: Bearer <token>) -> secret and otpauthUrl: add it to an authenticator app\n" +
 		"  3. POST /api/auth/mfa/totp/confirm {code} -> ten recovery codes: keep them offline\n" +
 		"  then log in with {email, password, code}.\n"
+}
+
+// roleReport says what role the server confers on email, from the
+// allowlists this command read; the server's own environment decides, so
+// without any *_ADMIN_EMAILS here the command says it cannot know rather
+// than guess "user".
+func roleReport(cfg Config, email string) string {
+	if !cfg.AdminListsSet {
+		return "role: cannot tell here: no *_ADMIN_EMAILS is set in this environment or its env file; " +
+			"the running server confers admin if its allowlists name the address (use --env-file DATA_DIR/platform.env to read them)"
+	}
+	var on []string
+	for _, r := range adminRoles(cfg.Admins) {
+		if r.list.Has(email) {
+			on = append(on, r.env)
+		}
+	}
+	if len(on) == 0 {
+		return "role now: user (the address is on none of the *_ADMIN_EMAILS allowlists read here)"
+	}
+	return "role now: admin (on " + strings.Join(on, ", ") + ")"
 }

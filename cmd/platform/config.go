@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,10 @@ type Config struct {
 	// AbuseBudgets enforces the per-IP and global budgets of
 	// schemas/budgets.go (ABUSE_BUDGETS, default 1; 0 turns them off).
 	AbuseBudgets bool
+
+	// AdminListsSet says whether any *_ADMIN_EMAILS is set: without one, a
+	// command cannot know the roles the server confers.
+	AdminListsSet bool
 }
 
 // PartnerSecrets authenticate the inbound partner webhooks (rights, chess,
@@ -191,6 +196,33 @@ func (r *envReader) flag(name string) bool {
 // asked for, so a deployment that forgot a setting refuses to start instead
 // of running the money-minting test processor on the internet.
 func LoadConfig(getenv func(string) string) (Config, error) {
+	return loadConfig(getenv, nil)
+}
+
+// LoadConfigFor is LoadConfig for one subcommand: in production it
+// requires only the settings that command uses (productionNeeds).
+func LoadConfigFor(command string, getenv func(string) string) (Config, error) {
+	return loadConfig(getenv, productionNeeds(command))
+}
+
+// productionNeeds lists what a command needs set in production; nil is
+// everything (the serving commands). The operator commands work on the
+// database only and must not demand the serving secrets, or an operator
+// would paste them into a shell to run one.
+func productionNeeds(command string) []string {
+	switch command {
+	case "admin", "dlq", "ledger", "verify":
+		return []string{"DATABASE_URL"}
+	case "migrate":
+		// Its data step seals legacy withdrawal destinations.
+		return []string{"DATABASE_URL", "DATA_ENCRYPTION_KEY"}
+	case "topics":
+		return []string{}
+	}
+	return nil
+}
+
+func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 	r := &envReader{get: getenv}
 	env := r.str("PLATFORM_ENV", envProduction)
 	if env != envProduction && env != envDevelopment {
@@ -291,8 +323,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		r.fail("PROCESSED_RETENTION", "%s is shorter than the command topics' retention (%s): a consumer that lost its offsets would apply old commands again",
 			c.ProcessedRetention, topics.CommandRetention())
 	}
+	for _, name := range []string{"FIAT_ADMIN_EMAILS", "GOV_ADMIN_EMAILS", "CHARITY_ADMIN_EMAILS", "REPUTATION_ADMIN_EMAILS"} {
+		c.AdminListsSet = c.AdminListsSet || r.str(name, "") != ""
+	}
 	if !dev {
-		c.requireForProduction(r)
+		c.requireForProduction(r, needs)
 	}
 	if c.AIURL != "" {
 		if u, err := url.Parse(c.AIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -317,8 +352,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 }
 
 // requireForProduction reports, one problem per setting, what production
-// mode needs set and what it refuses.
-func (c Config) requireForProduction(r *envReader) {
+// mode needs set and what it refuses; needs, when not nil, limits it to
+// those settings (an operator command).
+func (c Config) requireForProduction(r *envReader, needs []string) {
 	const hint = " (PLATFORM_ENV is production unless set to development)"
 	required := []struct {
 		name, value, why string
@@ -335,11 +371,14 @@ func (c Config) requireForProduction(r *envReader) {
 		{"DATA_ENCRYPTION_KEY", c.DataKey, "seals personal data and secrets at rest; losing it loses them"},
 	}
 	for _, s := range required {
-		if s.value == "" {
+		if s.value == "" && (needs == nil || slices.Contains(needs, s.name)) {
 			r.fail(s.name, "required in production: %s%s", s.why, hint)
 		}
 	}
 	c.checkKeyFormats(r)
+	if needs != nil {
+		return
+	}
 	if c.KYCAutoApprove {
 		r.fail("KYC_AUTO_APPROVE", "1 is refused in production: it lifts the pre-KYC caps without review%s", hint)
 	}

@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/user"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/console"
@@ -30,7 +34,7 @@ import (
 // Without KAFKA_BROKERS it reaches the embedded broker of a running
 // `platform run` on KAFKA_EMBEDDED_PORT.
 func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
-	const use = "dlq: usage: platform dlq list [-topic T] [-limit N] | replay <id> | discard <id>"
+	const use = "dlq: usage: platform dlq list [-topic T] [-limit N] | show <id> | replay <id> | discard <id>"
 	if len(args) == 0 {
 		return usageError{use}
 	}
@@ -47,7 +51,7 @@ func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
 	}
 	switch {
 	case args[0] == "list" && len(rest) == 0:
-	case (args[0] == "replay" || args[0] == "discard") && len(rest) == 1:
+	case (args[0] == "show" || args[0] == "replay" || args[0] == "discard") && len(rest) == 1:
 	default:
 		return usageError{use}
 	}
@@ -68,6 +72,9 @@ func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
 	if len(brokers) == 0 {
 		brokers = []string{fmt.Sprintf("127.0.0.1:%d", cfg.KafkaPort)}
 	}
+	if err := reachable(ctx, cfg, brokers); err != nil {
+		return err
+	}
 	ops, err := topics.NewOps(brokers)
 	if err != nil {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)
@@ -87,21 +94,58 @@ func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
 		}
 		printDLQ(recs[:min(len(recs), max(limit, 1))])
 		return nil
+	case "show":
+		rec, headers, value, err := tooling.Show(ctx, rest[0])
+		if err != nil {
+			return dlqCLIError(rest[0], err)
+		}
+		printDLQRecord(os.Stdout, rec, headers, value)
+		return nil
 	case "replay":
 		rec, err := tooling.Replay(ctx, rest[0], cliActor())
 		if err != nil {
 			return dlqCLIError(rest[0], err)
 		}
-		fmt.Printf("replayed %s: command %s published again to %s (replays: %d)\n", rec.ID, rec.CommandID, rec.SourceTopic, rec.Replays)
+		fmt.Printf("replayed %s: %s published again to %s (replays: %d)\n", rec.ID, describeCommand(rec), rec.SourceTopic, rec.Replays)
 		return nil
 	default:
 		rec, err := tooling.Discard(ctx, rest[0], cliActor())
 		if err != nil {
 			return dlqCLIError(rest[0], err)
 		}
-		fmt.Printf("discarded %s (command %s)\n", rec.ID, rec.CommandID)
+		fmt.Printf("discarded %s (%s)\n", rec.ID, describeCommand(rec))
 		return nil
 	}
+}
+
+// describeCommand names a parked record's command, or says it had none
+// readable (a record that was not a readable envelope).
+func describeCommand(r schemas.DLQRecord) string {
+	switch {
+	case r.CommandID != "" && r.Type != "":
+		return "command " + r.CommandID + ", " + r.Type
+	case r.CommandID != "":
+		return "command " + r.CommandID
+	default:
+		return "a record with no readable command id"
+	}
+}
+
+// printDLQRecord prints one parked record: its fields, its headers and its
+// bytes (as text when they are printable UTF-8, else hex).
+func printDLQRecord(w io.Writer, r schemas.DLQRecord, headers map[string]string, value []byte) {
+	fmt.Fprintf(w, "id:        %s\nstate:     %s (replays: %d)\ntopic:     %s (source %s)\nkey:       %s\n", r.ID, r.State, r.Replays, r.Topic, r.SourceTopic, r.Key)
+	fmt.Fprintf(w, "command:   %s\nparked:    %s\nerror:     %s\n", describeCommand(r), r.FirstSeenAt.Format(time.RFC3339), r.Error)
+	fmt.Fprintln(w, "headers:")
+	for _, k := range sortedKeys(headers) {
+		fmt.Fprintf(w, "  %s: %q\n", k, headers[k])
+	}
+	fmt.Fprintf(w, "value (%d bytes):\n", len(value))
+	if utf8.Valid(value) && !strings.ContainsFunc(string(value), func(c rune) bool { return c < ' ' && c != '\n' && c != '\t' && c != '\r' }) {
+		fmt.Fprintln(w, string(value))
+		return
+	}
+	fmt.Fprint(w, hex.Dump(value))
 }
 
 func printDLQ(recs []schemas.DLQRecord) {
@@ -130,4 +174,27 @@ func cliActor() string {
 		return "cli:" + u.Username
 	}
 	return "cli"
+}
+
+// reachable dials the brokers once, so an unreachable one is named with
+// the setting that chose it instead of surfacing as a client timeout.
+func reachable(ctx context.Context, cfg Config, brokers []string) error {
+	var d net.Dialer
+	var last error
+	for _, b := range brokers {
+		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		c, err := d.DialContext(dctx, "tcp", b)
+		cancel()
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		last = err
+	}
+	if len(cfg.KafkaBrokers) > 0 {
+		return fmt.Errorf("KAFKA_BROKERS: cannot reach %s: %w", strings.Join(brokers, ","), last)
+	}
+	return fmt.Errorf("broker: cannot reach the embedded broker at %s (%w): is `platform run` up? "+
+		"It listens on KAFKA_EMBEDDED_PORT (%d here); run this with the stack's settings (--env-file DATA_DIR/platform.env, which make run writes) "+
+		"or set KAFKA_EMBEDDED_PORT, or KAFKA_BROKERS for an external cluster", brokers[0], last, cfg.KafkaPort)
 }

@@ -154,6 +154,17 @@ func TestDLQReplayAppliesOnce(t *testing.T) {
 		t.Fatalf("before the fix: good applied %d times, poison %d, want 1 and 0", applied(good), applied(poison))
 	}
 
+	// `dlq show` prints the record's bytes: the envelope of the command.
+	shown, headers, value, err := tooling.Show(ctx, p.ID)
+	if err != nil || shown.ID != p.ID || headers["id"] != poison || !strings.Contains(string(value), poison) {
+		t.Fatalf("show %s: %+v %v %q, %v", p.ID, shown, headers, value, err)
+	}
+	var out strings.Builder
+	printDLQRecord(&out, shown, headers, value)
+	if !strings.Contains(out.String(), string(value)) || !strings.Contains(out.String(), "command "+poison) {
+		t.Fatalf("dlq show printed:\n%s", out.String())
+	}
+
 	// The fix is deployed; the operator replays from a shell.
 	broken.Store(false)
 	cfg := Config{DatabaseURL: dbURL, KafkaBrokers: brokers}
@@ -213,5 +224,22 @@ func TestDLQReplayAppliesOnce(t *testing.T) {
 	list, err := fresh.List(ctx, "", "", 10)
 	if err != nil || len(list) != 1 || list[0].State != schemas.DLQStateReplayed {
 		t.Fatalf("list after the replays: %+v, %v", list, err)
+	}
+}
+
+// TestDLQPrinting: a record without a readable command id is said to have
+// none (not "(command )"), and bytes that are not text are dumped in hex.
+func TestDLQPrinting(t *testing.T) {
+	t.Parallel()
+	if got := describeCommand(schemas.DLQRecord{}); got != "a record with no readable command id" {
+		t.Errorf("no command id: %q", got)
+	}
+	if got := describeCommand(schemas.DLQRecord{CommandID: "c1", Type: "fiat.transfer"}); got != "command c1, fiat.transfer" {
+		t.Errorf("command: %q", got)
+	}
+	var out strings.Builder
+	printDLQRecord(&out, schemas.DLQRecord{ID: "fiat.commands.dlq:0:1"}, map[string]string{"dlq-error": "bad"}, []byte{0, 1, 0xff})
+	if !strings.Contains(out.String(), "00 01 ff") || !strings.Contains(out.String(), `dlq-error: "bad"`) || !strings.Contains(out.String(), "value (3 bytes)") {
+		t.Errorf("printed:\n%s", out.String())
 	}
 }

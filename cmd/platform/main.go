@@ -41,10 +41,16 @@ commands:
   admin verify [--i-know-who-registered] <email>
                    mark an account's e-mail verified; refused for a self-registered one without the flag
   dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
+  dlq show <id>    a parked record's headers and bytes
   webhooks listen --forward-to URL  forward your events, signed, to a local URL
   verify           check the database against itself (ledger chain, balances, reputation, positions)
   healthcheck URL  exit 0 when a loopback URL answers 200 (container health checks)
+  envfile write <path>  record the configuration set in the environment (make run does)
   version          print the build
+
+Settings come from the environment, then from an env file for what it leaves
+unset: --env-file PATH or PLATFORM_ENV_FILE (none: no file), else
+$DATA_DIR/platform.env, else ./.data/platform.env, which make run writes.
 `
 
 func main() {
@@ -75,16 +81,44 @@ func runMain(args []string) int {
 		// A client of a running platform: no server configuration.
 		return runWebhooks(args[1:])
 	}
-	cfg, err := LoadConfig(os.Getenv)
+	if args[0] == "envfile" {
+		// Records the real environment: never read from an older file.
+		if err := cmdEnvFile(args[1:], os.Getenv); err != nil {
+			fmt.Fprintln(os.Stderr, "platform: "+err.Error())
+			return 2
+		}
+		return 0
+	}
+	args, envPath, envSet, err := envFileFlag(args)
+	if err == nil && len(args) == 0 {
+		err = usageError{"name a command after --env-file"}
+	}
+	var src envSource
+	if err == nil {
+		src, err = loadEnvSource(envPath, envSet, os.LookupEnv)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "platform: "+err.Error())
+		return 2
+	}
+	cfg, err := LoadConfigFor(args[0], src.getenv)
 	if err != nil {
 		// One line per problem, each naming its variable, so an operator
 		// sees every missing setting at once.
 		for _, l := range lines(err) {
 			fmt.Fprintln(os.Stderr, "platform: configuration: "+l)
 		}
+		if src.path == "" {
+			fmt.Fprintln(os.Stderr, "platform: no env file was read: to use the settings of a `make run` stack, run from its repository root, set DATA_DIR, or pass --env-file DATA_DIR/platform.env")
+		} else {
+			fmt.Fprintln(os.Stderr, "platform: settings were read from the environment, then "+src.path)
+		}
 		return 2
 	}
 	tuneGC(cfg, os.Getenv)
+	if args[0] != "topics" || len(cfg.KafkaBrokers) > 0 {
+		fmt.Fprintln(os.Stderr, targetLine(cfg, src))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/segmentio/ksuid"
+
 	dispatch "github.com/fintech/platform/consumers/webhooks"
 	"github.com/fintech/platform/schemas"
 )
@@ -29,7 +31,7 @@ headers and X-Platform-Signature) with the secret it prints. It only ever
 posts to URL.
 
   --forward-to URL  where to POST each event (required), e.g. http://127.0.0.1:3000/hook
-  --token T         your bearer token (default $PLATFORM_TOKEN)
+  --token T         your bearer token (default $PLATFORM_TOKEN; prefer it: ps shows arguments)
   --server URL      the platform (default $PLATFORM_URL, else http://$PLATFORM_ADDR, else http://127.0.0.1:8080)
   --secret S        sign with this secret (default: a new whsec_ secret, printed)
   --events a,b      forward only these event types (default: all)
@@ -195,6 +197,13 @@ func (f *forwarder) follow(ctx context.Context) error {
 		return fmt.Errorf("the stream answered %d", resp.StatusCode)
 	}
 	fmt.Fprintln(f.out, "Connected to your event stream")
+	if f.lastID == "" {
+		// Nothing forwarded yet: resume from the moment of this first
+		// connection, so events sent while a later reconnect backs off are
+		// forwarded then. Event ids are time-ordered KSUIDs, and the server
+		// resumes after an id it no longer holds by comparing ids.
+		f.lastID = resumeMark(time.Now())
+	}
 	return readEvents(resp.Body, func(id, typ string, data []byte) {
 		f.lastID = id
 		if f.opts.events != nil && !f.opts.events[typ] {
@@ -260,4 +269,15 @@ func (f *forwarder) forward(ctx context.Context, id, typ string, body []byte) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	fmt.Fprintf(f.out, "%s %s --> %s [%d]\n", typ, id, f.opts.forwardTo, resp.StatusCode)
+}
+
+// resumeMark is the smallest KSUID of the second before at: every event
+// created from then on sorts after it (a few from that second may be
+// forwarded twice; webhooks are at least once, de-duplicated on the id).
+func resumeMark(at time.Time) string {
+	id, err := ksuid.FromParts(at.Add(-time.Second), make([]byte, 16))
+	if err != nil {
+		return ""
+	}
+	return id.String()
 }

@@ -103,3 +103,47 @@ func TestListenFlags(t *testing.T) {
 		t.Fatalf("%+v %v", o, err)
 	}
 }
+
+// TestListenResumesFromItsFirstConnection: a forwarder that has forwarded
+// nothing still reconnects with a Last-Event-ID, one that sorts before any
+// event created after it first connected, so the server replays what was
+// sent while it backed off.
+func TestListenResumesFromItsFirstConnection(t *testing.T) {
+	start := time.Now()
+	var mu sync.Mutex
+	var resumes []string
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		resumes = append(resumes, r.Header.Get("Last-Event-ID"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, ": connected\n\n") // then the connection drops
+	}))
+	defer server.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f := newForwarder(listenOptions{forwardTo: "http://127.0.0.1:1/never", token: "t", server: server.URL}, io.Discard)
+	done := make(chan struct{})
+	go func() { _ = f.run(ctx); close(done) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(resumes)
+		mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if len(resumes) < 2 || resumes[0] != "" {
+		t.Fatalf("Last-Event-ID of each connection: %q, want none first, then a resume mark", resumes)
+	}
+	later := schemas.NewID() // an event created after the first connection
+	if resumes[1] == "" || resumes[1] >= later {
+		t.Fatalf("resume mark %q does not sort before an event id made after %s (%s)", resumes[1], start, later)
+	}
+}

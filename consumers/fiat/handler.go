@@ -215,7 +215,7 @@ func (h *Handler) Recorded(record string) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	o := transferReply(r.TransactionID, r.Fee, r.FromBalance, r.ToBalance, r.CreatedAt)
+	o := transferReply(r.TransactionID, r.Currency, r.Fee, r.FromBalance, r.ToBalance, r.CreatedAt)
 	return o.Status, o.Body, nil
 }
 

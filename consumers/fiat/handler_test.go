@@ -135,7 +135,9 @@ func TestApplyBatch(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "amountKzt,description,feeKzt,fromWallet,toWallet,txId" || data["txId"] != first.TransactionID {
+	// The spec's names, and the REST names beside them (issue 36).
+	if strings.Join(keys, ",") != "amountKzt,currency,description,feeKzt,fromWallet,fromWalletId,memo,toWallet,toWalletId,transactionId,txId" ||
+		data["txId"] != first.TransactionID || data["transactionId"] != first.TransactionID || data["currency"] != "KZT" || data["memo"] != data["description"] {
 		t.Fatalf("transfer.completed data = %s", ev.Env.Data)
 	}
 	wantEmits := []struct{ topic, typ, key string }{

@@ -36,7 +36,7 @@ func (wd *withdraw) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		Amount: wd.Amount, Currency: w.Currency, Memo: hint, RefID: wdID, CreatedAt: b.now})
 	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: w.UserID, Action: "withdrawal", Subject: txID,
 		Amount: wd.Amount, Currency: w.Currency, Detail: "to " + hint, CreatedAt: b.now})
-	o := pipeline.JSON(http.StatusCreated, schemas.FiatWithdrawResult{WithdrawalID: wdID, TransactionID: txID, Balance: w.Balance,
+	o := pipeline.JSON(http.StatusCreated, schemas.FiatWithdrawResult{WithdrawalID: wdID, TransactionID: txID, Balance: w.Balance, Currency: w.Currency,
 		Status: "completed", CreatedAt: b.now})
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindWithdrawal, SourceID: txID, ActorUserID: w.UserID,
 		AmountCents: ptr(wd.Amount), Currency: w.Currency, Meta: map[string]any{"wallet": w.ID, "withdrawalId": wdID}})

@@ -30,6 +30,7 @@ func (t *transfer) decide(b *batch, env schemas.Envelope) pipeline.Outcome {
 	failed := func(o pipeline.Outcome, reason string) pipeline.Outcome {
 		b.emit(&o, topics.EventsFiat, schemas.TypeTransferFailed, from.ID, t.FromUserID, schemas.TransferFailed{
 			FromWallet: from.ID, ToWallet: t.ToWalletID, AmountKzt: t.Amount, Reason: reason, Description: t.Memo,
+			FromWalletID: from.ID, ToWalletID: t.ToWalletID, Memo: t.Memo, Currency: from.Currency,
 		})
 		return o
 	}
@@ -69,9 +70,10 @@ func (t *transfer) decide(b *batch, env schemas.Envelope) pipeline.Outcome {
 	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: from.UserID, Action: "transfer", Subject: txID,
 		Amount: t.Amount, Currency: from.Currency, Detail: fmt.Sprintf("%s -> %s fee %d", from.ID, to.ID, fee), CreatedAt: b.now})
 
-	o := transferReply(txID, fee, from.Balance, to.Balance, b.now) // rebuilt from the row for a replay
+	o := transferReply(txID, from.Currency, fee, from.Balance, to.Balance, b.now) // rebuilt from the row for a replay
 	b.emit(&o, topics.EventsFiat, schemas.TypeTransferCompleted, from.ID, from.UserID, schemas.TransferCompleted{
 		TxID: txID, FromWallet: from.ID, ToWallet: to.ID, AmountKzt: t.Amount, FeeKzt: fee, Description: t.Memo,
+		TransactionID: txID, FromWalletID: from.ID, ToWalletID: to.ID, Memo: t.Memo, Currency: from.Currency,
 	})
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindTransfer, SourceID: txID, ActorUserID: from.UserID,
 		AmountCents: ptr(t.Amount), Currency: from.Currency,
@@ -81,7 +83,7 @@ func (t *transfer) decide(b *batch, env schemas.Envelope) pipeline.Outcome {
 }
 
 // transferReply is the 200 answer of a committed transfer.
-func transferReply(txID string, fee, fromBalance, toBalance int64, at time.Time) pipeline.Outcome {
-	return pipeline.JSON(http.StatusOK, schemas.FiatTransferResult{TransactionID: txID, FeeKzt: fee,
+func transferReply(txID, currency string, fee, fromBalance, toBalance int64, at time.Time) pipeline.Outcome {
+	return pipeline.JSON(http.StatusOK, schemas.FiatTransferResult{TransactionID: txID, Currency: currency, FeeKzt: fee,
 		FromBalanceKzt: fromBalance, ToBalanceKzt: toBalance, CreatedAt: at})
 }

@@ -58,3 +58,30 @@ func (Amount) PrepareJSONSchema(s *jsonschema.Schema) error {
 	s.Required = nil
 	return nil
 }
+
+// AmountChoice describes, in the schema of a request, a money field sent
+// under one of two names (amount and the spec's amountKzt): exactly one of
+// them is required, so a typed client refuses a request with neither.
+// Validator.AmountOf is the server's side of the same rule.
+//
+// Each alternative repeats its property (not only its name in required):
+// a generator such as openapi-typescript types an alternative from its own
+// properties, and one with none becomes `unknown`, which refuses nothing.
+func AmountChoice(s *jsonschema.Schema, field, alias string) error {
+	a, okA := s.Properties[field]
+	b, okB := s.Properties[alias]
+	if !okA || !okB {
+		// The reflection of the struct's parameters (path, query,
+		// header), not of its body: no amount there.
+		return nil
+	}
+	s.OneOf = nil
+	for _, alt := range []struct {
+		name string
+		p    jsonschema.SchemaOrBool
+	}{{field, a}, {alias, b}} {
+		one := (&jsonschema.Schema{}).WithType(jsonschema.Object.Type()).WithRequired(alt.name).WithPropertiesItem(alt.name, alt.p)
+		s.OneOf = append(s.OneOf, one.ToSchemaOrBool())
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package bind
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/fintech/platform/gateway/apierr"
@@ -110,5 +111,51 @@ func TestValidator(t *testing.T) {
 	}
 	if _, ok := ae.Fields["email2"]; ok {
 		t.Errorf("valid e-mail reported: %v", ae.Fields)
+	}
+}
+
+// TestAmountOf: a money field with two names takes either one, the same
+// value under both, and refuses two different values naming both fields
+// (never silently moving one of them) or neither.
+func TestAmountOf(t *testing.T) {
+	t.Parallel()
+	set := func(n int64) Amount { return Amount{Set: true, Value: n} }
+	tests := []struct {
+		name       string
+		a, b       Amount
+		want       int64
+		wantFields []string
+	}{
+		{"first name", set(100), Amount{}, 100, nil},
+		{"alias", Amount{}, set(200), 200, nil},
+		{"both equal", set(300), set(300), 300, nil},
+		{"both differ", set(100), set(200), 0, []string{"amount", "amountKzt"}},
+		{"neither", Amount{}, Amount{}, 0, []string{"amount"}},
+		{"bad alias beside a good amount", set(100), Amount{Set: true, Problem: "must be a positive integer"}, 100, []string{"amountKzt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v Validator
+			got := v.AmountOf("amount", tt.a, "amountKzt", tt.b)
+			err := v.Err()
+			if tt.wantFields == nil {
+				if err != nil || got != tt.want {
+					t.Fatalf("got %d, %v; want %d", got, err, tt.want)
+				}
+				return
+			}
+			var ae *apierr.Error
+			if !errors.As(err, &ae) || ae.Status != 422 || len(ae.Fields) != len(tt.wantFields) {
+				t.Fatalf("err = %#v, want 422 naming %v", err, tt.wantFields)
+			}
+			for _, f := range tt.wantFields {
+				if ae.Fields[f] == "" {
+					t.Errorf("field %s not named: %v", f, ae.Fields)
+				}
+			}
+			if tt.name == "both differ" && !strings.Contains(ae.Fields["amount"], "100") || tt.name == "both differ" && !strings.Contains(ae.Fields["amount"], "200") {
+				t.Errorf("message does not show both values: %v", ae.Fields)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"fmt"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -64,6 +65,30 @@ func (v *Validator) Amount(field string, a Amount) int64 {
 		v.Fail(field, a.Problem)
 	}
 	return a.Value
+}
+
+// AmountOf checks a money field that has two names, field and its alias
+// (amount and the spec's amountKzt): exactly one is required, and both
+// sent with different values are refused naming both, since silently
+// preferring one would move a sum the caller did not mean. The same value
+// under both names is the same request and is accepted.
+func (v *Validator) AmountOf(field string, a Amount, alias string, b Amount) int64 {
+	switch {
+	case a.Set && b.Set && a.Problem == "" && b.Problem == "" && a.Value != b.Value:
+		msg := fmt.Sprintf("%s (%d) and %s (%d) differ: send one of them", field, a.Value, alias, b.Value)
+		v.Fail(field, msg)
+		v.Fail(alias, msg)
+		return 0
+	case !a.Set && b.Set:
+		return v.Amount(alias, b)
+	case !a.Set:
+		v.Fail(field, "is required (or "+alias+")")
+		return 0
+	}
+	if b.Set && b.Problem != "" {
+		v.Fail(alias, b.Problem)
+	}
+	return v.Amount(field, a)
 }
 
 // Email records a malformed e-mail address.

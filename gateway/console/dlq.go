@@ -238,6 +238,25 @@ func (d *DLQ) record(ctx context.Context, id string) (*kgo.Record, position, err
 	return rec, p, nil
 }
 
+// Show answers the record id names as listed, with its headers and its
+// bytes as they sit on the DLQ topic (`platform dlq show`).
+func (d *DLQ) Show(ctx context.Context, id string) (schemas.DLQRecord, map[string]string, []byte, error) {
+	rec, _, err := d.record(ctx, id)
+	if err != nil {
+		return schemas.DLQRecord{}, nil, nil, err
+	}
+	v := view(rec, dlq.Decision{})
+	decs, err := d.store.Decisions(ctx, []string{v.ID})
+	if err != nil {
+		return schemas.DLQRecord{}, nil, nil, err
+	}
+	headers := make(map[string]string, len(rec.Headers))
+	for _, h := range rec.Headers {
+		headers[h.Key] = string(h.Value)
+	}
+	return view(rec, decs[v.ID]), headers, rec.Value, nil
+}
+
 // Replay publishes the record id names again to its source topic, with the
 // same envelope (so the same command id: a command applied meanwhile is not
 // applied again), then records and audits it. A record is replayed once: a

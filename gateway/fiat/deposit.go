@@ -140,7 +140,7 @@ func badRequestOnInvalid(c *fiber.Ctx) error {
 type depositRequest struct {
 	WalletID  string      `json:"walletId" required:"true" maxLength:"200" format:"ksuid" description:"one of the caller's wallets"`
 	Amount    bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
-	AmountKzt bind.Amount `json:"amountKzt" description:"the same as amount (the spec's name); amount wins when both are sent"`
+	AmountKzt bind.Amount `json:"amountKzt" description:"the same as amount (the spec's name): send one (both with different values is refused)"`
 }
 
 // deposit opens a checkout session for a top-up. The session is recorded by

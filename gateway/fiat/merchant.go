@@ -356,7 +356,7 @@ type chargeRequest struct {
 	APIKey      string      `header:"X-API-Key" json:"-" required:"true" pattern:"^mk_live_[0-9a-f]{32}$" description:"the merchant's API key"`
 	WalletID    string      `json:"walletId" required:"true" maxLength:"200" description:"the customer's wallet, which authorized this merchant"`
 	Amount      bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
-	AmountKzt   bind.Amount `json:"amountKzt" description:"the same as amount; amount wins when both are sent"`
+	AmountKzt   bind.Amount `json:"amountKzt" description:"the same as amount: send one (both with different values is refused)"`
 	PaymentRef  string      `json:"paymentRef" required:"true" maxLength:"200" description:"the merchant's reference: a replay of it answers the first charge"`
 	Description string      `json:"description" maxLength:"500"`
 }

@@ -81,7 +81,7 @@ type transferRequest struct {
 	FromWalletID string      `json:"fromWalletId" required:"true" maxLength:"200" description:"one of the caller's wallets"`
 	ToEmail      string      `json:"toEmail" required:"true" format:"email" description:"the recipient's e-mail (not the caller's); their wallet of the currency is created when needed"`
 	AmountKzt    bind.Amount `json:"amountKzt" description:"integer minor units (1 to 10^15) of the wallet's currency; amountKzt or amount is required"`
-	Amount       bind.Amount `json:"amount" description:"the same as amountKzt; amountKzt wins when both are sent"`
+	Amount       bind.Amount `json:"amount" description:"the same as amountKzt: send one (both with different values is refused)"`
 	Memo         string      `json:"memo" maxLength:"500"`
 }
 
@@ -90,12 +90,8 @@ type transferRequest struct {
 func (h *Handlers) transfer(c *fiber.Ctx, req *transferRequest) error {
 	p, _ := auth.User(c)
 	from, to, memo := clean(req.FromWalletID), clean(req.ToEmail), strings.Clone(req.Memo)
-	amountField := req.AmountKzt
-	if !amountField.Set && req.Amount.Set {
-		amountField = req.Amount
-	}
 	var v bind.Validator // fromWalletId, toEmail and memo are bound by their tags
-	amount := v.Amount("amountKzt", amountField)
+	amount := v.AmountOf("amountKzt", req.AmountKzt, "amount", req.Amount)
 	if strings.EqualFold(to, p.Email) {
 		v.Fail("toEmail", "must not be your own e-mail")
 	}
@@ -194,16 +190,13 @@ func recipientKey(toEmail, currency string) string {
 // an alias) and returns the wallet id and the amount.
 func validateWalletAmount(v *bind.Validator, walletID string, amount, amountKzt bind.Amount) (string, int64) {
 	wid := clean(walletID) // required and bounded by the request type's tags
-	if !amount.Set && amountKzt.Set {
-		amount = amountKzt
-	}
-	return wid, v.Amount("amount", amount)
+	return wid, v.AmountOf("amount", amount, "amountKzt", amountKzt)
 }
 
 type withdrawRequest struct {
 	WalletID    string      `json:"walletId" required:"true" maxLength:"200" description:"one of the caller's wallets"`
 	Amount      bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
-	AmountKzt   bind.Amount `json:"amountKzt" description:"the same as amount; amount wins when both are sent"`
+	AmountKzt   bind.Amount `json:"amountKzt" description:"the same as amount: send one (both with different values is refused)"`
 	Destination string      `json:"destination" required:"true" maxLength:"500" description:"where the money goes off-platform"`
 }
 
@@ -237,7 +230,7 @@ func (h *Handlers) withdraw(c *fiber.Ctx, req *withdrawRequest) error {
 type payoutRequest struct {
 	WalletID    string      `json:"walletId" required:"true" maxLength:"200" description:"one of the caller's wallets"`
 	Amount      bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
-	AmountKzt   bind.Amount `json:"amountKzt" description:"the same as amount; amount wins when both are sent"`
+	AmountKzt   bind.Amount `json:"amountKzt" description:"the same as amount: send one (both with different values is refused)"`
 	BankAccount string      `json:"bankAccount" required:"true" maxLength:"200" description:"sealed at rest; only its last four characters are ever shown"`
 }
 

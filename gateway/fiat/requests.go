@@ -119,7 +119,7 @@ func (h *Handlers) toRequest(r store.PaymentRequest) schemas.FiatPaymentRequest 
 type createRequestRequest struct {
 	WalletID         string      `json:"walletId" required:"true" maxLength:"200" description:"the caller's wallet that receives the payment"`
 	Amount           bind.Amount `json:"amount" description:"integer minor units (1 to 10^15); amount or amountKzt is required"`
-	AmountKzt        bind.Amount `json:"amountKzt" description:"the same as amount; amount wins when both are sent"`
+	AmountKzt        bind.Amount `json:"amountKzt" description:"the same as amount: send one (both with different values is refused)"`
 	Description      string      `json:"description" maxLength:"500"`
 	ExpiresInSeconds *int64      `json:"expiresInSeconds" minimum:"1" maximum:"2592000" description:"lifetime; 86400 when left out"`
 	MaxViews         *int64      `json:"maxViews" minimum:"1" maximum:"1000000" description:"public views before it expires; 100 when left out"`
@@ -127,10 +127,6 @@ type createRequestRequest struct {
 
 func (h *Handlers) createRequest(c *fiber.Ctx, req *createRequestRequest) error {
 	wid, desc := clean(req.WalletID), strings.Clone(strings.TrimSpace(req.Description))
-	amountField := req.Amount
-	if !amountField.Set && req.AmountKzt.Set {
-		amountField = req.AmountKzt
-	}
 	ttl, views := int64(DefaultRequestTTL), int64(DefaultMaxViews)
 	if req.ExpiresInSeconds != nil {
 		ttl = *req.ExpiresInSeconds
@@ -140,7 +136,7 @@ func (h *Handlers) createRequest(c *fiber.Ctx, req *createRequestRequest) error 
 	}
 	// walletId, description, expiresInSeconds and maxViews are bound by their tags.
 	var v bind.Validator
-	amount := v.Amount("amount", amountField)
+	amount := v.AmountOf("amount", req.Amount, "amountKzt", req.AmountKzt)
 	if err := v.Err(); err != nil {
 		return err
 	}

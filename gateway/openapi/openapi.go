@@ -300,17 +300,25 @@ func completeResponses(r server.Route, op map[string]any, paged bool) {
 			"content": JSONContent(map[string]any{})}
 		resp["4XX"] = ErrorAnswer("a client error (its codes are not enumerated yet)")
 	} else {
-		if paged {
+		// A GET or HEAD carries no body, so its answers do not list
+		// payload_too_large (a client that sends one anyway still gets it).
+		bodiless := r.Method == http.MethodGet || r.Method == http.MethodHead
+		switch {
+		case paged && bodiless:
+			ensure("400", "the cursor is not one this API issued", "invalid_cursor")
+		case paged:
 			ensure("400", "the cursor is not one this API issued, or the body is larger than 1 MiB", "invalid_cursor", "payload_too_large")
-			if !hasParam(op, "cursor") {
-				op["parameters"] = append(asAnyList(op["parameters"]), map[string]any{"name": "cursor", "in": "query", "required": false,
-					"description": "the nextCursor of the previous page", "schema": map[string]any{"type": "string"}})
-			}
-		} else if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete {
+		case bodiless:
+			// no 400 of its own
+		case r.Method == http.MethodDelete:
 			ensure("400", "the body is larger than 1 MiB", "payload_too_large")
-		} else {
+		default:
 			ensure("400", "the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB",
 				"invalid_json", "content_type_required", "payload_too_large")
+		}
+		if paged && !hasParam(op, "cursor") {
+			op["parameters"] = append(asAnyList(op["parameters"]), map[string]any{"name": "cursor", "in": "query", "required": false,
+				"description": "the nextCursor of the previous page", "schema": map[string]any{"type": "string"}})
 		}
 		if sec, ok := op["security"].([]any); ok && len(sec) > 0 {
 			ensure("401", "no valid bearer token", CodeAuthRequired)

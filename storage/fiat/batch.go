@@ -382,7 +382,7 @@ func QueueInsertAudit(b *pgx.Batch, rows []AuditRow) {
 // among transfers), and record is what ParseTransferRecord reads back.
 const TransferRecordsSQL = `
 SELECT ref_id, request_hash, concat_ws(' ', id, fee, from_balance, to_balance,
-    (extract(epoch FROM created_at) * 1000000)::bigint)
+    (extract(epoch FROM created_at) * 1000000)::bigint, currency)
 FROM fiat_transactions WHERE kind = 'transfer' AND ref_id <> '' AND ref_id = ANY($1)`
 
 // TransferRecord is what a committed transfer's row keeps of its command:
@@ -393,13 +393,14 @@ type TransferRecord struct {
 	FromBalance   int64
 	ToBalance     int64
 	CreatedAt     time.Time
+	Currency      string
 }
 
 // ParseTransferRecord reads the record column of TransferRecordsSQL.
 func ParseTransferRecord(record string) (TransferRecord, error) {
 	f := strings.Fields(record)
-	if len(f) != 5 {
-		return TransferRecord{}, fmt.Errorf("transfer record %q: want 5 fields", record)
+	if len(f) != 6 {
+		return TransferRecord{}, fmt.Errorf("transfer record %q: want 6 fields", record)
 	}
 	var n [4]int64
 	for i := range n {
@@ -410,5 +411,5 @@ func ParseTransferRecord(record string) (TransferRecord, error) {
 		n[i] = v
 	}
 	return TransferRecord{TransactionID: f[0], Fee: n[0], FromBalance: n[1], ToBalance: n[2],
-		CreatedAt: time.UnixMicro(n[3]).UTC()}, nil
+		CreatedAt: time.UnixMicro(n[3]).UTC(), Currency: f[5]}, nil
 }

@@ -119,7 +119,7 @@ async function transfers(): Promise<void> {
     assert.ok(e.requestId, "no request id");
   }
   // A validation failure names its fields; a 401 and a 404 are errors too, not crashes.
-  await assert.rejects(alice.client.POST("/api/fiat/transfer", { body: { fromWalletId: walletId, toEmail: "not-an-email" } }), (err) => {
+  await assert.rejects(alice.client.POST("/api/fiat/transfer", { body: { fromWalletId: walletId, toEmail: "not-an-email", amountKzt: 1 } }), (err) => {
     assert.ok(err instanceof PlatformError);
     assert.equal(err.status, 422);
     assert.equal(err.code, "validation_failed");

@@ -93,7 +93,7 @@ async function bodies(): Promise<void> {
   await assert.rejects(client.GET("/api/gov/proposals"), (err) => err instanceof PlatformError && err.code === "http_502" && err.status === 502);
   // A validation failure keeps its fields.
   answers["/api/fiat/transfer"] = json(422, { error: "validation_failed", message: "invalid", fields: { toEmail: "must be an e-mail" } });
-  await assert.rejects(client.POST("/api/fiat/transfer", { body: { fromWalletId: "w", toEmail: "x" } }), (err) => {
+  await assert.rejects(client.POST("/api/fiat/transfer", { body: { fromWalletId: "w", toEmail: "x", amountKzt: 1 } }), (err) => {
     const e = PlatformError.of(err, "POST", "/api/fiat/transfer");
     assert.ok(e);
     assert.equal(e.code, "validation_failed");

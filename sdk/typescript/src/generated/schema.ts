@@ -4641,7 +4641,7 @@ export interface components {
              */
             verifiedCount: number;
         };
-        ChargeRequest: {
+        ChargeRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -4659,7 +4659,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
         CharityCategory: {
             category: string;
             /**
@@ -5109,22 +5121,22 @@ export interface components {
              * @description ballots needed for a decision
              * @default 1
              */
-            quorum: number;
+            quorum?: number;
             summary?: string;
             /**
              * @description the share a passing tally must exceed: greater than 0, less than 1, at most 10 decimal places
              * @default 0.5
              */
-            threshold: number;
+            threshold?: number;
             title: string;
             /** @enum {string} */
             voteMode: "yes-no-abstain" | "ranked-choice" | "weighted";
             /** @default 604800 */
-            votingDurationSeconds: number;
+            votingDurationSeconds?: number;
         } & {
             [key: string]: unknown;
         };
-        CreateRequestRequest: {
+        CreateRequestRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -5144,7 +5156,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
         CreateVacancyRequest: {
             city: string;
             description: string;
@@ -5210,7 +5234,7 @@ export interface components {
             items: components["schemas"]["DLQRecord"][];
             nextCursor: string | null;
         };
-        DepositRequest: {
+        DepositRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -5225,7 +5249,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
         Document: {
             /** @description schemas and securitySchemes */
             components?: {
@@ -5823,6 +5859,8 @@ export interface components {
         FiatTransferResult: {
             /** Format: date-time */
             createdAt: string;
+            /** @description ISO 4217 code of the amounts (the *Kzt fields hold minor units of it) */
+            currency: string;
             /**
              * Format: int64
              * @description integer minor units
@@ -5880,6 +5918,7 @@ export interface components {
             balance: number;
             /** Format: date-time */
             createdAt: string;
+            currency: string;
             /** @enum {string} */
             status: "completed";
             /** @description ksuid (27 base62 characters) */
@@ -6364,7 +6403,7 @@ export interface components {
                 [key: string]: string;
             } | null;
         };
-        PayoutRequest: {
+        PayoutRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -6381,7 +6420,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
         PlatformIndex: {
             /** @description URL path of the complete document: every operation of every module */
             complete: string;
@@ -7061,7 +7112,7 @@ export interface components {
             /** @description ksuid (27 base62 characters) */
             to: string;
         };
-        TransferRequest: {
+        TransferRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -7082,7 +7133,19 @@ export interface components {
             toEmail: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        });
         UpcomingTournaments: {
             items: components["schemas"]["Tournament"][];
         };
@@ -7264,7 +7327,7 @@ export interface components {
             secret?: string;
             url: string;
         };
-        WithdrawRequest: {
+        WithdrawRequest: ({
             /**
              * Format: int64
              * @description integer minor units (1 to 10^15)
@@ -7281,7 +7344,19 @@ export interface components {
             walletId: string;
         } & {
             [key: string]: unknown;
-        };
+        }) & ({
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amount: number;
+        } | {
+            /**
+             * Format: int64
+             * @description integer minor units (1 to 10^15)
+             */
+            amountKzt: number;
+        });
     };
     responses: never;
     parameters: never;
@@ -7307,18 +7382,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -7387,18 +7450,6 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -7798,18 +7849,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -7972,18 +8011,6 @@ export interface operations {
                     "application/json": components["schemas"]["Profile"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -8074,18 +8101,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -8254,18 +8269,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EmailVerified"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description verification_invalid: the link is unknown, used or expired */
@@ -8464,18 +8467,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -8539,18 +8530,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -8619,18 +8598,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PartnerKeys"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -8950,18 +8917,6 @@ export interface operations {
                     "application/json": components["schemas"]["BuildProjects"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -9168,18 +9123,6 @@ export interface operations {
                     "application/rss+xml": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -9246,18 +9189,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PartnerAPIHealth"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description key_invalid: X-Build-Key is missing, malformed, unknown or revoked */
@@ -9349,7 +9280,7 @@ export interface operations {
                     "application/json": components["schemas"]["PartnerVacancies"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9357,7 +9288,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -9441,18 +9372,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PartnerVacancy"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description key_invalid: X-Build-Key is missing, malformed, unknown or revoked */
@@ -9547,18 +9466,6 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -9628,18 +9535,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Vacancies"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -9973,18 +9868,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -10048,18 +9931,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -10134,7 +10005,7 @@ export interface operations {
                     "application/json": components["schemas"]["CertPayoutCountedPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10142,7 +10013,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -10351,18 +10222,6 @@ export interface operations {
                     "application/json": components["schemas"]["CertStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -10461,7 +10320,7 @@ export interface operations {
                     "application/json": components["schemas"]["CampaignList"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10469,7 +10328,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -10650,18 +10509,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Campaign"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: unknown, or pending and neither yours nor seen by a charity admin */
@@ -11016,18 +10863,6 @@ export interface operations {
                     "application/json": components["schemas"]["CharityHealth"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -11091,18 +10926,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -11173,18 +10996,6 @@ export interface operations {
                     "application/json": components["schemas"]["CharityStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -11253,18 +11064,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -11328,18 +11127,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -11414,7 +11201,7 @@ export interface operations {
                     "application/json": components["schemas"]["PrizeCountedPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11422,7 +11209,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -11756,7 +11543,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -12094,18 +11881,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -12169,18 +11944,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConstitutionPlan"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -12273,18 +12036,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -12486,18 +12237,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -12575,18 +12314,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
@@ -12666,18 +12393,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -12756,18 +12471,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -12840,7 +12543,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConstitutionScenarioPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12848,7 +12551,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -13053,18 +12756,6 @@ export interface operations {
                     "application/json": components["schemas"]["Earnings"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -13157,18 +12848,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -13232,18 +12911,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -13318,7 +12985,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatAuditEntryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13326,7 +12993,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -13428,7 +13095,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatDepositPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13436,7 +13103,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -13813,18 +13480,6 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -14546,18 +14201,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatReconcileReport"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -14648,18 +14291,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -14998,7 +14629,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15006,7 +14637,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -15221,18 +14852,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description session_not_found: no such checkout session */
@@ -15813,18 +15432,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatHealth"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -16004,18 +15611,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatDashboard"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -16112,7 +15707,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatDepositPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16120,7 +15715,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -16217,18 +15812,6 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -16682,7 +16265,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16690,7 +16273,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -17048,7 +16631,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSubscriptionDetailPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17056,7 +16639,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -17150,18 +16733,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FiatAuthorizationFiatItems"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -17650,7 +17221,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatRefundPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17658,7 +17229,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -17879,18 +17450,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FiatMerchantKeyFiatItems"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -18210,18 +17769,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -18773,18 +18320,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description request_not_found: no such payment request (the page with Accept: text/html) */
             404: {
                 headers: {
@@ -19024,7 +18559,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatRefundPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19032,7 +18567,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -19282,7 +18817,7 @@ export interface operations {
                     "application/json": components["schemas"]["FiatTransactionPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19290,7 +18825,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -19384,18 +18919,6 @@ export interface operations {
                 };
                 content: {
                     "text/csv": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -19625,18 +19148,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatWalletFiatItems"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -19852,18 +19363,6 @@ export interface operations {
                     "application/json": components["schemas"]["FiatPublicWallet"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description wallet_not_found: no such wallet */
             404: {
                 headers: {
@@ -20065,18 +19564,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookSubscriptionDetail"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -20430,7 +19917,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20438,7 +19925,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -20930,18 +20417,6 @@ export interface operations {
                     "application/json": components["schemas"]["GovHealth"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -21005,18 +20480,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -21095,7 +20558,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProposalPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21103,7 +20566,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -21299,18 +20762,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Proposal"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no such proposal */
@@ -21907,7 +21358,7 @@ export interface operations {
                     "application/json": components["schemas"]["GovBallotPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21915,7 +21366,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -22146,18 +21597,6 @@ export interface operations {
                     "application/json": components["schemas"]["GovStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -22226,18 +21665,6 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerHead"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -22304,18 +21731,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LedgerVerifyResult"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -22396,7 +21811,7 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerEntryPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22404,7 +21819,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -22608,18 +22023,6 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerEntryInChain"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description not_found: no ledger entry with this id */
             404: {
                 headers: {
@@ -22700,18 +22103,6 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -22775,18 +22166,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -22855,18 +22234,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LedgerStats"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -22943,7 +22310,7 @@ export interface operations {
                     "application/json": components["schemas"]["MaskChargeResultPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22951,7 +22318,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -23200,18 +22567,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -23281,7 +22636,7 @@ export interface operations {
                     "application/json": components["schemas"]["MaskPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23289,7 +22644,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -23624,18 +22979,6 @@ export interface operations {
                     "application/json": components["schemas"]["Document"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -23702,18 +23045,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MaskStats"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -23808,18 +23139,6 @@ export interface operations {
                     "application/json": components["schemas"]["FullDocument"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -23894,7 +23213,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConstitutionArtifactPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -23902,7 +23221,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -24095,18 +23414,6 @@ export interface operations {
                     "application/json": components["schemas"]["ConstitutionCatalogStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -24175,18 +23482,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConstitutionArtifact"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no artifact with this id */
@@ -24406,7 +23701,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -24490,18 +23785,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConstitutionSimilarList"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no artifact with this id */
@@ -24598,7 +23881,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -24927,18 +24210,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -25002,18 +24273,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -25082,18 +24341,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConsoleDeliveries"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -25193,7 +24440,7 @@ export interface operations {
                     "application/json": components["schemas"]["DLQRecordPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -25201,7 +24448,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -25547,18 +24794,6 @@ export interface operations {
                     "application/json": components["schemas"]["ConsoleEvents"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -25649,18 +24884,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConsoleLag"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -25755,18 +24978,6 @@ export interface operations {
                     "application/json": components["schemas"]["ConsoleParked"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -25857,18 +25068,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConsoleThroughput"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -25963,18 +25162,6 @@ export interface operations {
                     "application/json": components["schemas"]["Catalog"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -26043,18 +25230,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -26118,18 +25293,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CompleteDocument"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -26200,18 +25363,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformIndex"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -26280,18 +25431,6 @@ export interface operations {
                     "application/json": components["schemas"]["Document"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -26358,18 +25497,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlatformVersion"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -26585,18 +25712,6 @@ export interface operations {
                     "application/json": components["schemas"]["ReputationHealth"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -26668,18 +25783,6 @@ export interface operations {
                     "application/json": components["schemas"]["ReputationLeaderboard"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -26746,18 +25849,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReputationMe"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -26852,18 +25943,6 @@ export interface operations {
                     "application/json": components["schemas"]["Document"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -26932,18 +26011,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReputationRank"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description user_not_found: no user with this id */
@@ -27026,18 +26093,6 @@ export interface operations {
                     "application/json": components["schemas"]["ReputationStats"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -27106,18 +26161,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -27181,18 +26224,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -27267,7 +26298,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoyaltyCountedPage"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -27275,7 +26306,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -27484,18 +26515,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -27559,18 +26578,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SigningKeys"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -27772,18 +26779,6 @@ export interface operations {
                     "application/json": components["schemas"]["SigningKey"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description not_found: no such signing key */
             404: {
                 headers: {
@@ -27862,18 +26857,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -28142,7 +27125,7 @@ export interface operations {
                     "application/json": components["schemas"]["TradeAccountList"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -28150,7 +27133,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -28247,18 +27230,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TradeAccountLookup"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -28365,18 +27336,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -28440,18 +27399,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -28526,7 +27473,7 @@ export interface operations {
                     "application/json": components["schemas"]["TradeOperationList"];
                 };
             };
-            /** @description invalid_cursor, payload_too_large: the cursor is not one this API issued, or the body is larger than 1 MiB */
+            /** @description invalid_cursor: the cursor is not one this API issued */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -28534,7 +27481,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "payload_too_large";
+                        error?: "invalid_cursor";
                     };
                 };
             };
@@ -28628,18 +27575,6 @@ export interface operations {
                 };
                 content: {
                     "text/csv": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description auth_required: no valid bearer token */
@@ -29006,18 +27941,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description not_found: no such employer with open vacancies */
             404: {
                 headers: {
@@ -29100,18 +28023,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description not_found: no such project */
             404: {
                 headers: {
@@ -29192,18 +28103,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -29272,18 +28171,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no such open vacancy */
@@ -29366,18 +28253,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -29444,18 +28319,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -29527,18 +28390,6 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no such guide */
@@ -29621,18 +28472,6 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
             422: {
                 headers: {
@@ -29702,18 +28541,6 @@ export interface operations {
                 };
                 content: {
                     "application/xml": string;
-                };
-            };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
                 };
             };
             /** @description not_found: no such sitemap page */
