@@ -127,12 +127,34 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Exchange e-mail and password for a token
-         * @description Checks the e-mail and password and answers a bearer token. Changes nothing.
+         * Exchange e-mail and password (and a second factor when on) for a token
+         * @description Checks the e-mail and password and, for an account with TOTP two-factor, a current `code` or an unused `recoveryCode`, and answers a bearer token of a new session (GET /api/auth/sessions lists them). A TOTP code is accepted once: a replay within its window is refused.
          *
          *     **Who may call:** anyone; no token.
          */
         post: operations["postAuthLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End the caller's session
+         * @description Ends the session of the bearer token: the token answers 401 auth_required from then on (at once on this gateway, within seconds on every other). The user's other sessions go on.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        post: operations["postAuthLogout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -148,13 +170,63 @@ export interface paths {
         };
         /**
          * The caller's profile and role
-         * @description The caller's e-mail, role and whether the e-mail is verified. Read-only.
+         * @description The caller's e-mail, role and whether two-factor is on. Read-only.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `account:read`.
          */
         get: operations["getAuthMe"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/mfa/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling in TOTP two-factor
+         * @description Draws a TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for the caller and answers it with its otpauth:// URI for an authenticator app. It stays pending, replacing any earlier pending one, until POST /api/auth/mfa/totp/confirm; the secret is sealed at rest.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        post: operations["postAuthMfaTotp"];
+        /**
+         * Turn TOTP two-factor off
+         * @description Checks a current code and turns two-factor off, removing the secret and the recovery codes.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        delete: operations["deleteAuthMfaTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/mfa/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn TOTP two-factor on with a first code
+         * @description Checks a current code of the pending secret and turns two-factor on; answers ten single-use recovery codes, shown this once (only their hashes are kept). From then on login needs `code` or `recoveryCode`.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        post: operations["postAuthMfaTotpConfirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -183,6 +255,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the caller's password
+         * @description Checks the current password and sets the new one; every other session of the caller ends (this one goes on). Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        post: operations["postAuthPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a one-time password-reset link
+         * @description Mails the account of the address a link `{PUBLIC_BASE_URL}/reset-password?token=…`, valid 30 minutes and once. Answers 202 with the same body, in the same time, whether or not an account has the address.
+         *
+         *     **Who may call:** anyone; no token.
+         */
+        post: operations["postAuthPasswordForgot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link's token
+         * @description Spends the link's token, sets the new password and ends every session of the account. Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
+         *
+         *     **Who may call:** anyone holding the one-time token; no bearer token.
+         */
+        post: operations["postAuthPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/register": {
         parameters: {
             query?: never;
@@ -194,12 +332,62 @@ export interface paths {
         put?: never;
         /**
          * Create an account and get a token
-         * @description Registers a user with e-mail and password and answers a bearer token. Creates the account (the password is stored as a hash).
+         * @description Registers a user with e-mail and password and answers a bearer token. Creates the account (the password is stored as a hash) and its first session. Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
          *
          *     **Who may call:** anyone; no token.
          */
         post: operations["postAuthRegister"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's live sessions
+         * @description Every live login session of the caller (one per login or registration), newest first; `current` marks the one of this token. Read-only.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        get: operations["getAuthSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * End every session of the caller but the current one
+         * @description Ends every live session of the caller except the one of this token (sign out everywhere else).
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        delete: operations["deleteAuthSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of the caller's sessions
+         * @description Ends one live session of the caller; its token answers 401 auth_required from then on. Another user's session, or one already ended, answers 404.
+         *
+         *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
+         */
+        delete: operations["deleteAuthSessionsId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -213,10 +401,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Confirm an e-mail address with the one-time link's token
-         * @description Marks the e-mail address of the link's user verified and spends the token.
+         * The page of the mailed one-time link: a button that confirms the address
+         * @description Shows a page whose button confirms the address (POST /api/auth/verify-email/confirm). Read-only: opening the link, as mail scanners do, confirms nothing.
          *
-         *     **Who may call:** anyone holding the one-time token; no bearer token.
+         *     **Who may call:** anyone; no token.
          */
         get: operations["getAuthVerifyEmail"];
         put?: never;
@@ -227,6 +415,28 @@ export interface paths {
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
         post: operations["postAuthVerifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/verify-email/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an e-mail address with the one-time link's token
+         * @description Marks the e-mail address of the link's user verified and spends the token. It never confers an allow-listed admin role: that takes `platform admin create` or `platform admin verify` on the server.
+         *
+         *     **Who may call:** anyone holding the one-time token; no bearer token.
+         */
+        post: operations["postAuthVerifyEmailConfirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2384,7 +2594,7 @@ export interface paths {
         put?: never;
         /**
          * Add a further webhook subscription
-         * @description Adds a subscription (URL and event types) to the caller's webhook endpoints.
+         * @description Adds a subscription (URL and event types) to the caller's webhook endpoints. With an Idempotency-Key a retry answers the first answer byte for byte (Idempotent-Replayed: true) and creates nothing.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
@@ -4363,6 +4573,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The password-reset page a reset mail links to
+         * @description An HTML page under a strict CSP with a form for the new password; it posts the link's `token` (from the URL) and the password to POST /api/auth/password/reset. Read-only.
+         *
+         *     **Who may call:** anyone; no token.
+         */
+        get: operations["getSiteResetPassword"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sitemap.xml": {
         parameters: {
             query?: never;
@@ -4470,6 +4702,26 @@ export interface components {
             pin?: boolean;
         } & {
             [key: string]: unknown;
+        };
+        AuthSession: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description true for the session of the token that asked */
+            current: boolean;
+            /** @description ksuid (27 base62 characters) */
+            id: string;
+            /** @description the client address of the login */
+            ip: string;
+            /**
+             * Format: date-time
+             * @description updated at most once a minute
+             */
+            lastSeenAt: string;
+            /** @description the User-Agent of the login (at most 512 bytes) */
+            userAgent: string;
+        };
+        AuthSessions: {
+            items: components["schemas"]["AuthSession"][] | null;
         };
         AuthToken: {
             /** @description HS256 JWT, sent as Authorization: Bearer <token> */
@@ -4641,6 +4893,13 @@ export interface components {
              */
             verifiedCount: number;
         };
+        ChangePasswordRequest: {
+            currentPassword: string;
+            /** @description 8 to 128 characters, not one of the 10,000 most common passwords */
+            newPassword: string;
+        } & {
+            [key: string]: unknown;
+        };
         ChargeRequest: ({
             /**
              * Format: int64
@@ -4701,6 +4960,12 @@ export interface components {
              */
             totalRaisedKzt: number;
         };
+        CodeRequest: {
+            /** @description the current 6-digit code of the authenticator app */
+            code: string;
+        } & {
+            [key: string]: unknown;
+        };
         CommentRequest: {
             /** @description trimmed; 1 to 2,000 characters */
             text: string;
@@ -4724,6 +4989,12 @@ export interface components {
             servers?: components["schemas"]["OpenAPIServer"][];
             tags?: components["schemas"]["OpenAPITag"][];
             "x-tagGroups"?: components["schemas"]["OpenAPITagGroup"][];
+        };
+        ConfirmBody: {
+            /** @description the token of the one-time link (its token query parameter) */
+            token: string;
+        } & {
+            [key: string]: unknown;
         };
         ConsoleCurrencySeries: {
             currency: string;
@@ -4801,7 +5072,7 @@ export interface components {
             aiRequestsUsed: number;
             current: components["schemas"]["ConstitutionOutcome"];
             /** @enum {string} */
-            fallbackReason?: "model_timeout" | "model_error" | "model_invalid_response";
+            fallbackReason?: "model_timeout" | "model_error" | "model_invalid_response" | "budget_exhausted";
             /**
              * @description the metric improved: the request's goal, else the template's, else null (the overall score)
              * @enum {string|null}
@@ -5602,6 +5873,12 @@ export interface components {
             depositId: string;
             /** @description ksuid (27 base62 characters) */
             id: string;
+            /** @description integer minor units the processor reported paid, when it differs from the deposit or is a second payment; a refund returns this */
+            paidAmount?: number | null;
+            /** @description the currency the processor reported paid, beside paidAmount */
+            paidCurrency?: string;
+            /** @description a second payment: the deposit the processor charged again (never credited; refund it) (ksuid (27 base62 characters)) */
+            paymentOf?: string;
             sessionId: string;
             /** @enum {string} */
             status: "pending" | "completed" | "needs_review" | "refunded";
@@ -5933,6 +6210,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        ForgotRequest: {
+            email: string;
+        } & {
+            [key: string]: unknown;
+        };
         FullDocument: {
             /** @description schemas and securitySchemes */
             components?: {
@@ -6203,8 +6485,12 @@ export interface components {
             "7d": number;
         };
         LoginRequest: {
+            /** @description a current TOTP code, for an account with two-factor on */
+            code?: string;
             email: string;
             password: string;
+            /** @description an unused recovery code, instead of code; each works once */
+            recoveryCode?: string;
         } & {
             [key: string]: unknown;
         };
@@ -6365,6 +6651,10 @@ export interface components {
             data: components["schemas"]["Vacancy"];
             /** @description always true */
             success: boolean;
+        };
+        PasswordResetRequested: {
+            accepted: boolean;
+            message: string;
         };
         PatchEndpointRequest: {
             /** @description false pauses the endpoint: no new deliveries, queued ones wait; true resumes it */
@@ -6540,6 +6830,8 @@ export interface components {
             email: string;
             /** @description ksuid (27 base62 characters) */
             id: string;
+            /** @description TOTP two-factor is on */
+            mfaEnabled: boolean;
             name: string;
             /** @enum {string} */
             role: "user" | "admin";
@@ -6616,6 +6908,9 @@ export interface components {
         RawObject: {
             [key: string]: unknown;
         } | null;
+        RecoveryCodes: {
+            recoveryCodes: string[] | null;
+        };
         /** @description A refund moves exactly amount from the payee's wallet back to the wallet that paid: no fee is charged on a refund, and the fee of the original payment is not returned. Without amount the whole remaining amount is refunded. The refunds of a payment never exceed what was paid: beyond what remains refundable is 409 refund_exceeds_charge (whatever the balance); within it, a wallet that does not hold the amount is 400 insufficient_balance. Idempotency-Key makes retries safe: a replay returns the original refund. */
         RefundChargeRequest: {
             /**
@@ -6645,7 +6940,7 @@ export interface components {
              */
             email: string;
             name?: string;
-            /** @description 8 to 128 characters */
+            /** @description 8 to 128 characters, not one of the 10,000 most common passwords */
             password: string;
         } & {
             [key: string]: unknown;
@@ -6748,6 +7043,13 @@ export interface components {
             rankedUsers: number;
             /** @enum {string} */
             source: "clickhouse";
+        };
+        ResetRequest: {
+            /** @description 8 to 128 characters, not one of the 10,000 most common passwords */
+            newPassword: string;
+            token: string;
+        } & {
+            [key: string]: unknown;
         };
         ReviewRequest: {
             /** @description recorded in the audit log (and the deposit.refunded event) */
@@ -6967,6 +7269,12 @@ export interface components {
             url: string;
         } & {
             [key: string]: unknown;
+        };
+        TOTPEnrolment: {
+            /** @description otpauth://totp/ URI for authenticator apps (QR code content) */
+            otpauthUrl: string;
+            /** @description base32 TOTP secret (RFC 6238, SHA-1, 6 digits, 30 s) */
+            secret: string;
         };
         TopUpRequest: {
             /** @description the caller's account */
@@ -7520,18 +7828,6 @@ export interface operations {
                     "application/json": components["schemas"]["APIKeyList"];
                 };
             };
-            /** @description payload_too_large: the body is larger than 1 MiB */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "payload_too_large";
-                    };
-                };
-            };
             /** @description auth_required: no valid bearer token */
             401: {
                 headers: {
@@ -7931,7 +8227,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_credentials: wrong e-mail or password */
+            /** @description invalid_credentials or mfa_required: wrong e-mail, password or second factor (invalid_credentials), or the account has two-factor on and neither code nor recoveryCode was given (mfa_required) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7939,7 +8235,109 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_credentials";
+                        error?: "invalid_credentials" | "mfa_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postAuthLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the session ended */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
                     };
                 };
             };
@@ -8085,6 +8483,357 @@ export interface operations {
             };
         };
     };
+    postAuthMfaTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the pending secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TOTPEnrolment"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description invalid_state: two-factor is already on; disable it first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    deleteAuthMfaTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description two-factor is off */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description verification_invalid: the code is wrong or was used already */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "verification_invalid" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description invalid_state: two-factor is not on */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postAuthMfaTotpConfirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodeRequest"];
+            };
+        };
+        responses: {
+            /** @description two-factor is on; the recovery codes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            /** @description verification_invalid: the code is wrong or was used already */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "verification_invalid" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description invalid_state: no pending enrolment (start with POST /api/auth/mfa/totp), or two-factor is on already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_state";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
     getAuthOpenapiJson: {
         parameters: {
             query?: never;
@@ -8101,6 +8850,281 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postAuthPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description the password changed; the other sessions ended */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description invalid_credentials: the current password is wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_credentials" | "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postAuthPasswordForgot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForgotRequest"];
+            };
+        };
+        responses: {
+            /** @description accepted: a link is mailed if an account has this address */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetRequested"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postAuthPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetRequest"];
+            };
+        };
+        responses: {
+            /** @description the password changed; every session ended */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description verification_invalid: the token is unknown, used or expired */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "verification_invalid" | "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -8250,6 +9274,316 @@ export interface operations {
             };
         };
     };
+    getAuthSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the live sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthSessions"];
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    deleteAuthSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the other sessions ended */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    deleteAuthSessionsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the session ended */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description payload_too_large: the body is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden: API keys cannot call this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found: no live session of the caller has this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
     getAuthVerifyEmail: {
         parameters: {
             query: {
@@ -8262,25 +9596,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the address is verified */
+            /** @description the confirmation page */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmailVerified"];
-                };
-            };
-            /** @description verification_invalid: the link is unknown, used or expired */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error?: "verification_invalid";
-                    };
+                    "text/html": string;
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
@@ -8432,6 +9754,103 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "mail_unavailable";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postAuthVerifyEmailConfirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfirmBody"];
+            };
+        };
+        responses: {
+            /** @description the address is verified */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailVerified"];
+                };
+            };
+            /** @description invalid_json, content_type_required, payload_too_large: the body is not JSON, lacks Content-Type: application/json or is larger than 1 MiB */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_json" | "content_type_required" | "payload_too_large";
+                    };
+                };
+            };
+            /** @description verification_invalid: the link is unknown, used or expired */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "verification_invalid";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
                     };
                 };
             };
@@ -10622,7 +12041,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a charity admin */
+            /** @description forbidden or mfa_required: the caller is not a charity admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10630,7 +12049,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -13009,7 +14428,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13017,7 +14436,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -13119,7 +14538,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13127,7 +14546,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -13232,7 +14651,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13240,7 +14659,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -13369,7 +14788,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13377,7 +14796,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -13494,7 +14913,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13502,7 +14921,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -13598,7 +15017,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13606,7 +15025,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -13704,7 +15123,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13712,7 +15131,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -13834,7 +15253,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13842,7 +15261,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -13964,7 +15383,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13972,7 +15391,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -14094,7 +15513,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14102,7 +15521,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -14213,7 +15632,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14221,7 +15640,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -14387,7 +15806,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14395,7 +15814,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -14517,7 +15936,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14525,7 +15944,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -14653,7 +16072,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14661,7 +16080,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -14759,7 +16178,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14767,7 +16186,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -15953,6 +17372,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "insufficient_scope";
+                    };
+                };
+            };
+            /** @description webhook_limit_reached: the caller already holds 10 webhook endpoints (this one counts) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "webhook_limit_reached";
                     };
                 };
             };
@@ -19484,7 +20915,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description webhook_limit_reached: a user may hold at most 10 webhook subscriptions */
+            /** @description webhook_limit_reached or idempotency_key_reused: a user may hold at most 10 webhook subscriptions; or the Idempotency-Key came with another body */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19492,7 +20923,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "webhook_limit_reached";
+                        error?: "webhook_limit_reached" | "idempotency_key_reused";
                     };
                 };
             };
@@ -20870,7 +22301,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a governance admin */
+            /** @description forbidden or mfa_required: the caller is not a governance admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20878,7 +22309,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -21000,7 +22431,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a governance admin */
+            /** @description forbidden or mfa_required: the caller is not a governance admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21008,7 +22439,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -21130,7 +22561,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a governance admin */
+            /** @description forbidden or mfa_required: the caller is not a governance admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21138,7 +22569,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -24355,7 +25786,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24363,7 +25794,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -24464,7 +25895,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24472,7 +25903,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -24571,7 +26002,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24579,7 +26010,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -24702,7 +26133,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24710,7 +26141,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -24806,7 +26237,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24814,7 +26245,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -24898,7 +26329,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24906,7 +26337,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -24990,7 +26421,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -24998,7 +26429,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -25082,7 +26513,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the caller is not a fiat admin */
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -25090,7 +26521,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "forbidden" | "mfa_required";
                     };
                 };
             };
@@ -28470,6 +29901,77 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getSiteResetPassword: {
+        parameters: {
+            query?: {
+                /** @description the one-time token of the reset mail */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the HTML page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             /** @description validation_failed: a field is missing or invalid (fields names each) */
