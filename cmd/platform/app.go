@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	cpipeline "github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/gateway/auth"
@@ -242,7 +243,13 @@ func (a *app) startGateway(ctx context.Context) error {
 		return err
 	}
 	a.tokens.UseKeys(keys)
-	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log)
+	var commandAcks []kgo.Opt
+	if a.embedded == nil {
+		// A broker of its own (KAFKA_BROKERS): commands wait for every
+		// in-sync replica (min.insync.replicas), as events do.
+		commandAcks = append(commandAcks, kgo.RequiredAcks(kgo.AllISRAcks()))
+	}
+	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log, commandAcks...)
 	if err != nil {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)
 	}

@@ -214,8 +214,9 @@ func productionNeeds(command string) []string {
 	case "admin", "dlq", "ledger", "verify":
 		return []string{"DATABASE_URL"}
 	case "migrate":
-		// Its data step seals legacy withdrawal destinations.
-		return []string{"DATABASE_URL", "DATA_ENCRYPTION_KEY"}
+		// Its data step seals legacy withdrawal destinations and opens the
+		// keys, which checks each against its stored fingerprint.
+		return []string{"DATABASE_URL", "DATA_ENCRYPTION_KEY", "SIGNING_MASTER_KEY", "LEDGER_SALT"}
 	case "topics":
 		return []string{}
 	}

@@ -164,8 +164,9 @@ func TestOperatorCommandsNeedOnlyTheDatabase(t *testing.T) {
 			t.Errorf("%s without DATABASE_URL: %v", cmd, err)
 		}
 	}
-	if _, err := LoadConfigFor("migrate", get(dbOnly)); err == nil || !strings.HasPrefix(oneLine(err), "DATA_ENCRYPTION_KEY:") || strings.Contains(oneLine(err), "JWT_SECRET") {
-		t.Errorf("migrate without the data key: %v", err)
+	if _, err := LoadConfigFor("migrate", get(dbOnly)); err == nil || strings.Contains(oneLine(err), "JWT_SECRET") ||
+		!strings.Contains(err.Error(), "DATA_ENCRYPTION_KEY:") || !strings.Contains(err.Error(), "SIGNING_MASTER_KEY:") || !strings.Contains(err.Error(), "LEDGER_SALT:") {
+		t.Errorf("migrate without its keys: %v", err)
 	}
 	for _, cmd := range []string{"run", "gateway", "consume", "relay"} {
 		_, err := LoadConfigFor(cmd, get(dbOnly))
@@ -207,11 +208,13 @@ func TestMigrateFromASecondShell(t *testing.T) {
 	pool, dbURL := pgtest.NewDB(t)
 	dir := t.TempDir()
 	t.Chdir(dir)
-	for _, k := range []string{"DATABASE_URL", "PLATFORM_ENV", "PLATFORM_ENV_FILE", "DATA_DIR", "KAFKA_BROKERS", "KAFKA_EMBEDDED_PORT", "DATA_ENCRYPTION_KEY"} {
+	for _, k := range []string{"DATABASE_URL", "PLATFORM_ENV", "PLATFORM_ENV_FILE", "DATA_DIR", "KAFKA_BROKERS", "KAFKA_EMBEDDED_PORT", "DATA_ENCRYPTION_KEY", "SIGNING_MASTER_KEY", "LEDGER_SALT"} {
 		t.Setenv(k, "")
 	}
 	writeEnv(t, filepath.Join(dir, ".data", envFileName),
-		"DATABASE_URL="+quoteShell(dbURL)+"\nDATA_ENCRYPTION_KEY='k'\nKAFKA_EMBEDDED_PORT=56304\n", 0o600)
+		"DATABASE_URL="+quoteShell(dbURL)+"\nDATA_ENCRYPTION_KEY='02e85d5b478f8fbb565bbe7dd27c6c8acdfe33e152353f867a929acb33361b93'\n"+
+			"SIGNING_MASTER_KEY='9c1f4e0b7a2d83c56e19f0a4b7d2c8e5136a9f0d4c7b2e8a5f1d3c6b9e0a7f24'\nLEDGER_SALT='5e8b1c7d2a9f4036e7c1b8d5a2f9e4c3b6d0a7f1e8c5b2d9a6f3c0e7b4d1a8f5'\n"+
+			"KAFKA_EMBEDDED_PORT=56304\n", 0o600)
 
 	stdout, stderr, code := captureRun(t, []string{"migrate"})
 	if code != 0 {

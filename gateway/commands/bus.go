@@ -36,15 +36,21 @@ type Bus struct {
 
 // NewBus starts consuming this instance's replies from the current end of
 // gateway.replies, so that no reply to a command sent after NewBus returns
-// can be missed.
-func NewBus(ctx context.Context, brokers []string, timeout time.Duration, log *slog.Logger) (*Bus, error) {
+// can be missed. producerOpts adjust the command producer.
+func NewBus(ctx context.Context, brokers []string, timeout time.Duration, log *slog.Logger, producerOpts ...kgo.Opt) (*Bus, error) {
 	// A command's outcome reaches the caller only as the consumer's reply,
-	// sent after its Postgres commit, so the send needs only the leader's
-	// acknowledgement (acks=1), not the disk's: a command lost before it was
-	// applied times out (503) and its retry applies it once. Without
-	// idempotence a producer retry may write a command twice; the consumer
-	// answers the second from its stored result by the command id.
-	producer, err := topics.NewClient(brokers, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	// sent after its Postgres commit, so by default the send needs only the
+	// leader's acknowledgement (acks=1): a command lost before it was
+	// applied times out (503) and its retry applies it once; the embedded
+	// broker syncs an acks=1 record before any offset commit past it. On a
+	// replicated cluster the topic is also what a restored database
+	// re-applies from (consumers resume from their stored positions), so
+	// the wiring passes kgo.RequiredAcks(kgo.AllISRAcks()) in producerOpts
+	// there (later options win). Without idempotence a producer retry may
+	// write a command twice; the consumer answers the second from its
+	// stored result by the command id.
+	opts := append([]kgo.Opt{kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite()}, producerOpts...)
+	producer, err := topics.NewClient(brokers, opts...)
 	if err != nil {
 		return nil, err
 	}
