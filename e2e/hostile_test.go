@@ -217,7 +217,31 @@ func hostileResources(t *testing.T, p *harness.Platform) (harness.User, map[stri
 	}
 	delivery := fmt.Sprint(test.JSON(t)["id"])
 	partnerKey, _ := buildKey(t, p, u)
+	apiKey2 := created(p.Post(t, "/api/auth/api-keys", u.Token, map[string]any{"name": "hostile", "scopes": []string{"fiat:read"}}), "id")
+	// A second login session of the caller's, so that ending it leaves the
+	// walk's own token live.
+	if r := p.Post(t, "/api/auth/login", "", map[string]string{"email": u.Email, "password": u.Password}); r.Status != http.StatusOK {
+		t.Fatalf("setup: second login: %d %s", r.Status, r.Body)
+	}
+	var sessions struct {
+		Items []struct {
+			ID      string `json:"id"`
+			Current bool   `json:"current"`
+		} `json:"items"`
+	}
+	p.Get(t, "/api/auth/sessions", u.Token).Decode(t, &sessions)
+	var otherSession string
+	for _, s := range sessions.Items {
+		if !s.Current {
+			otherSession = s.ID
+		}
+	}
+	if otherSession == "" {
+		t.Fatalf("setup: no second session in %+v", sessions)
+	}
 	return u, map[string][]string{
+		"api-keys": {apiKey2},
+		"sessions": {otherSession},
 		"wallets":  {wallet},
 		"deposits": {deposit, created(pending, "depositId")},
 		"checkout": {session},

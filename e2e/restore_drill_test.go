@@ -220,11 +220,18 @@ func TestRestoreDrill(t *testing.T) {
 	go func() { backupDone <- pg.backrest(t, "--type=full", "backup") }()
 	l.send(t, "during-backup", 40)
 	<-backupDone
+	backupEnd := time.Now()
 	l.send(t, "after-backup", 40)
 	if t.Failed() {
 		return
 	}
 	l.waitAllOnce(t, 30*time.Second)
+	// pgBackRest records a backup's stop time in whole seconds, so a target
+	// within the second the backup ended may precede it ("unable to find
+	// backup set with stop time less than"): T is at least the second after.
+	if wait := time.Until(backupEnd.Truncate(time.Second).Add(2 * time.Second)); wait > 0 {
+		time.Sleep(wait)
+	}
 	// T: after every acknowledgement so far, before any later one.
 	time.Sleep(50 * time.Millisecond)
 	target := time.Now().UTC()

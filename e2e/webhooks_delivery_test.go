@@ -207,9 +207,11 @@ func TestWebhooksDelivery(t *testing.T) {
 		if n := len(rcv.forEvent(ev)); n != 5 {
 			t.Fatalf("%d attempts, want 5", n)
 		}
-		// Rotate: from now on the new secret signs, this pending retry included.
+		// Rotate, cutting the old secret at once (expiresIn 0; the overlap is
+		// TestWebhookRotationOverlap's): from now on only the new secret
+		// signs, this pending retry included.
 		if r := p.Do(t, harness.Request{Method: http.MethodPatch, Path: "/api/fiat/me/webhook", Token: u.Token,
-			Body: map[string]any{"secret": hookSecret2}}); r.Status != http.StatusOK {
+			Body: map[string]any{"secret": hookSecret2, "expiresIn": 0}}); r.Status != http.StatusOK {
 			t.Fatalf("rotate: %d %s", r.Status, r.Body)
 		}
 		r := p.Post(t, "/api/fiat/admin/webhook-deliveries/"+d.ID+"/retry", admin.Token, nil)

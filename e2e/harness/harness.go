@@ -532,7 +532,12 @@ func (p *Platform) ConfirmAdmin(t testing.TB, email string) {
 		return
 	}
 	cmd := exec.Command(Binary(t), "admin", "verify", "--i-know-who-registered", email)
-	cmd.Env = append(append([]string(nil), p.Env...), "DATABASE_URL="+p.DatabaseURL)
+	// The allowlists the harness's servers read, so that the command can
+	// report the role they confer (a cluster's members keep theirs in their
+	// own environment).
+	cmd.Env = append(append([]string(nil), p.Env...), "DATABASE_URL="+p.DatabaseURL,
+		"FIAT_ADMIN_EMAILS="+FiatAdminEmail, "GOV_ADMIN_EMAILS="+GovAdminEmail,
+		"CHARITY_ADMIN_EMAILS="+CharityAdminEmail, "REPUTATION_ADMIN_EMAILS="+ReputationAdminEmail)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "role now: admin") {
 		t.Fatalf("platform admin verify %s: %v\n%s", email, err, out)
 	}
