@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -535,9 +536,14 @@ func (p *Platform) ConfirmAdmin(t testing.TB, email string) {
 	// The allowlists the harness's servers read, so that the command can
 	// report the role they confer (a cluster's members keep theirs in their
 	// own environment).
-	cmd.Env = append(append([]string(nil), p.Env...), "DATABASE_URL="+p.DatabaseURL,
-		"FIAT_ADMIN_EMAILS="+FiatAdminEmail, "GOV_ADMIN_EMAILS="+GovAdminEmail,
-		"CHARITY_ADMIN_EMAILS="+CharityAdminEmail, "REPUTATION_ADMIN_EMAILS="+ReputationAdminEmail)
+	cmd.Env = append(append([]string(nil), p.Env...), "DATABASE_URL="+p.DatabaseURL)
+	for _, l := range []string{"FIAT_ADMIN_EMAILS=" + FiatAdminEmail, "GOV_ADMIN_EMAILS=" + GovAdminEmail,
+		"CHARITY_ADMIN_EMAILS=" + CharityAdminEmail, "REPUTATION_ADMIN_EMAILS=" + ReputationAdminEmail} {
+		name, _, _ := strings.Cut(l, "=")
+		if !slices.ContainsFunc(p.Env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
+			cmd.Env = append(cmd.Env, l)
+		}
+	}
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "role now: admin") {
 		t.Fatalf("platform admin verify %s: %v\n%s", email, err, out)
 	}
