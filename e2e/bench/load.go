@@ -236,6 +236,8 @@ type results struct {
 	used             cost          // records, fsyncs, round trips, Postgres CPU (platform runs)
 	peakRSS          int64         // the platform process's peak resident set, bytes
 	startRSS         int64         // its peak when the load began (start-up, the broker's replay, setup)
+	pg               pgDelta       // commits of the run's database, the cluster's WAL (platform runs)
+	top              string        // the CPU profile's top 15 by cum (-pprof), "" without one
 }
 
 func (r *results) throughput() float64 { return float64(r.ok) / r.elapsed.Seconds() }

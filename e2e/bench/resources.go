@@ -30,7 +30,10 @@ type cost struct {
 	walSyncs     int64
 	roundTrips   float64
 	batches      float64
-	pgCPU        time.Duration
+	// commands is the fiat applier's records in batches (the batch size
+	// histogram's sum); commands / batches is the commands per batch.
+	commands float64
+	pgCPU    time.Duration
 }
 
 // meter reads the counters a cost is made of.
@@ -72,6 +75,7 @@ func (m *meter) read(ctx context.Context) cost {
 		fiat := map[string]string{"group": topics.GroupFiat}
 		u.roundTrips = sumOf(fams, "platform_consumer_roundtrips_total", fiat)
 		u.batches = sumOf(fams, "platform_consumer_batch_size", fiat)
+		u.commands = histSum(fams, "platform_consumer_batch_size", fiat)
 	}
 	u.pgCPU = serverCPU(m.postmaster)
 	return u
@@ -87,7 +91,7 @@ func (u cost) sub(b cost) cost {
 	}
 	return cost{records: u.records - b.records, byTopic: by, brokerFsyncs: u.brokerFsyncs - b.brokerFsyncs,
 		walSyncs: u.walSyncs - b.walSyncs, roundTrips: u.roundTrips - b.roundTrips, batches: u.batches - b.batches,
-		pgCPU: u.pgCPU - b.pgCPU}
+		commands: u.commands - b.commands, pgCPU: u.pgCPU - b.pgCPU}
 }
 
 // scrape reads the platform's Prometheus endpoint.
@@ -134,6 +138,37 @@ func sumOf(fams map[string]*dto.MetricFamily, name string, match map[string]stri
 		}
 	}
 	return total
+}
+
+// histSum adds the sample sums of a histogram's series whose labels include
+// match.
+func histSum(fams map[string]*dto.MetricFamily, name string, match map[string]string) float64 {
+	f := fams[name]
+	if f == nil {
+		return 0
+	}
+	var total float64
+	for _, m := range f.GetMetric() {
+		if h := m.GetHistogram(); h != nil && hasLabels(m, match) {
+			total += h.GetSampleSum()
+		}
+	}
+	return total
+}
+
+func hasLabels(m *dto.Metric, match map[string]string) bool {
+	for k, v := range match {
+		found := false
+		for _, l := range m.GetLabel() {
+			if l.GetName() == k && l.GetValue() == v {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // serverCPU returns the CPU time of a Postgres server: the postmaster's own,

@@ -66,6 +66,8 @@ type Platform struct {
 	Env         []string
 
 	t TB
+	// bin is Options.Binary ("" means Binary()).
+	bin string
 	// args is the subcommand and its arguments ("run" when empty); ready
 	// is the URL that answers 200 once the process is up (the API's
 	// version when empty and the process serves HTTP; "-" waits for none).
@@ -96,6 +98,9 @@ type Options struct {
 	// DatabaseURL is a database of the test's own, on a server it may crash
 	// (e2e/faults_test.go); by default a fresh database on the shared one.
 	DatabaseURL string
+	// Binary is the platform binary to run instead of Binary()'s (the
+	// bench's A/B pairing runs a binary built from another commit).
+	Binary string
 }
 
 var (
@@ -198,6 +203,7 @@ func Start(t TB, opts Options) *Platform {
 		DataDir:     dataDir,
 		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
 		t:           t,
+		bin:         opts.Binary,
 		client:      &http.Client{Timeout: 30 * time.Second},
 	}
 	env := baseEnv(back, dbURL, dataDir, fmt.Sprintf("127.0.0.1:%d", httpPort), p.BaseURL, p.MetricsAddr)
@@ -315,7 +321,11 @@ func (p *Platform) launch() {
 	if ready == "" {
 		ready = p.BaseURL + "/api/platform/version"
 	}
-	p.cmd = exec.Command(Binary(p.t), args...)
+	bin := p.bin
+	if bin == "" {
+		bin = Binary(p.t)
+	}
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = p.Env
 	p.cmd.Stdout = p.logBuf
 	p.cmd.Stderr = p.logBuf
