@@ -99,10 +99,30 @@ test: stack browser tools cluster-deps build
 # baselines T and S in plain SQL on the same Postgres, three alternating
 # rounds, `median ratio ...` last. Pass flags with BENCH_ARGS, e.g.
 # make bench BENCH_ARGS="-clients 8,32,128" (the scaling table).
+# BENCH_AGAINST=<commit> runs a binary built from that commit in every round
+# next to this tree's (A/B in one sitting, median ratios last); it is built
+# once per commit in a git worktree under $(DATA_DIR)/bench-against/<sha>.
 BENCH_ARGS ?=
+BENCH_AGAINST ?=
 bench: stack build
 	$(GO) build -o bin/bench ./e2e/bench
-	bin/bench $(BENCH_ARGS)
+	@against=""; \
+	if [ -n "$(BENCH_AGAINST)" ]; then \
+	  sha=$$(git rev-parse --verify "$(BENCH_AGAINST)^{commit}") || exit 1; \
+	  mkdir -p "$(DATA_DIR)/bench-against/$$sha" && dir=$$(cd "$(DATA_DIR)/bench-against/$$sha" && pwd); \
+	  if [ ! -x "$$dir/platform" ]; then \
+	    echo "building $$sha into $$dir/platform"; \
+	    rm -rf "$$dir/src"; git worktree prune; \
+	    git worktree add --detach "$$dir/src" "$$sha" >/dev/null && \
+	    (cd "$$dir/src" && $(GO) build -o "$$dir/platform.tmp" ./cmd/platform) && \
+	    mv "$$dir/platform.tmp" "$$dir/platform"; rc=$$?; \
+	    git worktree remove --force "$$dir/src"; \
+	    [ $$rc -eq 0 ] || exit $$rc; \
+	  fi; \
+	  against="-baseline-bin $$dir/platform -baseline-name $$(git rev-parse --short $$sha)"; \
+	fi; \
+	echo "bin/bench $$against $(BENCH_ARGS)"; \
+	bin/bench $$against $(BENCH_ARGS)
 
 # Ten minutes of platform load, throughput printed per minute. Each client
 # cycles 512 pre-built transfers, so a wallet's balance drifts by the same sum
