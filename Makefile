@@ -112,8 +112,8 @@ bench: stack build
 	  mkdir -p "$(DATA_DIR)/bench-against/$$sha" && dir=$$(cd "$(DATA_DIR)/bench-against/$$sha" && pwd); \
 	  if [ ! -x "$$dir/platform" ]; then \
 	    echo "building $$sha into $$dir/platform"; \
-	    rm -rf "$$dir/src"; git worktree prune; \
-	    git worktree add --detach "$$dir/src" "$$sha" >/dev/null && \
+	    rm -rf "$$dir/src"; \
+	    git worktree add --force --detach "$$dir/src" "$$sha" >/dev/null && \
 	    (cd "$$dir/src" && $(GO) build -o "$$dir/platform.tmp" ./cmd/platform) && \
 	    mv "$$dir/platform.tmp" "$$dir/platform"; rc=$$?; \
 	    git worktree remove --force "$$dir/src"; \
