@@ -82,20 +82,32 @@ func parseLSN(s string) (uint64, error) {
 // 10 s), then reads the snapshot over admin, a connection to another
 // database.
 func quietSnapshot(ctx context.Context, admin *pgxpool.Pool, db string) (pgSnapshot, error) {
+	if err := waitNoBackends(ctx, admin, db); err != nil {
+		return pgSnapshot{}, err
+	}
+	return readSnapshot(ctx, admin)
+}
+
+func waitNoBackends(ctx context.Context, admin *pgxpool.Pool, db string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var n int
 		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, db).Scan(&n); err != nil {
-			return pgSnapshot{}, fmt.Errorf("pg_stat_activity: %w", err)
+			return fmt.Errorf("pg_stat_activity: %w", err)
 		}
 		if n == 0 {
-			break
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return pgSnapshot{}, fmt.Errorf("%d backends still on %s after 30 s", n, db)
+			return fmt.Errorf("%d backends still on %s after 30 s", n, db)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// readSnapshot reads every database's xact_commit, the WAL position and
+// the next transaction id.
+func readSnapshot(ctx context.Context, admin *pgxpool.Pool) (pgSnapshot, error) {
 	// Our own statistics, and those of every backend that exited, are in
 	// shared memory now; the next read must not be served from this
 	// backend's snapshot cache.
