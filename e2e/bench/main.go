@@ -1,8 +1,9 @@
 // Command bench measures the money path against two plain-SQL baselines.
 //
-// It starts a fresh platform (`platform run`) on the local stack, registers
-// users and funds their wallets through the real signed deposit webhook, and
-// then alternates, for each round and each client count:
+// For each round and each client count it starts a fresh platform
+// (`platform run`, its own database and data directory) on the local stack,
+// registers users and funds their wallets through the real signed deposit
+// webhook, and runs:
 //
 //   - the platform: transfers over HTTP from a lean generator (pre-built
 //     bodies, fasthttp) for -duration, 503s retried with the same
@@ -10,7 +11,10 @@
 //     settled transfer and the lag of the fiat, ledger, reputation and
 //     ClickHouse sink groups is 0, and that drain time counts. Conservation
 //     (every KZT balance, fee wallet included, sums to what was deposited)
-//     is checked after every run. The platform is then stopped;
+//     is checked after every run. The platform is then stopped; with
+//     -baseline-bin, a binary built from another commit runs the same way
+//     in the same round (first place alternating) and the summary prints
+//     the median of the per-round ratios (ab.go);
 //   - baseline T and baseline S (baseline.go) on the same Postgres server,
 //     while the platform is stopped.
 //
@@ -21,6 +25,7 @@
 //	go run ./e2e/bench -clients 32 -rounds 3 -duration 30s
 //	go run ./e2e/bench -clients 8,32,128
 //	go run ./e2e/bench -duration 10m -rounds 1 -baselines none -soak
+//	go run ./e2e/bench -baseline-bin /tmp/platform-6e24b4b -baseline-name 6e24b4b
 package main
 
 import (
