@@ -542,7 +542,11 @@ func (p *Platform) ConfirmAdmin(t testing.TB, email string) {
 	if p.confirmed[strings.ToLower(email)] {
 		return
 	}
-	cmd := exec.Command(Binary(t), "admin", "verify", "--i-know-who-registered", email)
+	bin := p.bin
+	if bin == "" {
+		bin = Binary(t)
+	}
+	cmd := exec.Command(bin, "admin", "verify", "--i-know-who-registered", email)
 	// The allowlists the harness's servers read, so that the command can
 	// report the role they confer (a cluster's members keep theirs in their
 	// own environment).
