@@ -1,3 +1,7 @@
+// Package pdfreport draws a constitution scenario's one-page PDF report
+// (POST /api/constitution/pdf) with go-pdf/fpdf and the embedded Go fonts.
+// It prints what it is given; the regime and the labels come from the
+// constitution package's rules.
 package pdfreport
 
 import (
