@@ -39,8 +39,8 @@ func startArchivedPostgres(t *testing.T) *archivedPostgres {
 	}
 	a := &archivedPostgres{}
 	pg := startPrivatePostgresWith(t, func(pg *privatePostgres) string {
-		a.conf = filepath.Join(pg.root, "pgbackrest.conf")
-		repo := filepath.Join(pg.root, "backup")
+		a.conf = filepath.Join(pg.Root(), "pgbackrest.conf")
+		repo := filepath.Join(pg.Root(), "backup")
 		for _, d := range []string{"repo", "log", "lock", "spool", "sock"} {
 			if err := os.MkdirAll(filepath.Join(repo, d), 0o750); err != nil {
 				t.Fatal(err)
@@ -48,16 +48,16 @@ func startArchivedPostgres(t *testing.T) *archivedPostgres {
 		}
 		body := fmt.Sprintf("[global]\nrepo1-path=%s/repo\nlog-path=%s/log\nlock-path=%s/lock\nspool-path=%s/spool\n"+
 			"log-level-console=warn\ncompress-type=lz4\nstart-fast=y\nprocess-max=2\n\n[%s]\npg1-path=%s\npg1-port=%d\npg1-socket-path=%s\npg1-user=postgres\n",
-			repo, repo, repo, repo, drillStanza, pg.dir, pg.port, filepath.Join(repo, "sock"))
+			repo, repo, repo, repo, drillStanza, pg.Dir(), pg.Port, filepath.Join(repo, "sock"))
 		if err := os.WriteFile(a.conf, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if pg.asUser != "" {
-			chownTree(t, repo, pg.asUser)
+		if pg.AsUser() != "" {
+			chownTree(t, repo, pg.AsUser())
 		}
 		return fmt.Sprintf("unix_socket_directories = '%s'\nwal_level = replica\narchive_mode = on\n"+
 			"archive_command = 'pgbackrest --config=%s --stanza=%s archive-push %%p'\narchive_timeout = %d\n",
-			filepath.Join(pg.root, "backup", "sock"), a.conf, drillStanza, int(archiveTimeout/time.Second))
+			filepath.Join(pg.Root(), "backup", "sock"), a.conf, drillStanza, int(archiveTimeout/time.Second))
 	})
 	a.privatePostgres = pg
 	a.backrest(t, "stanza-create")
@@ -89,8 +89,8 @@ func (a *archivedPostgres) backrest(t *testing.T, args ...string) string {
 	t.Helper()
 	args = append([]string{"--config=" + a.conf, "--stanza=" + drillStanza}, args...)
 	name := "pgbackrest"
-	if a.asUser != "" {
-		args = append([]string{"-u", a.asUser, "--", name}, args...)
+	if a.AsUser() != "" {
+		args = append([]string{"-u", a.AsUser(), "--", name}, args...)
 		name = "runuser"
 	}
 	out, err := exec.Command(name, args...).CombinedOutput()
@@ -104,7 +104,7 @@ func (a *archivedPostgres) backrest(t *testing.T, args ...string) string {
 // would, and waits until it is gone.
 func (a *archivedPostgres) kill9(t *testing.T) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(a.dir, "postmaster.pid"))
+	raw, err := os.ReadFile(filepath.Join(a.Dir(), "postmaster.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,14 +126,14 @@ func (a *archivedPostgres) kill9(t *testing.T) {
 // replaced disk would leave it.
 func (a *archivedPostgres) loseDataDir(t *testing.T) {
 	t.Helper()
-	if err := os.RemoveAll(a.dir); err != nil {
+	if err := os.RemoveAll(a.Dir()); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(a.dir, 0o700); err != nil {
+	if err := os.Mkdir(a.Dir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if a.asUser != "" {
-		chownTree(t, a.dir, a.asUser)
+	if a.AsUser() != "" {
+		chownTree(t, a.Dir(), a.AsUser())
 	}
 }
 
@@ -152,7 +152,7 @@ func (a *archivedPostgres) restore(t *testing.T, opts ...string) (copied, total 
 	ctx := context.Background()
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		var inRecovery bool
-		conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", a.port))
+		conn, err := pgx.Connect(ctx, a.URL("postgres"))
 		if err == nil {
 			err = conn.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&inRecovery)
 			conn.Close(ctx)

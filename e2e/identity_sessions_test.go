@@ -10,6 +10,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/fintech/platform/e2e/harness"
+	"github.com/fintech/platform/topics"
 	"github.com/fintech/platform/topics/broker"
 )
 
@@ -353,4 +354,35 @@ func TestStreamTicketOfEndedSession(t *testing.T) {
 	wantAnswer(t, "logout", p.Post(t, "/api/auth/logout", tok, nil), http.StatusNoContent, "")
 	wantAnswer(t, "the ticket of the ended session", p.Get(t, "/api/fiat/admin/events?ticket="+ticket, ""),
 		http.StatusUnauthorized, "auth_required")
+}
+
+// TestStreamEndsWithItsSession: an open admin event stream ends when the
+// login session it was opened with ends, whether it was opened with the
+// bearer token or with a ticket of that session; a stream of the same
+// admin's other session stays open and keeps delivering.
+func TestStreamEndsWithItsSession(t *testing.T) {
+	p := shared(t)
+	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	ended := mustLogin(t, p, admin.Email, admin.Password, nil)
+	other := mustLogin(t, p, admin.Email, admin.Password, nil)
+	r := p.Post(t, "/api/fiat/admin/events/ticket", ended, nil)
+	wantAnswer(t, "mint a ticket", r, http.StatusCreated, "")
+	byTicket := openStreamAt(t, p, "/api/fiat/admin/events?ticket="+r.JSON(t)["ticket"].(string), "", "")
+	byToken := openStream(t, p, ended, "")
+	kept := openStream(t, p, other, "")
+
+	wantAnswer(t, "logout", p.Post(t, "/api/auth/logout", ended, nil), http.StatusNoContent, "")
+	deadline := time.After(20 * time.Second) // the gateway checks every 5 s
+	for name, ch := range map[string]<-chan sseEvent{"the ticket's stream": byTicket, "the token's stream": byToken} {
+		for open := true; open; {
+			select {
+			case _, open = <-ch:
+			case <-deadline:
+				t.Fatalf("%s is still open 20 s after its session ended", name)
+			}
+		}
+	}
+	u := p.Register(t, "after-logout")
+	id := produceEvent(t, p, topics.EventsFiat, "transfer.completed", u.ID, map[string]any{"txId": "tx-after-logout", "amountKzt": 5})
+	awaitIDs(t, kept, id)
 }

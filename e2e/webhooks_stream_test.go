@@ -23,9 +23,19 @@ type sseEvent struct {
 // channel until the test ends.
 func openStream(t *testing.T, p *harness.Platform, token, lastID string) <-chan sseEvent {
 	t.Helper()
+	return openStreamAt(t, p, "/api/fiat/admin/events", token, lastID)
+}
+
+// openStreamAt connects to the stream at path (with the bearer token unless
+// it is ""), and delivers its messages on a channel that is closed when the
+// stream ends.
+func openStreamAt(t *testing.T, p *harness.Platform, path, token, lastID string) <-chan sseEvent {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.BaseURL+"/api/fiat/admin/events", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.BaseURL+path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}

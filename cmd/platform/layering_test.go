@@ -4,8 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -93,5 +99,60 @@ func TestForbidden(t *testing.T) {
 	}
 	if forbidden(modulePath+"/schemas", "encoding/json") != "" {
 		t.Error("schemas may import the standard library")
+	}
+}
+
+// sqlText matches the statements a re-anchoring source or a store would
+// hold; keywords are upper case as our SQL is written, so prose in a help
+// text ("select the ...") does not match.
+var sqlText = regexp.MustCompile(`\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE FROM\b|\b(CREATE|ALTER|DROP) (TABLE|INDEX)\b`)
+
+// TestWiringHoldsNoSQL keeps SQL in storage/<module> (README, "Adding a
+// module", step 6): cmd/platform/wire_*.go only wires, so a query written
+// there (a re-anchoring source's, say) fails here, named by file and line.
+func TestWiringHoldsNoSQL(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("wire_*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no wire_*.go files (%v)", err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && sqlText.MatchString(s) {
+				t.Errorf("%s holds SQL; move it to storage/<module> and refer to it by name", fset.Position(lit.Pos()))
+			}
+			return true
+		})
+	}
+}
+
+func TestSQLText(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]bool{
+		"SELECT a FROM t":                    true,
+		"\nSELECT x,\n y\nFROM t WHERE z":    true,
+		"INSERT INTO t VALUES (1)":           true,
+		"UPDATE t SET a = 1":                 true,
+		"DELETE FROM t":                      true,
+		"select the admins of a module":      false,
+		"ledger: subcommands: reanchor":      false,
+		"UPDATE the keys, then SELECT a row": false,
+	} {
+		if got := sqlText.MatchString(s); got != want {
+			t.Errorf("sqlText(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

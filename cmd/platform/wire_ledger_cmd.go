@@ -8,6 +8,8 @@ import (
 
 	cledger "github.com/fintech/platform/consumers/ledger"
 	"github.com/fintech/platform/schemas"
+	sfiat "github.com/fintech/platform/storage/fiat"
+	smask "github.com/fintech/platform/storage/mask"
 	"github.com/fintech/platform/storage/postgres"
 )
 
@@ -59,38 +61,13 @@ func ledgerSources() []cledger.Source {
 			Table: "fiat_transactions",
 			EntryKinds: []string{schemas.LedgerKindTransfer, schemas.LedgerKindDeposit, schemas.LedgerKindWithdrawal,
 				schemas.LedgerKindMerchantCharge, schemas.LedgerKindRequestPayment, schemas.LedgerKindRefund},
-			Query: `
-SELECT coalesce(nullif(d.ledger_entry_id, ''), '') AS entry_id,
-       'fiat:' || t.kind AS kind,
-       t.id AS source_id,
-       CASE WHEN t.kind = 'deposit' THEN t.to_user ELSE t.from_user END AS actor_user_id,
-       t.amount AS amount_cents,
-       t.currency,
-       json_build_object('reanchored', true, 'fromWallet', t.from_wallet, 'toWallet', t.to_wallet,
-                         'feeMinor', t.fee)::text AS meta
-FROM fiat_transactions t
-LEFT JOIN fiat_deposits d ON d.transaction_id = t.id AND t.kind = 'deposit'
-WHERE t.kind IN ('transfer', 'deposit', 'withdrawal', 'merchant_charge', 'request_payment', 'refund') AND t.status = 'completed'
-  AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'fiat:' || t.kind AND e.source_id = t.id)
-ORDER BY t.created_at, t.id`,
+			Query: sfiat.MissingLedgerEntriesSQL,
 		},
 		cledger.SQLSource{
 			Label:      "authorized mask charges",
 			Table:      "mask_charges",
 			EntryKinds: []string{schemas.LedgerKindMaskCharge},
-			Query: `
-SELECT '' AS entry_id,
-       'mask:charge' AS kind,
-       c.id AS source_id,
-       c.user_id AS actor_user_id,
-       c.amount_cents,
-       c.currency,
-       json_build_object('reanchored', true, 'maskId', c.mask_id, 'paymentRef', c.payment_ref,
-                         'merchant', c.merchant, 'merchantCategory', c.merchant_category)::text AS meta
-FROM mask_charges c
-WHERE c.status = 'authorized'
-  AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.kind = 'mask:charge' AND e.source_id = c.id)
-ORDER BY c.created_at, c.id`,
+			Query:      smask.MissingLedgerEntriesSQL,
 		},
 		charityLedgerSource(),
 		govLedgerSource(),

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
@@ -21,28 +23,20 @@ func eventCmd(t *testing.T, topic, typ, key, actor string, data any, at time.Tim
 	return pipeline.Command{Env: env, Topic: topic}
 }
 
-// TestDerivedReputation applies the events of the money path as the
-// reputation applier reads them from events.fiat and events.charity: each
-// earns the spec's table once per source, however often it is read, a
-// donation below the minimum earns nothing, two donations of one donor to
-// one campaign on one day count once, and events with no rule, or from a
-// topic their rule does not read, earn nothing.
-func TestDerivedReputation(t *testing.T) {
+// applyOn makes a database with the given users and returns it with a
+// function that applies commands through the reputation applier in one
+// committed transaction.
+func applyOn(t *testing.T, users ...string) (*pgxpool.Pool, func(cmds ...pipeline.Command) []pipeline.Outcome) {
+	t.Helper()
 	pool, _ := pgtest.NewDB(t)
 	ctx := context.Background()
-	for _, id := range []string{"alice", "bob"} {
+	for _, id := range users {
 		if _, err := pool.Exec(ctx, `INSERT INTO users (id, email, password_hash) VALUES ($1, $1 || '@x.test', 'x')`, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	wa, wb := schemas.NewID(), schemas.NewID()
-	for w, u := range map[string]string{wa: "alice", wb: "bob"} {
-		if _, err := pool.Exec(ctx, `INSERT INTO fiat_wallets (id, user_id, currency) VALUES ($1, $2, 'KZT')`, w, u); err != nil {
-			t.Fatal(err)
-		}
-	}
 	a := NewApplier(time.Now)
-	apply := func(cmds ...pipeline.Command) []pipeline.Outcome {
+	return pool, func(cmds ...pipeline.Command) []pipeline.Outcome {
 		t.Helper()
 		tx, err := pool.Begin(ctx)
 		if err != nil {
@@ -57,6 +51,23 @@ func TestDerivedReputation(t *testing.T) {
 			t.Fatal(err)
 		}
 		return out
+	}
+}
+
+// TestDerivedReputation applies the events of the money path as the
+// reputation applier reads them from events.fiat and events.charity: each
+// earns the spec's table once per source, however often it is read, a
+// donation below the minimum earns nothing, two donations of one donor to
+// one campaign on one day count once, and events with no rule, or from a
+// topic their rule does not read, earn nothing.
+func TestDerivedReputation(t *testing.T) {
+	pool, apply := applyOn(t, "alice", "bob")
+	ctx := context.Background()
+	wa, wb := schemas.NewID(), schemas.NewID()
+	for w, u := range map[string]string{wa: "alice", wb: "bob"} {
+		if _, err := pool.Exec(ctx, `INSERT INTO fiat_wallets (id, user_id, currency) VALUES ($1, $2, 'KZT')`, w, u); err != nil {
+			t.Fatal(err)
+		}
 	}
 	day := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	campA, campB := schemas.NewID(), schemas.NewID()
@@ -158,35 +169,16 @@ func TestDerivedSourcesBeforeTheDailyRule(t *testing.T) {
 // credited under the per-transaction source before the upgrade and read
 // again earns nothing more.
 func TestMoneyReputationIsDailyAndFromTenKzt(t *testing.T) {
-	pool, _ := pgtest.NewDB(t)
-	ctx := context.Background()
 	users := []string{"alice", "bob", "carol", "dave"}
-	for _, id := range users {
-		if _, err := pool.Exec(ctx, `INSERT INTO users (id, email, password_hash) VALUES ($1, $1 || '@x.test', 'x')`, id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pool, applied := applyOn(t, users...)
+	ctx := context.Background()
 	wa, wb, wc, wd := schemas.NewID(), schemas.NewID(), schemas.NewID(), schemas.NewID()
 	for _, w := range []struct{ id, user, cur string }{{wa, "alice", "KZT"}, {wb, "bob", "KZT"}, {wc, "carol", "USD"}, {wd, "dave", "USD"}} {
 		if _, err := pool.Exec(ctx, `INSERT INTO fiat_wallets (id, user_id, currency) VALUES ($1, $2, $3)`, w.id, w.user, w.cur); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a := NewApplier(time.Now)
-	apply := func(cmds ...pipeline.Command) {
-		t.Helper()
-		tx, err := pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		if _, err := a.Apply(ctx, tx, cmds); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apply := func(cmds ...pipeline.Command) { applied(cmds...) }
 	score := func(user string) int64 {
 		t.Helper()
 		s, _, err := reputation.NewStore(pool).ScoreOf(ctx, user)

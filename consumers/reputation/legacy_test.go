@@ -7,7 +7,6 @@ import (
 
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
-	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/storage/reputation"
 	"github.com/fintech/platform/topics"
 )
@@ -18,28 +17,8 @@ import (
 // an upgrade, such a donation earns nothing again; a donation that was
 // never credited still earns its points.
 func TestDonationCreditedUnderItsOldSourceIsNotCreditedAgain(t *testing.T) {
-	pool, _ := pgtest.NewDB(t)
+	pool, apply := applyOn(t, "donor")
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `INSERT INTO users (id, email, password_hash) VALUES ('donor', 'donor@x.test', 'x')`); err != nil {
-		t.Fatal(err)
-	}
-	a := NewApplier(time.Now)
-	apply := func(cmds ...pipeline.Command) []pipeline.Outcome {
-		t.Helper()
-		tx, err := pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		out, err := a.Apply(ctx, tx, cmds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
 	day := time.Date(2026, 10, 1, 10, 0, 0, 0, time.UTC)
 	old, fresh := schemas.NewID(), schemas.NewID()
 	// What an old release's fiat applier sent for the donation old.

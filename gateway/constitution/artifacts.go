@@ -11,6 +11,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/constitution/pdfreport"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/constitution"
@@ -75,7 +76,7 @@ func (h *Handlers) pdf(c *fiber.Ctx, req *scenarioRef) error {
 	if err != nil {
 		return err
 	}
-	raw, err := RenderPDF(PDFInput{Title: r.Title, Sliders: r.Sliders, Regime: r.Regime, Metrics: r.Metrics, Tags: r.Tags, CreatedAt: r.CreatedAt})
+	raw, err := pdfreport.Render(report(r.Title, r.Sliders, r.Regime, r.Metrics, r.Tags, r.CreatedAt))
 	if err != nil {
 		return err
 	}

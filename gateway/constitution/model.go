@@ -7,25 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	openai "github.com/sashabaranov/go-openai"
-
+	"github.com/fintech/platform/gateway/constitution/aiclient"
 	"github.com/fintech/platform/schemas"
 )
 
-// ModelConfig configures the OpenAI-compatible advisor.
-type ModelConfig struct {
-	// BaseURL is the API base, e.g. https://api.openai.com/v1 (the client
-	// posts to BaseURL + "/chat/completions").
-	BaseURL string
-	APIKey  string
-	Model   string
-	// Timeout bounds one call, connection and answer included.
-	Timeout time.Duration
+// ModelConfig configures the OpenAI-compatible endpoint.
+type ModelConfig = aiclient.Config
+
+// chat is the endpoint as the advisor uses it (aiclient.Client).
+type chat interface {
+	CompleteJSON(ctx context.Context, system, user string) (string, error)
 }
 
 // ModelAdvisor asks an OpenAI-compatible chat-completions endpoint and
@@ -33,29 +27,27 @@ type ModelConfig struct {
 // answers anything but valid suggestions, the built-in advisor answers with
 // Source builtin-fallback.
 type ModelAdvisor struct {
-	client   *openai.Client
-	cfg      ModelConfig
+	chat     chat
 	fallback Advisor
 	log      *slog.Logger
 }
 
 var _ Advisor = (*ModelAdvisor)(nil)
 
-// NewModelAdvisor builds the advisor.
+// NewModelAdvisor builds the advisor on the endpoint cfg names.
 func NewModelAdvisor(cfg ModelConfig, log *slog.Logger) (*ModelAdvisor, error) {
-	if cfg.BaseURL == "" || cfg.Model == "" {
-		return nil, errors.New("AI_API_URL and AI_MODEL are both required for the AI endpoint")
+	c, err := aiclient.New(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 20 * time.Second
-	}
+	return newModelAdvisor(c, log)
+}
+
+func newModelAdvisor(c chat, log *slog.Logger) (*ModelAdvisor, error) {
 	if log == nil {
 		return nil, errors.New("model advisor: nil logger")
 	}
-	oc := openai.DefaultConfig(cfg.APIKey)
-	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	oc.HTTPClient = &http.Client{Timeout: cfg.Timeout}
-	return &ModelAdvisor{client: openai.NewClientWithConfig(oc), cfg: cfg, fallback: Builtin{}, log: log}, nil
+	return &ModelAdvisor{chat: c, fallback: Builtin{}, log: log}, nil
 }
 
 const systemPrompt = `You advise on a constitution scenario. It has eight integer sliders from 0 to 100:
@@ -81,8 +73,6 @@ func promptPushes() string {
 
 // Advise asks the model and validates its answer.
 func (a *ModelAdvisor) Advise(ctx context.Context, req AdviceRequest) Advice {
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
-	defer cancel()
 	goal := req.Goal
 	if goal == "" {
 		goal = req.Template.Goal
@@ -95,38 +85,26 @@ func (a *ModelAdvisor) Advise(ctx context.Context, req AdviceRequest) Advice {
 		task = templates[0].Instruction
 	}
 	current, _ := json.Marshal(req.Sliders)
-	resp, err := a.client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
-		Model: a.cfg.Model,
-		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: fmt.Sprintf(systemPrompt,
-				strings.Join(schemas.SliderKeys, ", "), strings.Join(schemas.MetricKeys, ", "), promptPushes())},
-			{Role: openai.ChatMessageRoleUser, Content: task + "\nCurrent sliders: " + string(current)},
-		},
-		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
-		MaxTokens:      800,
-	})
-	if err != nil {
+	content, err := a.chat.CompleteJSON(ctx,
+		fmt.Sprintf(systemPrompt, strings.Join(schemas.SliderKeys, ", "), strings.Join(schemas.MetricKeys, ", "), promptPushes()),
+		task+"\nCurrent sliders: "+string(current))
+	switch {
+	case errors.Is(err, aiclient.ErrNoAnswer):
+		return a.fallbackAdvice(req, "model_invalid_response")
+	case err != nil:
 		why := "model_error"
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+		if errors.Is(err, aiclient.ErrTimeout) {
 			why = "model_timeout"
 		}
 		a.log.WarnContext(ctx, "ai endpoint failed; built-in advisor answers", "reason", why, "err", err)
 		return a.fallbackAdvice(req, why)
 	}
-	if len(resp.Choices) == 0 {
-		return a.fallbackAdvice(req, "model_invalid_response")
-	}
-	sug, err := ParseModelSuggestions(resp.Choices[0].Message.Content, req.Sliders)
+	sug, err := ParseModelSuggestions(content, req.Sliders)
 	if err != nil {
 		a.log.WarnContext(ctx, "ai endpoint answered invalid suggestions; built-in advisor answers", "err", err)
 		return a.fallbackAdvice(req, "model_invalid_response")
 	}
 	return Advice{Suggestions: sug, Source: SourceModel}
-}
-
-func isTimeout(err error) bool {
-	var te interface{ Timeout() bool }
-	return errors.As(err, &te) && te.Timeout()
 }
 
 func (a *ModelAdvisor) fallbackAdvice(req AdviceRequest, why string) Advice {

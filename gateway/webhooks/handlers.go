@@ -64,6 +64,11 @@ type Config struct {
 	// Heartbeat is the interval of the stream's comment heartbeat. Default
 	// 15 s.
 	Heartbeat time.Duration
+	// SessionCheck is how often an open stream checks that the login
+	// session it was opened with is still live (not logged out, revoked or
+	// expired); the stream ends at the first check that finds it ended.
+	// Default 5 s.
+	SessionCheck time.Duration
 }
 
 // setDefaults fills the options left out.
@@ -74,6 +79,9 @@ func (c *Config) setDefaults() {
 	if c.Heartbeat == 0 {
 		c.Heartbeat = 15 * time.Second
 	}
+	if c.SessionCheck == 0 {
+		c.SessionCheck = 5 * time.Second
+	}
 }
 
 // Validate reports every problem of the options.
@@ -81,6 +89,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Heartbeat < 0 {
 		errs = append(errs, errors.New("webhooks: Heartbeat must not be negative"))
+	}
+	if c.SessionCheck < 0 {
+		errs = append(errs, errors.New("webhooks: SessionCheck must not be negative"))
 	}
 	return errors.Join(errs...)
 }

@@ -2,7 +2,9 @@ package webhooks
 
 import (
 	"bufio"
+	"context"
 	_ "embed"
+	"errors"
 	"html/template"
 	"strconv"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/htmlpage"
 	"github.com/fintech/platform/gateway/server"
 )
@@ -74,9 +77,12 @@ func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
 // serveStream answers c with server-sent events: the backlog, then every
 // message the listener receives, each one keep passes; a `: heartbeat`
 // comment every Heartbeat. It ends when the client goes away (a failed
-// write or flush), the listener is closed (too far behind), or the server
-// shuts down.
+// write or flush), the listener is closed (too far behind), the server
+// shuts down, or the login session the stream was opened with ends (logout,
+// revocation, expiry): authentication happened once, at connect, so a
+// stream left open would otherwise outlive its session.
 func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, keep func(Message) bool, done func()) {
+	live := h.sessionLive(c)
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
@@ -102,10 +108,18 @@ func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, kee
 		}
 		tick := time.NewTicker(heartbeat)
 		defer tick.Stop()
+		check := time.NewTicker(h.cfg.SessionCheck)
+		defer check.Stop()
 		for {
 			select {
 			case <-shutdown:
 				return
+			case <-check.C:
+				if !live() {
+					_, _ = w.WriteString(": session ended\n\n")
+					_ = w.Flush()
+					return
+				}
 			case m, ok := <-l.C:
 				if !ok {
 					return
@@ -120,6 +134,23 @@ func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, kee
 			}
 		}
 	})
+}
+
+// sessionLive returns the check an open stream runs on c's caller: false
+// once the login session it authenticated with has ended. A caller without a
+// session (sessions not in use) is not checked. A store error keeps the
+// stream: the next check asks again.
+func (h *Handlers) sessionLive(c *fiber.Ctx) func() bool {
+	p, _ := auth.User(c)
+	sessions := h.tokens.Sessions()
+	if sessions == nil || p.SessionID == "" {
+		return func() bool { return true }
+	}
+	return func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return !errors.Is(sessions.Check(ctx, p), auth.ErrSessionEnded)
+	}
 }
 
 // writeMessage writes one event and flushes it. The payload is compact JSON

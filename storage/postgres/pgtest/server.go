@@ -25,9 +25,27 @@ type Server struct {
 	root, logf string
 }
 
+// ServerOptions tune StartServerWith.
+type ServerOptions struct {
+	// Port is the port to listen on; 0 takes the first free port of
+	// 56010–56019.
+	Port int
+	// Settings returns more postgresql.conf lines, appended before the
+	// first start (later lines win), given the server with its Port, Root
+	// and Dir set.
+	Settings func(s *Server) string
+}
+
 // StartServer starts a server on the first free port of 56010–56019 and
 // stops it when the test ends.
 func StartServer(t *testing.T) *Server {
+	t.Helper()
+	return StartServerWith(t, ServerOptions{})
+}
+
+// StartServerWith starts a server as o says and stops it (an immediate
+// shutdown) and removes its files when the test ends.
+func StartServerWith(t *testing.T, o ServerOptions) *Server {
 	t.Helper()
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(bins) == 0 {
@@ -68,26 +86,53 @@ func StartServer(t *testing.T) *Server {
 	}
 	s.conf(t, "\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\nmax_connections = 100\n"+
 		"shared_buffers = 32MB\nfsync = off\njit = off\nlogging_collector = off\n")
-	// The first port of the range the server can bind: a port may be taken
-	// by another server, or be the local end of an outgoing connection.
-	var errs []string
-	for p := 56010; p <= 56019; p++ {
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err != nil {
-			continue
-		} else {
-			_ = l.Close()
+	ports := []int{o.Port}
+	if o.Port == 0 {
+		ports = ports[:0]
+		for p := 56010; p <= 56019; p++ {
+			ports = append(ports, p)
 		}
-		s.conf(t, fmt.Sprintf("port = %d\n", p)) // the last setting wins
-		err := s.Ctl("start", "-w", "-t", "60", "-l", s.logf)
+	}
+	var errs []string
+	for _, p := range ports {
+		// In the range, the first port the server can bind: a port may be
+		// taken by another server, or be the local end of an outgoing
+		// connection.
+		if o.Port == 0 {
+			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err != nil {
+				continue
+			} else {
+				_ = l.Close()
+			}
+		}
+		s.Port = p
+		settings := fmt.Sprintf("port = %d\n", p) // the last setting wins
+		if o.Settings != nil {
+			settings += o.Settings(s)
+		}
+		s.conf(t, settings)
+		err := s.Start()
 		if err == nil {
-			s.Port = p
 			return s
 		}
 		errs = append(errs, err.Error())
 	}
-	t.Fatalf("no port of 56010-56019 for a private Postgres: %s", strings.Join(errs, "; "))
+	t.Fatalf("no port of %v for a private Postgres: %s", ports, strings.Join(errs, "; "))
 	return nil
 }
+
+// Root is the server's own temporary directory, which holds Dir; a test may
+// keep more beside it (it is removed with the server).
+func (s *Server) Root() string { return s.root }
+
+// Dir is the server's data directory.
+func (s *Server) Dir() string { return s.dir }
+
+// AsUser is the system user the server runs as ("" for the test's own).
+func (s *Server) AsUser() string { return s.asUser }
+
+// Start starts the server and waits until it accepts connections.
+func (s *Server) Start() error { return s.Ctl("start", "-w", "-t", "60", "-l", s.logf) }
 
 // conf appends settings to postgresql.conf.
 func (s *Server) conf(t *testing.T, settings string) {

@@ -1,4 +1,8 @@
-package constitution
+// Package pdfreport draws a constitution scenario's one-page PDF report
+// (POST /api/constitution/pdf) with go-pdf/fpdf and the embedded Go fonts.
+// It prints what it is given; the regime and the labels come from the
+// constitution package's rules.
+package pdfreport
 
 import (
 	"bytes"
@@ -9,18 +13,38 @@ import (
 	"github.com/go-pdf/fpdf"
 	"golang.org/x/image/font/gofont/gobold"
 	"golang.org/x/image/font/gofont/goregular"
-
-	"github.com/fintech/platform/schemas"
 )
 
-// PDFInput is what a scenario report shows.
-type PDFInput struct {
+// Scenario is what a report shows, already in words: the constitution
+// package names the regime and labels the sliders and metrics from its
+// rules, so this package draws and knows no rule.
+type Scenario struct {
 	Title     string
-	Sliders   schemas.Sliders
-	Regime    string
-	Metrics   schemas.Metrics
+	Regime    Regime
+	Sliders   []Bar
+	Metrics   []Metric
 	Tags      []string
 	CreatedAt time.Time
+}
+
+// Regime is the scenario's regime as the report names it.
+type Regime struct {
+	Label, Description string
+	// Rule is the regime's rule as text, printed in the footer.
+	Rule string
+}
+
+// Bar is one slider: its label, its key (printed under the label) and its
+// value, 0..100.
+type Bar struct {
+	Label, Key string
+	Value      int
+}
+
+// Metric is one metric's bar, coloured by how healthy its value is.
+type Metric struct {
+	Bar
+	HigherIsBetter bool
 }
 
 type rgb struct{ r, g, b int }
@@ -40,11 +64,11 @@ var (
 	colSubNavy = rgb{178, 196, 230}
 )
 
-// RenderPDF draws the one-page A4 report of a scenario: title, regime with
-// its rule, the sliders as a bar chart and the metrics as coloured bars.
-// The fonts (Go Regular and Bold) are embedded, so any Unicode title that
-// the Go fonts cover prints as written.
-func RenderPDF(in PDFInput) ([]byte, error) {
+// Render draws the one-page A4 report of a scenario: title, regime with its
+// rule, the sliders as a bar chart and the metrics as coloured bars. The
+// fonts (Go Regular and Bold) are embedded, so any Unicode title that the Go
+// fonts cover prints as written.
+func Render(in Scenario) ([]byte, error) {
 	pdf := fpdf.New("P", "mm", "A4", "")
 	pdf.AddUTF8FontFromBytes("go", "", goregular.TTF)
 	pdf.AddUTF8FontFromBytes("go", "B", gobold.TTF)
@@ -93,7 +117,7 @@ func RenderPDF(in PDFInput) ([]byte, error) {
 	y := bandH + 8
 
 	// Regime panel.
-	reg := regimeByKey(in.Regime)
+	reg := in.Regime
 	fill(colPanel)
 	draw(colPanel)
 	pdf.RoundedRect(left, y, width, 26, 3, "1234", "F")
@@ -180,27 +204,25 @@ func RenderPDF(in PDFInput) ([]byte, error) {
 		y = top + float64(len(values))*rowH + 6
 	}
 
-	sv := in.Sliders.Values()
-	labels, subs, vals := make([]string, 8), make([]string, 8), make([]int, 8)
-	for i, k := range schemas.SliderKeys {
-		labels[i], subs[i], vals[i] = sliderText[i][0], k, sv[i]
+	labels, subs, vals := make([]string, len(in.Sliders)), make([]string, len(in.Sliders)), make([]int, len(in.Sliders))
+	for i, b := range in.Sliders {
+		labels[i], subs[i], vals[i] = b.Label, b.Key, b.Value
 	}
 	section("Sliders", "0 = absent · 100 = fully present")
 	bars(labels, subs, vals, func(int) rgb { return colAccent })
 
-	mv := in.Metrics.Values()
-	mlabels, msubs, mvals := make([]string, 6), make([]string, 6), make([]int, 6)
-	for i, k := range schemas.MetricKeys {
-		mlabels[i], mvals[i] = metricLabel[k], mv[i]
-		msubs[i] = k + " · lower is better"
-		if higherIsBetter[i] {
-			msubs[i] = k + " · higher is better"
+	mlabels, msubs, mvals := make([]string, len(in.Metrics)), make([]string, len(in.Metrics)), make([]int, len(in.Metrics))
+	for i, m := range in.Metrics {
+		mlabels[i], mvals[i] = m.Label, m.Value
+		msubs[i] = m.Key + " · lower is better"
+		if m.HigherIsBetter {
+			msubs[i] = m.Key + " · higher is better"
 		}
 	}
 	section("Metrics", "green = healthy · amber = watch · red = at risk")
 	bars(mlabels, msubs, mvals, func(i int) rgb {
-		good := mv[i]
-		if !higherIsBetter[i] {
+		good := mvals[i]
+		if !in.Metrics[i].HigherIsBetter {
 			good = 100 - good
 		}
 		switch {
@@ -231,18 +253,4 @@ func RenderPDF(in PDFInput) ([]byte, error) {
 		return nil, fmt.Errorf("render pdf: %w", err)
 	}
 	return buf.Bytes(), nil
-}
-
-var metricLabel = map[string]string{
-	"eliteFear": "Elite fear", "intraConflict": "Internal conflict", "resentment": "Resentment",
-	"innovation": "Innovation", "stability": "Stability", "legitimacy": "Legitimacy",
-}
-
-func regimeByKey(key string) Regime {
-	for _, r := range regimes {
-		if r.Key == key {
-			return r
-		}
-	}
-	return regimes[len(regimes)-1]
 }

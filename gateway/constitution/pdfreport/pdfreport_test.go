@@ -1,4 +1,4 @@
-package constitution
+package pdfreport
 
 import (
 	"os"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fintech/platform/schemas"
 )
 
 // popplerTool finds a poppler-utils program. Without it the test fails
@@ -27,11 +25,9 @@ func popplerTool(t *testing.T, name string) string {
 // person to look at).
 func TestRenderPDF(t *testing.T) {
 	t.Parallel()
-	s := schemas.Sliders{Floor: 85, RuleOfLaw: 85, Rotation: 75, Transparency: 85, MultiStatus: 70, SkinInGame: 60, Polycentricity: 55, PositiveSum: 75}
-	o := Evaluate(s)
-	in := PDFInput{Title: "Nordic model — Северная модель 2030", Sliders: s, Regime: o.Regime, Metrics: o.Metrics,
-		Tags: []string{"welfare", "demo"}, CreatedAt: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
-	raw, err := RenderPDF(in)
+	in := sample("Nordic model — Северная модель 2030")
+	in.Tags = []string{"welfare", "demo"}
+	raw, err := Render(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +44,13 @@ func TestRenderPDF(t *testing.T) {
 		t.Fatalf("pdftotext: %v: %s", err, out)
 	}
 	txt := string(out)
-	want := []string{"Nordic model", "Северная модель", regimeByKey(o.Regime).Label, "Sliders", "Metrics"}
-	for i := range schemas.SliderKeys {
-		want = append(want, sliderText[i][0], schemas.SliderKeys[i])
+	want := []string{"Nordic model", "Северная модель", in.Regime.Label, in.Regime.Description, "Sliders", "Metrics",
+		"welfare · demo", "23 November 2026", "higher is better", "lower is better"}
+	for _, b := range in.Sliders {
+		want = append(want, b.Label, b.Key)
 	}
-	for _, k := range schemas.MetricKeys {
-		want = append(want, k)
+	for _, m := range in.Metrics {
+		want = append(want, m.Label, m.Key)
 	}
 	for _, w := range want {
 		if !strings.Contains(txt, w) {
@@ -78,7 +75,7 @@ func TestRenderPDFLongTitle(t *testing.T) {
 	t.Parallel()
 	words := strings.Repeat("constitution ", 20)
 	title := strings.TrimSpace(words[:180]) + " end-marker"
-	raw, err := RenderPDF(PDFInput{Title: title, Sliders: all(10), Regime: ClassifyRegime(all(10)), Metrics: ComputeMetrics(all(10)), CreatedAt: time.Now()})
+	raw, err := Render(sample(title))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,11 +96,25 @@ func TestRenderPDFLongTitle(t *testing.T) {
 }
 
 func BenchmarkRenderPDF(b *testing.B) {
-	s := all(50)
-	in := PDFInput{Title: "Benchmark", Sliders: s, Regime: ClassifyRegime(s), Metrics: ComputeMetrics(s), CreatedAt: time.Now()}
+	in := sample("Benchmark")
 	for b.Loop() {
-		if _, err := RenderPDF(in); err != nil {
+		if _, err := Render(in); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// sample is a scenario report as the constitution package builds one.
+func sample(title string) Scenario {
+	return Scenario{
+		Title:     title,
+		Regime:    Regime{Label: "Social democracy", Description: "Rotating, transparent government with a high social floor.", Rule: "floor >= 70"},
+		CreatedAt: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC),
+		Sliders: []Bar{{"Social floor", "floor", 85}, {"Rule of law", "ruleOfLaw", 85}, {"Rotation of power", "rotation", 75},
+			{"Transparency", "transparency", 85}, {"Multiple status ladders", "multiStatus", 70}, {"Skin in the game", "skinInGame", 60},
+			{"Polycentricity", "polycentricity", 55}, {"Positive-sum economy", "positiveSum", 75}},
+		Metrics: []Metric{{Bar{"Elite fear", "eliteFear", 20}, false}, {Bar{"Internal conflict", "intraConflict", 50}, false},
+			{Bar{"Resentment", "resentment", 80}, false}, {Bar{"Innovation", "innovation", 70}, true},
+			{Bar{"Stability", "stability", 45}, true}, {Bar{"Legitimacy", "legitimacy", 10}, true}},
 	}
 }
