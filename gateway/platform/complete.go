@@ -176,7 +176,7 @@ func splitTags(doc map[string]any, moduleTags []any, mods []schemas.PlatformModu
 	if used[consoleTag] {
 		tags = append(tags, map[string]any{"name": consoleTag, "x-displayName": "Console & assets",
 			"description": "The admin console's page and the scripts browsers load (the console's charts, the docs renderer, " +
-			"the embeddable widget): routes a browser fetches, not API calls."})
+				"the embeddable widget): routes a browser fetches, not API calls."})
 		groups = append(groups, map[string]any{"name": "Console & assets", "tags": []string{consoleTag}})
 	}
 	return tags, groups
