@@ -9,7 +9,9 @@ import (
 	"testing"
 )
 
-// TestDocsCodeSamplesCompile: every operation of the complete document has
+// TestDocsCodeSamplesCompile: every string schema Redoc's sampler would
+// fill with "stringstring…" (a minLength over 6) or a text its pattern
+// refuses has an example; every operation of the complete document has
 // a curl and a TypeScript SDK sample, and every TypeScript sample compiles
 // with the SDK's own tsc setup (tsconfig.json: strict,
 // noUncheckedIndexedAccess) against the SDK's sources: its paths, its
@@ -24,7 +26,13 @@ func TestDocsCodeSamplesCompile(t *testing.T) {
 			} `json:"x-codeSamples"`
 		} `json:"paths"`
 	}
-	p.Get(t, "/api/platform/openapi.full.json", "").Decode(t, &doc)
+	r := p.Get(t, "/api/platform/openapi.full.json", "")
+	r.Decode(t, &doc)
+	var whole any
+	r.Decode(t, &whole)
+	if bare := placeholderSchemas(whole, "#"); len(bare) > 0 {
+		t.Errorf("%d string schemas with a pattern or a length floor have no example (Redoc would show stringstring…): %v", len(bare), bare)
+	}
 	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "typescript", "bin", "tsc")); err != nil {
 		sdkRun(t, nil, "npm", "ci", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund")
 	}
@@ -67,4 +75,29 @@ func TestDocsCodeSamplesCompile(t *testing.T) {
 		t.Fatalf("the TypeScript samples of %d operations do not compile: %v\n%s", len(keys), err, out)
 	}
 	t.Logf("%d operations: each has a curl and a TypeScript sample; the TypeScript samples compile", len(keys))
+}
+
+// placeholderSchemas lists the string schemas under v with a pattern or a
+// minLength over 6 and neither an example nor an enum.
+func placeholderSchemas(v any, at string) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		_, example := x["example"]
+		_, pattern := x["pattern"]
+		min, _ := x["minLength"].(float64)
+		if x["type"] == "string" && !example && x["enum"] == nil && (pattern || min > 6) {
+			out = append(out, at)
+		}
+		for k, e := range x {
+			if k != "example" && k != "x-codeSamples" {
+				out = append(out, placeholderSchemas(e, at+"/"+k)...)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			out = append(out, placeholderSchemas(e, fmt.Sprintf("%s/%d", at, i))...)
+		}
+	}
+	return out
 }

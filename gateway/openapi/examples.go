@@ -1,9 +1,11 @@
 package openapi
 
 import (
+	"fmt"
 	"hash/fnv"
 	"regexp"
 	"regexp/syntax"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -54,6 +56,36 @@ func AddExamples(doc map[string]any) {
 	}
 	walk(doc["paths"], "")
 	walk(asMap(doc["components"])["schemas"], "")
+}
+
+// PlaceholderSchemas lists where in doc a string schema has a pattern or a
+// minLength over 6 but no example and no enum: Redoc's sampler would show
+// "stringstring…" or a text the pattern refuses there.
+func PlaceholderSchemas(doc map[string]any) []string {
+	var out []string
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch x := v.(type) {
+		case map[string]any:
+			_, example := x["example"]
+			_, pattern := x["pattern"]
+			if x["type"] == "string" && !example && x["enum"] == nil && (pattern || intOf(x["minLength"]) > len("string")) {
+				out = append(out, at)
+			}
+			for k, e := range x {
+				if k != "example" && k != "x-codeSamples" {
+					walk(e, at+"/"+k)
+				}
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, fmt.Sprintf("%s/%d", at, i))
+			}
+		}
+	}
+	walk(doc, "#")
+	sort.Strings(out)
+	return out
 }
 
 // Example values of the platform's vocabulary.

@@ -185,8 +185,8 @@ func TestCompleteOpensOnUserOperations(t *testing.T) {
 		t.Errorf("x-tagGroups = %v, want %v", groups, want)
 	}
 	first := firstPath(t, raw)
-	if tag := tagOf("post", first); first != "/api/demo/transfer" || tag != "demo" {
-		t.Errorf("the document opens on %s (tag %s), want the user's POST /api/demo/transfer", first, tag)
+	if first != "/api/demo/transfer" {
+		t.Errorf("the document opens on %s, want the user's POST /api/demo/transfer", first)
 	}
 	for path, item := range paths {
 		for method, o := range item.(map[string]any) {
@@ -204,6 +204,11 @@ func TestCompleteOpensOnUserOperations(t *testing.T) {
 	}
 	if strings.Contains(string(raw), "stringstring") {
 		t.Error("an example is Redoc's stringstring placeholder")
+	}
+	// Redoc's sampler repeats "string" up to a minLength and ignores a
+	// pattern: such a schema needs an example of its own.
+	if bare := openapi.PlaceholderSchemas(doc); len(bare) > 0 {
+		t.Errorf("string schemas with a pattern or a length floor and no example: %v", bare)
 	}
 	transferOp := paths["/api/demo/transfer"].(map[string]any)["post"].(map[string]any)
 	curl := transferOp["x-codeSamples"].([]any)[0].(map[string]any)["source"].(string)
