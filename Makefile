@@ -27,8 +27,16 @@ GO ?= go
 
 all: build
 
+# A cold Go build cache (absent, off, or under COLD_CACHE_FILES files; a
+# build of the platform leaves tens of thousands) means the build compiles
+# every dependency: say so, since go build itself prints nothing meanwhile.
+COLD_CACHE_FILES ?= 2000
 build:
-	@[ -x $(BIN) ] || echo "building $(BIN) (the first build compiles every dependency and takes a few minutes)"
+	@cache=$$($(GO) env GOCACHE); \
+	  if [ "$$cache" = off ] || [ ! -d "$$cache" ] || \
+	     [ "$$(find "$$cache" -type f 2>/dev/null | head -n $(COLD_CACHE_FILES) | wc -l)" -lt $(COLD_CACHE_FILES) ]; then \
+	    echo "building $(BIN) with a cold Go build cache ($$cache): this first build compiles every dependency and takes a few minutes"; \
+	  fi
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/platform
 
 stack:

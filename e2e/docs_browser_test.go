@@ -95,6 +95,17 @@ func TestDocsPageInBrowser(t *testing.T) {
 		if err := os.WriteFile(path, png, 0o600); err != nil {
 			t.Fatal(err)
 		}
+		// And the first operation, its code samples beside it
+		// (<name>-operation.png).
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("[data-section-id^='operation/']").scrollIntoView() === undefined`)); err != nil {
+			fail("scroll to the first operation", err)
+		}
+		if png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot()); err != nil {
+			fail("screenshot", err)
+		}
+		if err := os.WriteFile(strings.TrimSuffix(path, ".png")+"-operation.png", png, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	title, err := chromedp.Run(ctx, chromedp.Title())
 	if err != nil {

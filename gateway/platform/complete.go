@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,13 +26,15 @@ type CompleteDocument Document
 
 // completeIntro opens the complete document's description (Redoc shows it
 // above the operations).
-const completeIntro = "Every operation of every module this build serves, one tag per module. " +
+const completeIntro = "Every operation of every module this build serves, one tag per module; a module's admin operations " +
+	"have a tag of their own, listed after every module's user operations with the console and assets. " +
 	"Each operation's description says who may call it (public, a user's bearer token, an admin role, " +
 	"a partner key or signature) and what it changes.\n\n" +
 	"Most operations take `Authorization: Bearer <token>`, the token POST /api/auth/register or " +
 	"POST /api/auth/login answers. Errors are `{ error, message, fields? }` with a stable code; writes " +
 	"accept an `Idempotency-Key` (one is assigned and echoed when absent); lists page with " +
-	"`{ items, nextCursor }`.\n\n" +
+	"`{ items, nextCursor }`. Every operation shows a curl command and a call of the TypeScript SDK (" + SDKPackage + "), " +
+	"with `$TOKEN` the bearer token.\n\n" +
 	"Guides (getting started, authentication, errors, idempotency, pagination, rate limits, webhooks, " +
 	"the admin event stream): [/docs/guides](/docs/guides). The spec's document of the fintech modules " +
 	"stays at " + FullPath + "; each module serves its own slice, listed in " + Prefix + "/openapi.json."
@@ -59,7 +62,7 @@ func (h *Handlers) complete(c *fiber.Ctx, _ *server.NoRequest) error {
 		if err != nil {
 			return err
 		}
-		raw, err := json.Marshal(doc)
+		raw, err := marshalComplete(doc)
 		if err != nil {
 			return err
 		}
@@ -92,12 +95,184 @@ func (h *Handlers) buildComplete(app *fiber.App) (map[string]any, error) {
 		"title": "Fintech platform: the complete API", "version": h.build.Version, "license": openapi.License,
 		"description": completeIntro + "\n\n" + openapi.IgnoredFields,
 	}, slices)
-	doc["tags"] = tags
-	doc["x-tagGroups"] = tagGroups(mods)
 	if err := foldMirrors(doc, routes); err != nil {
 		return nil, err
 	}
+	doc["tags"], doc["x-tagGroups"] = splitTags(doc, tags, mods)
+	openapi.AddExamples(doc)
+	openapi.AddCodeSamples(doc, SDKPackage)
 	return doc, nil
+}
+
+// Tags of the operations a user does not call: each module's admin
+// operations (a required role, or under an /admin/ path) have the tag
+// <module>-admin, and the admin console's page and the vendored scripts
+// (assets) the tag console. They stay in the document (it lists every
+// route the platform serves, and the e2e harness checks answers against it)
+// but are grouped after every module's user operations.
+const (
+	adminTagSuffix = "-admin"
+	consoleTag     = "console"
+)
+
+// splitTags moves the admin operations of every module to the module's
+// admin tag and the console and asset routes to the console tag, and
+// returns the tags and Redoc's x-tagGroups: sign-in (auth) first, the
+// fintech modules, the other modules, the platform's documents, then the
+// admin operations and last the console and assets.
+func splitTags(doc map[string]any, moduleTags []any, mods []schemas.PlatformModule) ([]any, []any) {
+	used := map[string]bool{}
+	for path, item := range asMap(doc["paths"]) {
+		for _, o := range asMap(item) {
+			op := asMap(o)
+			tags, _ := op["tags"].([]any)
+			if len(tags) != 1 {
+				continue
+			}
+			module, _ := tags[0].(string)
+			switch {
+			case isAsset(path, op):
+				module = consoleTag
+			case isAdmin(path, op):
+				module += adminTagSuffix
+			}
+			op["tags"] = []any{module}
+			used[module] = true
+		}
+	}
+	var tags, adminTags []any
+	byName := map[string]map[string]any{}
+	for _, t := range moduleTags {
+		tag := asMap(t)
+		name, _ := tag["name"].(string)
+		byName[name] = tag
+	}
+	// The tags in the order of the groups.
+	var groups []any
+	var adminNames []string
+	for _, g := range tagGroups(mods) {
+		group := asMap(g)
+		var user []string
+		for _, name := range group["tags"].([]string) {
+			tags = append(tags, byName[name])
+			if used[name+adminTagSuffix] {
+				display, _ := byName[name]["x-displayName"].(string)
+				if display == "" {
+					display = name
+				}
+				adminTags = append(adminTags, map[string]any{"name": name + adminTagSuffix, "x-displayName": display + " (admin)",
+					"description": "The operations of the " + name + " module that only its admins (or its operators' services) call."})
+				adminNames = append(adminNames, name+adminTagSuffix)
+			}
+			user = append(user, name)
+		}
+		group["tags"] = user
+		groups = append(groups, group)
+	}
+	tags = append(tags, adminTags...)
+	if len(adminNames) > 0 {
+		groups = append(groups, map[string]any{"name": "Operations (admin)", "tags": adminNames})
+	}
+	if used[consoleTag] {
+		tags = append(tags, map[string]any{"name": consoleTag, "x-displayName": "Console & assets",
+			"description": "The admin console's page and the scripts browsers load (the console's charts, the docs renderer, " +
+				"the embeddable widget): routes a browser fetches, not API calls."})
+		groups = append(groups, map[string]any{"name": "Console & assets", "tags": []string{consoleTag}})
+	}
+	return tags, groups
+}
+
+// isAdmin reports whether an operation is for a module's admins: it
+// requires a role, or lies under an /admin/ path.
+func isAdmin(path string, op map[string]any) bool {
+	_, role := op["x-required-role"]
+	return role || strings.Contains(path, "/admin/")
+}
+
+// isAsset reports whether a route is the admin console's page or a script a
+// page loads.
+func isAsset(path string, op map[string]any) bool {
+	if path == "/admin" || strings.HasPrefix(path, "/admin/") {
+		return true
+	}
+	for status, r := range asMap(op["responses"]) {
+		if strings.HasPrefix(status, "2") && asMap(asMap(r)["content"])["text/javascript"] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// leadOperations open their tag: the first calls of every integration
+// (register, then log in), before the tag's other operations.
+var leadOperations = []string{"/api/auth/register", "/api/auth/login"}
+
+// pathOrder is the order of the document's paths, which is Redoc's order of
+// the operations within a tag: the lead operations, then a module's user
+// operations by path, its plumbing (health, its OpenAPI slice), and the
+// admin, console and asset routes last (so the document opens on a user's
+// call whatever reads it).
+func pathOrder(paths map[string]any) []string {
+	rank := func(p string) int {
+		for i, l := range leadOperations {
+			if p == l {
+				return i
+			}
+		}
+		for _, o := range asMap(paths[p]) {
+			if tags, _ := asMap(o)["tags"].([]any); len(tags) == 1 {
+				if t, _ := tags[0].(string); t == consoleTag || strings.HasSuffix(t, adminTagSuffix) {
+					return len(leadOperations) + 2
+				}
+			}
+		}
+		if strings.HasSuffix(p, "/health") || strings.HasSuffix(p, "/openapi.json") || strings.HasSuffix(p, "/slice.json") {
+			return len(leadOperations) + 1
+		}
+		return len(leadOperations)
+	}
+	out := make([]string, 0, len(paths))
+	for p := range paths {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
+			return ri < rj
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// marshalComplete encodes the complete document with its paths in
+// pathOrder (a Go map would encode them sorted by path).
+func marshalComplete(doc map[string]any) ([]byte, error) {
+	paths := asMap(doc["paths"])
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range pathOrder(paths) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		item, err := json.Marshal(paths[p])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(item)
+	}
+	b.WriteByte('}')
+	out := make(map[string]any, len(doc))
+	for k, v := range doc {
+		out[k] = v
+	}
+	out["paths"] = json.RawMessage(b.Bytes())
+	return json.Marshal(out)
 }
 
 // serveInProcess answers a GET of path through the application's handler.
@@ -134,9 +309,10 @@ func retag(doc map[string]any, module string) map[string]any {
 	return tag
 }
 
-// tagGroups groups the module tags for Redoc's navigation: the platform and
-// identity, the spec's fintech modules, then every other module in mount
-// order (a new module lands there by registering its slice).
+// tagGroups groups the module tags for Redoc's navigation: sign-in (auth)
+// first, the spec's fintech modules, every other module in mount order (a
+// new module lands there by registering its slice), and the platform's own
+// documents and health last.
 func tagGroups(mods []schemas.PlatformModule) []any {
 	fintech := map[string]bool{}
 	for _, m := range fintechModules {
@@ -145,11 +321,13 @@ func tagGroups(mods []schemas.PlatformModule) []any {
 	groups := []struct {
 		name string
 		tags []string
-	}{{name: "Platform"}, {name: "Fintech modules"}, {name: "More modules"}}
+	}{{name: "Accounts"}, {name: "Fintech modules"}, {name: "More modules"}, {name: "Platform"}}
 	for _, m := range mods {
 		switch {
-		case m.Name == "platform" || m.Name == "auth":
+		case m.Name == "auth":
 			groups[0].tags = append(groups[0].tags, m.Name)
+		case m.Name == "platform":
+			groups[3].tags = append(groups[3].tags, m.Name)
 		case fintech[m.Name]:
 			groups[1].tags = append(groups[1].tags, m.Name)
 		default:
