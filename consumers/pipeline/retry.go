@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -40,8 +41,8 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 			r.metrics.Applied.WithLabelValues(r.cfg.Group, "ok").Add(float64(len(cmds)))
 			return replies, parked, nil
 		}
-		switch {
-		case poisoned(err) && len(cmds) > 1:
+		switch r.stepAfter(err, len(cmds), &alone) {
+		case splitBatch:
 			// Split the batch so one bad command cannot hold back the others.
 			var all []*kgo.Record
 			for _, c := range cmds {
@@ -53,15 +54,15 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 				parked = append(parked, p...)
 			}
 			return all, parked, nil
-		case poisoned(err) && r.parkNow(&alone):
+		case parkCommand:
 			r.log.Error("command failed; parking it", "type", cmds[0].Env.Type, "id", cmds[0].Env.ID, "err", err)
 			r.metrics.Applied.WithLabelValues(r.cfg.Group, "failed").Inc()
 			parked = append(parked, dlqEnvelope(cmds[0], err))
 			return failedReply(cmds[0]), parked, nil
-		case poisoned(err):
+		case retryAlone:
 			r.log.Warn("command failed on its own, trying it again before parking it", "type", cmds[0].Env.Type,
 				"id", cmds[0].Env.ID, "attempt", alone, "of", r.cfg.ParkAfter, "err", err)
-		default:
+		case retryBatch:
 			r.log.Warn("batch failed, retrying", "records", len(cmds), "backoff", backoff, "err", err)
 			postgres.FollowPrimary(r.pool, err)
 		}
@@ -71,6 +72,39 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// step is what applyWithRetry does after a transaction failed.
+type step int
+
+const (
+	// retryBatch: the error is transient; the batch is tried again whole,
+	// after a backoff, for as long as it takes.
+	retryBatch step = iota
+	// splitBatch: the error may be a command's own; each command is tried
+	// in a transaction of its own.
+	splitBatch
+	// retryAlone: a command failed on its own; it is tried again, after a
+	// backoff, before it is parked.
+	retryAlone
+	// parkCommand: the command failed on its own Config.ParkAfter times; it
+	// is parked on the DLQ with a 500 reply.
+	parkCommand
+)
+
+// stepAfter classifies the failure err of a transaction of n commands;
+// alone counts the failed attempts of a command tried on its own.
+func (r *Runner) stepAfter(err error, n int, alone *int) step {
+	switch {
+	case !poisoned(err):
+		return retryBatch
+	case n > 1:
+		return splitBatch
+	case r.parkNow(alone):
+		return parkCommand
+	default:
+		return retryAlone
 	}
 }
 
@@ -93,3 +127,15 @@ func (r *Runner) parkNow(attempts *int) bool {
 // and the command that panics on its own is parked on the DLQ while the
 // rest of its batch is applied.
 var ErrPanicked = errors.New("handler panicked")
+
+// recoverHandler, deferred where a handler's code runs, turns its panic
+// into an error wrapping ErrPanicked in *err, so that one bad command
+// cannot stop the consumer group. It must be the deferred call itself:
+// recover stops a panic only there.
+func (r *Runner) recoverHandler(cmds int, err *error) {
+	if p := recover(); p != nil {
+		r.log.Error("handler panicked", "group", r.cfg.Group, "commands", cmds, "panic", fmt.Sprint(p),
+			"stack", string(debug.Stack()))
+		*err = fmt.Errorf("%w: %v", ErrPanicked, p)
+	}
+}

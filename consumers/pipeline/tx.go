@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -92,13 +91,9 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command, at place) ([]*k
 // of its round trip, COMMIT included, and the transaction is rolled back.
 // done is false when the handler declines the batch (Load returns nil).
 func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Command, at place) (replies []*kgo.Record, done bool, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.log.Error("handler panicked", "group", r.cfg.Group, "commands", len(cmds), "panic", fmt.Sprint(p),
-				"stack", string(debug.Stack()))
-			replies, done, err = nil, true, fmt.Errorf("%w: %v", ErrPanicked, p)
-		}
-	}()
+	// A panic sets err, which ends the batch whatever done says
+	// (applyBatch).
+	defer r.recoverHandler(len(cmds), &err)
 	reads := &pgx.Batch{}
 	reads.Queue(beginApplySQL)
 	// The lock goes first in the same round trip: the statements after it
@@ -190,12 +185,6 @@ func commandIDs(cmds []Command) []string {
 // applySafely runs the handler, turning a panic into an error so that one
 // bad command cannot stop the consumer group.
 func (r *Runner) applySafely(ctx context.Context, tx pgx.Tx, cmds []Command) (out []Outcome, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.log.Error("handler panicked", "group", r.cfg.Group, "commands", len(cmds), "panic", fmt.Sprint(p),
-				"stack", string(debug.Stack()))
-			out, err = nil, fmt.Errorf("%w: %v", ErrPanicked, p)
-		}
-	}()
+	defer r.recoverHandler(len(cmds), &err)
 	return r.handler.Apply(ctx, tx, cmds)
 }
