@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -38,8 +39,9 @@ func TestLayering(t *testing.T) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p struct {
-			ImportPath                         string
+			ImportPath, Dir                    string
 			Imports, TestImports, XTestImports []string
+			GoFiles, TestGoFiles, XTestGoFiles []string
 		}
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
@@ -49,6 +51,12 @@ func TestLayering(t *testing.T) {
 		for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
 			if why := forbidden(p.ImportPath, imp); why != "" {
 				bad = append(bad, p.ImportPath+" imports "+imp+": "+why)
+			}
+		}
+		if p.ImportPath == modulePath+"/storage" || strings.HasPrefix(p.ImportPath, modulePath+"/storage/") {
+			files := append(append(p.GoFiles, p.TestGoFiles...), p.XTestGoFiles...)
+			for _, at := range recordCalls(t, p.Dir, files) {
+				bad = append(bad, at+": storage uses topics.Record; it stores the payload (schemas.Encode) and builds no Kafka record")
 			}
 		}
 	}
@@ -68,6 +76,8 @@ func forbidden(pkg, imp string) string {
 		return "the gateway reaches consumers only through Kafka; share the contract in schemas/<module>.go"
 	case under(pkg, "storage") && under(imp, "gateway"):
 		return "storage does not depend on the HTTP layer"
+	case under(pkg, "storage") && strings.HasPrefix(imp, "github.com/twmb/franz-go/"):
+		return "storage stores bytes and builds no Kafka record; that is for consumers and topics"
 	case under(pkg, "schemas") && strings.HasPrefix(imp, modulePath+"/") && !under(imp, "schemas"):
 		return "schemas is the bottom layer and imports nothing else of the module"
 	}
@@ -99,6 +109,59 @@ func TestForbidden(t *testing.T) {
 	}
 	if forbidden(modulePath+"/schemas", "encoding/json") != "" {
 		t.Error("schemas may import the standard library")
+	}
+	if forbidden(modulePath+"/storage/pipeline", "github.com/twmb/franz-go/pkg/kgo") == "" {
+		t.Error("storage may not import franz-go")
+	}
+	if forbidden(modulePath+"/consumers/pipeline", "github.com/twmb/franz-go/pkg/kgo") != "" {
+		t.Error("consumers may import franz-go")
+	}
+}
+
+// recordCalls returns file:line of every use of topics.Record (under any
+// import name) in the files of dir.
+func recordCalls(t *testing.T, dir string, files []string) []string {
+	t.Helper()
+	var at []string
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		local := ""
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"`+modulePath+`/topics"` {
+				local = "topics"
+				if imp.Name != nil {
+					local = imp.Name.Name
+				}
+			}
+		}
+		if local == "" {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Record" {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == local {
+					at = append(at, fset.Position(sel.Pos()).String())
+				}
+			}
+			return true
+		})
+	}
+	return at
+}
+
+func TestRecordCalls(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := "package x\n\nimport tp \"" + modulePath + "/topics\"\n\nvar f = tp.Record\nvar g = tp.RawRecord\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := recordCalls(t, dir, []string{"x.go"}); len(got) != 1 || !strings.HasSuffix(got[0], "x.go:5:9") {
+		t.Fatalf("recordCalls = %v, want the one use of tp.Record at x.go:5:9", got)
 	}
 }
 

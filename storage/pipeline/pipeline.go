@@ -15,7 +15,6 @@ import (
 
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
-	"github.com/fintech/platform/topics"
 )
 
 // Processed is a command that was applied, with the reply it produced.
@@ -219,13 +218,15 @@ func SetLogCursor(ctx context.Context, q postgres.Querier, seq int64) error {
 	return nil
 }
 
-// EventRow encodes an envelope as the outbox row that publishes it to topic.
+// EventRow is the outbox row that publishes env to topic. Its payload is
+// the envelope's encoding (schemas.Encode), which the relay sends as the
+// record's value: storage keeps bytes and builds no Kafka record.
 func EventRow(topic string, env schemas.Envelope) (OutboxRow, error) {
-	rec, err := topics.Record(topic, env)
+	payload, err := schemas.Encode(env)
 	if err != nil {
-		return OutboxRow{}, err
+		return OutboxRow{}, fmt.Errorf("encode %s event %s: %w", env.Type, env.ID, err)
 	}
-	return OutboxRow{Topic: topic, Key: env.Key, Type: env.Type, EventID: env.ID, Payload: rec.Value}, nil
+	return OutboxRow{Topic: topic, Key: env.Key, Type: env.Type, EventID: env.ID, Payload: payload}, nil
 }
 
 // The Queue functions put the same statements on a pgx.Batch, so that a

@@ -88,3 +88,17 @@ func TestUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestTransientCode: the class is read only from a whole five-character
+// SQLSTATE; anything else is not a transient code.
+func TestTransientCode(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[string]bool{
+		"08000": true, "40001": true, "58000": true, "55P03": true,
+		"": false, "08": false, "4000": false, "400010": false, "57P04": false, "22000": false,
+	} {
+		if got := transientCode(code); got != want {
+			t.Errorf("transientCode(%q) = %v, want %v", code, got, want)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fintech/platform/schemas"
+)
+
+// round is one poll being applied by its workers.
+type round struct {
+	recs       []*kgo.Record
+	committing chan struct{} // every batch of the poll sent its COMMIT, or ended
+	done       chan struct{} // every batch of the poll is finished
+	errs       []error
+}
+
+// start applies one poll, split over the workers by partition, each batch
+// after the same worker's batch of the poll before (which may still be
+// committing).
+func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
+	groups := make([][]*kgo.Record, r.cfg.Workers)
+	if r.cfg.Workers == 1 {
+		groups[0] = recs
+	} else {
+		for _, rec := range recs {
+			w := partitionWorker(rec.Topic, rec.Partition, r.cfg.Workers)
+			groups[w] = append(groups[w], rec)
+		}
+	}
+	rd := &round{recs: recs, committing: make(chan struct{}), done: make(chan struct{}), errs: make([]error, len(groups))}
+	var turns []*turn
+	var wg sync.WaitGroup
+	for w, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		at := place{lock: r.locks[w], before: r.last[w], own: newTurn()}
+		if at.before != nil {
+			select {
+			case <-at.before.done:
+				at.before = nil
+			default:
+				r.metrics.Overlapped.WithLabelValues(r.cfg.Group).Inc()
+			}
+		}
+		r.last[w] = at.own
+		turns = append(turns, at.own)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rd.errs[w] = r.processGroup(ctx, stop, g, at)
+		}()
+	}
+	go func() {
+		for _, t := range turns {
+			<-t.committing
+		}
+		close(rd.committing)
+	}()
+	go func() {
+		wg.Wait()
+		close(rd.done)
+	}()
+	return rd
+}
+
+// finish waits for a poll to be applied and marks its offsets. It returns
+// an error only when the runner must stop without committing offsets
+// (shutdown during a retry loop, or the AfterDBCommit hook).
+func (r *Runner) finish(rd *round) error {
+	<-rd.done
+	if err := errors.Join(rd.errs...); err != nil {
+		return err
+	}
+	r.client.MarkCommitRecords(rd.recs...)
+	return nil
+}
+
+// partitionWorker maps a topic partition to a worker, always the same one.
+func partitionWorker(topic string, partition int32, workers int) int {
+	h := uint32(partition)
+	for i := 0; i < len(topic); i++ {
+		h = h*31 + uint32(topic[i])
+	}
+	return int(h % uint32(workers))
+}
+
+// processGroup applies records of a fixed set of partitions in one
+// transaction (split only to isolate a failing command).
+func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at place) (err error) {
+	defer func() { at.own.finish(err != nil) }()
+	start := time.Now()
+	cmds := make([]Command, 0, len(recs))
+	expanded, parked := r.expand(recs)
+	var refused []*kgo.Record
+	for _, rec := range expanded {
+		env, err := schemas.Decode(rec.Value)
+		if err != nil {
+			r.log.Warn("parking unreadable record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)
+			parked = append(parked, dlqRecord(rec, err))
+			continue
+		}
+		if field, bad := schemas.BadText(rec.Value); bad {
+			// Refused on its own, before the batch's transaction: Postgres would
+			// fail the whole batch on it. The answer is deterministic, so a
+			// redelivery gets the same one without a stored row.
+			r.metrics.Applied.WithLabelValues(r.cfg.Group, "refused").Inc()
+			if env.ReplyTo != "" {
+				rep, err := replyRecord(env, schemas.Reply{CommandID: env.ID, Status: 422,
+					Body: schemas.ErrorJSON(schemas.CodeValidationFailed, "the command carries NUL characters or invalid UTF-8",
+						map[string]any{"fields": map[string]string{field: "must be valid UTF-8 text without NUL characters"}})})
+				if err != nil {
+					return err
+				}
+				refused = append(refused, rep)
+			}
+			continue
+		}
+		cmds = append(cmds, Command{Env: env, Topic: rec.Topic})
+	}
+
+	positions := positionsOf(recs)
+	if len(parked) == 0 {
+		at.pos = positions
+	}
+	replies := refused
+	if len(cmds) > 0 {
+		applied, stillParked, err := r.applyWithRetry(ctx, stop, cmds, parked, at)
+		if err != nil {
+			return err
+		}
+		replies, parked = append(replies, applied...), stillParked
+		if r.cfg.AfterDBCommit != nil {
+			if err := r.cfg.AfterDBCommit(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.produceUntilDone(ctx, stop, parked); err != nil {
+		return err
+	}
+	if err := r.savePositions(ctx, stop, positions); err != nil {
+		return err
+	}
+	for _, p := range parked {
+		r.metrics.DLQ.WithLabelValues(r.cfg.Group, p.Topic).Inc()
+	}
+	// Replies are sent without waiting: a lost reply only makes the waiting
+	// request time out, and its retry gets the stored result.
+	for _, rep := range replies {
+		r.client.Produce(ctx, rep, r.onReplySent)
+	}
+	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))
+	r.metrics.ApplySecs.WithLabelValues(r.cfg.Group).Observe(time.Since(start).Seconds())
+	return nil
+}
+
+func (r *Runner) onReplySent(_ *kgo.Record, err error) {
+	if err != nil {
+		r.log.Warn("sending a reply failed; the request will time out and its retry gets the stored result", "err", err)
+	}
+}

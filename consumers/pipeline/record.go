@@ -1,0 +1,143 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/pipeline"
+	"github.com/fintech/platform/topics"
+)
+
+// sorted is a batch split into the commands applied before (answered from
+// their stored result), the repeats of an id inside the batch, and the
+// fresh commands to apply.
+type sorted struct {
+	results  []schemas.Reply
+	dupOf    map[int]int // a repeated id inside the batch -> its first index
+	fresh    []Command
+	freshIdx []int
+}
+
+func sortOut(cmds []Command, seen map[string]pipeline.Processed) *sorted {
+	s := &sorted{results: make([]schemas.Reply, len(cmds)), dupOf: make(map[int]int)}
+	first := make(map[string]int, len(cmds))
+	for i, c := range cmds {
+		if p, ok := seen[c.Env.ID]; ok {
+			s.results[i] = storedReply(c.Env, p.RequestHash, p.Status, p.Body)
+			continue
+		}
+		if j, ok := first[c.Env.ID]; ok {
+			s.dupOf[i] = j
+			continue
+		}
+		first[c.Env.ID] = i
+		s.fresh = append(s.fresh, c)
+		s.freshIdx = append(s.freshIdx, i)
+	}
+	return s
+}
+
+// record takes the outcomes of the fresh commands: their results, their
+// processed rows and their event log rows. The events emitted to a bundled
+// topic are written as few bundle rows after the others.
+func (s *sorted) record(outcomes []Outcome, bundled map[string]bool) ([]pipeline.Processed, []pipeline.OutboxRow, error) {
+	if len(outcomes) != len(s.fresh) {
+		return nil, nil, fmt.Errorf("handler returned %d outcomes for %d commands", len(outcomes), len(s.fresh))
+	}
+	processed := make([]pipeline.Processed, 0, len(s.fresh))
+	var outbox []pipeline.OutboxRow
+	var toBundle map[string][]schemas.Envelope
+	var bundleOrder []string
+	for k, c := range s.fresh {
+		o := outcomes[k]
+		if !o.SelfRecorded && (!o.Unrecorded || c.Env.ReplyTo != "") {
+			processed = append(processed, pipeline.Processed{CommandID: c.Env.ID, CommandType: c.Env.Type,
+				RequestHash: c.Env.RequestHash, Status: o.Status, Body: o.Body})
+		}
+		s.results[s.freshIdx[k]] = schemas.Reply{CommandID: c.Env.ID, Status: o.Status, Body: o.Body}
+		for _, e := range o.Emit {
+			if bundled[e.Topic] {
+				if toBundle == nil {
+					toBundle = map[string][]schemas.Envelope{}
+				}
+				if _, ok := toBundle[e.Topic]; !ok {
+					bundleOrder = append(bundleOrder, e.Topic)
+				}
+				toBundle[e.Topic] = append(toBundle[e.Topic], e.Env)
+				continue
+			}
+			row, err := pipeline.EventRow(e.Topic, e.Env)
+			if err != nil {
+				return nil, nil, err
+			}
+			outbox = append(outbox, row)
+		}
+	}
+	for _, topic := range bundleOrder {
+		bundles, err := topics.Bundles(topic, toBundle[topic], time.Now())
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, b := range bundles {
+			row, err := pipeline.EventRow(topic, b)
+			if err != nil {
+				return nil, nil, err
+			}
+			outbox = append(outbox, row)
+		}
+	}
+	return processed, outbox, nil
+}
+
+// replies builds the reply records of a committed batch; duplicates inside
+// the batch answer like their first occurrence.
+func (s *sorted) replies(cmds []Command) ([]*kgo.Record, error) {
+	for i, j := range s.dupOf {
+		s.results[i] = storedReply(cmds[i].Env, cmds[j].Env.RequestHash, s.results[j].Status, s.results[j].Body)
+	}
+	var replies []*kgo.Record
+	for i, c := range cmds {
+		if c.Env.ReplyTo == "" {
+			continue
+		}
+		rec, err := replyRecord(c.Env, s.results[i])
+		if err != nil {
+			return nil, err
+		}
+		replies = append(replies, rec)
+	}
+	return replies, nil
+}
+
+// storedReply answers a command that was applied before: the stored result
+// when the request is the same, 409 when the same id came with another body.
+func storedReply(env schemas.Envelope, storedHash string, status int, body []byte) schemas.Reply {
+	if storedHash != env.RequestHash {
+		return schemas.Reply{CommandID: env.ID, Status: 409, Body: schemas.IdempotencyConflict()}
+	}
+	return schemas.Reply{CommandID: env.ID, Status: status, Body: body, Replayed: true}
+}
+
+func replyRecord(cmd schemas.Envelope, reply schemas.Reply) (*kgo.Record, error) {
+	env, err := schemas.New(schemas.TypeReply, cmd.ReplyTo, cmd.ActorUserID, reply, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	env.CorrelationID = cmd.CorrelationID
+	return topics.Record(topics.GatewayReplies, env)
+}
+
+func failedReply(c Command) []*kgo.Record {
+	if c.Env.ReplyTo == "" {
+		return nil
+	}
+	rec, err := replyRecord(c.Env, schemas.Reply{CommandID: c.Env.ID, Status: 500,
+		Body: schemas.ErrorJSON(schemas.CodeInternal, "the command could not be applied; it was parked for an operator", nil)})
+	if err != nil {
+		return nil
+	}
+	return []*kgo.Record{rec}
+}
