@@ -31,7 +31,7 @@ func commandVocabulary(t *testing.T) (consts, dataTypes map[string]bool) {
 		t.Fatal(err)
 	}
 	consts, dataTypes = map[string]bool{}, map[string]bool{}
-	dataOf := regexp.MustCompile(`is the data of an? (Type\w+)`)
+	dataOf := regexp.MustCompile(`is the data of (?:an? )?(Type\w+)`)
 	docs := map[string]string{} // data type name -> the Type constant its doc names
 	for _, pkg := range pkgs {
 		for _, f := range pkg.Files {
