@@ -13,7 +13,7 @@ import (
 )
 
 // refund moves a refund from the payee's wallet back to the wallet that
-// paid (see decide).
+// paid (see Decide).
 type refund struct{ schemas.FiatRefund }
 
 // refunds is the batch state of the refunds: the charges they name, locked
