@@ -34,7 +34,7 @@ var fiatReviewVersions = map[string]int{
 	TypeDepositRefunded:    1,
 }
 
-// FiatDepositReview is the data of TypeFiatDepositReview.
+// FiatDepositReview is the data of a TypeFiatDepositReview command.
 type FiatDepositReview struct {
 	DepositID   string `json:"depositId"`
 	WalletID    string `json:"walletId"`

@@ -53,7 +53,7 @@ type batch struct {
 	requests map[string]*store.PaymentRequest
 	auths    map[string]*store.Authorization
 	charges  map[store.ChargeKey]*store.Charge
-	parts    map[string]part
+	parts    pipeline.Parts[*batch]
 
 	// day is the UTC day the reads were queued in; depNextDay are the
 	// deposits since the day after (see settle).
@@ -94,7 +94,7 @@ func newBatch(h *Handler, now time.Time) *batch {
 			auths: set{}, charges: map[store.ChargeKey]bool{}},
 		wallets: map[string]*store.Wallet{}, limits: map[string]*store.Limits{}, deposits: map[string]*store.Deposit{},
 		depToday: map[string]int64{}, payouts: map[string]*store.Payout{}, requests: map[string]*store.PaymentRequest{},
-		auths: map[string]*store.Authorization{}, charges: map[store.ChargeKey]*store.Charge{}, parts: map[string]part{},
+		auths: map[string]*store.Authorization{}, charges: map[store.ChargeKey]*store.Charge{}, parts: h.table.NewParts(),
 		dirty: map[string]bool{}, limDirty: map[string]bool{}, reqDirty: map[string]bool{}, authDirty: map[string]bool{},
 		credits: map[string]int64{}}
 }
@@ -135,11 +135,7 @@ func (b *batch) queueReads(q *pgx.Batch) {
 		keys = append(keys, k)
 	}
 	store.QueueChargesByRef(q, keys, b.charges)
-	for _, d := range b.h.decls {
-		if p, ok := b.parts[d.typ]; ok {
-			p.queueReads(q)
-		}
-	}
+	b.parts.QueueReads(q)
 }
 
 // queueWrites queues what the decided commands changed, one statement per
@@ -158,11 +154,7 @@ func (b *batch) queueWrites(q *pgx.Batch) {
 	store.QueueSettleRequests(q, dirtyRows(b.requests, b.reqDirty))
 	store.QueueWriteRemaining(q, dirtyRows(b.auths, b.authDirty))
 	store.QueueInsertCharges(q, b.newCharges)
-	for _, d := range b.h.decls {
-		if p, ok := b.parts[d.typ]; ok {
-			p.queueWrites(q, b)
-		}
-	}
+	b.parts.QueueWrites(q, b)
 	store.QueueInsertTransactions(q, b.txs)
 	store.QueueInsertAudit(q, b.audit)
 	store.QueueCreditWallets(q, b.credits)

@@ -15,7 +15,7 @@ import (
 // answers with that charge.
 type merchantCharge struct{ schemas.FiatMerchantCharge }
 
-func (m *merchantCharge) lock(b *batch) {
+func (m *merchantCharge) Lock(b *batch) {
 	b.want.wallets.add(m.CustomerWalletID)
 	b.want.wallets.add(m.MerchantWalletID)
 	b.want.limits.add(m.CustomerUserID)
@@ -28,7 +28,7 @@ func (m *merchantCharge) lock(b *batch) {
 // merchant on that wallet with enough remaining allowance; the customer's
 // pre-KYC caps apply as to a transfer; the customer pays exactly the amount
 // and the merchant receives it minus the 0.1 % fee.
-func (m *merchantCharge) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (m *merchantCharge) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	if c := b.charges[store.ChargeKey{MerchantUserID: m.MerchantUserID, PaymentRef: m.PaymentRef}]; c != nil {
 		return pipeline.JSON(http.StatusOK, store.ChargeResultOf(*c, true))
 	}
@@ -105,14 +105,14 @@ func (m *merchantCharge) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 // the amount plus the 0.1 % fee, the requester receives the amount.
 type requestPay struct{ schemas.FiatRequestPay }
 
-func (p *requestPay) lock(b *batch) {
+func (p *requestPay) Lock(b *batch) {
 	b.want.wallets.add(p.PayerWalletID)
 	b.want.wallets.add(p.ReceiverWalletID)
 	b.want.limits.add(p.PayerUserID)
 	b.want.requests.add(p.RequestID)
 }
 
-func (p *requestPay) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (p *requestPay) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	r := b.requests[p.RequestID]
 	if r == nil {
 		return pipeline.Reject(http.StatusNotFound, schemas.CodeRequestNotFound, "no such payment request", nil)

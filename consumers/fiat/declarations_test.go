@@ -1,6 +1,7 @@
 package fiat_test
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -65,7 +66,9 @@ func fiatCommandTypes(t *testing.T) []string {
 
 // TestDeclarationsCoverFiatCommands fails when a command type of
 // fiat.commands has no declaration in the applier (or one is declared that
-// the schemas do not define).
+// the schemas do not define), or when a declared type has no schema version
+// in schemas (its records would be parked on the DLQ, never applied). Each
+// failure names the README step (Adding a module, step 4).
 func TestDeclarationsCoverFiatCommands(t *testing.T) {
 	h, err := cfiat.NewHandler(caps, time.Now, quiet)
 	if err != nil {
@@ -76,8 +79,29 @@ func TestDeclarationsCoverFiatCommands(t *testing.T) {
 		t.Fatalf("found only %d fiat command types in schemas: %v", len(want), want)
 	}
 	got := slices.Sorted(slices.Values(h.Types()))
-	if !slices.Equal(got, want) {
-		t.Fatalf("declared command types %v, schemas define %v", got, want)
+	for _, typ := range want {
+		if !slices.Contains(got, typ) {
+			t.Errorf("%s is a fiat command in schemas but not declared: README \"Adding a module\", step 4 — "+
+				"its file in consumers/fiat and one line in declarations() (consumers/fiat/handler.go)", typ)
+		}
+	}
+	for _, typ := range got {
+		if !slices.Contains(want, typ) {
+			t.Errorf("%s is declared but schemas define no such fiat command (a Type constant starting with "+
+				"\"fiat.\" or documented as a command on fiat.commands)", typ)
+		}
+		env, err := schemas.New(typ, "k", "", map[string]any{}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := schemas.Encode(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := schemas.Decode(raw); errors.Is(err, schemas.ErrUnknownType) {
+			t.Errorf("%s has no schema version: README \"Adding a module\", step 4 — one line in the module's "+
+				"versions map (fiatVersions, schemas/fiat.go); without it the consumer parks its records on the DLQ", typ)
+		}
 	}
 }
 

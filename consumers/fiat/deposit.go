@@ -17,13 +17,13 @@ import (
 // user's own wallet, within the daily pre-KYC deposit cap.
 type depositCreate struct{ schemas.FiatDepositCreate }
 
-func (d *depositCreate) lock(b *batch) {
+func (d *depositCreate) Lock(b *batch) {
 	b.want.wallets.add(d.WalletID)
 	b.want.limits.add(d.UserID)
 	b.want.depositUsers.add(d.UserID)
 }
 
-func (d *depositCreate) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (d *depositCreate) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	w, rej := b.ownWallet(d.WalletID, d.UserID)
 	if rej != nil {
 		return *rej
@@ -47,7 +47,7 @@ func (d *depositCreate) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 // keeps the deposit in needs_review for a fiat admin.
 type depositCredit struct{ schemas.FiatDepositCredit }
 
-func (c *depositCredit) lock(b *batch) {
+func (c *depositCredit) Lock(b *batch) {
 	b.want.wallets.add(c.WalletID)
 	b.want.deposits.add(c.DepositID)
 	// The record of this event as a second payment, if one was made.
@@ -56,7 +56,7 @@ func (c *depositCredit) lock(b *batch) {
 	}
 }
 
-func (c *depositCredit) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (c *depositCredit) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	d, w, rej := b.depositOf(c.DepositID, c.WalletID)
 	if rej != nil {
 		return *rej
@@ -186,12 +186,12 @@ func (b *batch) creditDeposit(d *store.Deposit, w *store.Wallet, actor string) p
 // refunded: crediting the deposit's amount would credit what was not paid.
 type depositReview struct{ schemas.FiatDepositReview }
 
-func (r *depositReview) lock(b *batch) {
+func (r *depositReview) Lock(b *batch) {
 	b.want.wallets.add(r.WalletID)
 	b.want.deposits.add(r.DepositID)
 }
 
-func (r *depositReview) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (r *depositReview) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	d, w, rej := b.depositOf(r.DepositID, r.WalletID)
 	if rej != nil {
 		return *rej

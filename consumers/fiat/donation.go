@@ -35,21 +35,21 @@ func newDonations() *donations {
 	return &donations{want: set{}, campaigns: map[string]*store.Campaign{}, dirty: map[string]bool{}}
 }
 
-func (p *donations) queueReads(q *pgx.Batch) { store.QueueLockCampaigns(q, p.want.list(), p.campaigns) }
+func (p *donations) QueueReads(q *pgx.Batch) { store.QueueLockCampaigns(q, p.want.list(), p.campaigns) }
 
-func (p *donations) queueWrites(q *pgx.Batch, b *batch) {
+func (p *donations) QueueWrites(q *pgx.Batch, b *batch) {
 	store.QueueInsertDonations(q, p.rows)
 	store.QueueWriteCampaigns(q, dirtyRows(p.campaigns, p.dirty), b.now)
 }
 
-func (d *donation) lock(b *batch) {
+func (d *donation) Lock(b *batch) {
 	b.want.wallets.add(d.WalletID)
 	b.want.limits.add(d.DonorUserID)
-	partOf[*donations](b, schemas.TypeCharityDonate).want.add(d.CampaignID)
+	pipeline.PartOf[*donations](&b.parts, schemas.TypeCharityDonate).want.add(d.CampaignID)
 }
 
-func (d *donation) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
-	p := partOf[*donations](b, schemas.TypeCharityDonate)
+func (d *donation) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+	p := pipeline.PartOf[*donations](&b.parts, schemas.TypeCharityDonate)
 	w, rej := b.ownWallet(d.WalletID, d.DonorUserID)
 	if rej != nil {
 		return *rej

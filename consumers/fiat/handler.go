@@ -2,9 +2,9 @@
 // fiat.commands (transfers, deposits, withdrawals, payouts, merchant
 // charges, payment requests, donations, refunds) to the wallets in batches.
 //
-// Each command type is one declaration (declare, in its own file): how it
-// is read, the rows it locks, how it is decided in memory, the rows it
-// writes, its reply and its events. A batch is applied in two round trips
+// Each command type is one declaration (pipeline.Declare, its type in its
+// own file): how it is read, the rows it locks, how it is decided in
+// memory, the rows it writes, its reply and its events. A batch is applied in two round trips
 // to Postgres: the reads (BEGIN, the runner's "applied before?" lookup, and
 // every lock the batch's commands asked for, one statement per table in id
 // order) and then the writes (final balances, new rows, the runner's
@@ -31,19 +31,19 @@ import (
 
 // declarations lists every command type the applier reads on
 // fiat.commands. Adding a command type is its file and one line here.
-func declarations() []declaration {
-	return []declaration{
-		declare[transfer](schemas.TypeFiatTransfer),
-		declare[depositCreate](schemas.TypeFiatDepositCreate),
-		declare[depositCredit](schemas.TypeFiatDepositCredit),
-		declare[depositReview](schemas.TypeFiatDepositReview),
-		declare[withdraw](schemas.TypeFiatWithdraw),
-		declare[payoutRequest](schemas.TypeFiatPayoutRequest),
-		declare[payoutDecide](schemas.TypeFiatPayoutDecide),
-		declare[merchantCharge](schemas.TypeFiatMerchantCharge),
-		declare[requestPay](schemas.TypeFiatRequestPay),
-		declareWithPart[refund](schemas.TypeFiatRefund, newRefunds),
-		declareWithPart[donation](schemas.TypeCharityDonate, newDonations),
+func declarations() []pipeline.Declaration[*batch] {
+	return []pipeline.Declaration[*batch]{
+		pipeline.Declare[*batch, transfer](schemas.TypeFiatTransfer),
+		pipeline.Declare[*batch, depositCreate](schemas.TypeFiatDepositCreate),
+		pipeline.Declare[*batch, depositCredit](schemas.TypeFiatDepositCredit),
+		pipeline.Declare[*batch, depositReview](schemas.TypeFiatDepositReview),
+		pipeline.Declare[*batch, withdraw](schemas.TypeFiatWithdraw),
+		pipeline.Declare[*batch, payoutRequest](schemas.TypeFiatPayoutRequest),
+		pipeline.Declare[*batch, payoutDecide](schemas.TypeFiatPayoutDecide),
+		pipeline.Declare[*batch, merchantCharge](schemas.TypeFiatMerchantCharge),
+		pipeline.Declare[*batch, requestPay](schemas.TypeFiatRequestPay),
+		pipeline.DeclareWithPart[*batch, refund](schemas.TypeFiatRefund, newRefunds),
+		pipeline.DeclareWithPart[*batch, donation](schemas.TypeCharityDonate, newDonations),
 	}
 }
 
@@ -52,8 +52,7 @@ type Handler struct {
 	caps  schemas.FiatCaps
 	now   func() time.Time
 	log   *slog.Logger
-	decls []declaration
-	byTyp map[string]int // command type -> index in decls
+	table *pipeline.Table[*batch]
 
 	// lastStamp is the stamp of the last command decided: a batch that
 	// overlapped the one before it (its Load ran first) still stamps its
@@ -75,25 +74,16 @@ func NewHandler(caps schemas.FiatCaps, now func() time.Time, log *slog.Logger) (
 	if caps.PerTransfer <= 0 || caps.DailyDeposit <= 0 || caps.Monthly <= 0 {
 		return nil, errors.New("fiat handler: caps must be positive")
 	}
-	h := &Handler{caps: caps, now: now, log: log.With("component", "fiat-applier"), decls: declarations(),
-		byTyp: map[string]int{}}
-	for i, d := range h.decls {
-		if _, dup := h.byTyp[d.typ]; dup {
-			return nil, fmt.Errorf("fiat handler: command type %s declared twice", d.typ)
-		}
-		h.byTyp[d.typ] = i
+	log = log.With("component", "fiat-applier")
+	table, err := pipeline.NewTable("fiat", log, declarations()...)
+	if err != nil {
+		return nil, err
 	}
-	return h, nil
+	return &Handler{caps: caps, now: now, log: log, table: table}, nil
 }
 
 // Types lists the command types the handler applies, in declaration order.
-func (h *Handler) Types() []string {
-	out := make([]string, len(h.decls))
-	for i, d := range h.decls {
-		out[i] = d.typ
-	}
-	return out
-}
+func (h *Handler) Types() []string { return h.table.Types() }
 
 // Load decodes every command of the batch (applied before or not: locking
 // the rows of one applied before is harmless) and queues on reads the locks
@@ -109,8 +99,8 @@ func (h *Handler) Load(cmds []pipeline.Command, reads *pgx.Batch) pipeline.Loade
 			continue // the runner answers a repeat like its first occurrence
 		}
 		seen[c.Env.ID] = struct{}{}
-		cmd := h.decode(c.Env)
-		cmd.lock(b)
+		cmd := h.table.Decode(c.Env)
+		cmd.Lock(b)
 		l.cmds = append(l.cmds, loadedCmd{id: c.Env.ID, cmd: cmd})
 	}
 	b.queueReads(reads)
@@ -131,23 +121,9 @@ func (h *Handler) stamps(now time.Time, n int) time.Time {
 	return now
 }
 
-// decode reads a command with its type's declaration; a command that
-// cannot be read becomes one that answers 400 invalid_command.
-func (h *Handler) decode(env schemas.Envelope) command {
-	i, ok := h.byTyp[env.Type]
-	if !ok {
-		return unreadable{fmt.Errorf("fiat consumer does not handle %q", env.Type)}
-	}
-	cmd, err := h.decls[i].decode(env)
-	if err != nil {
-		return unreadable{err}
-	}
-	return cmd
-}
-
 type loadedCmd struct {
 	id  string
-	cmd command
+	cmd pipeline.Decider[*batch]
 }
 
 // loaded is a batch whose reads are queued.
@@ -177,7 +153,7 @@ func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, writes *pgx
 		// order commands were applied in, within one batch too.
 		l.b.now = base.Add(time.Duration(i) * time.Microsecond)
 		l.b.deciding(c.Env)
-		out[i] = l.cmds[j].cmd.decide(l.b, c.Env)
+		out[i] = l.cmds[j].cmd.Decide(l.b, c.Env)
 	}
 	l.b.now = base
 	l.b.queueWrites(writes)
@@ -217,17 +193,6 @@ func (h *Handler) Recorded(record string) (int, []byte, error) {
 	}
 	o := transferReply(r.TransactionID, r.Currency, r.Fee, r.FromBalance, r.ToBalance, r.CreatedAt)
 	return o.Status, o.Body, nil
-}
-
-// unreadable is a command that could not be read: it locks nothing and
-// answers 400 invalid_command.
-type unreadable struct{ err error }
-
-func (unreadable) lock(*batch) {}
-
-func (u unreadable) decide(b *batch, env schemas.Envelope) pipeline.Outcome {
-	b.h.log.Warn("unreadable fiat command", "id", env.ID, "type", env.Type, "err", u.err)
-	return pipeline.Unreadable(u.err.Error())
 }
 
 // kycRejection is the answer to a command beyond the pre-KYC caps.

@@ -12,12 +12,12 @@ import (
 // withdraw debits the user's own wallet for an off-platform payment.
 type withdraw struct{ schemas.FiatWithdraw }
 
-func (wd *withdraw) lock(b *batch) {
+func (wd *withdraw) Lock(b *batch) {
 	b.want.wallets.add(wd.WalletID)
 	b.want.limits.add(wd.UserID)
 }
 
-func (wd *withdraw) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (wd *withdraw) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	w, rej := b.debitOwn(wd.WalletID, wd.UserID, wd.Amount)
 	if rej != nil {
 		return *rej
@@ -48,12 +48,12 @@ func (wd *withdraw) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 // payoutRequest holds the funds of a bank payout awaiting an admin's review.
 type payoutRequest struct{ schemas.FiatPayoutRequest }
 
-func (p *payoutRequest) lock(b *batch) {
+func (p *payoutRequest) Lock(b *batch) {
 	b.want.wallets.add(p.WalletID)
 	b.want.limits.add(p.UserID)
 }
 
-func (p *payoutRequest) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (p *payoutRequest) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	w, rej := b.debitOwn(p.WalletID, p.UserID, p.Amount)
 	if rej != nil {
 		return *rej
@@ -72,12 +72,12 @@ func (p *payoutRequest) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 // payoutDecide approves (paid) or rejects (held funds released) a payout.
 type payoutDecide struct{ schemas.FiatPayoutDecide }
 
-func (d *payoutDecide) lock(b *batch) {
+func (d *payoutDecide) Lock(b *batch) {
 	b.want.wallets.add(d.WalletID)
 	b.want.payouts.add(d.PayoutID)
 }
 
-func (d *payoutDecide) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (d *payoutDecide) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	p := b.payouts[d.PayoutID]
 	if p == nil || p.WalletID != d.WalletID {
 		return pipeline.Reject(http.StatusNotFound, schemas.CodePayoutNotFound, "no such payout", nil)

@@ -13,7 +13,7 @@ import (
 )
 
 // refund moves a refund from the payee's wallet back to the wallet that
-// paid (see decide).
+// paid (see Decide).
 type refund struct{ schemas.FiatRefund }
 
 // refunds is the batch state of the refunds: the charges they name, locked
@@ -33,12 +33,12 @@ func newRefunds() *refunds {
 		requests: map[string]int64{}, chDirty: map[string]bool{}, reqDirty: map[string]bool{}}
 }
 
-func (p *refunds) queueReads(q *pgx.Batch) {
+func (p *refunds) QueueReads(q *pgx.Batch) {
 	store.QueueLockCharges(q, p.chargeIDs.list(), p.charges)
 	store.QueueRequestsRefunded(q, p.requestIDs.list(), p.requests)
 }
 
-func (p *refunds) queueWrites(q *pgx.Batch, _ *batch) {
+func (p *refunds) QueueWrites(q *pgx.Batch, _ *batch) {
 	ch := make(map[string]int64, len(p.chDirty))
 	for id := range p.chDirty {
 		ch[id] = p.charges[id].Refunded
@@ -51,11 +51,11 @@ func (p *refunds) queueWrites(q *pgx.Batch, _ *batch) {
 	store.QueueInsertRefunds(q, p.rows)
 }
 
-func (r *refund) lock(b *batch) {
+func (r *refund) Lock(b *batch) {
 	b.want.wallets.add(r.FromWalletID)
 	b.want.wallets.add(r.CustomerWalletID)
 	b.want.requests.add(r.RequestID)
-	p := partOf[*refunds](b, schemas.TypeFiatRefund)
+	p := pipeline.PartOf[*refunds](&b.parts, schemas.TypeFiatRefund)
 	p.chargeIDs.add(r.ChargeID)
 	p.requestIDs.add(r.RequestID)
 }
@@ -68,8 +68,8 @@ func (r *refund) lock(b *batch) {
 // does not hold the amount → 400 insufficient_balance. No fee is taken and
 // the original fee is not returned; no caps or reputation apply (the money
 // returns to where it came from). Rejections record nothing.
-func (r *refund) decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
-	p := partOf[*refunds](b, schemas.TypeFiatRefund)
+func (r *refund) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+	p := pipeline.PartOf[*refunds](&b.parts, schemas.TypeFiatRefund)
 	var (
 		paid, refunded      int64
 		fromID, toID, label string

@@ -16,13 +16,13 @@ import (
 // Handler.RecordedSQL): a committed transfer writes no processed row.
 type transfer struct{ schemas.FiatTransfer }
 
-func (t *transfer) lock(b *batch) {
+func (t *transfer) Lock(b *batch) {
 	b.want.wallets.add(t.FromWalletID)
 	b.want.wallets.add(t.ToWalletID)
 	b.want.limits.add(t.FromUserID)
 }
 
-func (t *transfer) decide(b *batch, env schemas.Envelope) pipeline.Outcome {
+func (t *transfer) Decide(b *batch, env schemas.Envelope) pipeline.Outcome {
 	from, rej := b.ownWallet(t.FromWalletID, t.FromUserID)
 	if rej != nil {
 		return *rej

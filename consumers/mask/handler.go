@@ -51,6 +51,7 @@ type Handler struct {
 	store Store
 	now   func() time.Time
 	pan   func() (string, error)
+	table *pipeline.Table[*batch]
 }
 
 var _ pipeline.Handler = (*Handler)(nil)
@@ -61,7 +62,11 @@ func NewHandler(st Store, now func() time.Time) (*Handler, error) {
 	if st == nil || now == nil {
 		return nil, errors.New("mask handler: nil dependency")
 	}
-	return &Handler{store: st, now: now, pan: NewVirtualPan}, nil
+	table, err := pipeline.NewTable("mask", nil, declarations()...)
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{store: st, now: now, pan: NewVirtualPan, table: table}, nil
 }
 
 // NewVirtualPan returns "vmask-" followed by 32 hex characters from
@@ -86,17 +91,17 @@ type maskState struct {
 	refs        map[string]store.ChargeRow
 }
 
-type parsed struct {
-	issue  *schemas.MaskIssue
-	revoke *schemas.MaskRevoke
-	charge *schemas.MaskCharge
-	bad    error
-}
-
 // batch is the working set of one Apply call.
 type batch struct {
+	pipeline.Fault
+	// ctx and tx are the batch's transaction: a charge that flags a
+	// merchant takes the flag's budget in it.
+	ctx     context.Context
+	tx      pgx.Tx
 	h       *Handler
 	now     time.Time
+	lockIDs []string              // the masks the commands asked for (Lock)
+	charged []*schemas.MaskCharge // the batch's charges, for the history read
 	masks   map[string]*maskState
 	hist    store.History
 	charges []store.ChargeRow
@@ -106,36 +111,18 @@ type batch struct {
 // and their history read once per batch; the changes are written once per
 // batch (one update per mask however many charges it took).
 func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
-	b := &batch{h: h, now: h.now().UTC(), masks: map[string]*maskState{}}
-	ps := make([]parsed, len(cmds))
-	var lockIDs []string
-	for i, c := range cmds {
-		ps[i] = parse(c.Env)
-		switch {
-		case ps[i].revoke != nil:
-			lockIDs = append(lockIDs, ps[i].revoke.MaskID)
-		case ps[i].charge != nil:
-			lockIDs = append(lockIDs, ps[i].charge.MaskID)
-		}
+	b := &batch{ctx: ctx, tx: tx, h: h, now: h.now().UTC(), masks: map[string]*maskState{}}
+	ds := h.table.DecodeAll(cmds)
+	for _, d := range ds {
+		d.Lock(b)
 	}
-	if err := b.load(ctx, tx, lockIDs, ps); err != nil {
+	if err := b.load(ctx, tx); err != nil {
 		return nil, err
 	}
-
 	outcomes := make([]pipeline.Outcome, len(cmds))
-	for i, c := range cmds {
-		var err error
-		switch p := ps[i]; {
-		case p.bad != nil:
-			outcomes[i] = pipeline.Unreadable(p.bad.Error())
-		case p.issue != nil:
-			outcomes[i], err = b.issue(c.Env, *p.issue)
-		case p.revoke != nil:
-			outcomes[i] = b.revoke(*p.revoke)
-		case p.charge != nil:
-			outcomes[i], err = b.charge(ctx, tx, c.Env, *p.charge)
-		}
-		if err != nil {
+	for i, d := range ds {
+		outcomes[i] = d.Decide(b, cmds[i].Env)
+		if err := b.Err(); err != nil {
 			return nil, err
 		}
 	}
@@ -145,33 +132,12 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 	return outcomes, nil
 }
 
-func parse(env schemas.Envelope) parsed {
-	var p parsed
-	switch env.Type {
-	case schemas.TypeMaskIssue:
-		d, err := schemas.DataAs[schemas.MaskIssue](env)
-		p.issue, p.bad = &d, err
-	case schemas.TypeMaskRevoke:
-		d, err := schemas.DataAs[schemas.MaskRevoke](env)
-		p.revoke, p.bad = &d, err
-	case schemas.TypeMaskCharge:
-		d, err := schemas.DataAs[schemas.MaskCharge](env)
-		p.charge, p.bad = &d, err
-	default:
-		p.bad = fmt.Errorf("mask.commands does not take %q", env.Type)
-	}
-	if p.bad != nil {
-		p.issue, p.revoke, p.charge = nil, nil, nil
-	}
-	return p
-}
-
 // load locks the masks the batch touches and reads their history.
-func (b *batch) load(ctx context.Context, tx pgx.Tx, ids []string, ps []parsed) error {
-	if len(ids) == 0 {
+func (b *batch) load(ctx context.Context, tx pgx.Tx) error {
+	if len(b.lockIDs) == 0 {
 		return nil
 	}
-	rows, err := b.h.store.LockMasks(ctx, tx, dedupe(ids))
+	rows, err := b.h.store.LockMasks(ctx, tx, dedupe(b.lockIDs))
 	if err != nil {
 		return err
 	}
@@ -184,19 +150,16 @@ func (b *batch) load(ctx context.Context, tx pgx.Tx, ids []string, ps []parsed) 
 		req.MaskIDs = append(req.MaskIDs, id)
 	}
 	seenPair := map[store.MerchantKey]bool{}
-	for _, p := range ps {
-		if p.charge == nil {
-			continue
-		}
-		st := b.masks[p.charge.MaskID]
+	for _, c := range b.charged {
+		st := b.masks[c.MaskID]
 		if st == nil {
 			continue
 		}
-		req.Refs = append(req.Refs, store.Ref{MaskID: p.charge.MaskID, PaymentRef: p.charge.PaymentRef})
-		if p.charge.MerchantUserID != "" {
-			req.MerchantUsers = append(req.MerchantUsers, p.charge.MerchantUserID)
+		req.Refs = append(req.Refs, store.Ref{MaskID: c.MaskID, PaymentRef: c.PaymentRef})
+		if c.MerchantUserID != "" {
+			req.MerchantUsers = append(req.MerchantUsers, c.MerchantUserID)
 		}
-		k := store.MerchantKey{MaskID: p.charge.MaskID, Merchant: p.charge.Merchant}
+		k := store.MerchantKey{MaskID: c.MaskID, Merchant: c.Merchant}
 		if st.row.Kind == schemas.MaskKindRecurring && !seenPair[k] {
 			seenPair[k] = true
 			req.Merchants = append(req.Merchants, k)
@@ -277,7 +240,8 @@ func (b *batch) revoke(d schemas.MaskRevoke) pipeline.Outcome {
 	return pipeline.JSON(http.StatusOK, st.row.View(b.now))
 }
 
-func (b *batch) charge(ctx context.Context, tx pgx.Tx, cmd schemas.Envelope, d schemas.MaskCharge) (pipeline.Outcome, error) {
+func (b *batch) charge(cmd schemas.Envelope, d schemas.MaskCharge) (pipeline.Outcome, error) {
+	ctx, tx := b.ctx, b.tx
 	st := b.owned(d.MaskID, d.UserID)
 	if st == nil {
 		return notFound(), nil

@@ -4,6 +4,12 @@
 // rows, commits, sends the replies, and only then commits the Kafka offsets.
 // A command redelivered after a crash finds its processed row and gets its
 // stored reply re-sent instead of being applied again.
+//
+// A module's applier declares each of its command types once on a Table
+// (declare.go): the command's schemas data type, what it locks (Lock) and
+// how it decides (Decide); it never switches over command types. README.md
+// in this directory shows the one way to write an applier, with fiat's
+// transfer as the worked example, and the one adapter (reputation, ledger).
 package pipeline
 
 import (

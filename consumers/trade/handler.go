@@ -11,7 +11,6 @@ package trade
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sort"
 	"time"
@@ -36,6 +35,7 @@ var _ Store = (*store.Store)(nil)
 type Handler struct {
 	store Store
 	now   func() time.Time
+	table *pipeline.Table[*batch]
 }
 
 var _ pipeline.Handler = (*Handler)(nil)
@@ -45,50 +45,17 @@ func NewHandler(st Store, now func() time.Time) (*Handler, error) {
 	if st == nil || now == nil {
 		return nil, errors.New("trade handler: nil dependency")
 	}
-	return &Handler{store: st, now: now}, nil
-}
-
-type parsed struct {
-	topUp    *schemas.TradeTopUp
-	transfer *schemas.TradeTransfer
-	bad      error
-}
-
-func parse(env schemas.Envelope) parsed {
-	var p parsed
-	switch env.Type {
-	case schemas.TypeTradeTopUp:
-		d, err := schemas.DataAs[schemas.TradeTopUp](env)
-		p.topUp, p.bad = &d, err
-	case schemas.TypeTradeTransfer:
-		d, err := schemas.DataAs[schemas.TradeTransfer](env)
-		p.transfer, p.bad = &d, err
-	default:
-		p.bad = fmt.Errorf("trade.commands does not take %q", env.Type)
+	table, err := pipeline.NewTable("trade", nil, declarations()...)
+	if err != nil {
+		return nil, err
 	}
-	if p.bad == nil {
-		p.bad = p.validate()
-	}
-	if p.bad != nil {
-		p.topUp, p.transfer = nil, nil
-	}
-	return p
-}
-
-// validate applies the command's own rule (schemas), the one the gateway
-// checked before sending it.
-func (p parsed) validate() error {
-	switch {
-	case p.topUp != nil:
-		return p.topUp.Validate()
-	case p.transfer != nil:
-		return p.transfer.Validate()
-	}
-	return nil
+	return &Handler{store: st, now: now, table: table}, nil
 }
 
 // batch is the working set of one Apply call.
 type batch struct {
+	pipeline.Fault
+	lockIDs  []string // the accounts the commands asked for (Lock)
 	now      time.Time
 	accounts map[string]*store.AccountRow
 	dirty    map[string]bool
@@ -99,41 +66,26 @@ type batch struct {
 // batch names is locked once, in id order; balances are written once per
 // batch however many commands moved them.
 func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
-	ps := make([]parsed, len(cmds))
-	var ids []string
-	for i, c := range cmds {
-		ps[i] = parse(c.Env)
-		switch p := ps[i]; {
-		case p.topUp != nil:
-			ids = append(ids, p.topUp.AccountID)
-		case p.transfer != nil:
-			ids = append(ids, p.transfer.From, p.transfer.To)
-		}
+	b := &batch{accounts: map[string]*store.AccountRow{}, dirty: map[string]bool{}}
+	ds := h.table.DecodeAll(cmds)
+	for _, d := range ds {
+		d.Lock(b)
 	}
-	rows, err := h.store.LockAccounts(ctx, tx, dedupe(ids))
+	rows, err := h.store.LockAccounts(ctx, tx, dedupe(b.lockIDs))
 	if err != nil {
 		return nil, err
 	}
-	b := &batch{now: h.now().UTC().Truncate(time.Microsecond), accounts: map[string]*store.AccountRow{}, dirty: map[string]bool{}}
 	for id, r := range rows {
 		b.accounts[id] = &r
 	}
 
 	outcomes := make([]pipeline.Outcome, len(cmds))
-	base := b.now
-	for i, c := range cmds {
-		var err error
+	base := h.now().UTC().Truncate(time.Microsecond)
+	for i, d := range ds {
 		// A microsecond apart: newest-first lists keep the applied order within one batch.
 		b.now = base.Add(time.Duration(i) * time.Microsecond)
-		switch p := ps[i]; {
-		case p.bad != nil:
-			outcomes[i] = pipeline.Unreadable(p.bad.Error())
-		case p.topUp != nil:
-			outcomes[i], err = b.applyTopUp(c.Env, *p.topUp)
-		case p.transfer != nil:
-			outcomes[i], err = b.applyTransfer(c.Env, *p.transfer)
-		}
-		if err != nil {
+		outcomes[i] = d.Decide(b, cmds[i].Env)
+		if err := b.Err(); err != nil {
 			return nil, err
 		}
 	}

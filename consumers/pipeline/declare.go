@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/schemas"
+)
+
+// Decider is one decoded command of a declared type, applied to B, the
+// module's in-memory state of one batch. A module declares each command
+// type once (Declare) and never switches over command types: the table
+// decodes a record into its type's Decider and the applier calls Lock for
+// every command of the batch, reads what they asked for, then Decide for
+// each fresh one, in order.
+type Decider[B any] interface {
+	// Lock notes on the batch the rows the command reads and locks. It
+	// only notes: the applier reads them all at once, in a fixed order.
+	Lock(b B)
+	// Decide applies the command to the batch's locked rows in memory: it
+	// changes them, adds the rows it writes, and returns its reply with the
+	// events it emits. A business rejection is an outcome with a 4xx
+	// status; a rejected command changes nothing. A failure that is not
+	// the command's (a database error, the random source) is recorded on
+	// the batch (see Fault) and rolls the whole batch back.
+	Decide(b B, env schemas.Envelope) Outcome
+}
+
+// Part is the batch state of a command type that keeps rows of its own
+// beyond the module's shared ones: a batch makes it when a command of the
+// type is loaded (PartOf), queues its reads after the shared locks and its
+// writes before the shared ones, in declaration order, so every batch takes
+// the locks in the same order.
+type Part[B any] interface {
+	QueueReads(q *pgx.Batch)
+	QueueWrites(q *pgx.Batch, b B)
+}
+
+// Declaration is what an applier knows of one command type: its type
+// string, how its data decodes, and the part it keeps, if any.
+type Declaration[B any] struct {
+	typ    string
+	decode func(schemas.Envelope) (Decider[B], error)
+	part   func() Part[B] // nil for a type that uses the shared rows only
+}
+
+type validator interface{ Validate() error }
+
+// Declare declares command type typ, applied by T: a struct that embeds the
+// command's data type of the schemas, so the data decodes into it and its
+// Validate, when it has one, checks it. *T is the Decider.
+func Declare[B, T any, C interface {
+	*T
+	Decider[B]
+}](typ string) Declaration[B] {
+	return Declaration[B]{typ: typ, decode: func(env schemas.Envelope) (Decider[B], error) {
+		v, err := schemas.DataAs[T](env)
+		if err != nil {
+			return nil, err
+		}
+		c := C(&v)
+		if v, ok := any(c).(validator); ok {
+			if err := v.Validate(); err != nil {
+				return nil, err
+			}
+		}
+		return c, nil
+	}}
+}
+
+// DeclareWithPart declares a command type whose commands keep batch state
+// of their own, made by newPart.
+func DeclareWithPart[B, T any, C interface {
+	*T
+	Decider[B]
+}, P Part[B]](typ string, newPart func() P) Declaration[B] {
+	d := Declare[B, T, C](typ)
+	d.part = func() Part[B] { return newPart() }
+	return d
+}
+
+// Table is a module's declared command types, in declaration order (the
+// order its parts lock in).
+type Table[B any] struct {
+	module string
+	log    *slog.Logger
+	decls  []Declaration[B]
+	byType map[string]int // command type -> index in decls
+}
+
+// NewTable builds the table of module (named in its answers to commands it
+// cannot read). log, when not nil, logs those commands. A type declared
+// twice is an error.
+func NewTable[B any](module string, log *slog.Logger, decls ...Declaration[B]) (*Table[B], error) {
+	t := &Table[B]{module: module, log: log, decls: decls, byType: make(map[string]int, len(decls))}
+	for i, d := range decls {
+		if d.decode == nil {
+			return nil, fmt.Errorf("%s applier: declaration %d is not made by Declare", module, i)
+		}
+		if _, dup := t.byType[d.typ]; dup {
+			return nil, fmt.Errorf("%s applier: command type %s declared twice", module, d.typ)
+		}
+		t.byType[d.typ] = i
+	}
+	return t, nil
+}
+
+// Types lists the declared command types, in declaration order.
+func (t *Table[B]) Types() []string {
+	out := make([]string, len(t.decls))
+	for i, d := range t.decls {
+		out[i] = d.typ
+	}
+	return out
+}
+
+// Decode reads a command with its type's declaration. A command that cannot
+// be read (a type not declared, data that does not decode or fails its
+// Validate) becomes one that locks nothing and answers 400
+// invalid_command.
+func (t *Table[B]) Decode(env schemas.Envelope) Decider[B] {
+	i, ok := t.byType[env.Type]
+	if !ok {
+		return unreadable[B]{t, fmt.Errorf("%s consumer does not handle %q", t.module, env.Type)}
+	}
+	c, err := t.decls[i].decode(env)
+	if err != nil {
+		return unreadable[B]{t, err}
+	}
+	return c
+}
+
+// DecodeAll decodes the commands of a batch, in order.
+func (t *Table[B]) DecodeAll(cmds []Command) []Decider[B] {
+	out := make([]Decider[B], len(cmds))
+	for i, c := range cmds {
+		out[i] = t.Decode(c.Env)
+	}
+	return out
+}
+
+// unreadable is a command that could not be read.
+type unreadable[B any] struct {
+	t   *Table[B]
+	err error
+}
+
+func (unreadable[B]) Lock(B) {}
+
+func (u unreadable[B]) Decide(_ B, env schemas.Envelope) Outcome {
+	if u.t.log != nil {
+		u.t.log.Warn("unreadable command", "module", u.t.module, "id", env.ID, "type", env.Type, "err", u.err)
+	}
+	return Unreadable(u.err.Error())
+}
+
+// Parts is the part state of one batch: a batch holds one, made by
+// NewParts.
+type Parts[B any] struct {
+	t  *Table[B]
+	ps []Part[B] // by declaration index; nil until first used
+}
+
+// NewParts returns the empty part state of a new batch.
+func (t *Table[B]) NewParts() Parts[B] {
+	return Parts[B]{t: t, ps: make([]Part[B], len(t.decls))}
+}
+
+// PartOf returns the part of command type typ in ps, made on first use. It
+// panics when typ was not declared with DeclareWithPart and that P: a
+// programming error of the module, found by its first test.
+func PartOf[P Part[B], B any](ps *Parts[B], typ string) P {
+	i, ok := ps.t.byType[typ]
+	if !ok || ps.t.decls[i].part == nil {
+		panic(fmt.Sprintf("%s applier: %s has no part", ps.t.module, typ))
+	}
+	if ps.ps[i] == nil {
+		ps.ps[i] = ps.t.decls[i].part()
+	}
+	return ps.ps[i].(P)
+}
+
+// QueueReads queues the reads of the parts made, in declaration order.
+func (ps *Parts[B]) QueueReads(q *pgx.Batch) {
+	for _, p := range ps.ps {
+		if p != nil {
+			p.QueueReads(q)
+		}
+	}
+}
+
+// QueueWrites queues the writes of the parts made, in declaration order.
+func (ps *Parts[B]) QueueWrites(q *pgx.Batch, b B) {
+	for _, p := range ps.ps {
+		if p != nil {
+			p.QueueWrites(q, b)
+		}
+	}
+}
+
+// Fault keeps the first failure of a batch's decisions that is not a
+// command's own (a database error, the random source): such a failure
+// rolls the whole batch back, as an error of Apply does. A batch type whose
+// Decide can fail embeds it; its applier checks Err after each Decide.
+type Fault struct{ err error }
+
+// Fail records err (the first one is kept) and returns the zero outcome,
+// which the applier discards with the batch.
+func (f *Fault) Fail(err error) Outcome {
+	if f.err == nil {
+		f.err = err
+	}
+	return Outcome{}
+}
+
+// Err is the first failure recorded, or nil.
+func (f *Fault) Err() error { return f.err }

@@ -1,0 +1,196 @@
+package pipeline_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/schemas"
+)
+
+// tBatch is a toy module's batch: what its commands locked, decided and
+// queued.
+type tBatch struct {
+	pipeline.Fault
+	parts   pipeline.Parts[*tBatch]
+	locked  []string
+	decided []string
+}
+
+// tCredit is a toy command type with a Validate.
+type tCredit struct {
+	Account string `json:"account"`
+	Amount  int64  `json:"amount"`
+}
+
+func (c tCredit) Validate() error {
+	if c.Amount <= 0 {
+		return errors.New("amount must be positive")
+	}
+	return nil
+}
+
+type credit struct{ tCredit }
+
+func (c *credit) Lock(b *tBatch) { b.locked = append(b.locked, c.Account) }
+
+func (c *credit) Decide(b *tBatch, env schemas.Envelope) pipeline.Outcome {
+	if c.Account == "broken" {
+		return b.Fail(errors.New("the database went away"))
+	}
+	b.decided = append(b.decided, env.ID)
+	return pipeline.JSON(http.StatusOK, map[string]int64{"amount": c.Amount})
+}
+
+// note is a toy command type with a part of its own.
+type note struct {
+	Text string `json:"text"`
+}
+
+type noting struct{ note }
+
+type notes struct{ name string }
+
+func (p *notes) QueueReads(q *pgx.Batch) { q.Queue("select '" + p.name + " reads'") }
+func (p *notes) QueueWrites(q *pgx.Batch, _ *tBatch) {
+	q.Queue("select '" + p.name + " writes'")
+}
+
+func (n *noting) Lock(b *tBatch) { pipeline.PartOf[*notes](&b.parts, "toy.note") }
+
+func (n *noting) Decide(b *tBatch, env schemas.Envelope) pipeline.Outcome {
+	pipeline.PartOf[*notes](&b.parts, "toy.note")
+	return pipeline.JSON(http.StatusCreated, map[string]string{"text": n.Text})
+}
+
+type other struct{}
+
+func (*other) Lock(*tBatch) {}
+func (*other) Decide(*tBatch, schemas.Envelope) pipeline.Outcome {
+	return pipeline.JSON(http.StatusAccepted, nil)
+}
+
+func toyTable(t *testing.T) *pipeline.Table[*tBatch] {
+	t.Helper()
+	tb, err := pipeline.NewTable("toy", nil,
+		pipeline.Declare[*tBatch, credit]("toy.credit"),
+		pipeline.DeclareWithPart[*tBatch, noting]("toy.note", func() *notes { return &notes{name: "note"} }),
+		pipeline.DeclareWithPart[*tBatch, other]("toy.other", func() *notes { return &notes{name: "other"} }),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+func toyEnv(t *testing.T, id, typ string, data any) schemas.Envelope {
+	t.Helper()
+	raw, err := json.Marshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schemas.Envelope{ID: id, Type: typ, Data: raw}
+}
+
+// TestTableDecodesByDeclaration: each declared type decodes into its
+// Decider; an undeclared type, data that does not decode and data failing
+// its Validate each answer 400 invalid_command and lock nothing; a
+// failure a Decide records on the Fault is the batch's error.
+func TestTableDecodesByDeclaration(t *testing.T) {
+	tb := toyTable(t)
+	if got := tb.Types(); !slices.Equal(got, []string{"toy.credit", "toy.note", "toy.other"}) {
+		t.Fatalf("Types() = %v", got)
+	}
+	envs := []schemas.Envelope{
+		toyEnv(t, "c1", "toy.credit", tCredit{Account: "a", Amount: 5}),
+		toyEnv(t, "u1", "toy.unknown", map[string]any{}),
+		toyEnv(t, "g1", "toy.credit", map[string]any{"amount": "ten"}),
+		toyEnv(t, "v1", "toy.credit", tCredit{Account: "b", Amount: 0}),
+	}
+	cmds := make([]pipeline.Command, len(envs))
+	for i, e := range envs {
+		cmds[i] = pipeline.Command{Env: e}
+	}
+	b := &tBatch{parts: tb.NewParts()}
+	ds := tb.DecodeAll(cmds)
+	for _, d := range ds {
+		d.Lock(b)
+	}
+	if !slices.Equal(b.locked, []string{"a"}) {
+		t.Fatalf("locked %v, want only the readable credit's account", b.locked)
+	}
+	for i, d := range ds {
+		o := d.Decide(b, envs[i])
+		if i == 0 {
+			if o.Status != http.StatusOK || string(o.Body) != `{"amount":5}` {
+				t.Fatalf("the credit: %d %s", o.Status, o.Body)
+			}
+			continue
+		}
+		if o.Status != http.StatusBadRequest || !strings.Contains(string(o.Body), schemas.CodeInvalidCommand) {
+			t.Fatalf("command %s: %d %s, want 400 invalid_command", envs[i].ID, o.Status, o.Body)
+		}
+	}
+	if !strings.Contains(string(ds[1].Decide(b, envs[1]).Body), `toy consumer does not handle`) {
+		t.Fatal("the unknown type's answer does not name the module")
+	}
+	if b.Err() != nil || !slices.Equal(b.decided, []string{"c1"}) {
+		t.Fatalf("decided %v, err %v", b.decided, b.Err())
+	}
+	broken := toyEnv(t, "x1", "toy.credit", tCredit{Account: "broken", Amount: 1})
+	tb.Decode(broken).Decide(b, broken)
+	tb.Decode(broken).Decide(b, broken)
+	if b.Err() == nil || b.Err().Error() != "the database went away" {
+		t.Fatalf("Err() = %v, want the first failure", b.Err())
+	}
+}
+
+// TestTableRefusesDuplicates: a type declared twice, or a declaration not
+// made by Declare, is refused when the table is built.
+func TestTableRefusesDuplicates(t *testing.T) {
+	if _, err := pipeline.NewTable("toy", nil,
+		pipeline.Declare[*tBatch, credit]("toy.credit"),
+		pipeline.Declare[*tBatch, noting]("toy.credit"),
+	); err == nil || !strings.Contains(err.Error(), "declared twice") {
+		t.Fatalf("err = %v, want declared twice", err)
+	}
+	if _, err := pipeline.NewTable("toy", nil, pipeline.Declaration[*tBatch]{}); err == nil {
+		t.Fatal("a zero declaration was accepted")
+	}
+}
+
+// TestPartsQueueInDeclarationOrder: a part is made on first use, once, and
+// the parts made queue their reads and writes in declaration order,
+// whatever order the batch's commands came in.
+func TestPartsQueueInDeclarationOrder(t *testing.T) {
+	tb := toyTable(t)
+	b := &tBatch{parts: tb.NewParts()}
+	first := pipeline.PartOf[*notes](&b.parts, "toy.other")
+	pipeline.PartOf[*notes](&b.parts, "toy.note")
+	if again := pipeline.PartOf[*notes](&b.parts, "toy.other"); again != first {
+		t.Fatal("PartOf made a second part for one type")
+	}
+	q := &pgx.Batch{}
+	b.parts.QueueReads(q)
+	b.parts.QueueWrites(q, b)
+	var got []string
+	for _, qq := range q.QueuedQueries {
+		got = append(got, qq.SQL)
+	}
+	want := []string{"select 'note reads'", "select 'other reads'", "select 'note writes'", "select 'other writes'"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("queued %v, want %v", got, want)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("PartOf of a type without a part did not panic")
+		}
+	}()
+	pipeline.PartOf[*notes](&b.parts, "toy.credit")
+}
