@@ -30,6 +30,7 @@ type DLQRecord struct {
 	Replays     int        `json:"replays" required:"true" description:"how many times it was published again"`
 	DecidedBy   string     `json:"decidedBy" required:"true" description:"who replayed or discarded it last (admin:<user id> or cli:<os user>); empty while parked"`
 	DecidedAt   *time.Time `json:"decidedAt" required:"true"`
+	ReplayOf    string     `json:"replayOf" required:"true" description:"the id of the parked record this one is a replay of (replayed and parked again); empty otherwise"`
 }
 
 // ConsoleThroughput is the money flow of the last minutes, one point per
