@@ -3548,7 +3548,7 @@ export interface paths {
         };
         /**
          * Records parked on the DLQ topics (fiat admin)
-         * @description Pages through the records the consumers parked (unreadable, or failed on their own), with their error, key, command id, first-seen time and what operators decided. Read-only.
+         * @description Pages through the records the consumers parked (unreadable, or failed on their own), with their error, key, command id, first-seen time, what operators decided and, for a replay parked again, the record it replays (replayOf). Read-only.
          *
          *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
          */
@@ -3594,7 +3594,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a parked record again to its source topic, with its command id (fiat admin)
-         * @description Publishes the parked record again to its source topic with the same envelope, so a command applied meanwhile (or by an earlier replay) is not applied again; the record is marked replayed and the replay is audited.
+         * @description Publishes the parked record again to its source topic with the same envelope, so a command applied meanwhile (or by an earlier replay) is not applied again; the record is marked replayed and the replay is audited. A replay parked again names this record in replayOf.
          *
          *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
          */
@@ -5490,6 +5490,8 @@ export interface components {
             offset: number;
             /** Format: int32 */
             partition: number;
+            /** @description the id of the parked record this one is a replay of (replayed and parked again); empty otherwise */
+            replayOf: string;
             /** @description how many times it was published again */
             replays: number;
             /** @description where a replay publishes it */
