@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,5 +97,37 @@ func TestView(t *testing.T) {
 	forged := &kgo.Record{Topic: "fiat.commands.dlq", Headers: []kgo.RecordHeader{{Key: topics.HeaderDLQSource, Value: []byte("ledger.append/0/1")}}}
 	if _, err := topics.DLQSource(forged); err == nil {
 		t.Error("DLQSource accepted a source that is not the DLQ's")
+	}
+}
+
+// TestParkKeepsReplayLink: a replay of a parked record, parked again as it
+// came, keeps the header naming the record it replays, with the new
+// error and source; replaying that one names it instead, without the
+// parking's headers.
+func TestParkKeepsReplayLink(t *testing.T) {
+	t.Parallel()
+	parked := &kgo.Record{Topic: "fiat.commands.dlq", Offset: 4, Key: []byte("k"), Value: []byte("v"),
+		Headers: []kgo.RecordHeader{{Key: "id", Value: []byte("c1")}, {Key: topics.HeaderDLQError, Value: []byte("old")}}}
+	replay, err := replayRecord(parked, "fiat.commands.dlq:0:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay.Partition, replay.Offset = 2, 9
+	again := Park(replay, errors.New("still bad"))
+	if again.Topic != "fiat.commands.dlq" || string(again.Key) != "k" || string(again.Value) != "v" ||
+		topics.Header(again, HeaderReplayOf) != "fiat.commands.dlq:0:4" || topics.Header(again, "id") != "c1" ||
+		topics.Header(again, topics.HeaderDLQError) != "still bad" || topics.Header(again, topics.HeaderDLQSource) != "fiat.commands/2/9" {
+		t.Fatalf("parked again: %+v", again)
+	}
+	next, err := replayRecord(again, "fiat.commands.dlq:0:7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, h := range next.Headers {
+		keys = append(keys, h.Key+"="+string(h.Value))
+	}
+	if got := strings.Join(keys, " "); next.Topic != "fiat.commands" || got != "id=c1 dlq-replay-of=fiat.commands.dlq:0:7" {
+		t.Fatalf("second replay to %s with headers %s", next.Topic, got)
 	}
 }
