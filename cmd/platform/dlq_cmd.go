@@ -22,11 +22,13 @@ import (
 	"github.com/fintech/platform/topics/dlq"
 )
 
-// cmdDLQ lists, replays and discards the records the consumers parked on
-// the <topic>.dlq topics, with the same environment as `platform run` and
-// the same code as /api/platform/admin/dlq (so the same audit rows):
+// cmdDLQ lists, shows, replays and discards the records the consumers
+// parked on the <topic>.dlq topics, with the same environment as `platform
+// run` and the same code as /api/platform/admin/dlq (topics/dlq, so the same
+// audit rows):
 //
 //	platform dlq list [-topic fiat.commands] [-limit 50]
+//	platform dlq show <id>
 //	platform dlq replay <id>
 //	platform dlq discard <id>
 //
