@@ -191,6 +191,21 @@ func TestConsoleDLQ(t *testing.T) {
 	if got[first.ID+" dlq.replay"] != "admin:"+admin.ID || got[second.ID+" dlq.discard"] != "admin:"+admin.ID || len(got) != 2 {
 		t.Errorf("audit entries of the decisions: %v", got)
 	}
+	var detail schemas.DLQRecordDetail
+	if r := p.Get(t, "/api/platform/admin/dlq/"+first.ID, admin.Token); r.Status != http.StatusOK {
+		t.Errorf("show %s: %d %s", first.ID, r.Status, r.Body)
+	} else if r.Decode(t, &detail); detail.Record.ID != first.ID || len(detail.Decisions) != 1 ||
+		detail.Decisions[0].Action != "dlq.replay" || detail.Decisions[0].Actor != "admin:"+admin.ID {
+		t.Errorf("show %s: %+v", first.ID, detail)
+	}
+	if r := p.Get(t, "/api/platform/admin/dlq/"+second.ID, admin.Token); r.Status != http.StatusOK {
+		t.Errorf("show %s: %d %s", second.ID, r.Status, r.Body)
+	} else if r.Decode(t, &detail); detail.Record.ReplayOf != first.ID || len(detail.Decisions) != 1 || detail.Decisions[0].Action != "dlq.discard" {
+		t.Errorf("show %s: %+v", second.ID, detail)
+	}
+	if r := p.Get(t, "/api/platform/admin/dlq/fiat.commands.dlq:0:999999999", admin.Token); r.Status != http.StatusNotFound {
+		t.Errorf("show of an unknown record: %d %s, want 404", r.Status, r.Body)
+	}
 	show := exec.Command(harness.Binary(t), "dlq", "show", second.ID)
 	show.Env = append(append([]string(nil), p.Env...), "DATABASE_URL="+p.DatabaseURL, "KAFKA_BROKERS="+p.KafkaAddr)
 	if out, err := show.CombinedOutput(); err != nil || !strings.Contains(string(out), "replay of "+first.ID) ||

@@ -66,6 +66,20 @@ type ConsoleGroupLag struct {
 	Lag   int64  `json:"lag" required:"true"`
 }
 
+// DLQRecordDetail is one parked record with every decision about it.
+type DLQRecordDetail struct {
+	Record    DLQRecord     `json:"record" required:"true"`
+	Decisions []DLQDecision `json:"decisions" required:"true" nullable:"false" description:"every replay and discard of the record, oldest first (the dead letters' audit log)"`
+}
+
+// DLQDecision is one audited replay or discard of a parked record.
+type DLQDecision struct {
+	Action string    `json:"action" required:"true" enum:"dlq.replay,dlq.discard"`
+	Actor  string    `json:"actor" required:"true" description:"admin:<user id> or cli:<os user>"`
+	Detail string    `json:"detail" required:"true"`
+	At     time.Time `json:"at" required:"true"`
+}
+
 // ConsoleParked counts the parked records per DLQ topic.
 type ConsoleParked struct {
 	Topics []ConsoleParkedTopic `json:"topics" required:"true" nullable:"false"`

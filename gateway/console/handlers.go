@@ -148,6 +148,15 @@ func (h *Handlers) Register(r server.Router) {
 		Role:        adminRole, Handle: h.listDLQ,
 		Responses: []server.Response{server.Answers(http.StatusOK, "parked records in topic, partition and offset order", schemas.Page[schemas.DLQRecord]{})},
 	}, tok, h.admin)
+	server.Get(g, "/dlq/:record", server.Op[dlqPath]{
+		Summary:     "One parked record and every decision about it (fiat admin)",
+		Description: "The record as listed, with every replay and discard of it from the dead letters' audit log, oldest first. Read-only.",
+		Role:        adminRole, Handle: h.showDLQ,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the record and its decisions", schemas.DLQRecordDetail{}),
+			server.Fails(http.StatusNotFound, "not_found: no such parked record"),
+		},
+	}, tok, h.admin)
 	server.Post(g, "/dlq/:record/replay", server.Op[dlqPath]{
 		Summary:     "Publish a parked record again to its source topic, with its command id (fiat admin)",
 		Description: "Publishes the parked record again to its source topic with the same envelope, so a command applied meanwhile (or by an earlier replay) is not applied again; the record is marked replayed and the replay is audited. A replay parked again names this record in replayOf.",
@@ -314,6 +323,18 @@ func (h *Handlers) listDLQ(c *fiber.Ctx, req *listDLQRequest) error {
 // dlqPath names one parked record.
 type dlqPath struct {
 	ID string `path:"record" json:"-" description:"the record id, <dlq topic>:<partition>:<offset>; anything else names no record (404)"`
+}
+
+func (h *Handlers) showDLQ(c *fiber.Ctx, req *dlqPath) error {
+	shown, err := h.dlq.Show(c.UserContext(), req.ID)
+	if err != nil {
+		return dlqError(err)
+	}
+	out := schemas.DLQRecordDetail{Record: shown.Record, Decisions: make([]schemas.DLQDecision, len(shown.History))}
+	for i, a := range shown.History {
+		out.Decisions[i] = schemas.DLQDecision{Action: a.Action, Actor: a.Actor, Detail: a.Detail, At: a.CreatedAt.UTC()}
+	}
+	return c.JSON(out)
 }
 
 func (h *Handlers) replay(c *fiber.Ctx, req *dlqPath) error {
