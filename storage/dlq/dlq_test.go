@@ -31,8 +31,11 @@ func TestDecisions(t *testing.T) {
 		return dlq.Decision{RecordID: "fiat.commands.dlq:0:" + string(rune('0'+offset)), Topic: "fiat.commands.dlq",
 			Offset: offset, CommandID: "cmd", Actor: "admin:u1", DecidedAt: now}
 	}
+	tick := 0 // each audit row a millisecond after the last: History is in time order
 	audit := func(action string, offset int64) dlq.Audit {
-		return dlq.Audit{ID: schemas.NewID(), RecordID: dec(offset).RecordID, Actor: "admin:u1", Action: action, CreatedAt: now}
+		tick++
+		return dlq.Audit{ID: schemas.NewID(), RecordID: dec(offset).RecordID, Actor: "admin:u1", Action: action,
+			CreatedAt: now.Add(time.Duration(tick) * time.Millisecond)}
 	}
 	published := 0
 	publish := func(context.Context) error { published++; return nil }

@@ -243,7 +243,8 @@ func (d *Tooling) views(ctx context.Context, recs []*kgo.Record) ([]schemas.DLQR
 		var best dlqstore.Decision
 		for _, c := range replayed[v.CommandID] {
 			before := c.Partition != v.Partition || c.Offset < v.Offset
-			if c.Topic == v.Topic && c.RecordID != v.ID && before && !c.DecidedAt.After(v.FirstSeenAt) &&
+			// Record timestamps are whole milliseconds.
+			if c.Topic == v.Topic && c.RecordID != v.ID && before && !c.DecidedAt.Truncate(time.Millisecond).After(v.FirstSeenAt) &&
 				(best.RecordID == "" || c.DecidedAt.After(best.DecidedAt)) {
 				best = c
 			}
