@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/e2e/harness"
@@ -77,9 +80,11 @@ func TestConsoleAccess(t *testing.T) {
 
 // TestConsoleDLQ parks a command of a type this build cannot read on
 // fiat.commands.dlq, lists it, replays it (it comes back, parked again:
-// the replay reached its source topic with the same command id), refuses
-// to discard the replayed record, discards the new one, pages through the
-// list, and finds both decisions in the audit log; unknown ids are 404.
+// the replay reached its source topic with the same command id, and the
+// new record names the one it replays, in the API and in `platform dlq
+// show`), refuses to discard the replayed record, discards the new one,
+// pages through the list, and finds both decisions in the dead letters'
+// audit log (dlq_audit, not the fiat one); unknown ids are 404.
 func TestConsoleDLQ(t *testing.T) {
 	p := shared(t)
 	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
@@ -145,8 +150,9 @@ func TestConsoleDLQ(t *testing.T) {
 	// parked again: proof it went back to fiat.commands with its id.
 	harness.Eventually(t, 15*time.Second, "the replayed command parked again", func() bool { parked = mine(); return len(parked) == 2 })
 	second := parked[1]
-	if parked[0].State != schemas.DLQStateReplayed || second.CommandID != cmdID || second.State != schemas.DLQStateParked || second.Offset <= first.Offset {
-		t.Fatalf("after the replay: %+v", parked)
+	if parked[0].State != schemas.DLQStateReplayed || second.CommandID != cmdID || second.State != schemas.DLQStateParked || second.Offset <= first.Offset ||
+		second.ReplayOf != first.ID || parked[0].ReplayOf != "" {
+		t.Fatalf("after the replay: %+v, want the second naming %s", parked, first.ID)
 	}
 	if r := p.Post(t, "/api/platform/admin/dlq/"+first.ID+"/discard", admin.Token, map[string]any{}); r.Status != http.StatusConflict ||
 		r.JSON(t)["error"] != schemas.CodeInvalidState {
@@ -165,17 +171,46 @@ func TestConsoleDLQ(t *testing.T) {
 		t.Errorf("list of an unknown topic: %d %s, want 422", r.Status, r.Body)
 	}
 
-	audit := p.Get(t, "/api/fiat/admin/audit?limit=200", admin.Token)
-	var entries schemas.Page[schemas.FiatAuditEntry]
-	audit.Decode(t, &entries)
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer dcancel()
+	pool, err := pgxpool.New(dctx, p.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
 	got := map[string]string{}
-	for _, e := range entries.Items {
-		if e.Subject == first.ID || e.Subject == second.ID {
-			got[e.Subject+" "+e.Action] = e.Actor
-		}
+	rows, err := pool.Query(dctx, `SELECT record_id || ' ' || action, actor FROM dlq_audit WHERE record_id = ANY($1)
+		UNION ALL SELECT subject || ' ' || action || ' (in fiat_audit)', actor FROM fiat_audit WHERE subject = ANY($1)`, []string{first.ID, second.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var what, who string
+	if _, err := pgx.ForEachRow(rows, []any{&what, &who}, func() error { got[what] = who; return nil }); err != nil {
+		t.Fatal(err)
 	}
 	if got[first.ID+" dlq.replay"] != "admin:"+admin.ID || got[second.ID+" dlq.discard"] != "admin:"+admin.ID || len(got) != 2 {
 		t.Errorf("audit entries of the decisions: %v", got)
+	}
+	var detail schemas.DLQRecordDetail
+	if r := p.Get(t, "/api/platform/admin/dlq/"+first.ID, admin.Token); r.Status != http.StatusOK {
+		t.Errorf("show %s: %d %s", first.ID, r.Status, r.Body)
+	} else if r.Decode(t, &detail); detail.Record.ID != first.ID || len(detail.Decisions) != 1 ||
+		detail.Decisions[0].Action != "dlq.replay" || detail.Decisions[0].Actor != "admin:"+admin.ID {
+		t.Errorf("show %s: %+v", first.ID, detail)
+	}
+	if r := p.Get(t, "/api/platform/admin/dlq/"+second.ID, admin.Token); r.Status != http.StatusOK {
+		t.Errorf("show %s: %d %s", second.ID, r.Status, r.Body)
+	} else if r.Decode(t, &detail); detail.Record.ReplayOf != first.ID || len(detail.Decisions) != 1 || detail.Decisions[0].Action != "dlq.discard" {
+		t.Errorf("show %s: %+v", second.ID, detail)
+	}
+	if r := p.Get(t, "/api/platform/admin/dlq/fiat.commands.dlq:0:999999999", admin.Token); r.Status != http.StatusNotFound {
+		t.Errorf("show of an unknown record: %d %s, want 404", r.Status, r.Body)
+	}
+	show := exec.Command(harness.Binary(t), "dlq", "show", second.ID)
+	show.Env = append(append([]string(nil), p.Env...), "DATABASE_URL="+p.DatabaseURL, "KAFKA_BROKERS="+p.KafkaAddr)
+	if out, err := show.CombinedOutput(); err != nil || !strings.Contains(string(out), "replay of "+first.ID) ||
+		!strings.Contains(string(out), "dlq.discard by admin:"+admin.ID) {
+		t.Errorf("platform dlq show %s: %v\n%s", second.ID, err, out)
 	}
 
 	counts := p.Get(t, "/api/platform/admin/parked", admin.Token)

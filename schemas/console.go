@@ -30,6 +30,7 @@ type DLQRecord struct {
 	Replays     int        `json:"replays" required:"true" description:"how many times it was published again"`
 	DecidedBy   string     `json:"decidedBy" required:"true" description:"who replayed or discarded it last (admin:<user id> or cli:<os user>); empty while parked"`
 	DecidedAt   *time.Time `json:"decidedAt" required:"true"`
+	ReplayOf    string     `json:"replayOf" required:"true" description:"the id of the parked record this one is a replay of (replayed and parked again); empty otherwise"`
 }
 
 // ConsoleThroughput is the money flow of the last minutes, one point per
@@ -63,6 +64,20 @@ type ConsoleLag struct {
 type ConsoleGroupLag struct {
 	Group string `json:"group" required:"true"`
 	Lag   int64  `json:"lag" required:"true"`
+}
+
+// DLQRecordDetail is one parked record with every decision about it.
+type DLQRecordDetail struct {
+	Record    DLQRecord     `json:"record" required:"true"`
+	Decisions []DLQDecision `json:"decisions" required:"true" nullable:"false" description:"every replay and discard of the record, oldest first (the dead letters' audit log)"`
+}
+
+// DLQDecision is one audited replay or discard of a parked record.
+type DLQDecision struct {
+	Action string    `json:"action" required:"true" enum:"dlq.replay,dlq.discard"`
+	Actor  string    `json:"actor" required:"true" description:"admin:<user id> or cli:<os user>"`
+	Detail string    `json:"detail" required:"true"`
+	At     time.Time `json:"at" required:"true"`
 }
 
 // ConsoleParked counts the parked records per DLQ topic.

@@ -177,22 +177,11 @@ func (r *Ops) ReadOne(ctx context.Context, topic string, partition int32, offset
 	return nil, nil
 }
 
-// Replay publishes a parked record again to its source topic, with its key,
-// value (the same envelope, so the same command id) and headers, less those
-// the parking added, and waits for the broker's acknowledgement.
-func (r *Ops) Replay(ctx context.Context, rec *kgo.Record) error {
-	src, err := DLQSource(rec)
-	if err != nil {
-		return err
-	}
-	out := &kgo.Record{Topic: src, Key: rec.Key, Value: rec.Value}
-	for _, h := range rec.Headers {
-		if h.Key != HeaderDLQError && h.Key != HeaderDLQSource {
-			out.Headers = append(out.Headers, h)
-		}
-	}
-	if err := r.cl.ProduceSync(ctx, out).FirstErr(); err != nil {
-		return fmt.Errorf("replay %s/%d/%d to %s: %w", rec.Topic, rec.Partition, rec.Offset, src, err)
+// Publish publishes one record and waits for the broker's acknowledgement
+// (a replay of a parked record).
+func (r *Ops) Publish(ctx context.Context, rec *kgo.Record) error {
+	if err := r.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		return fmt.Errorf("publish to %s: %w", rec.Topic, err)
 	}
 	return nil
 }

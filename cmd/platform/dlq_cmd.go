@@ -15,25 +15,31 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/fintech/platform/gateway/bind"
-	"github.com/fintech/platform/gateway/console"
 	"github.com/fintech/platform/schemas"
-	"github.com/fintech/platform/storage/dlq"
+	dlqstore "github.com/fintech/platform/storage/dlq"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/dlq"
 )
 
-// cmdDLQ lists, replays and discards the records the consumers parked on
-// the <topic>.dlq topics, with the same environment as `platform run` and
-// the same code as /api/platform/admin/dlq (so the same audit rows):
+// cmdDLQ lists, shows, replays and discards the records the consumers
+// parked on the <topic>.dlq topics, with the same environment as `platform
+// run` and the same code as /api/platform/admin/dlq (topics/dlq, so the same
+// audit rows):
 //
 //	platform dlq list [-topic fiat.commands] [-limit 50]
+//	platform dlq show <id>
 //	platform dlq replay <id>
 //	platform dlq discard <id>
 //
 // Without KAFKA_BROKERS it reaches the embedded broker of a running
 // `platform run` on KAFKA_EMBEDDED_PORT.
 func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
+	return runDLQ(ctx, cfg, args, os.Stdout)
+}
+
+// runDLQ is cmdDLQ printing to w.
+func runDLQ(ctx context.Context, cfg Config, args []string, w io.Writer) error {
 	const use = "dlq: usage: platform dlq list [-topic T] [-limit N] | show <id> | replay <id> | discard <id>"
 	if len(args) == 0 {
 		return usageError{use}
@@ -43,7 +49,7 @@ func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
 	rest, err := parseFlags("dlq "+args[0], args[1:], func(fs *flag.FlagSet) {
 		if args[0] == "list" {
 			fs.StringVar(&topic, "topic", "", "one DLQ topic or its source topic")
-			fs.IntVar(&limit, "limit", bind.DefaultLimit, "records to list")
+			fs.IntVar(&limit, "limit", dlq.DefaultLimit, "records to list")
 		}
 	})
 	if err != nil {
@@ -56,7 +62,7 @@ func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
 		return usageError{use}
 	}
 	if topic != "" {
-		if _, err := console.DLQTopic(topic); err != nil {
+		if _, err := dlq.Topic(topic); err != nil {
 			return usageError{fmt.Sprintf("dlq list: -topic %q is not a topic with a DLQ", topic)}
 		}
 	}
@@ -80,7 +86,7 @@ func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)
 	}
 	defer ops.Close()
-	tooling, err := console.NewDLQ(ops, dlq.NewStore(pool), time.Now)
+	tooling, err := dlq.New(ops, dlqstore.NewStore(pool), time.Now)
 	if err != nil {
 		return err
 	}
@@ -92,77 +98,79 @@ func cmdDLQ(ctx context.Context, cfg Config, args []string) error {
 		if err != nil {
 			return err
 		}
-		printDLQ(recs[:min(len(recs), max(limit, 1))])
+		printDLQ(w, recs[:min(len(recs), max(limit, 1))])
 		return nil
 	case "show":
-		rec, headers, value, err := tooling.Show(ctx, rest[0])
+		shown, err := tooling.Show(ctx, rest[0])
 		if err != nil {
 			return dlqCLIError(rest[0], err)
 		}
-		printDLQRecord(os.Stdout, rec, headers, value)
+		printDLQRecord(w, shown)
 		return nil
 	case "replay":
 		rec, err := tooling.Replay(ctx, rest[0], cliActor())
 		if err != nil {
 			return dlqCLIError(rest[0], err)
 		}
-		fmt.Printf("replayed %s: %s published again to %s (replays: %d)\n", rec.ID, describeCommand(rec), rec.SourceTopic, rec.Replays)
+		fmt.Fprintf(w, "replayed %s: %s published again to %s (replays: %d)\n", rec.ID, dlq.Describe(rec), rec.SourceTopic, rec.Replays)
 		return nil
 	default:
 		rec, err := tooling.Discard(ctx, rest[0], cliActor())
 		if err != nil {
 			return dlqCLIError(rest[0], err)
 		}
-		fmt.Printf("discarded %s (%s)\n", rec.ID, describeCommand(rec))
+		fmt.Fprintf(w, "discarded %s (%s)\n", rec.ID, dlq.Describe(rec))
 		return nil
 	}
 }
 
-// describeCommand names a parked record's command, or says it had none
-// readable (a record that was not a readable envelope).
-func describeCommand(r schemas.DLQRecord) string {
-	switch {
-	case r.CommandID != "" && r.Type != "":
-		return "command " + r.CommandID + ", " + r.Type
-	case r.CommandID != "":
-		return "command " + r.CommandID
-	default:
-		return "a record with no readable command id"
-	}
-}
-
-// printDLQRecord prints one parked record: its fields, its headers and its
-// bytes (as text when they are printable UTF-8, else hex).
-func printDLQRecord(w io.Writer, r schemas.DLQRecord, headers map[string]string, value []byte) {
+// printDLQRecord prints one parked record: its fields, its headers, its
+// bytes (as text when they are printable UTF-8, else hex) and the decisions
+// about it.
+func printDLQRecord(w io.Writer, s dlq.Shown) {
+	r := s.Record
 	fmt.Fprintf(w, "id:        %s\nstate:     %s (replays: %d)\ntopic:     %s (source %s)\nkey:       %s\n", r.ID, r.State, r.Replays, r.Topic, r.SourceTopic, r.Key)
-	fmt.Fprintf(w, "command:   %s\nparked:    %s\nerror:     %s\n", describeCommand(r), r.FirstSeenAt.Format(time.RFC3339), r.Error)
+	fmt.Fprintf(w, "command:   %s\nparked:    %s\nerror:     %s\n", dlq.Describe(r), r.FirstSeenAt.Format(time.RFC3339), r.Error)
 	fmt.Fprintln(w, "headers:")
-	for _, k := range sortedKeys(headers) {
-		fmt.Fprintf(w, "  %s: %q\n", k, headers[k])
+	for _, k := range sortedKeys(s.Headers) {
+		fmt.Fprintf(w, "  %s: %q\n", k, s.Headers[k])
 	}
-	fmt.Fprintf(w, "value (%d bytes):\n", len(value))
-	if utf8.Valid(value) && !strings.ContainsFunc(string(value), func(c rune) bool { return c < ' ' && c != '\n' && c != '\t' && c != '\r' }) {
-		fmt.Fprintln(w, string(value))
-		return
+	fmt.Fprintf(w, "value (%d bytes):\n", len(s.Value))
+	if utf8.Valid(s.Value) && !strings.ContainsFunc(string(s.Value), func(c rune) bool { return c < ' ' && c != '\n' && c != '\t' && c != '\r' }) {
+		fmt.Fprintln(w, string(s.Value))
+	} else {
+		fmt.Fprint(w, hex.Dump(s.Value))
 	}
-	fmt.Fprint(w, hex.Dump(value))
+	if len(s.History) > 0 {
+		fmt.Fprintln(w, "decisions:")
+		for _, a := range s.History {
+			fmt.Fprintf(w, "  %s %s by %s: %s\n", a.CreatedAt.UTC().Format(time.RFC3339), a.Action, a.Actor, a.Detail)
+		}
+	}
 }
 
-func printDLQ(recs []schemas.DLQRecord) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tSTATE\tTYPE\tCOMMAND\tKEY\tPARKED\tERROR")
+func printDLQ(w io.Writer, recs []schemas.DLQRecord) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tTYPE\tCOMMAND\tKEY\tPARKED\tREPLAY OF\tERROR")
 	for _, r := range recs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, r.Type, r.CommandID, r.Key,
-			r.FirstSeenAt.Format(time.RFC3339), strings.ReplaceAll(r.Error, "\n", " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, r.Type, r.CommandID, r.Key,
+			r.FirstSeenAt.Format(time.RFC3339), firstOr(r.ReplayOf, "-"), strings.ReplaceAll(r.Error, "\n", " "))
 	}
-	_ = w.Flush()
+	_ = tw.Flush()
+}
+
+func firstOr(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
 }
 
 func dlqCLIError(id string, err error) error {
-	if errors.Is(err, console.ErrUnknownRecord) {
+	if errors.Is(err, dlq.ErrUnknownRecord) {
 		return fmt.Errorf("dlq: no parked record %q (ids are <dlq topic>:<partition>:<offset>, see `platform dlq list`)", id)
 	}
-	if errors.Is(err, console.ErrInvalidState) {
+	if errors.Is(err, dlq.ErrInvalidState) {
 		return fmt.Errorf("dlq: %s was already replayed; a record is replayed once (it cannot be replayed again or discarded)", id)
 	}
 	return err

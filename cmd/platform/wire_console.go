@@ -6,9 +6,10 @@ import (
 	"github.com/fintech/platform/gateway/console"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/storage/clickhouse"
-	"github.com/fintech/platform/storage/dlq"
+	dlqstore "github.com/fintech/platform/storage/dlq"
 	webhookstore "github.com/fintech/platform/storage/webhooks"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/dlq"
 )
 
 // consoleModule wires the admin console (/admin) and its data routes,
@@ -20,7 +21,7 @@ func (a *app) consoleModule() (module, error) {
 		if err != nil {
 			return err
 		}
-		tooling, err := console.NewDLQ(ops, dlq.NewStore(a.pool), a.now)
+		tooling, err := dlq.New(ops, dlqstore.NewStore(a.pool), a.now)
 		if err != nil {
 			ops.Close()
 			return err

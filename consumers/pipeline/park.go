@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/dlq"
 )
 
 // expand unpacks the bundles among recs (topics.ExpandChecked) and returns
@@ -26,21 +27,11 @@ func (r *Runner) expand(recs []*kgo.Record) ([]*kgo.Record, []*kgo.Record) {
 }
 
 func dlqRecord(rec *kgo.Record, cause error) *kgo.Record {
-	headers := append([]kgo.RecordHeader{}, rec.Headers...)
-	headers = append(headers,
-		kgo.RecordHeader{Key: topics.HeaderDLQError, Value: []byte(cause.Error())},
-		kgo.RecordHeader{Key: topics.HeaderDLQSource, Value: []byte(fmt.Sprintf("%s/%d/%d", rec.Topic, rec.Partition, rec.Offset))})
-	return &kgo.Record{Topic: topics.DLQ(rec.Topic), Key: rec.Key, Value: rec.Value, Headers: headers}
+	return dlq.Park(rec, cause)
 }
 
 func dlqEnvelope(c Command, cause error) *kgo.Record {
-	rec, err := topics.Record(c.Topic, c.Env)
-	if err != nil {
-		rec = &kgo.Record{Topic: c.Topic}
-	}
-	rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: topics.HeaderDLQError, Value: []byte(cause.Error())})
-	rec.Topic = topics.DLQ(c.Topic)
-	return rec
+	return dlq.ParkEnvelope(c.Topic, c.Env, cause)
 }
 
 // produceUntilDone publishes DLQ records, retrying until the broker has them:

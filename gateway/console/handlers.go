@@ -25,6 +25,7 @@ import (
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/dlq"
 )
 
 // Prefix is where the console's data routes are mounted.
@@ -66,7 +67,7 @@ const Window = 5 * time.Minute
 
 // Handlers serve the console.
 type Handlers struct {
-	dlq        *DLQ
+	dlq        *dlq.Tooling
 	analytics  Analytics
 	live       LiveFlow
 	lags       Lags
@@ -90,13 +91,13 @@ const copyTTL = 5 * time.Second
 // NewHandlers checks the dependencies. admin admits only fiat admins (the
 // console's lists and actions are the fiat admin routes'); life ends when
 // the server shuts down.
-func NewHandlers(life context.Context, dlq *DLQ, analytics Analytics, live LiveFlow, lags Lags, deliveries Deliveries,
+func NewHandlers(life context.Context, tooling *dlq.Tooling, analytics Analytics, live LiveFlow, lags Lags, deliveries Deliveries,
 	tokens *auth.Tokens, admin fiber.Handler, now func() time.Time) (*Handlers, error) {
-	if life == nil || dlq == nil || analytics == nil || live == nil || lags == nil || deliveries == nil ||
+	if life == nil || tooling == nil || analytics == nil || live == nil || lags == nil || deliveries == nil ||
 		tokens == nil || admin == nil || now == nil {
 		return nil, errors.New("console handlers: nil dependency")
 	}
-	return &Handlers{dlq: dlq, analytics: analytics, live: live, lags: lags, deliveries: deliveries,
+	return &Handlers{dlq: tooling, analytics: analytics, live: live, lags: lags, deliveries: deliveries,
 		tokens: tokens, admin: admin, now: now, life: life}, nil
 }
 
@@ -143,13 +144,22 @@ func (h *Handlers) Register(r server.Router) {
 	}, tok, h.admin)
 	server.Get(g, "/dlq", server.Op[listDLQRequest]{
 		Summary:     "Records parked on the DLQ topics (fiat admin)",
-		Description: "Pages through the records the consumers parked (unreadable, or failed on their own), with their error, key, command id, first-seen time and what operators decided. Read-only.",
+		Description: "Pages through the records the consumers parked (unreadable, or failed on their own), with their error, key, command id, first-seen time, what operators decided and, for a replay parked again, the record it replays (replayOf). Read-only.",
 		Role:        adminRole, Handle: h.listDLQ,
 		Responses: []server.Response{server.Answers(http.StatusOK, "parked records in topic, partition and offset order", schemas.Page[schemas.DLQRecord]{})},
 	}, tok, h.admin)
+	server.Get(g, "/dlq/:record", server.Op[dlqPath]{
+		Summary:     "One parked record and every decision about it (fiat admin)",
+		Description: "The record as listed, with every replay and discard of it from the dead letters' audit log, oldest first. Read-only.",
+		Role:        adminRole, Handle: h.showDLQ,
+		Responses: []server.Response{
+			server.Answers(http.StatusOK, "the record and its decisions", schemas.DLQRecordDetail{}),
+			server.Fails(http.StatusNotFound, "not_found: no such parked record"),
+		},
+	}, tok, h.admin)
 	server.Post(g, "/dlq/:record/replay", server.Op[dlqPath]{
 		Summary:     "Publish a parked record again to its source topic, with its command id (fiat admin)",
-		Description: "Publishes the parked record again to its source topic with the same envelope, so a command applied meanwhile (or by an earlier replay) is not applied again; the record is marked replayed and the replay is audited.",
+		Description: "Publishes the parked record again to its source topic with the same envelope, so a command applied meanwhile (or by an earlier replay) is not applied again; the record is marked replayed and the replay is audited. A replay parked again names this record in replayOf.",
 		Class:       ratelimit.Write, Role: adminRole, Handle: h.replay,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the record, replayed: a command applied before is not applied again", schemas.DLQRecord{}),
@@ -288,12 +298,12 @@ func (req *listDLQRequest) Validate() error {
 		return err
 	}
 	if req.Topic != "" {
-		if _, err := DLQTopic(string(req.Topic)); err != nil {
+		if _, err := dlq.Topic(string(req.Topic)); err != nil {
 			return apierr.Validation(map[string]string{"topic": "must be a topic with a DLQ, or a DLQ topic"})
 		}
 	}
 	if after := req.Page().After; after != "" {
-		if _, ok := parseID(after); !ok {
+		if !dlq.ValidID(after) {
 			return apierr.InvalidCursor()
 		}
 	}
@@ -313,6 +323,18 @@ func (h *Handlers) listDLQ(c *fiber.Ctx, req *listDLQRequest) error {
 // dlqPath names one parked record.
 type dlqPath struct {
 	ID string `path:"record" json:"-" description:"the record id, <dlq topic>:<partition>:<offset>; anything else names no record (404)"`
+}
+
+func (h *Handlers) showDLQ(c *fiber.Ctx, req *dlqPath) error {
+	shown, err := h.dlq.Show(c.UserContext(), req.ID)
+	if err != nil {
+		return dlqError(err)
+	}
+	out := schemas.DLQRecordDetail{Record: shown.Record, Decisions: make([]schemas.DLQDecision, len(shown.History))}
+	for i, a := range shown.History {
+		out.Decisions[i] = schemas.DLQDecision{Action: a.Action, Actor: a.Actor, Detail: a.Detail, At: a.CreatedAt.UTC()}
+	}
+	return c.JSON(out)
 }
 
 func (h *Handlers) replay(c *fiber.Ctx, req *dlqPath) error {
@@ -340,9 +362,9 @@ func actor(c *fiber.Ctx) string {
 // dlqError maps the tooling's errors to the API's.
 func dlqError(err error) error {
 	switch {
-	case errors.Is(err, ErrUnknownRecord):
+	case errors.Is(err, dlq.ErrUnknownRecord):
 		return apierr.NotFound("no such parked record")
-	case errors.Is(err, ErrInvalidState):
+	case errors.Is(err, dlq.ErrInvalidState):
 		return apierr.New(http.StatusConflict, schemas.CodeInvalidState,
 			"the record was replayed; it cannot be replayed again or discarded")
 	}

@@ -1,6 +1,6 @@
 // Package dlq stores what operators decided about the records parked on the
-// <topic>.dlq topics (replayed or discarded), each decision audited in the
-// fiat audit log in the same transaction. The parked records themselves are
+// <topic>.dlq topics (replayed or discarded), each decision audited in
+// dlq_audit in the same transaction. The parked records themselves are
 // read from the broker: a DLQ topic keeps them forever at fixed offsets, so
 // a record's position is its identity and nothing here can drift from it.
 package dlq
@@ -13,8 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/fintech/platform/storage/fiat"
 )
 
 // States of a parked record. A record without a decision is StateParked.
@@ -36,6 +34,22 @@ type Decision struct {
 	Actor     string
 	DecidedAt time.Time
 }
+
+// Audit is one row of the dead letters' audit log: a replay or a discard.
+type Audit struct {
+	ID        string
+	RecordID  string
+	Action    string // ActionReplay or ActionDiscard
+	Actor     string
+	Detail    string
+	CreatedAt time.Time
+}
+
+// Audited actions.
+const (
+	ActionReplay  = "dlq.replay"
+	ActionDiscard = "dlq.discard"
+)
 
 // Store reads and writes the decisions.
 type Store struct {
@@ -134,7 +148,7 @@ RETURNING record_id, topic, part, "offset", state, command_id, replays, actor, d
 // a crash after the broker acknowledged it and before the commit leaves the
 // record parked, and the one replay an operator may then make again is
 // deduplicated by the command id (it is that recent).
-func (s *Store) MarkReplayed(ctx context.Context, d Decision, audit fiat.AuditRow, publish func(context.Context) error) (Decision, error) {
+func (s *Store) MarkReplayed(ctx context.Context, d Decision, audit Audit, publish func(context.Context) error) (Decision, error) {
 	var out Decision
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('dlq-replay:' || $1))`, d.RecordID); err != nil {
@@ -162,7 +176,7 @@ func (s *Store) MarkReplayed(ctx context.Context, d Decision, audit fiat.AuditRo
 		if err != nil {
 			return err
 		}
-		return fiat.InsertAudit(ctx, tx, []fiat.AuditRow{audit})
+		return insertAudit(ctx, tx, audit)
 	})
 	if errors.Is(err, ErrInvalidState) {
 		return Decision{}, err
@@ -183,7 +197,7 @@ RETURNING record_id, topic, part, "offset", state, command_id, replays, actor, d
 // MarkDiscarded records that d.RecordID will not be replayed and audits it.
 // A replayed record cannot be discarded (ErrInvalidState): its command is
 // back on its topic. Discarding twice is allowed and audited twice.
-func (s *Store) MarkDiscarded(ctx context.Context, d Decision, audit fiat.AuditRow) (Decision, error) {
+func (s *Store) MarkDiscarded(ctx context.Context, d Decision, audit Audit) (Decision, error) {
 	var out Decision
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, discardedSQL, d.RecordID, d.Topic, d.Partition, d.Offset, d.CommandID, d.Actor, d.DecidedAt)
@@ -197,13 +211,71 @@ func (s *Store) MarkDiscarded(ctx context.Context, d Decision, audit fiat.AuditR
 		if err != nil {
 			return err
 		}
-		return fiat.InsertAudit(ctx, tx, []fiat.AuditRow{audit})
+		return insertAudit(ctx, tx, audit)
 	})
 	if errors.Is(err, ErrInvalidState) {
 		return Decision{}, err
 	}
 	if err != nil {
 		return Decision{}, fmt.Errorf("mark dlq record %s discarded: %w", d.RecordID, err)
+	}
+	return out, nil
+}
+
+const insertAuditSQL = `
+INSERT INTO dlq_audit (id, record_id, action, actor, detail, created_at) VALUES ($1, $2, $3, $4, $5, $6)`
+
+func insertAudit(ctx context.Context, tx pgx.Tx, a Audit) error {
+	if _, err := tx.Exec(ctx, insertAuditSQL, a.ID, a.RecordID, a.Action, a.Actor, a.Detail, a.CreatedAt); err != nil {
+		return fmt.Errorf("audit %s of %s: %w", a.Action, a.RecordID, err)
+	}
+	return nil
+}
+
+const historySQL = `
+SELECT id, record_id, action, actor, detail, created_at FROM dlq_audit
+WHERE record_id = $1 ORDER BY created_at, id`
+
+// History returns the audited decisions about one record, oldest first.
+func (s *Store) History(ctx context.Context, recordID string) ([]Audit, error) {
+	rows, err := s.pool.Query(ctx, historySQL, recordID)
+	if err != nil {
+		return nil, fmt.Errorf("read dlq audit of %s: %w", recordID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Audit, error) {
+		var a Audit
+		err := r.Scan(&a.ID, &a.RecordID, &a.Action, &a.Actor, &a.Detail, &a.CreatedAt)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read dlq audit of %s: %w", recordID, err)
+	}
+	return out, nil
+}
+
+const replayedByCommandSQL = `
+SELECT record_id, topic, part, "offset", state, command_id, replays, actor, decided_at
+FROM dlq_decisions WHERE state = 'replayed' AND command_id <> '' AND command_id = ANY($1)
+ORDER BY topic, part, "offset"`
+
+// ReplayedByCommand returns the replayed records whose command id is one of
+// commandIDs, by command id, in topic, partition and offset order: the
+// records a command parked again after a replay may be the replay of.
+func (s *Store) ReplayedByCommand(ctx context.Context, commandIDs []string) (map[string][]Decision, error) {
+	out := map[string][]Decision{}
+	if len(commandIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, replayedByCommandSQL, commandIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read replayed dlq records: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, scanDecision)
+	if err != nil {
+		return nil, fmt.Errorf("read replayed dlq records: %w", err)
+	}
+	for _, d := range list {
+		out[d.CommandID] = append(out[d.CommandID], d)
 	}
 	return out, nil
 }
