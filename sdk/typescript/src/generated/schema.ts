@@ -4428,11 +4428,33 @@ export interface paths {
         };
         /**
          * Records parked on the DLQ topics (fiat admin)
-         * @description Pages through the records the consumers parked (unreadable, or failed on their own), with their error, key, command id, first-seen time and what operators decided. Read-only.
+         * @description Pages through the records the consumers parked (unreadable, or failed on their own), with their error, key, command id, first-seen time, what operators decided and, for a replay parked again, the record it replays (replayOf). Read-only.
          *
          *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
          */
         get: operations["getPlatformAdminDlq"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/platform/admin/dlq/{record}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One parked record and every decision about it (fiat admin)
+         * @description The record as listed, with every replay and discard of it from the dead letters' audit log, oldest first. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
+        get: operations["getPlatformAdminDlqRecord"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4474,7 +4496,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a parked record again to its source topic, with its command id (fiat admin)
-         * @description Publishes the parked record again to its source topic with the same envelope, so a command applied meanwhile (or by an earlier replay) is not applied again; the record is marked replayed and the replay is audited.
+         * @description Publishes the parked record again to its source topic with the same envelope, so a command applied meanwhile (or by an earlier replay) is not applied again; the record is marked replayed and the replay is audited. A replay parked again names this record in replayOf.
          *
          *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
          */
@@ -5730,6 +5752,18 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        DLQDecision: {
+            /** @enum {string} */
+            action: "dlq.replay" | "dlq.discard";
+            /** @description admin:<user id> or cli:<os user> */
+            actor: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-27T09:30:00Z
+             */
+            at: string;
+            detail: string;
+        };
         DLQRecord: {
             /**
              * @description the envelope id: a replay keeps it, so the command is applied at most once; empty when the record is unreadable
@@ -5762,6 +5796,8 @@ export interface components {
             offset: number;
             /** Format: int32 */
             partition: number;
+            /** @description the id of the parked record this one is a replay of (replayed and parked again); empty otherwise */
+            replayOf: string;
             /** @description how many times it was published again */
             replays: number;
             /** @description where a replay publishes it */
@@ -5772,6 +5808,11 @@ export interface components {
             topic: string;
             /** @description the envelope type, when readable */
             type: string;
+        };
+        DLQRecordDetail: {
+            /** @description every replay and discard of the record, oldest first (the dead letters' audit log) */
+            decisions: components["schemas"]["DLQDecision"][];
+            record: components["schemas"]["DLQRecord"];
         };
         DLQRecordPage: {
             items: components["schemas"]["DLQRecord"][];
@@ -30311,6 +30352,113 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "forbidden" | "mfa_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getPlatformAdminDlqRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the record id, <dlq topic>:<partition>:<offset>; anything else names no record (404) */
+                record: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the record and its decisions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DLQRecordDetail"];
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden" | "mfa_required";
+                    };
+                };
+            };
+            /** @description not_found: no such parked record */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "not_found";
                     };
                 };
             };
