@@ -150,3 +150,20 @@ func TestGatherEndsAtItsBound(t *testing.T) {
 	<-streamed
 	waitApplied(ctx, t, h, 1+n)
 }
+
+// TestGatherDoesNotHoldAnIdleRunner: the first command a runner sees after
+// a quiet spell is applied at once, not held for the window (here far
+// longer than the wait allowed for the answer).
+func TestGatherDoesNotHoldAnIdleRunner(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const window = 20 * time.Second
+	h, send := gatherEnv(t, ctx, window)
+	// A held poll would wait at least the window's quiet half.
+	sent := time.Now()
+	send()
+	waitApplied(ctx, t, h, 1)
+	if took := time.Since(sent); took >= window/2 {
+		t.Fatalf("the first command on an idle runner was applied after %s: it was held for the gather window", took)
+	}
+}
