@@ -20,6 +20,9 @@ type Metrics struct {
 	// Redone counts overlapped batches rolled back because the batch
 	// before them did not commit first, and applied again after it.
 	Redone *prometheus.CounterVec
+	// Gathered is how long polls were held open for more records
+	// (Config.Gather, gather.go).
+	Gathered *prometheus.HistogramVec
 }
 
 // NewMetrics registers the series on reg.
@@ -51,7 +54,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Redone: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_consumer_redone_total", Help: "Overlapped batches rolled back because the batch before did not commit, and applied again.",
 		}, []string{"group"}),
+		Gathered: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "platform_consumer_gather_seconds", Help: "Time a poll was held open for more records while the runner was busy.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12),
+		}, []string{"group"}),
 	}
-	reg.MustRegister(m.BatchSize, m.ApplySecs, m.Lag, m.Applied, m.DLQ, m.RoundTrips, m.Overlapped, m.Redone)
+	reg.MustRegister(m.BatchSize, m.ApplySecs, m.Lag, m.Applied, m.DLQ, m.RoundTrips, m.Overlapped, m.Redone, m.Gathered)
 	return m
 }

@@ -36,6 +36,7 @@ func (r *Runner) consume(ctx context.Context) error {
 	}()
 	for {
 		fetches := r.poll(ctx, inflight)
+		fetches = r.gather(ctx, fetches, inflight)
 		if fetches.IsClientClosed() {
 			return nil
 		}

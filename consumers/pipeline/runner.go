@@ -59,6 +59,10 @@ type Config struct {
 	// worst moment: a non-nil error stops the runner without committing
 	// offsets.
 	AfterDBCommit func(ctx context.Context) error
+	// Gather, when set, holds a poll that returned records open for more
+	// while the runner is busy, at most this long (gather.go). Default 0:
+	// off.
+	Gather time.Duration
 	// AcceptGap resumes a partition whose records from the stored position
 	// are gone at its first record, auditing the skip (position.go);
 	// without it the runner stops on such a partition.
@@ -146,6 +150,8 @@ type Runner struct {
 	// ready is closed once client is set; gaps stop Run (position.go).
 	ready chan struct{}
 	gaps  gaps
+	// lastRecords is when a poll last returned records (gather.go).
+	lastRecords time.Time
 }
 
 // NewRunner joins the consumer group. Offsets are marked by Run only after

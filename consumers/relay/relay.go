@@ -61,6 +61,7 @@ type Relay struct {
 	// highest seq proven final; bound and boundXid carry a horizon to prove
 	// (see the package comment).
 	cursor         int64
+	stored         int64 // the cursor as stored; a leader stores it in its next loop's round trip
 	safe           int64
 	bound          int64
 	boundXid       uint64
@@ -160,8 +161,12 @@ func (r *Relay) runLocked(ctx context.Context) error {
 	}()
 	// A new leader starts from the stored cursor and proves a new horizon.
 	r.cursor, r.haveBound = -1, false
+	defer r.storeCursor(ctx)
 	for {
-		if err := stillLeader(ctx, conn); err != nil {
+		if err := r.loadCursor(ctx); err != nil {
+			return err
+		}
+		if err := r.leadAndAdvance(ctx, conn); err != nil {
 			return err
 		}
 		if r.now().Sub(r.lastMaintained) >= r.maintain {
@@ -171,7 +176,7 @@ func (r *Relay) runLocked(ctx context.Context) error {
 			r.lastMaintained = r.now()
 		}
 		start := r.now()
-		n, err := r.PublishOnce(ctx)
+		n, err := r.publishProven(ctx, true)
 		if err != nil {
 			return err
 		}
@@ -203,28 +208,6 @@ var errNotPrimary = errors.New("the relay's Postgres server is read-only (no lon
 const holdsLockSQL = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
 	AND classid = $1 AND objid = $2 AND objsubid = 1 AND granted), current_setting('transaction_read_only') = 'on'`
 
-// stillLeader checks, on the lock's own connection, that it is alive, still
-// holds the lock and is on a server that takes writes (a demoted primary
-// keeps its sessions and its locks, while the events go to the new one). It runs before every publish batch: the rest of the
-// relay's reads go through the pool, which reconnects as if nothing
-// happened, so without it a relay whose lock session died would go on
-// publishing beside the one that took the lock over.
-func stillLeader(ctx context.Context, conn interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}) error {
-	var held, readOnly bool
-	if err := conn.QueryRow(ctx, holdsLockSQL, uint32(lockKey>>32), uint32(lockKey&0xffffffff)).Scan(&held, &readOnly); err != nil {
-		return fmt.Errorf("%w: %w", errLostLock, err)
-	}
-	if !held {
-		return errLostLock
-	}
-	if readOnly {
-		return errNotPrimary
-	}
-	return nil
-}
-
 // nextWait is how long to wait before the next publish, after one that
 // sent n events and took took. Nothing sent: the idle poll. At least as many
 // events as a batch has rows: at once, there is a backlog. Otherwise the next
@@ -249,16 +232,92 @@ func (r *Relay) nextWait(n int, took time.Duration) time.Duration {
 // returns how many events it sent. It may send nothing while it is still
 // proving the horizon.
 func (r *Relay) PublishOnce(ctx context.Context) (int, error) {
-	if r.cursor < 0 {
-		c, err := pipeline.LogCursor(ctx, r.pool)
-		if err != nil {
-			return 0, err
-		}
-		r.cursor, r.safe = c, c
+	if err := r.loadCursor(ctx); err != nil {
+		return 0, err
 	}
 	if err := r.advance(ctx); err != nil {
 		return 0, err
 	}
+	return r.publishProven(ctx, false)
+}
+
+// storeCursor stores a cursor the leader has not stored yet, before it
+// gives up the lock, so that the next leader does not publish that batch
+// again (it would only repeat events, which every consumer deduplicates,
+// as after a crash).
+func (r *Relay) storeCursor(ctx context.Context) {
+	if r.cursor <= r.stored {
+		return
+	}
+	if err := pipeline.SetLogCursor(context.WithoutCancel(ctx), r.pool, r.cursor); err != nil {
+		r.log.Warn("storing the event log cursor failed; the next leader publishes its last batch again", "cursor", r.cursor, "err", err)
+		return
+	}
+	r.stored = r.cursor
+}
+
+// loadCursor reads the stored cursor when the relay has none yet (a new
+// leader).
+func (r *Relay) loadCursor(ctx context.Context) error {
+	if r.cursor >= 0 {
+		return nil
+	}
+	c, err := pipeline.LogCursor(ctx, r.pool)
+	if err != nil {
+		return err
+	}
+	r.cursor, r.safe, r.stored = c, c, c
+	return nil
+}
+
+// leadAndAdvance checks, on the lock's own connection, that it is alive,
+// still holds the lock and is on a server that takes writes (a demoted
+// primary keeps its sessions and its locks, while the events go to the new
+// one), and advances the horizon in the same round trip: one implicit
+// transaction instead of two, which cost a commit per publish loop (issue
+// 38). It runs before every publish batch: the rest of the relay's reads go
+// through the pool, which reconnects as if nothing happened, so without it
+// a relay whose lock session died would go on publishing beside the one
+// that took the lock over. A horizon read by a session that lost the lock
+// is not used.
+func (r *Relay) leadAndAdvance(ctx context.Context, conn interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}) error {
+	var held, readOnly bool
+	var h pipeline.Horizon
+	b := &pgx.Batch{}
+	b.Queue(holdsLockSQL, uint32(lockKey>>32), uint32(lockKey&0xffffffff)).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&held, &readOnly)
+	})
+	pipeline.QueueReadHorizon(b, !r.haveBound, r.safe, &h)
+	// The cursor past the batch published in the loop before: storing it
+	// here saves that loop a transaction of its own, with its commit and WAL
+	// flush. A crash before this round trip publishes the batch again, as a
+	// crash between a publish and its cursor update always could.
+	store := r.cursor
+	if store > r.stored {
+		pipeline.QueueSetLogCursor(b, store)
+	}
+	err := conn.SendBatch(ctx, b).Close()
+	switch {
+	case !held && err != nil: // the lock check itself failed: the session is gone
+		return fmt.Errorf("%w: %w", errLostLock, err)
+	case !held:
+		return errLostLock
+	case readOnly:
+		return errNotPrimary
+	case err != nil:
+		return fmt.Errorf("read the event log horizon on the lock's connection: %w", err)
+	}
+	r.stored = max(r.stored, store)
+	r.moveHorizon(h)
+	return nil
+}
+
+// publishProven sends up to one batch of the event log rows the horizon
+// proved final and moves the cursor past them: in Postgres at once, or,
+// with deferStore, in the leader's next round trip (leadAndAdvance).
+func (r *Relay) publishProven(ctx context.Context, deferStore bool) (int, error) {
 	if r.safe <= r.cursor {
 		return 0, nil
 	}
@@ -288,8 +347,11 @@ func (r *Relay) PublishOnce(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	if err := pipeline.SetLogCursor(context.WithoutCancel(ctx), r.pool, upTo); err != nil {
-		return 0, err
+	if !deferStore {
+		if err := pipeline.SetLogCursor(context.WithoutCancel(ctx), r.pool, upTo); err != nil {
+			return 0, err
+		}
+		r.stored = upTo
 	}
 	r.cursor = upTo
 	r.published.Add(float64(len(recs)))
@@ -303,12 +365,18 @@ func (r *Relay) advance(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.moveHorizon(h)
+	return nil
+}
+
+// moveHorizon proves the pending bound when the snapshot's xmin has reached
+// its xid, and takes a new bound when none is pending.
+func (r *Relay) moveHorizon(h pipeline.Horizon) {
 	if r.haveBound && h.Xmin >= r.boundXid {
 		r.safe, r.haveBound = max(r.safe, r.bound), false
 	} else if !r.haveBound && h.HasXid {
 		r.bound, r.boundXid, r.haveBound = h.LastSeq, h.Xid, true
 	}
-	return nil
 }
 
 // Maintain creates the event log partitions the next seqs need and drops the

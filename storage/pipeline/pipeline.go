@@ -149,19 +149,48 @@ LEFT JOIN LATERAL (SELECT pg_current_xact_id()::text AS xid WHERE $1 AND l.last 
 // ReadHorizon reads the current horizon; with takeXid it also takes an xid
 // when a seq above mark was handed out.
 func ReadHorizon(ctx context.Context, q postgres.Querier, takeXid bool, mark int64) (Horizon, error) {
-	var xmin string
-	var xid *string
-	var h Horizon
-	if err := q.QueryRow(ctx, horizonSQL, takeXid, mark).Scan(&xmin, &h.LastSeq, &xid); err != nil {
+	var raw rawHorizon
+	if err := q.QueryRow(ctx, horizonSQL, takeXid, mark).Scan(&raw.xmin, &raw.last, &raw.xid); err != nil {
 		return Horizon{}, fmt.Errorf("read event log horizon: %w", err)
 	}
+	return raw.parse()
+}
+
+// QueueReadHorizon queues ReadHorizon's statement on b; closing the batch
+// fills h. The relay sends it in the round trip (and so the implicit
+// transaction) of its lock check instead of a transaction of its own.
+func QueueReadHorizon(b *pgx.Batch, takeXid bool, mark int64, h *Horizon) {
+	b.Queue(horizonSQL, takeXid, mark).QueryRow(func(row pgx.Row) error {
+		var raw rawHorizon
+		if err := row.Scan(&raw.xmin, &raw.last, &raw.xid); err != nil {
+			return fmt.Errorf("read event log horizon: %w", err)
+		}
+		got, err := raw.parse()
+		if err != nil {
+			return err
+		}
+		*h = got
+		return nil
+	})
+}
+
+// rawHorizon is a horizon row as scanned: the xids are text (xid8 has no
+// pgx type of its own).
+type rawHorizon struct {
+	xmin string
+	last int64
+	xid  *string
+}
+
+func (raw rawHorizon) parse() (Horizon, error) {
+	h := Horizon{LastSeq: raw.last}
 	var err error
-	if h.Xmin, err = strconv.ParseUint(xmin, 10, 64); err != nil {
-		return Horizon{}, fmt.Errorf("parse snapshot xmin %q: %w", xmin, err)
+	if h.Xmin, err = strconv.ParseUint(raw.xmin, 10, 64); err != nil {
+		return Horizon{}, fmt.Errorf("parse snapshot xmin %q: %w", raw.xmin, err)
 	}
-	if xid != nil {
-		if h.Xid, err = strconv.ParseUint(*xid, 10, 64); err != nil {
-			return Horizon{}, fmt.Errorf("parse xid %q: %w", *xid, err)
+	if raw.xid != nil {
+		if h.Xid, err = strconv.ParseUint(*raw.xid, 10, 64); err != nil {
+			return Horizon{}, fmt.Errorf("parse xid %q: %w", *raw.xid, err)
 		}
 		h.HasXid = true
 	}
@@ -212,11 +241,18 @@ func LogCursor(ctx context.Context, q postgres.Querier) (int64, error) {
 
 // SetLogCursor records that every seq up to seq was published.
 func SetLogCursor(ctx context.Context, q postgres.Querier, seq int64) error {
-	if _, err := q.Exec(ctx, `UPDATE event_log_cursor SET seq = $1, published_at = now() WHERE seq < $1`, seq); err != nil {
+	if _, err := q.Exec(ctx, setLogCursorSQL, seq); err != nil {
 		return fmt.Errorf("move event log cursor to %d: %w", seq, err)
 	}
 	return nil
 }
+
+// QueueSetLogCursor queues SetLogCursor's statement on b.
+func QueueSetLogCursor(b *pgx.Batch, seq int64) {
+	b.Queue(setLogCursorSQL, seq)
+}
+
+const setLogCursorSQL = `UPDATE event_log_cursor SET seq = $1, published_at = now() WHERE seq < $1`
 
 // EventRow is the outbox row that publishes env to topic. Its payload is
 // the envelope's encoding (schemas.Encode), which the relay sends as the
