@@ -9,9 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/fintech/platform/storage/pipeline"
-	"github.com/fintech/platform/topics"
 )
 
 // roundTrips counts, through pgx's tracer hooks on a real connection, the
@@ -22,23 +19,14 @@ type roundTrips struct {
 	mu    sync.Mutex
 	trips int
 	loops int
-	// cursorAlone and cursorRiding count the cursor updates sent as a
-	// round trip of their own and inside a batch.
-	cursorAlone, cursorRiding int
 }
-
-const lockCheck = "FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
-const cursorUpdate = "UPDATE event_log_cursor"
 
 func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.trips++
-	if strings.Contains(d.SQL, lockCheck) {
+	if strings.Contains(d.SQL, "FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()") {
 		c.loops++
-	}
-	if strings.Contains(d.SQL, cursorUpdate) {
-		c.cursorAlone++
 	}
 	return ctx
 }
@@ -55,11 +43,8 @@ func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 func (c *roundTrips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if strings.Contains(d.SQL, lockCheck) {
+	if strings.Contains(d.SQL, "FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()") {
 		c.loops++
-	}
-	if strings.Contains(d.SQL, cursorUpdate) {
-		c.cursorRiding++
 	}
 }
 
@@ -71,26 +56,6 @@ func (c *roundTrips) read() (trips, loops int) {
 	return c.trips, c.loops
 }
 
-// tracedRelay runs a relay on a pool of the test's database whose
-// connections count their round trips.
-func tracedRelay(ctx context.Context, t *testing.T, e *env) *roundTrips {
-	t.Helper()
-	cfg := e.pool.Config().Copy()
-	counter := &roundTrips{}
-	cfg.ConnConfig.Tracer = counter
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	traced := &env{pool: pool, brokers: e.brokers}
-	r := traced.relay(t)
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx) }()
-	t.Cleanup(func() { stop(); <-done; pool.Close() })
-	return counter
-}
-
 // TestRelayIdleLoopIsOneTransaction: with nothing to publish, a leader's
 // loop is one round trip (the lock check and the horizon read together),
 // so one commit, not one per statement (issue 38: the relay's polls were
@@ -100,7 +65,20 @@ func TestRelayIdleLoopIsOneTransaction(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	counter := tracedRelay(ctx, t, e)
+	cfg := e.pool.Config().Copy()
+	counter := &roundTrips{}
+	cfg.ConnConfig.Tracer = counter
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	e.pool = pool
+	r := e.relay(t)
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx) }()
+	defer func() { stop(); <-done }()
 
 	// Past the start (the lock, the cursor, the partition maintenance).
 	waitFor(ctx, t, "the relay loops", func() bool { _, l := counter.read(); return l >= 3 })
@@ -111,32 +89,5 @@ func TestRelayIdleLoopIsOneTransaction(t *testing.T) {
 	// A loop may be cut between the two reads: one round trip of slack.
 	if trips > loops+1 {
 		t.Fatalf("%d round trips (implicit transactions) in %d idle loops: want one per loop", trips, loops)
-	}
-}
-
-// TestRelayStoresItsCursorInTheNextLoop: a running leader stores the cursor
-// past what it published in its next loop's round trip, never in a
-// transaction of its own (which cost a commit and a WAL flush per publish),
-// and the stored cursor still reaches every published event.
-func TestRelayStoresItsCursorInTheNextLoop(t *testing.T) {
-	e := newEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	counter := tracedRelay(ctx, t, e)
-	for i := range 3 {
-		if err := pipeline.InsertOutbox(ctx, e.pool, []pipeline.OutboxRow{row(i, "")}); err != nil {
-			t.Fatal(err)
-		}
-		last := lastSeq(t, e.pool)
-		waitFor(ctx, t, "the cursor passes the event", func() bool { return cursor(t, e.pool) >= last })
-	}
-	counter.mu.Lock()
-	alone, riding := counter.cursorAlone, counter.cursorRiding
-	counter.mu.Unlock()
-	if alone != 0 || riding == 0 {
-		t.Fatalf("cursor updates: %d in a round trip of their own, %d in a loop's round trip: want 0 and at least 1", alone, riding)
-	}
-	if got := len(e.consume(ctx, t, topics.EventsFiat, 3)); got != 3 {
-		t.Fatalf("consumed %d events, want 3", got)
 	}
 }

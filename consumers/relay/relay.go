@@ -61,7 +61,6 @@ type Relay struct {
 	// highest seq proven final; bound and boundXid carry a horizon to prove
 	// (see the package comment).
 	cursor         int64
-	stored         int64 // the cursor as stored; a leader stores it in its next loop's round trip
 	safe           int64
 	bound          int64
 	boundXid       uint64
@@ -161,7 +160,6 @@ func (r *Relay) runLocked(ctx context.Context) error {
 	}()
 	// A new leader starts from the stored cursor and proves a new horizon.
 	r.cursor, r.haveBound = -1, false
-	defer r.storeCursor(ctx)
 	for {
 		if err := r.loadCursor(ctx); err != nil {
 			return err
@@ -176,7 +174,7 @@ func (r *Relay) runLocked(ctx context.Context) error {
 			r.lastMaintained = r.now()
 		}
 		start := r.now()
-		n, err := r.publishProven(ctx, true)
+		n, err := r.publishProven(ctx)
 		if err != nil {
 			return err
 		}
@@ -238,22 +236,7 @@ func (r *Relay) PublishOnce(ctx context.Context) (int, error) {
 	if err := r.advance(ctx); err != nil {
 		return 0, err
 	}
-	return r.publishProven(ctx, false)
-}
-
-// storeCursor stores a cursor the leader has not stored yet, before it
-// gives up the lock, so that the next leader does not publish that batch
-// again (it would only repeat events, which every consumer deduplicates,
-// as after a crash).
-func (r *Relay) storeCursor(ctx context.Context) {
-	if r.cursor <= r.stored {
-		return
-	}
-	if err := pipeline.SetLogCursor(context.WithoutCancel(ctx), r.pool, r.cursor); err != nil {
-		r.log.Warn("storing the event log cursor failed; the next leader publishes its last batch again", "cursor", r.cursor, "err", err)
-		return
-	}
-	r.stored = r.cursor
+	return r.publishProven(ctx)
 }
 
 // loadCursor reads the stored cursor when the relay has none yet (a new
@@ -266,7 +249,7 @@ func (r *Relay) loadCursor(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.cursor, r.safe, r.stored = c, c, c
+	r.cursor, r.safe = c, c
 	return nil
 }
 
@@ -290,14 +273,6 @@ func (r *Relay) leadAndAdvance(ctx context.Context, conn interface {
 		return row.Scan(&held, &readOnly)
 	})
 	pipeline.QueueReadHorizon(b, !r.haveBound, r.safe, &h)
-	// The cursor past the batch published in the loop before: storing it
-	// here saves that loop a transaction of its own, with its commit and WAL
-	// flush. A crash before this round trip publishes the batch again, as a
-	// crash between a publish and its cursor update always could.
-	store := r.cursor
-	if store > r.stored {
-		pipeline.QueueSetLogCursor(b, store)
-	}
 	err := conn.SendBatch(ctx, b).Close()
 	switch {
 	case !held && err != nil: // the lock check itself failed: the session is gone
@@ -309,15 +284,13 @@ func (r *Relay) leadAndAdvance(ctx context.Context, conn interface {
 	case err != nil:
 		return fmt.Errorf("read the event log horizon on the lock's connection: %w", err)
 	}
-	r.stored = max(r.stored, store)
 	r.moveHorizon(h)
 	return nil
 }
 
 // publishProven sends up to one batch of the event log rows the horizon
-// proved final and moves the cursor past them: in Postgres at once, or,
-// with deferStore, in the leader's next round trip (leadAndAdvance).
-func (r *Relay) publishProven(ctx context.Context, deferStore bool) (int, error) {
+// proved final and moves the cursor past them.
+func (r *Relay) publishProven(ctx context.Context) (int, error) {
 	if r.safe <= r.cursor {
 		return 0, nil
 	}
@@ -347,11 +320,8 @@ func (r *Relay) publishProven(ctx context.Context, deferStore bool) (int, error)
 			return 0, err
 		}
 	}
-	if !deferStore {
-		if err := pipeline.SetLogCursor(context.WithoutCancel(ctx), r.pool, upTo); err != nil {
-			return 0, err
-		}
-		r.stored = upTo
+	if err := pipeline.SetLogCursor(context.WithoutCancel(ctx), r.pool, upTo); err != nil {
+		return 0, err
 	}
 	r.cursor = upTo
 	r.published.Add(float64(len(recs)))

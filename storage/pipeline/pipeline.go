@@ -241,18 +241,11 @@ func LogCursor(ctx context.Context, q postgres.Querier) (int64, error) {
 
 // SetLogCursor records that every seq up to seq was published.
 func SetLogCursor(ctx context.Context, q postgres.Querier, seq int64) error {
-	if _, err := q.Exec(ctx, setLogCursorSQL, seq); err != nil {
+	if _, err := q.Exec(ctx, `UPDATE event_log_cursor SET seq = $1, published_at = now() WHERE seq < $1`, seq); err != nil {
 		return fmt.Errorf("move event log cursor to %d: %w", seq, err)
 	}
 	return nil
 }
-
-// QueueSetLogCursor queues SetLogCursor's statement on b.
-func QueueSetLogCursor(b *pgx.Batch, seq int64) {
-	b.Queue(setLogCursorSQL, seq)
-}
-
-const setLogCursorSQL = `UPDATE event_log_cursor SET seq = $1, published_at = now() WHERE seq < $1`
 
 // EventRow is the outbox row that publishes env to topic. Its payload is
 // the envelope's encoding (schemas.Encode), which the relay sends as the
