@@ -48,8 +48,12 @@ type Config struct {
 	KYCAutoApprove bool
 	LedgerAudit    time.Duration // LEDGER_AUDIT_INTERVAL
 	CommandTimeout time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
-	DBMaxConns     int           // DB_MAX_CONNS
-	LogLevel       string        // LOG_LEVEL: debug, info, warn, error
+	// StreamHeartbeat is STREAM_HEARTBEAT: the comment an open event stream
+	// writes when idle, which keeps proxies from closing it and is how the
+	// server notices a client gone (freeing its stream slot).
+	StreamHeartbeat time.Duration
+	DBMaxConns      int    // DB_MAX_CONNS
+	LogLevel        string // LOG_LEVEL: debug, info, warn, error
 	// Environment is PLATFORM_ENV: "production" (the default) or
 	// "development", the only mode with the conveniences that must never
 	// face the internet (see development()).
@@ -278,6 +282,7 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		TrustedProxies:     r.prefixes("TRUSTED_PROXIES"),
 		LedgerAudit:        r.duration("LEDGER_AUDIT_INTERVAL", time.Hour),
 		CommandTimeout:     r.duration("COMMAND_TIMEOUT", 5*time.Second),
+		StreamHeartbeat:    r.duration("STREAM_HEARTBEAT", 15*time.Second),
 		DBMaxConns:         int(r.integer("DB_MAX_CONNS", 40, 2)),
 		LogLevel:           r.str("LOG_LEVEL", "info"),
 		Environment:        env,

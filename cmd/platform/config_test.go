@@ -34,6 +34,7 @@ func TestLoadConfig(t *testing.T) {
 		{"ai url without model", map[string]string{"AI_API_URL": "https://api.example.com/v1"}, "AI_MODEL"},
 		{"bad ai url", map[string]string{"AI_API_URL": "api.example.com", "AI_MODEL": "m"}, "AI_API_URL"},
 		{"negative ai limit", map[string]string{"AI_MONTHLY_LIMIT": "-1"}, "AI_MONTHLY_LIMIT"},
+		{"zero stream heartbeat", map[string]string{"STREAM_HEARTBEAT": "0s"}, "STREAM_HEARTBEAT"},
 		{"zero vacancy plan", map[string]string{"BUILD_PLAN_VACANCY_LIMIT": "0"}, "BUILD_PLAN_VACANCY_LIMIT"},
 	}
 	for _, tt := range tests {
@@ -49,7 +50,8 @@ func TestLoadConfig(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if cfg.JWTTTL != 168*time.Hour || cfg.RateLimits.Money != 30 || len(cfg.WebhookRetry) != 5 || cfg.BuildPlanLimit != 5 {
+				if cfg.JWTTTL != 168*time.Hour || cfg.RateLimits.Money != 30 || len(cfg.WebhookRetry) != 5 || cfg.BuildPlanLimit != 5 ||
+					cfg.StreamHeartbeat != 15*time.Second {
 					t.Fatalf("defaults: %+v", cfg)
 				}
 				return

@@ -37,7 +37,7 @@ func (a *app) webhooksModule() (module, error) {
 				return err
 			}
 			h, err := gwebhooks.NewHandlers(st, hub, dispatch.NewAudience(st), sched, a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.vault, a.now,
-				gwebhooks.Config{AllowPrivate: a.cfg.WebhookPrivate})
+				gwebhooks.Config{AllowPrivate: a.cfg.WebhookPrivate, Heartbeat: a.cfg.StreamHeartbeat})
 			if err != nil {
 				return err
 			}

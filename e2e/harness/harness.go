@@ -238,17 +238,20 @@ func Start(t TB, opts Options) *Platform {
 // embedded test processor, mail under DATA_DIR, private webhook targets).
 func baseEnv(back Backing, dbURL, dataDir, addr, baseURL, metricsAddr string) map[string]string {
 	return map[string]string{
-		"PLATFORM_ENV":            "development",
-		"PLATFORM_ADDR":           addr,
-		"PUBLIC_BASE_URL":         baseURL,
-		"METRICS_ADDR":            metricsAddr,
-		"DATA_DIR":                dataDir,
-		"DATABASE_URL":            dbURL,
-		"CLICKHOUSE_ADDR":         back.ClickHouseAddr,
-		"KAFKA_BROKERS":           back.KafkaBrokers,
-		"LOG_LEVEL":               "warn",
-		"DB_MAX_CONNS":            "20", // several platforms share the test server's connections
-		"WEBHOOK_ALLOW_PRIVATE":   "1",
+		"PLATFORM_ENV":          "development",
+		"PLATFORM_ADDR":         addr,
+		"PUBLIC_BASE_URL":       baseURL,
+		"METRICS_ADDR":          metricsAddr,
+		"DATA_DIR":              dataDir,
+		"DATABASE_URL":          dbURL,
+		"CLICKHOUSE_ADDR":       back.ClickHouseAddr,
+		"KAFKA_BROKERS":         back.KafkaBrokers,
+		"LOG_LEVEL":             "warn",
+		"DB_MAX_CONNS":          "20", // several platforms share the test server's connections
+		"WEBHOOK_ALLOW_PRIVATE": "1",
+		// Streams notice a client gone at a heartbeat's write: tests that
+		// wait for a freed slot wait one second, not fifteen.
+		"STREAM_HEARTBEAT":        "1s",
 		"RATE_LIMIT_READ":         "0",
 		"RATE_LIMIT_WRITE":        "0",
 		"RATE_LIMIT_AUTH":         "0",
