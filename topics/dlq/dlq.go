@@ -302,6 +302,19 @@ func (d *Tooling) record(ctx context.Context, id string) (*kgo.Record, position,
 	return rec, p, nil
 }
 
+// viewOf reads the record an id names and its view as listed.
+func (d *Tooling) viewOf(ctx context.Context, id string) (*kgo.Record, position, schemas.DLQRecord, error) {
+	rec, p, err := d.record(ctx, id)
+	if err != nil {
+		return nil, p, schemas.DLQRecord{}, err
+	}
+	vs, err := d.views(ctx, []*kgo.Record{rec})
+	if err != nil {
+		return nil, p, schemas.DLQRecord{}, err
+	}
+	return rec, p, vs[0], nil
+}
+
 // Shown is one parked record as `platform dlq show` prints it.
 type Shown struct {
 	Record  schemas.DLQRecord
@@ -315,15 +328,11 @@ type Shown struct {
 // Show answers the record id names as listed, with its headers, its bytes
 // and the decisions about it.
 func (d *Tooling) Show(ctx context.Context, id string) (Shown, error) {
-	rec, _, err := d.record(ctx, id)
+	rec, _, v, err := d.viewOf(ctx, id)
 	if err != nil {
 		return Shown{}, err
 	}
-	v, err := d.views(ctx, []*kgo.Record{rec})
-	if err != nil {
-		return Shown{}, err
-	}
-	hist, err := d.store.History(ctx, v[0].ID)
+	hist, err := d.store.History(ctx, v.ID)
 	if err != nil {
 		return Shown{}, err
 	}
@@ -331,7 +340,7 @@ func (d *Tooling) Show(ctx context.Context, id string) (Shown, error) {
 	for _, h := range rec.Headers {
 		headers[h.Key] = string(h.Value)
 	}
-	return Shown{Record: v[0], Headers: headers, Value: rec.Value, History: hist}, nil
+	return Shown{Record: v, Headers: headers, Value: rec.Value, History: hist}, nil
 }
 
 // Replay publishes the record id names again to its source topic, with the
@@ -341,15 +350,10 @@ func (d *Tooling) Show(ctx context.Context, id string) (Shown, error) {
 // (see storage/dlq Store.MarkReplayed for why). actor is "admin:<user id>"
 // or "cli:<os user>".
 func (d *Tooling) Replay(ctx context.Context, id, actor string) (schemas.DLQRecord, error) {
-	rec, p, err := d.record(ctx, id)
+	rec, p, v, err := d.viewOf(ctx, id)
 	if err != nil {
 		return schemas.DLQRecord{}, err
 	}
-	vs, err := d.views(ctx, []*kgo.Record{rec})
-	if err != nil {
-		return schemas.DLQRecord{}, err
-	}
-	v := vs[0]
 	again, err := replayRecord(rec, v.ID)
 	if err != nil {
 		return schemas.DLQRecord{}, err
@@ -387,15 +391,10 @@ func replayRecord(rec *kgo.Record, id string) (*kgo.Record, error) {
 // Discard records that the record id names will not be replayed, and
 // audits it. A replayed record cannot be discarded (ErrInvalidState).
 func (d *Tooling) Discard(ctx context.Context, id, actor string) (schemas.DLQRecord, error) {
-	rec, p, err := d.record(ctx, id)
+	_, p, v, err := d.viewOf(ctx, id)
 	if err != nil {
 		return schemas.DLQRecord{}, err
 	}
-	vs, err := d.views(ctx, []*kgo.Record{rec})
-	if err != nil {
-		return schemas.DLQRecord{}, err
-	}
-	v := vs[0]
 	now := d.now().UTC()
 	dec, err := d.store.MarkDiscarded(ctx, dlqstore.Decision{RecordID: v.ID, Topic: p.topic, Partition: p.partition, Offset: p.offset,
 		CommandID: v.CommandID, Actor: actor, DecidedAt: now},
