@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -47,6 +48,39 @@ func (h flakyApplier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Comm
 // fixes the applier, replays the command with `platform dlq replay`, and
 // sees it applied exactly once; a second replay is refused (API and CLI),
 // an unknown id is refused, and the one replay is in the audit log.
+// startFlakyRunner starts an embedded broker with the platform's topics and
+// a runner of group on fiat.commands applying with flakyApplier, broken at
+// first; everything stops when the test ends.
+func startFlakyRunner(t *testing.T, ctx context.Context, pool *pgxpool.Pool, group string) ([]string, *kgo.Client, *atomic.Bool) {
+	t.Helper()
+	b, err := broker.Start(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	brokers := b.Addrs()
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if err := topics.EnsureTopics(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	broken := &atomic.Bool{}
+	broken.Store(true)
+	runner, err := pipeline.NewRunner(pipeline.Config{Group: group, Topics: []string{topics.FiatCommands}, Brokers: brokers},
+		pool, flakyApplier{broken}, pipeline.NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stopRunner := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(rctx) }()
+	t.Cleanup(func() { stopRunner(); <-done })
+	return brokers, cl, broken
+}
+
 func TestDLQReplayAppliesOnce(t *testing.T) {
 	pool, dbURL := pgtest.NewDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -57,33 +91,8 @@ func TestDLQReplayAppliesOnce(t *testing.T) {
 	if _, err := pool.Exec(ctx, `CREATE TABLE dlq_test_applied (command_id text NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	broker, err := broker.Start(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(broker.Close)
-	brokers := broker.Addrs()
-	cl, err := topics.NewClient(brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if err := topics.EnsureTopics(ctx, cl); err != nil {
-		t.Fatal(err)
-	}
-
-	var broken atomic.Bool
-	broken.Store(true)
 	const group = "dlq-test-group"
-	runner, err := pipeline.NewRunner(pipeline.Config{Group: group, Topics: []string{topics.FiatCommands}, Brokers: brokers},
-		pool, flakyApplier{&broken}, pipeline.NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stopRunner := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(rctx) }()
-	defer func() { stopRunner(); <-done }()
+	brokers, cl, broken := startFlakyRunner(t, ctx, pool, group)
 
 	publish := func(key string) string {
 		t.Helper()
@@ -263,31 +272,7 @@ func TestDLQReplayStillBadIsLinked(t *testing.T) {
 	if _, err := pool.Exec(ctx, `CREATE TABLE dlq_test_applied (command_id text NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	b, err := broker.Start(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	brokers := b.Addrs()
-	cl, err := topics.NewClient(brokers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if err := topics.EnsureTopics(ctx, cl); err != nil {
-		t.Fatal(err)
-	}
-	var broken atomic.Bool
-	broken.Store(true)
-	runner, err := pipeline.NewRunner(pipeline.Config{Group: "dlq-link-group", Topics: []string{topics.FiatCommands}, Brokers: brokers},
-		pool, flakyApplier{&broken}, pipeline.NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stopRunner := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(rctx) }()
-	defer func() { stopRunner(); <-done }()
+	brokers, cl, _ := startFlakyRunner(t, ctx, pool, "dlq-link-group")
 
 	ops, err := topics.NewOps(brokers)
 	if err != nil {
