@@ -22,6 +22,7 @@ import (
 // once, money is conserved, every donation has exactly one ledger entry
 // with the id it answered with, and campaign.goal_reached fires once.
 func TestCharityCrashRecovery(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	p := harness.Start(t, harness.Options{})
 	secret := fiatSecret(t, p)
 	const (

@@ -17,6 +17,7 @@ import (
 // noUncheckedIndexedAccess) against the SDK's sources: its paths, its
 // parameters and bodies are the SDK's types, not prose.
 func TestDocsCodeSamplesCompile(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	p := shared(t)
 	var doc struct {
 		Paths map[string]map[string]struct {

@@ -30,6 +30,7 @@ import (
 // and receiver of 10 KZT or more,
 // one charity-donor per donor (their donations share a campaign and a day).
 func TestMixedLoadSurvivesPostgresCrashAndKill(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	pg := startPrivatePostgres(t)
 	p := harness.Start(t, harness.Options{DatabaseURL: pg.newDatabase(t)})
 	secret := fiatSecret(t, p)

@@ -238,6 +238,7 @@ func TestFiatConcurrentTransfers(t *testing.T) {
 }
 
 func TestFiatCrashRecovery(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	p := harness.Start(t, harness.Options{})
 	l := newFiatLoad(t, p, 20, 1_000_000)
 	const total = 1500

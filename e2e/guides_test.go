@@ -65,6 +65,7 @@ func guideBlocks(t *testing.T, file string, raw []byte) []guideBlock {
 // and run with Node. The guides' base URL (`make run`'s) becomes the test
 // platform's, and `bin/platform` its binary.
 func TestGuides(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	p := shared(t)
 	files, err := filepath.Glob(filepath.Join(guidesDir, "*.md"))
 	if err != nil || len(files) == 0 {

@@ -32,6 +32,7 @@ import (
 // walk's own traffic), and every answer carries their headers. A client can
 // make the platform refuse, never fail. No identical request is sent twice.
 func TestNoServerErrorsForHostileInput(t *testing.T) {
+	t.Parallel()             // a long test: see "Parallel tests" in main_test.go
 	const budget = "1000000" // per minute: on, and never reached by the walk
 	p := harness.Start(t, harness.Options{Env: map[string]string{"RATE_LIMIT_READ": budget, "RATE_LIMIT_WRITE": budget,
 		"RATE_LIMIT_AUTH": budget, "RATE_LIMIT_MONEY": budget, "RATE_LIMIT_PARTNER": budget}})

@@ -132,6 +132,7 @@ func ledgerPlatform(t *testing.T) (*harness.Platform, *pgxpool.Pool) {
 }
 
 func TestLedgerTamperRestartAndStats(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	p, pool := ledgerPlatform(t)
 	ctx := context.Background()
 	users := []harness.User{p.Register(t, "l1"), p.Register(t, "l2"), p.Register(t, "l3")}

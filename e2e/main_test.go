@@ -36,6 +36,15 @@ func TestMain(m *testing.M) {
 	}())
 }
 
+// Parallel tests: the package's tests run one after another, except the
+// longest (a cluster's failover, crash recoveries, a restore drill, the
+// TypeScript compiles of the SDK, guides and samples), which call
+// t.Parallel and so run two at a time (-parallel defaults to GOMAXPROCS)
+// once the others are done. Each starts its own platform, Postgres or
+// cluster, or only reads from sharedP with users of its own, and most of
+// their time is spent waiting (on a kill, a promotion, a restore, node),
+// so pairing them keeps `make test` under 15 minutes on 2 cores.
+
 func shared(t *testing.T) *harness.Platform {
 	t.Helper()
 	return sharedP

@@ -57,6 +57,7 @@ const nemesisGrace = nemesisSessionTimeout + 10*time.Second
 // -nemesis.seed / NEMESIS_SEED, -nemesis.duration / NEMESIS_DURATION
 // (make nemesis runs it alone, longer).
 func TestNemesis(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	if missing := harness.MissingClusterPackages(); len(missing) > 0 {
 		msg := fmt.Sprintf("the cluster needs Debian packages %v (make cluster-deps installs them)", missing)
 		if os.Getenv("CI") != "" {

@@ -207,6 +207,7 @@ func dbSize(t *testing.T, dbURL string) int64 {
 // lost. Each round prints the database size, the RTO (restore and start)
 // and the RPO measured.
 func TestRestoreDrill(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	rounds := 1
 	if v, err := strconv.Atoi(os.Getenv("RESTORE_DRILL_ROUNDS")); err == nil && v > 0 {
 		rounds = v

@@ -35,6 +35,7 @@ import (
 // there twice, balances plus the fee wallet equal the deposits, and the
 // transfers settle.
 func TestScaleOutAcrossProcesses(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	broker, err := broker.Start(t.TempDir(), harness.FreePort(t))
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ func sdkRun(t *testing.T, env []string, name string, args ...string) string {
 // over the packed tarball, compiled with `tsc --strict`, uses every helper
 // against the real platform.
 func TestSDK(t *testing.T) {
+	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	p := shared(t)
 	sdkUserProject(t, "sdkapp") // npm ci, pack and install, once per process
 
