@@ -386,3 +386,30 @@ func TestStreamEndsWithItsSession(t *testing.T) {
 	id := produceEvent(t, p, topics.EventsFiat, "transfer.completed", u.ID, map[string]any{"txId": "tx-after-logout", "amountKzt": 5})
 	awaitIDs(t, kept, id)
 }
+
+// TestStreamEndsWithItsAPIKey: a user's event stream opened with a
+// restricted API key ends once the key is revoked (the key authenticated
+// once, at connect); a stream of another key of the same user keeps
+// receiving the user's events.
+func TestStreamEndsWithItsAPIKey(t *testing.T) {
+	p := shared(t)
+	u := p.Register(t, "stream-key")
+	revoked := createKey(t, p, u, "revoked-stream", "webhooks:read")
+	keptKey := createKey(t, p, u, "kept-stream", "webhooks:read")
+	const path = "/api/fiat/me/events/stream"
+	byRevoked := openStreamAt(t, p, path, revoked.Key, "")
+	kept := openStreamAt(t, p, path, keptKey.Key, "")
+
+	wantAnswer(t, "revoke the key", p.Do(t, harness.Request{Method: http.MethodDelete, Path: "/api/auth/api-keys/" + revoked.ID, Token: u.Token}),
+		http.StatusNoContent, "")
+	deadline := time.After(20 * time.Second) // the gateway checks every 5 s
+	for open := true; open; {
+		select {
+		case _, open = <-byRevoked:
+		case <-deadline:
+			t.Fatal("the revoked key's stream is still open 20 s after the revocation")
+		}
+	}
+	id := produceEvent(t, p, topics.EventsFiat, "transfer.completed", u.ID, map[string]any{"txId": "tx-after-revoke", "amountKzt": 5})
+	awaitIDs(t, kept, id)
+}

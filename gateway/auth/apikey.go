@@ -24,6 +24,7 @@ import (
 type KeyStore interface {
 	ByHash(ctx context.Context, hash []byte) (identity.APIKey, error)
 	Touch(ctx context.Context, id string, now, notBefore time.Time) error
+	Live(ctx context.Context, id string, now time.Time) (bool, error)
 }
 
 var _ KeyStore = (*identity.APIKeys)(nil)
@@ -116,6 +117,28 @@ func (k *Keys) authenticate(c *fiber.Ctx, key string) (Principal, error) {
 		}
 	}
 	return Principal{UserID: row.UserID, Email: row.Email, KeyID: row.ID}, nil
+}
+
+// ErrKeyEnded is an API key revoked or expired since the caller
+// authenticated with it.
+var ErrKeyEnded = errors.New("auth: the API key was revoked or has expired")
+
+// CheckKey returns nil while the key p authenticated with is unrevoked and
+// unexpired, ErrKeyEnded once not, or the store's error. A request reads
+// the key's row anyway; this is for what outlives the request's
+// authentication, an open event stream.
+func (t *Tokens) CheckKey(ctx context.Context, p Principal) error {
+	if t.keys == nil || p.KeyID == "" {
+		return ErrKeyEnded
+	}
+	live, err := t.keys.store.Live(ctx, p.KeyID, t.keys.now())
+	if err != nil {
+		return err
+	}
+	if !live {
+		return ErrKeyEnded
+	}
+	return nil
 }
 
 // authenticateKey is the key branch of the bearer-token middleware.

@@ -137,19 +137,25 @@ func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, kee
 }
 
 // sessionLive returns the check an open stream runs on c's caller: false
-// once the login session it authenticated with has ended. A caller without a
-// session (sessions not in use) is not checked. A store error keeps the
-// stream: the next check asks again.
+// once the login session, or the API key, it authenticated with has ended
+// (logout, revocation, expiry). A caller with neither (sessions not in use)
+// is not checked. A store error keeps the stream: the next check asks again.
 func (h *Handlers) sessionLive(c *fiber.Ctx) func() bool {
 	p, _ := auth.User(c)
 	sessions := h.tokens.Sessions()
-	if sessions == nil || p.SessionID == "" {
+	var ended func(ctx context.Context) bool
+	switch {
+	case p.KeyID != "":
+		ended = func(ctx context.Context) bool { return errors.Is(h.tokens.CheckKey(ctx, p), auth.ErrKeyEnded) }
+	case sessions != nil && p.SessionID != "":
+		ended = func(ctx context.Context) bool { return errors.Is(sessions.Check(ctx, p), auth.ErrSessionEnded) }
+	default:
 		return func() bool { return true }
 	}
 	return func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		return !errors.Is(sessions.Check(ctx, p), auth.ErrSessionEnded)
+		return !ended(ctx)
 	}
 }
 

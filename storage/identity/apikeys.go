@@ -117,6 +117,18 @@ WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL`, id, userID, now)
 	return nil
 }
 
+// Live reports whether the key id is unrevoked and unexpired at now (an
+// open event stream asks it again and again: the key authenticated once, at
+// connect).
+func (s *APIKeys) Live(ctx context.Context, id string, now time.Time) (bool, error) {
+	var live bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys
+WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2))`, id, now).Scan(&live); err != nil {
+		return false, fmt.Errorf("api key %s live: %w", id, err)
+	}
+	return live, nil
+}
+
 // Touch records that a key was used at now, unless a use at or after
 // notBefore is recorded already: the gateway calls it at most once a minute
 // per key, and the condition keeps several gateways from rewriting the row.
