@@ -86,9 +86,9 @@ func (a LedgerAppend) Validate() error {
 	if a.Currency != "" {
 		p.Check(ledgerCurrency.MatchString(a.Currency), "currency", "must be an upper-case currency code such as KZT or USD")
 	}
-	for field, v := range map[string]string{"kind": a.Kind, "sourceId": a.SourceID, "actorUserId": a.ActorUserID,
-		"currency": a.Currency, "entryId": a.EntryID} {
-		p.Check(!strings.ContainsRune(v, 0), field, "must not contain NUL characters")
+	for _, f := range [...]struct{ field, v string }{{"kind", a.Kind}, {"sourceId", a.SourceID},
+		{"actorUserId", a.ActorUserID}, {"currency", a.Currency}, {"entryId", a.EntryID}} {
+		p.Check(!strings.ContainsRune(f.v, 0), f.field, "must not contain NUL characters")
 	}
 	return p.Err()
 }

@@ -39,7 +39,11 @@ func (p FieldProblems) Check(ok bool, field, reason string) {
 
 // MaxLen records a string longer than max characters.
 func (p FieldProblems) MaxLen(field, value string, max int) {
-	p.Check(utf8.RuneCountInString(value) <= max, field, "must be at most "+strconv.Itoa(max)+" characters")
+	// The reason is built only when it is recorded: every command and
+	// request checks several lengths, and almost all of them pass.
+	if utf8.RuneCountInString(value) > max {
+		p.Check(false, field, "must be at most "+strconv.Itoa(max)+" characters")
+	}
 }
 
 // Required records an empty (after trimming) string and reports whether it

@@ -40,3 +40,17 @@ func TestCommandRules(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLedgerAppendValidate is the check of a valid ledger command, one
+// per transfer (go test -run '^$' -bench LedgerAppendValidate -benchmem ./schemas).
+func BenchmarkLedgerAppendValidate(b *testing.B) {
+	amt := int64(125000)
+	a := LedgerAppend{Kind: LedgerKindTransfer, SourceID: "tx_2Xj4kQ9mZ1aB3cD5eF7gH9iJ0kL", ActorUserID: "usr_2Xj4kQ9mZ1aB3cD5eF7gH9iJ0kL",
+		AmountCents: &amt, Currency: "KZT"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := a.Validate(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func ExpandChecked(recs []*kgo.Record) ([]*kgo.Record, []Unreadable) {
 
 // expand appends rec's records to out and what does not read to bad.
 func expand(rec *kgo.Record, bad []Unreadable, out ...*kgo.Record) ([]*kgo.Record, []Unreadable) {
-	if Header(rec, "type") != schemas.TypeEventBundle {
+	if !HeaderIs(rec, "type", schemas.TypeEventBundle) {
 		return append(out, rec), bad
 	}
 	env, err := schemas.Read(rec.Value)

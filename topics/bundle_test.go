@@ -71,3 +71,32 @@ func TestBundlesExpandToTheirEvents(t *testing.T) {
 		t.Fatalf("bundled topics %v", b)
 	}
 }
+
+// BenchmarkExpandAll is what every event reader does first with a batch of
+// 100 records, none a bundle
+// (go test -run '^$' -bench ExpandAll -benchmem ./topics).
+func BenchmarkExpandAll(b *testing.B) {
+	recs := make([]*kgo.Record, 100)
+	for i := range recs {
+		id := schemas.NewID()
+		recs[i] = RawRecord(EventsFiat, "wal_"+id, schemas.TypeTransferCompleted, id, []byte(`{}`))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := ExpandAll(recs); len(out) != len(recs) {
+			b.Fatalf("%d records out of %d", len(out), len(recs))
+		}
+	}
+}
+
+func TestHeaderIsAgreesWithHeader(t *testing.T) {
+	rec := RawRecord(EventsFiat, "k", schemas.TypeEventBundle, "id1", nil)
+	for _, c := range []struct{ key, value string }{
+		{"type", schemas.TypeEventBundle}, {"type", schemas.TypeTransferCompleted}, {"type", ""},
+		{"id", "id1"}, {"absent", ""}, {"absent", "x"},
+	} {
+		if got, want := HeaderIs(rec, c.key, c.value), Header(rec, c.key) == c.value; got != want {
+			t.Errorf("HeaderIs(%q, %q) = %v, Header says %v", c.key, c.value, got, want)
+		}
+	}
+}

@@ -47,6 +47,17 @@ func Header(r *kgo.Record, key string) string {
 	return ""
 }
 
+// HeaderIs reports whether a record header has the value: Header without
+// the copy, for readers that test every record they read.
+func HeaderIs(r *kgo.Record, key, value string) bool {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value) == value
+		}
+	}
+	return value == ""
+}
+
 // Producer publishes records and waits for the broker's acknowledgement.
 type Producer struct {
 	client *kgo.Client

@@ -193,6 +193,7 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 func (a *Applier) items(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command, outcomes []pipeline.Outcome) ([]item, error) {
 	var items []item
 	var derivedFrom []int
+	var readings []reading // of derivedFrom's events
 	var wallets []string
 	for i, c := range cmds {
 		if c.Topic == "" || c.Topic == topics.ReputationCommands {
@@ -209,12 +210,13 @@ func (a *Applier) items(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command,
 		if !ok || d.topic != c.Topic {
 			continue
 		}
-		ws, err := d.wallets(c.Env)
+		r, err := d.read(c.Env)
 		if err != nil {
 			continue // an event whose data does not read earns nothing
 		}
-		wallets = append(wallets, ws...)
+		wallets = append(wallets, r.wallets...)
 		derivedFrom = append(derivedFrom, i)
+		readings = append(readings, r)
 	}
 	if len(derivedFrom) == 0 {
 		return items, nil
@@ -223,12 +225,8 @@ func (a *Applier) items(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command,
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range derivedFrom {
-		evs, err := a.derived[cmds[i].Env.Type].derive(cmds[i].Env, wallet)
-		if err != nil {
-			continue
-		}
-		for _, ev := range evs {
+	for j, i := range derivedFrom {
+		for _, ev := range readings[j].earn(wallet) {
 			items = append(items, item{cmd: cmd{ev: ev.ReputationEvent}, idx: i, derived: true, before: ev.Before})
 		}
 	}

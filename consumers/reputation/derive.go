@@ -42,39 +42,33 @@ type earning struct {
 // derivation turns one event into the reputation events it earns.
 type derivation struct {
 	topic string
-	// wallets names the wallets whose owners or currencies derive needs.
-	wallets func(env schemas.Envelope) ([]string, error)
-	derive  func(env schemas.Envelope, wallet func(walletID string) Wallet) ([]earning, error)
+	// read decodes the event's data, once: the applier needs the wallets
+	// before its one query for them, and the rule after it.
+	read func(env schemas.Envelope) (reading, error)
+}
+
+// reading is one event read: the wallets whose owners or currencies its
+// rule needs, and the rule over them.
+type reading struct {
+	wallets []string
+	earn    func(wallet func(walletID string) Wallet) []earning
 }
 
 // derive declares the rule of one event type over its typed data.
 func derive[T any](topic string, wallets func(T) []string,
 	rule func(env schemas.Envelope, data T, wallet func(string) Wallet) []earning) derivation {
-	read := func(env schemas.Envelope) (T, error) {
-		d, err := schemas.DataAs[T](env)
-		if err != nil {
-			return d, fmt.Errorf("read %s: %w", env.Type, err)
-		}
-		return d, nil
-	}
 	return derivation{
 		topic: topic,
-		wallets: func(env schemas.Envelope) ([]string, error) {
-			if wallets == nil {
-				return nil, nil
-			}
-			d, err := read(env)
+		read: func(env schemas.Envelope) (reading, error) {
+			d, err := schemas.DataAs[T](env)
 			if err != nil {
-				return nil, err
+				return reading{}, fmt.Errorf("read %s: %w", env.Type, err)
 			}
-			return wallets(d), nil
-		},
-		derive: func(env schemas.Envelope, wallet func(string) Wallet) ([]earning, error) {
-			d, err := read(env)
-			if err != nil {
-				return nil, err
+			r := reading{earn: func(wallet func(string) Wallet) []earning { return rule(env, d, wallet) }}
+			if wallets != nil {
+				r.wallets = wallets(d)
 			}
-			return rule(env, d, wallet), nil
+			return r, nil
 		},
 	}
 }

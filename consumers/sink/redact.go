@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
@@ -43,17 +45,58 @@ var emailShape = regexp.MustCompile(`[A-Za-z0-9.!#$%&'*+/=?^_{|}~-]+@[A-Za-z0-9-
 // redactedEmail replaces an address found inside a longer string.
 const redactedEmail = "[email]"
 
+// maxPersonalKey is the length of the longest key on personalKeys.
+const maxPersonalKey = len("destinationhint")
+
 // mayHoldPersonal is the cheap test that lets most events through
-// untouched: only data with an '@' or a denied key (case-insensitively) is
-// parsed.
-func mayHoldPersonal(data []byte) bool {
-	if bytes.IndexByte(data, '@') >= 0 {
-		return true
-	}
-	lower := bytes.ToLower(data)
-	for k := range personalKeys {
-		if bytes.Contains(lower, []byte(`"`+k+`"`)) {
+// untouched: only data with an '@' or a quoted string that is a denied key
+// (case-insensitively) is parsed. It runs on every event the sink copies, so
+// it allocates nothing (and reads the row's string as it is): each quoted
+// string short enough to be a key is lower-cased into a stack buffer and
+// looked up. A short string holding an escape (which could decode to a
+// denied key, e.g. "\u0065mail") is parsed too.
+func mayHoldPersonal[T ~string | ~[]byte](data T) bool {
+	var buf [maxPersonalKey]byte
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '@':
 			return true
+		case '"':
+		default:
+			continue
+		}
+		// Every '"' may open a key (as a substring test would), so the
+		// scan goes on from i+1 whatever this string holds.
+		n := 0
+		for j := i + 1; j < len(data); j++ {
+			c := data[j]
+			if c == '"' {
+				if n > 0 && personalKeys[string(buf[:n])] {
+					return true
+				}
+				break
+			}
+			if c == '\\' {
+				return true // an escape may spell a denied key
+			}
+			if n == maxPersonalKey {
+				break // longer than any denied key
+			}
+			if c >= utf8.RuneSelf {
+				// redactValue lower-cases keys with strings.ToLower, which
+				// folds a few runes (the Kelvin sign, a dotted capital I)
+				// to ASCII letters.
+				r, size := utf8.DecodeRuneInString(string(data[j:min(j+utf8.UTFMax, len(data))]))
+				if r = unicode.ToLower(r); r >= utf8.RuneSelf {
+					break // a rune no denied key holds
+				}
+				c = byte(r)
+				j += size - 1
+			} else if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[n] = c
+			n++
 		}
 	}
 	return false
@@ -67,6 +110,20 @@ func RedactData(data []byte) string {
 	if !mayHoldPersonal(data) {
 		return string(data)
 	}
+	return redactParsed(data)
+}
+
+// redactString is RedactData for a row's string, returned as it is (no
+// copy) when it holds nothing to remove.
+func redactString(data string) string {
+	if !mayHoldPersonal(data) {
+		return data
+	}
+	return redactParsed([]byte(data))
+}
+
+// redactParsed is RedactData past the cheap test.
+func redactParsed(data []byte) string {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // amounts stay exact integers
 	var v any
@@ -118,20 +175,22 @@ func redactValue(v any) (any, bool) {
 
 // redactKey drops a partition key that is an e-mail address.
 func redactKey(key string) string {
-	if emailShape.MatchString(key) {
+	// An address holds an '@': the regexp runs only on keys that may be one.
+	if strings.IndexByte(key, '@') >= 0 && emailShape.MatchString(key) {
 		return ""
 	}
 	return key
 }
 
-// anonymousActor reports whether the envelope's actor must not be stored:
+// anonymousActor reports whether the actor of an event (its type and data)
+// must not be stored:
 // the donor of an anonymous donation, and the donor whose donation reached
 // a campaign's goal (that event does not say whether the donation was
 // anonymous, and analytics do not need who it was).
-func anonymousActor(env schemas.Envelope) bool {
-	switch env.Type {
+func anonymousActor(typ, data string) bool {
+	switch typ {
 	case schemas.TypeDonationReceived:
-		d, err := schemas.DataAs[schemas.DonationReceived](env)
+		d, err := schemas.DataAs[schemas.DonationReceived](schemas.Envelope{Type: typ, Data: json.RawMessage(data)})
 		return err != nil || d.Anonymous
 	case schemas.TypeCampaignGoalReached:
 		return true
@@ -150,14 +209,14 @@ func redactScoreSource(kind, source string) string {
 
 // redactRow is an events row without personal data.
 func redactRow(r clickhouse.EventRow) clickhouse.EventRow {
-	env := schemas.Envelope{ID: r.ID, Type: r.Type, Key: r.Key, ActorUserID: r.ActorUserID, Data: json.RawMessage(r.Data)}
-	if anonymousActor(env) {
+	orig := r
+	if anonymousActor(orig.Type, orig.Data) {
 		r.ActorUserID = ""
 	}
 	r.Key = redactKey(r.Key)
-	r.Data = RedactData([]byte(r.Data))
+	r.Data = redactString(r.Data)
 	if r.Type == schemas.TypeScoreUpdated {
-		if u, err := schemas.DataAs[schemas.ScoreUpdated](env); err == nil && redactScoreSource(u.Kind, u.SourceID) != u.SourceID {
+		if u, err := schemas.DataAs[schemas.ScoreUpdated](envelopeOf(orig)); err == nil && redactScoreSource(u.Kind, u.SourceID) != u.SourceID {
 			u.SourceID = ""
 			if raw, err := json.Marshal(u); err == nil {
 				r.Data = string(raw)
@@ -165,6 +224,13 @@ func redactRow(r clickhouse.EventRow) clickhouse.EventRow {
 		}
 	}
 	return r
+}
+
+// envelopeOf is the envelope a row was made from, for decoding its data:
+// built only for the types whose data redactRow reads, as it copies the
+// data.
+func envelopeOf(r clickhouse.EventRow) schemas.Envelope {
+	return schemas.Envelope{ID: r.ID, Type: r.Type, Key: r.Key, ActorUserID: r.ActorUserID, Data: json.RawMessage(r.Data)}
 }
 
 // ScrubRow is redactRow for a row already in ClickHouse; it reports whether

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -27,6 +28,13 @@ func TestRedactDataDropsPersonalFields(t *testing.T) {
 		{"withdrawal", `{"withdrawalId":"w","destinationHint":"****1234","bankAccount":"KZ000"}`,
 			[]string{"1234", "KZ000"}, []string{`"withdrawalId":"w"`}},
 		{"no html escaping", `{"title":"a<b>&c","email":"x@y.zz"}`, []string{"x@y.zz"}, []string{`"title":"a<b>&c"`}},
+		// Keys that decode or lower-case to a denied one.
+		{"escaped key", `{"\u0065mail":"e@x.kz","ownerName":"Ann"}`, []string{"e@x.kz", "Ann"}, nil},
+		{"escaped key, no address", `{"\u006eame":"Ann Lee","x":1}`, []string{"Ann Lee"}, []string{`"x":1`}},
+		{"kelvin sign", `{"ban\u212Aaccount":"KZ000","x":1}`, []string{"KZ000"}, []string{`"x":1`}},
+		{"kelvin sign raw", "{\"ban\u212aaccount\":\"KZ000\",\"x\":1}", []string{"KZ000"}, []string{`"x":1`}},
+		{"dotted capital I", "{\"cl\u0130entIP\":\"10.0.0.1\",\"x\":1}", []string{"10.0.0.1"}, []string{`"x":1`}},
+		{"longest key", `{"DestinationHint":"****9","BankAccountHint":"****8","x":1}`, []string{"****9", "****8"}, []string{`"x":1`}},
 	}
 	for _, c := range cases {
 		got := RedactData([]byte(c.in))
@@ -44,9 +52,48 @@ func TestRedactDataDropsPersonalFields(t *testing.T) {
 			}
 		}
 	}
+	for _, clean := range []string{`{"txId":"t","fromWallet":"w1","amountKzt":10}`,
+		`{"memo":"Алматы ұнайды","destinationHintX":"y","nameX":1,"kind":"transfer"}`} {
+		if mayHoldPersonal([]byte(clean)) {
+			t.Errorf("the cheap test parses data without personal fields: %s", clean)
+		}
+	}
 	clean := `{"txId":"t","fromWallet":"w1","amountKzt":10}`
 	if got := RedactData([]byte(clean)); got != clean {
 		t.Fatalf("data without personal fields changed: %s", got)
+	}
+}
+
+// TestMayHoldPersonalPassesNothingASubstringTestCatches: the cheap test
+// lets through no data in which the lower-cased bytes hold a quoted denied
+// key (the test it replaced) or an '@'.
+func TestMayHoldPersonalPassesNothingASubstringTestCatches(t *testing.T) {
+	substring := func(data []byte) bool {
+		if bytes.IndexByte(data, '@') >= 0 {
+			return true
+		}
+		for k := range personalKeys {
+			if bytes.Contains(bytes.ToLower(data), []byte(`"`+k+`"`)) {
+				return true
+			}
+		}
+		return false
+	}
+	var inputs []string
+	for k := range personalKeys {
+		for _, form := range []string{k, strings.ToUpper(k), strings.ToUpper(k[:1]) + k[1:]} {
+			inputs = append(inputs, `{"`+form+`":"v"}`, `{"a":"`+form+`"}`, `["x","`+form+`"]`, `{"a":"","`+form+`":1}`,
+				`{"a":"b""`+form+`"}`, `"`+form+`"`)
+		}
+	}
+	inputs = append(inputs, `{"a":"x@y"}`, `@`, `""`, `"`, `{"a":"b\"name\""}`)
+	for _, in := range inputs {
+		if substring([]byte(in)) && !mayHoldPersonal([]byte(in)) {
+			t.Errorf("the cheap test lets through %s", in)
+		}
+		if mayHoldPersonal([]byte(in)) != mayHoldPersonal(in) {
+			t.Errorf("bytes and string disagree on %s", in)
+		}
 	}
 }
 

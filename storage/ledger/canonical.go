@@ -20,7 +20,15 @@ import (
 // as an integer (1.0 and 1e2 become 1 and 100), any other as the shortest
 // representation that round-trips a float64. v is first marshalled with
 // encoding/json, so struct tags apply.
+//
+// A value as a JSON decoder leaves it in an any (maps, slices, strings,
+// bools, float64 numbers: a ledger command's meta) is written directly,
+// without the round trip through encoding/json that a Go value needs; the
+// bytes are the same (TestCanonicalDecodedMatchesMarshalled).
 func Canonical(v any) ([]byte, error) {
+	if b, ok := appendDecoded(nil, v, 0); ok {
+		return b, nil
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("canonical json: %w", err)
@@ -86,6 +94,95 @@ func appendCanonical(b []byte, v any) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("canonical json: unexpected %T", v)
 	}
+}
+
+// maxDecodedDepth bounds appendDecoded's recursion; deeper values take the
+// marshalled path.
+const maxDecodedDepth = 1000
+
+// appendDecoded appends the canonical form of v when v holds only what a
+// JSON decoder makes of a document, and reports false for anything else,
+// which Canonical then marshals: Go values (struct tags and methods
+// apply), json.Number, invalid UTF-8 (encoding/json replaces it, which may
+// merge two keys into one), NaN and infinities (encoding/json refuses
+// them).
+func appendDecoded(b []byte, v any, depth int) ([]byte, bool) {
+	if depth > maxDecodedDepth {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case string:
+		if !utf8.ValidString(x) {
+			return nil, false
+		}
+		return AppendString(b, x), true
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil, false
+		}
+		return appendFloat(b, x), true
+	case []any:
+		if x == nil {
+			return append(b, "null"...), true // as encoding/json writes a nil slice
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendDecoded(b, e, depth+1); !ok {
+				return nil, false
+			}
+		}
+		return append(b, ']'), true
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			if !utf8.ValidString(k) {
+				return nil, false
+			}
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendString(b, k)
+			b = append(b, ':')
+			var ok bool
+			if b, ok = appendDecoded(b, x[k], depth+1); !ok {
+				return nil, false
+			}
+		}
+		return append(b, '}'), true
+	default:
+		return nil, false
+	}
+}
+
+// appendFloat is appendNumber of a finite float64 as encoding/json writes
+// it: json.Marshal writes the shortest decimal that reads back as f, so
+// appendNumber parses f itself back, and an integral one below 1e21 (the
+// only kind it writes without a point or an exponent) comes out as the
+// same digits, whether it reads as an int64 or not.
+func appendFloat(b []byte, f float64) []byte {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		if f == 0 {
+			return append(b, '0') // -0 too
+		}
+		return strconv.AppendFloat(b, f, 'f', -1, 64)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
 func appendNumber(b []byte, n json.Number) ([]byte, error) {
