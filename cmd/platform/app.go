@@ -235,6 +235,12 @@ func (a *app) startGateway(ctx context.Context) error {
 	}
 	a.server = server.New(a.limiter, a.reg, a.log)
 	a.server.TrustProxies(a.cfg.TrustedProxies)
+	// The session check re-confirms the sessions in use in one statement
+	// per interval, until the HTTP server has drained.
+	sessions.Log = a.log
+	refresh, stopRefresh := context.WithCancel(context.WithoutCancel(ctx))
+	a.server.App.Hooks().OnShutdown(func() error { stopRefresh(); return nil })
+	go func() { _ = sessions.Run(refresh) }()
 	a.server.RequireKeyScopes()
 	// Restricted API keys ride on the bearer-token middleware, limited to
 	// the scope each route's declaration derives (issue 35).

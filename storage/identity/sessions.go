@@ -27,6 +27,7 @@ type SessionState struct {
 	UserID     string
 	Live       bool // not ended and not expired
 	LastSeenAt time.Time
+	ExpiresAt  time.Time
 }
 
 // CreateSession stores a new login.
@@ -45,8 +46,8 @@ VALUES ($1, $2, $3, $3, $4, $5, $6)`, s.ID, s.UserID, s.CreatedAt, s.ExpiresAt, 
 func (u *Users) SessionState(ctx context.Context, id string, now time.Time) (SessionState, error) {
 	var s SessionState
 	err := u.pool.QueryRow(ctx, `
-SELECT user_id, ended_at IS NULL AND expires_at > $2, last_seen_at FROM auth_sessions WHERE id = $1`, id, now).
-		Scan(&s.UserID, &s.Live, &s.LastSeenAt)
+SELECT user_id, ended_at IS NULL AND expires_at > $2, last_seen_at, expires_at FROM auth_sessions WHERE id = $1`, id, now).
+		Scan(&s.UserID, &s.Live, &s.LastSeenAt, &s.ExpiresAt)
 	if err != nil {
 		return SessionState{}, fmt.Errorf("session %s: %w", id, postgres.Translate(err))
 	}
@@ -60,6 +61,34 @@ UPDATE auth_sessions SET last_seen_at = $2 WHERE id = $1 AND ended_at IS NULL AN
 		return fmt.Errorf("touch session %s: %w", id, err)
 	}
 	return nil
+}
+
+// RefreshSessions answers, in one statement, which of ids are still live
+// sessions at now (not ended, not expired), and writes last_seen_at = now on
+// those of touch that are live and last seen before now. An id it does not
+// return is not live: ended, expired or unknown. It reads each id by the
+// primary key under one snapshot, so the answer holds every session end
+// committed before the statement began.
+func (u *Users) RefreshSessions(ctx context.Context, ids, touch []string, now time.Time) ([]string, error) {
+	// The UPDATE in a data-modifying CTE runs whether or not the SELECT
+	// reads it; the SELECT sees the snapshot from before it, which changes
+	// nothing here (a touch never changes liveness). With touch empty it
+	// modifies no row, so no transaction id is taken and the commit is a
+	// read-only one.
+	rows, err := u.pool.Query(ctx, `
+WITH touched AS (
+    UPDATE auth_sessions SET last_seen_at = $2
+    WHERE id = ANY($3) AND ended_at IS NULL AND expires_at > $2 AND last_seen_at < $2
+)
+SELECT id FROM auth_sessions WHERE id = ANY($1) AND ended_at IS NULL AND expires_at > $2`, ids, now, touch)
+	if err != nil {
+		return nil, fmt.Errorf("refresh %d sessions: %w", len(ids), err)
+	}
+	live, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("refresh %d sessions: %w", len(ids), err)
+	}
+	return live, nil
 }
 
 // Sessions lists the user's live sessions, newest first.
