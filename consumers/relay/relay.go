@@ -164,9 +164,7 @@ func (r *Relay) runLocked(ctx context.Context) error {
 		if err := r.loadCursor(ctx); err != nil {
 			return err
 		}
-		start := r.now()
-		entries, err := r.readProven(ctx, conn, true)
-		if err != nil {
+		if err := r.leadAndAdvance(ctx, conn); err != nil {
 			return err
 		}
 		if r.now().Sub(r.lastMaintained) >= r.maintain {
@@ -175,7 +173,8 @@ func (r *Relay) runLocked(ctx context.Context) error {
 			}
 			r.lastMaintained = r.now()
 		}
-		n, err := r.publishProven(ctx, entries)
+		start := r.now()
+		n, err := r.publishProven(ctx)
 		if err != nil {
 			return err
 		}
@@ -234,11 +233,10 @@ func (r *Relay) PublishOnce(ctx context.Context) (int, error) {
 	if err := r.loadCursor(ctx); err != nil {
 		return 0, err
 	}
-	entries, err := r.readProven(ctx, r.pool, false)
-	if err != nil {
+	if err := r.advance(ctx); err != nil {
 		return 0, err
 	}
-	return r.publishProven(ctx, entries)
+	return r.publishProven(ctx)
 }
 
 // loadCursor reads the stored cursor when the relay has none yet (a new
@@ -255,73 +253,53 @@ func (r *Relay) loadCursor(ctx context.Context) error {
 	return nil
 }
 
-// batchSender is a connection or the pool: what sends a round trip.
-type batchSender interface {
+// leadAndAdvance checks, on the lock's own connection, that it is alive,
+// still holds the lock and is on a server that takes writes (a demoted
+// primary keeps its sessions and its locks, while the events go to the new
+// one), and advances the horizon in the same round trip: one implicit
+// transaction instead of two, which cost a commit per publish loop (issue
+// 38). It runs before every publish batch: the rest of the relay's reads go
+// through the pool, which reconnects as if nothing happened, so without it
+// a relay whose lock session died would go on publishing beside the one
+// that took the lock over. A horizon read by a session that lost the lock
+// is not used.
+func (r *Relay) leadAndAdvance(ctx context.Context, conn interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
-}
-
-// readProven advances the horizon and reads the event log rows it proves
-// final, up to one batch, in one round trip: one implicit transaction, so
-// one commit, instead of one for the horizon and one for the read (issue
-// 38). The read runs after the horizon statement, so in a later snapshot:
-// when the horizon proves the pending bound, every row up to it is there
-// to read; when it does not, the rows above the proven part are dropped
-// unused.
-//
-// With lockCheck (a running leader, on the lock's own connection) the round
-// trip also checks that the connection is alive, still holds the lock and
-// is on a server that takes writes (a demoted primary keeps its sessions
-// and its locks, while the events go to the new one). It runs before every
-// publish: the rest of the relay's statements go through the pool, which
-// reconnects as if nothing happened, so without it a relay whose lock
-// session died would go on publishing beside the one that took the lock
-// over. Nothing read by a session that lost the lock is used.
-func (r *Relay) readProven(ctx context.Context, conn batchSender, lockCheck bool) ([]pipeline.LogEntry, error) {
-	held, readOnly := true, false
+}) error {
+	var held, readOnly bool
 	var h pipeline.Horizon
-	var entries []pipeline.LogEntry
 	b := &pgx.Batch{}
-	if lockCheck {
-		b.Queue(holdsLockSQL, uint32(lockKey>>32), uint32(lockKey&0xffffffff)).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&held, &readOnly)
-		})
-	}
+	b.Queue(holdsLockSQL, uint32(lockKey>>32), uint32(lockKey&0xffffffff)).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&held, &readOnly)
+	})
 	pipeline.QueueReadHorizon(b, !r.haveBound, r.safe, &h)
-	upTo := r.safe
-	if r.haveBound {
-		upTo = max(upTo, r.bound)
-	}
-	if upTo > r.cursor {
-		pipeline.QueueReadLog(b, r.cursor, upTo, r.batch, &entries)
-	}
 	err := conn.SendBatch(ctx, b).Close()
 	switch {
 	case !held && err != nil: // the lock check itself failed: the session is gone
-		return nil, fmt.Errorf("%w: %w", errLostLock, err)
+		return fmt.Errorf("%w: %w", errLostLock, err)
 	case !held:
-		return nil, errLostLock
+		return errLostLock
 	case readOnly:
-		return nil, errNotPrimary
+		return errNotPrimary
 	case err != nil:
-		return nil, fmt.Errorf("read the event log horizon and rows: %w", err)
+		return fmt.Errorf("read the event log horizon on the lock's connection: %w", err)
 	}
 	r.moveHorizon(h)
-	for i, e := range entries {
-		if e.Seq > r.safe {
-			return entries[:i], nil
-		}
-	}
-	return entries, nil
+	return nil
 }
 
-// publishProven sends the rows readProven read and moves the cursor past
-// them: up to the last one when they fill a batch (more may follow), else
-// up to the proven horizon (what is not there was rolled back or is in a
-// dropped partition).
-func (r *Relay) publishProven(ctx context.Context, entries []pipeline.LogEntry) (int, error) {
+// publishProven sends up to one batch of the event log rows the horizon
+// proved final and moves the cursor past them.
+func (r *Relay) publishProven(ctx context.Context) (int, error) {
 	if r.safe <= r.cursor {
 		return 0, nil
 	}
+	entries, err := pipeline.ReadLog(ctx, r.pool, r.cursor, r.safe, r.batch)
+	if err != nil {
+		return 0, err
+	}
+	// Everything up to safe is final: what is not there was rolled back (or
+	// is in a dropped partition), so the cursor can pass it.
 	upTo := r.safe
 	if len(entries) == r.batch {
 		upTo = entries[len(entries)-1].Seq
@@ -342,7 +320,7 @@ func (r *Relay) publishProven(ctx context.Context, entries []pipeline.LogEntry) 
 			return 0, err
 		}
 	}
-	if err := r.storeCursor(context.WithoutCancel(ctx), upTo); err != nil {
+	if err := pipeline.SetLogCursor(context.WithoutCancel(ctx), r.pool, upTo); err != nil {
 		return 0, err
 	}
 	r.cursor = upTo
@@ -350,20 +328,12 @@ func (r *Relay) publishProven(ctx context.Context, entries []pipeline.LogEntry) 
 	return len(recs), nil
 }
 
-// storeCursor moves the stored cursor to upTo at once, in a transaction of
-// its own (never deferred: a leader that stops or loses its lock has stored
-// everything it published). The same transaction takes the next bound to
-// prove when none is pending: the horizon statement reads the last seq and
-// then takes the transaction's xid, which the cursor update needs anyway,
-// so the bound costs neither a round trip nor a commit and WAL flush of its
-// own, and the next loop can prove it and publish at once.
-func (r *Relay) storeCursor(ctx context.Context, upTo int64) error {
-	var h pipeline.Horizon
-	b := &pgx.Batch{}
-	pipeline.QueueReadHorizon(b, !r.haveBound, r.safe, &h)
-	pipeline.QueueSetLogCursor(b, upTo)
-	if err := r.pool.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("move event log cursor to %d: %w", upTo, err)
+// advance reads one horizon: it proves the pending bound when the snapshot's
+// xmin has reached its xid, and takes a new bound when none is pending.
+func (r *Relay) advance(ctx context.Context) error {
+	h, err := pipeline.ReadHorizon(ctx, r.pool, !r.haveBound, r.safe)
+	if err != nil {
+		return err
 	}
 	r.moveHorizon(h)
 	return nil

@@ -197,31 +197,14 @@ func (raw rawHorizon) parse() (Horizon, error) {
 	return h, nil
 }
 
-const readLogSQL = `
-SELECT seq, topics, keys, types, event_ids, payloads FROM event_log
-WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`
-
 // ReadLog returns up to limit rows with after < seq <= upTo, in seq order.
 func ReadLog(ctx context.Context, q postgres.Querier, after, upTo int64, limit int) ([]LogEntry, error) {
-	rows, err := q.Query(ctx, readLogSQL, after, upTo, limit)
+	rows, err := q.Query(ctx, `
+SELECT seq, topics, keys, types, event_ids, payloads FROM event_log
+WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`, after, upTo, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read event log: %w", err)
 	}
-	return scanLog(rows)
-}
-
-// QueueReadLog queues ReadLog's statement on b; closing the batch fills
-// out. The relay reads in the round trip (and so the implicit transaction)
-// of its lock check and horizon instead of a transaction of its own.
-func QueueReadLog(b *pgx.Batch, after, upTo int64, limit int, out *[]LogEntry) {
-	b.Queue(readLogSQL, after, upTo, limit).Query(func(rows pgx.Rows) error {
-		got, err := scanLog(rows)
-		*out = got
-		return err
-	})
-}
-
-func scanLog(rows pgx.Rows) ([]LogEntry, error) {
 	defer rows.Close()
 	var out []LogEntry
 	for rows.Next() {
@@ -258,18 +241,11 @@ func LogCursor(ctx context.Context, q postgres.Querier) (int64, error) {
 
 // SetLogCursor records that every seq up to seq was published.
 func SetLogCursor(ctx context.Context, q postgres.Querier, seq int64) error {
-	if _, err := q.Exec(ctx, setLogCursorSQL, seq); err != nil {
+	if _, err := q.Exec(ctx, `UPDATE event_log_cursor SET seq = $1, published_at = now() WHERE seq < $1`, seq); err != nil {
 		return fmt.Errorf("move event log cursor to %d: %w", seq, err)
 	}
 	return nil
 }
-
-// QueueSetLogCursor queues SetLogCursor's statement on b.
-func QueueSetLogCursor(b *pgx.Batch, seq int64) {
-	b.Queue(setLogCursorSQL, seq)
-}
-
-const setLogCursorSQL = `UPDATE event_log_cursor SET seq = $1, published_at = now() WHERE seq < $1`
 
 // EventRow is the outbox row that publishes env to topic. Its payload is
 // the envelope's encoding (schemas.Encode), which the relay sends as the
