@@ -41,6 +41,13 @@ type Dispatcher struct {
 	now    func() time.Time
 }
 
+// dispatchGather is the longest a fetch waits for dispatchMinBytes of
+// events (the broker answers at once when they are there).
+const (
+	dispatchGather   = 100 * time.Millisecond
+	dispatchMinBytes = 1 << 20
+)
+
 // NewDispatcher joins the group. adminEmails are the lower-cased fiat admin
 // e-mails whose subscriptions receive every event.
 func NewDispatcher(brokers []string, st EventStore, adminEmails []string, waker Waker, log *slog.Logger, now func() time.Time) (*Dispatcher, error) {
@@ -53,7 +60,13 @@ func NewDispatcher(brokers []string, st EventStore, adminEmails []string, waker 
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(100*time.Millisecond),
+		// Under load a fetch waits for dispatchGather's worth of events
+		// rather than returning each relay publish as a batch of its own:
+		// every batch costs Postgres round trips (one autocommit
+		// transaction at least, the subscription check) and an fsynced
+		// offset commit, and a webhook is not on any API answer's path.
+		kgo.FetchMaxWait(dispatchGather),
+		kgo.FetchMinBytes(dispatchMinBytes),
 		kgo.SessionTimeout(10*time.Second),
 	)
 	if err != nil {

@@ -120,3 +120,86 @@ WHERE u.id = s.user_id AND s.id = $1 RETURNING lower(u.email)`, adminSub).Scan(&
 		t.Fatal("the scheduler was never woken")
 	}
 }
+
+// countingStore counts the batches the dispatcher handles (each checks for
+// subscriptions once) on the real store.
+type countingStore struct {
+	*store.Store
+	batches atomic.Int64
+}
+
+func (c *countingStore) HasSubscriptions(ctx context.Context) (bool, error) {
+	c.batches.Add(1)
+	return c.Store.HasSubscriptions(ctx)
+}
+
+// TestDispatcherGathersEventsUnderLoad: events published one every few
+// milliseconds (a relay under load publishes every 50–100 ms, more often
+// with a backlog) reach the dispatcher in batches of about 100 ms, not one
+// batch per publish: each batch costs a Postgres transaction and an offset
+// commit (issue 38). Every event is still recorded.
+func TestDispatcherGathersEventsUnderLoad(t *testing.T) {
+	broker, err := broker.Start(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(broker.Close)
+	f := newFixture(t)
+	ctx := context.Background()
+	alice := f.subscribe(t, "https://alice.example/hook", "secret-0123456789ab")
+	var aliceID string
+	if err := f.pool.QueryRow(ctx, `SELECT user_id FROM webhook_subscriptions WHERE id = $1`, alice).Scan(&aliceID); err != nil {
+		t.Fatal(err)
+	}
+	st := &countingStore{Store: f.store}
+	d, err := webhooks.NewDispatcher(broker.Addrs(), st, nil, &countingWaker{}, quiet, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = d.Run(rctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	cl, err := topics.NewClient(broker.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// The group has joined once it handled a first event.
+	first, _ := schemas.New("transfer.completed", "w1", aliceID, map[string]any{"txId": "t0"}, time.Now())
+	rec, err := topics.Record(topics.EventsFiat, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the first event", func() bool { return st.batches.Load() > 0 })
+
+	const n = 200
+	start, batches0 := time.Now(), st.batches.Load()
+	for i := 1; i <= n; i++ {
+		env, _ := schemas.New("transfer.completed", "w1", aliceID, map[string]any{"txId": i}, time.Now())
+		rec, err := topics.Record(topics.EventsFiat, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // a publish every 5 ms or more
+	}
+	waitFor(t, 15*time.Second, "every event recorded", func() bool {
+		var k int
+		if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries`).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		return k == n+1
+	})
+	took, batches := time.Since(start), st.batches.Load()-batches0
+	// One batch per gather window, two of slack (the windows need not
+	// line up with the first and last event).
+	if limit := int64(took/(100*time.Millisecond)) + 2; batches > limit {
+		t.Fatalf("%d events over %v came in %d batches: want at most %d, about one per 100 ms", n, took.Round(time.Millisecond), batches, limit)
+	}
+}
