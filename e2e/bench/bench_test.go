@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +154,27 @@ func TestBaselines(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("baseline S appended no ledger entry")
+	}
+}
+
+// TestKeepLog: the log of a run that did not drain is kept whole, in a new
+// file per run.
+func TestKeepLog(t *testing.T) {
+	dir := t.TempDir()
+	logs := strings.Repeat("level=WARN msg=\"relay: publish failed\"\n", 500)
+	a, err := keepLog(dir, "platform-r1c32", logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := keepLog(dir, "platform-r1c32", "second run\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b || filepath.Dir(a) != dir || !strings.Contains(filepath.Base(a), "platform-r1c32") {
+		t.Fatalf("kept as %s and %s", a, b)
+	}
+	got, err := os.ReadFile(a)
+	if err != nil || string(got) != logs {
+		t.Fatalf("kept %d of %d bytes (%v)", len(got), len(logs), err)
 	}
 }

@@ -382,6 +382,14 @@ func runPlatform(ctx context.Context, admin *pgxpool.Pool, o options, s subject,
 	res.top = prof.wait(label)
 	if drainErr != nil {
 		fmt.Fprintln(os.Stderr, "bench: drain:", drainErr)
+		// A drain that never ends is the rare failure worth a post-mortem:
+		// the whole log is kept, not only its tail.
+		if path, err := keepLog(os.TempDir(), label, p.Logs()); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: keep the platform log:", err)
+		} else {
+			fmt.Printf("  platform log of the run that did not drain: %s\n", path)
+		}
+		printLogTail(p.Logs(), logMark, 40)
 	}
 	fmt.Printf("  drained in %.2fs, lag now: %s\n", res.drainTime.Seconds(), formatLag(lag))
 	ackFees += res.fees
@@ -546,8 +554,22 @@ func orZero(x float64) float64 {
 	return x
 }
 
+// keepLog writes a platform's whole log to a new file in dir and returns
+// its path.
+func keepLog(dir, label, logs string) (string, error) {
+	f, err := os.CreateTemp(dir, "bench-"+label+"-*.log")
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(logs); err != nil {
+		f.Close()
+		return "", err
+	}
+	return f.Name(), f.Close()
+}
+
 // printLogTail prints the last n lines the platform logged since offset
-// mark, to show why requests were retried.
+// mark, to show why requests were retried or the drain did not end.
 func printLogTail(logs string, mark, n int) {
 	if mark > len(logs) {
 		mark = 0
