@@ -1,7 +1,6 @@
 package reputation
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,7 +22,6 @@ func BenchmarkDeriveTransfer(b *testing.B) {
 	d := derivations()[schemas.TypeTransferCompleted]
 	wallet := func(string) Wallet { return Wallet{Owner: "usr_2", Currency: "KZT"} }
 	b.ReportAllocs()
-	defer reportCPU(b)()
 	for b.Loop() {
 		if evs := deriveOne(b, d, env, wallet); len(evs) != 2 {
 			b.Fatalf("%d earnings, want 2", len(evs))
@@ -38,23 +36,4 @@ func deriveOne(b *testing.B, d derivation, env schemas.Envelope, wallet func(str
 		b.Fatal(err)
 	}
 	return r.earn(wallet)
-}
-
-// reportCPU reports the process's CPU time per op beside ns/op: on a
-// shared machine the wall clock counts other processes' turns too.
-func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() {
-		if b.N > 0 {
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-		}
-	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/fintech/platform/consumers/webhooks"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/webhooks"
@@ -17,6 +19,42 @@ import (
 type countingWaker struct{ n atomic.Int64 }
 
 func (w *countingWaker) Wake() { w.n.Add(1) }
+
+// runDispatcher runs a dispatcher on the broker at addrs over st until the
+// test ends.
+func runDispatcher(t *testing.T, addrs []string, st webhooks.EventStore, adminEmails []string, w webhooks.Waker) {
+	t.Helper()
+	d, err := webhooks.NewDispatcher(addrs, st, adminEmails, w, quiet, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = d.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// eventProducer returns a client of the broker at addrs (closed when the
+// test ends) and a function that produces an envelope and waits for its
+// acknowledgement.
+func eventProducer(t *testing.T, addrs []string) (*kgo.Client, func(topic string, env schemas.Envelope)) {
+	t.Helper()
+	cl, err := topics.NewClient(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl, func(topic string, env schemas.Envelope) {
+		t.Helper()
+		rec, err := topics.Record(topic, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
 
 // The dispatcher reads the events topics from a real (embedded) broker and
 // records one delivery per matching subscription; a redelivered event adds
@@ -43,30 +81,8 @@ WHERE u.id = s.user_id AND s.id = $1 RETURNING lower(u.email)`, adminSub).Scan(&
 	}
 
 	w := &countingWaker{}
-	d, err := webhooks.NewDispatcher(broker.Addrs(), f.store, []string{adminEmail}, w, quiet, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = d.Run(rctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	cl, err := topics.NewClient(broker.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	produce := func(topic string, env schemas.Envelope) {
-		t.Helper()
-		rec, err := topics.Record(topic, env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	runDispatcher(t, broker.Addrs(), f.store, []string{adminEmail}, w)
+	cl, produce := eventProducer(t, broker.Addrs())
 	mine, _ := schemas.New("transfer.completed", "w1", aliceID, map[string]any{"txId": "t1"}, time.Now())
 	other, _ := schemas.New("charge.authorized", "m1", "someone-else", map[string]any{"maskId": "m1"}, time.Now())
 	produce(topics.EventsFiat, mine)
@@ -152,41 +168,18 @@ func TestDispatcherGathersEventsUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &countingStore{Store: f.store}
-	d, err := webhooks.NewDispatcher(broker.Addrs(), st, nil, &countingWaker{}, quiet, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = d.Run(rctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	cl, err := topics.NewClient(broker.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	runDispatcher(t, broker.Addrs(), st, nil, &countingWaker{})
+	_, produce := eventProducer(t, broker.Addrs())
 	// The group has joined once it handled a first event.
 	first, _ := schemas.New("transfer.completed", "w1", aliceID, map[string]any{"txId": "t0"}, time.Now())
-	rec, err := topics.Record(topics.EventsFiat, first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	produce(topics.EventsFiat, first)
 	waitFor(t, 15*time.Second, "the first event", func() bool { return st.batches.Load() > 0 })
 
 	const n = 200
 	start, batches0 := time.Now(), st.batches.Load()
 	for i := 1; i <= n; i++ {
 		env, _ := schemas.New("transfer.completed", "w1", aliceID, map[string]any{"txId": i}, time.Now())
-		rec, err := topics.Record(topics.EventsFiat, env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
+		produce(topics.EventsFiat, env)
 		time.Sleep(5 * time.Millisecond) // a publish every 5 ms or more
 	}
 	waitFor(t, 15*time.Second, "every event recorded", func() bool {

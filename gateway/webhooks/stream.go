@@ -82,7 +82,7 @@ func (h *Handlers) events(c *fiber.Ctx, req *eventsRequest) error {
 // revocation, expiry): authentication happened once, at connect, so a
 // stream left open would otherwise outlive its session.
 func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, keep func(Message) bool, done func()) {
-	live := h.sessionLive(c)
+	live := h.credentialLive(c)
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
@@ -136,11 +136,11 @@ func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, kee
 	})
 }
 
-// sessionLive returns the check an open stream runs on c's caller: false
+// credentialLive returns the check an open stream runs on c's caller: false
 // once the login session, or the API key, it authenticated with has ended
 // (logout, revocation, expiry). A caller with neither (sessions not in use)
 // is not checked. A store error keeps the stream: the next check asks again.
-func (h *Handlers) sessionLive(c *fiber.Ctx) func() bool {
+func (h *Handlers) credentialLive(c *fiber.Ctx) func() bool {
 	p, _ := auth.User(c)
 	sessions := h.tokens.Sessions()
 	var ended func(ctx context.Context) bool
