@@ -171,6 +171,39 @@ VALUES ($1, pg_current_xact_id(), ARRAY[$2], ARRAY[$3], ARRAY[$4], ARRAY[$5], AR
 	}
 }
 
+// TestWriterTakesItsXidBeforeItsSeq: a writer's transaction has its xid
+// when it takes its seq, even when the row is its first write (a nextval
+// that checks is put in front of the built-in).
+func TestWriterTakesItsXidBeforeItsSeq(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	shadowed := withShadow(ctx, t, e, `
+CREATE FUNCTION shadow.nextval(regclass) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+	IF pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN
+		RAISE EXCEPTION 'nextval(%) before the transaction took its xid', $1;
+	END IF;
+	RETURN pg_catalog.nextval($1);
+END $$`)
+	tx, err := shadowed.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := pipeline.InsertOutbox(ctx, tx, []pipeline.OutboxRow{row(0, "")}); err != nil {
+		t.Fatal(err)
+	}
+	var seq int64
+	var rowXid, txXid string
+	if err := tx.QueryRow(ctx, `SELECT seq, xid::text, pg_current_xact_id()::text FROM event_log`).Scan(&seq, &rowXid, &txXid); err != nil {
+		t.Fatal(err)
+	}
+	if seq != 1 || rowXid != txXid {
+		t.Fatalf("row seq %d xid %s, want seq 1 and the transaction's xid %s", seq, rowXid, txXid)
+	}
+}
+
 // slowXidShadowSQL replaces pg_current_xact_id with one that takes the real
 // xid and then waits 10 ms, marked as the built-in is: a horizon that read
 // the sequence after its xid would include every seq writers took in those

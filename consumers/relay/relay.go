@@ -7,12 +7,18 @@
 // Seqs are handed out at insert and committed out of order, so "seq >
 // cursor" alone would skip a row that a slow transaction commits later with
 // a lower seq. The relay therefore publishes only up to a horizon proven
-// final: one statement reads the last seq L given out and then takes an xid
-// X; once a later snapshot's xmin reaches X, every transaction that held a
-// seq <= L has ended (a writer takes its xid before its seq, so before L was
-// read, so below X), and every row up to L is visible or never will be.
-// Checking each row's own xid against xmin is not enough: a transaction
-// with an older xid can take a later seq than one still running.
+// final: it reads the last seq L given out and then takes an xid X; once a
+// later snapshot's xmin reaches X, every transaction that held a seq <= L
+// has ended (a writer takes its xid before its seq, so before L was read, so
+// below X), and every row up to L is visible or never will be. Checking each
+// row's own xid against xmin is not enough: a transaction with an older xid
+// can take a later seq than one still running.
+//
+// Both orders are statements of PL/pgSQL functions (migration 0240,
+// pipeline.ReadHorizon and InsertOutbox), not the plan of one statement:
+// PostgreSQL 15 ran a single statement's xid before its sequence read
+// (issue 43). The horizon takes no xid when no seq was handed out past what
+// is already proven, so an idle relay takes none.
 //
 // Old rows are removed by dropping whole partitions behind the cursor and
 // older than the retention window (pipeline.MaintainLog), never by DELETE.

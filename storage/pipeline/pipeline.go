@@ -94,12 +94,18 @@ type OutboxRow struct {
 	Payload []byte
 }
 
-// insertLogSQL appends one event_log row. The transaction's xid is taken
-// (FROM pg_current_xact_id()) before its seq (nextval in the projection): the
-// relay's horizon relies on every holder of a seq having an xid already.
+// insertLogSQL appends one event_log row. The relay's horizon relies on
+// every holder of a seq having taken its xid before it, so the xid and then
+// the seq come from event_log_next_seq (migration 0240), whose two
+// PL/pgSQL statements run in the order they are written; a function in
+// FROM is called once per statement. The SQL this replaces (nextval in the
+// projection over FROM pg_current_xact_id()) had that order only from its
+// plan: pg_current_xact_id is STABLE, so the planner may evaluate it where
+// and as often as it likes — a plan that pulled it up into the projection
+// would have run nextval first.
 const insertLogSQL = `
 INSERT INTO event_log (seq, xid, topics, keys, types, event_ids, payloads)
-SELECT nextval('event_log_seq'), x, $1, $2, $3, $4, $5 FROM pg_current_xact_id() AS x`
+SELECT s.seq, s.writer_xid, $1, $2, $3, $4, $5 FROM event_log_next_seq() AS s`
 
 // InsertOutbox appends the events in the caller's transaction as one row of
 // the event log; the relay publishes them in order once the transaction
@@ -125,11 +131,12 @@ type LogEntry struct {
 	Events []OutboxRow
 }
 
-// Horizon is what one relay statement saw: the xmin of its snapshot, the
-// last seq handed out, and, when it asked for one and a seq above its mark
-// existed, the xid it took after reading the sequence. Every transaction
-// holding a seq <= LastSeq took its xid before, so a later snapshot whose xmin
-// reaches Xid proves them all ended.
+// Horizon is what one relay statement saw: the xmin of a snapshot, the last
+// seq handed out, and, when it asked for one and a seq above its mark
+// existed, the xid it took after reading the sequence (none otherwise: an
+// idle relay takes no xids). Every transaction holding a seq <= LastSeq took
+// its xid before, so a later snapshot whose xmin reaches Xid proves them all
+// ended.
 type Horizon struct {
 	Xmin    uint64
 	LastSeq int64
@@ -137,14 +144,15 @@ type Horizon struct {
 	HasXid  bool
 }
 
-// The xid is taken in a LATERAL that depends on the sequence read, so it is
-// assigned after it. (A snapshot's xmax cannot serve: it is the latest
-// completed xid + 1, and running transactions above it are not in the
-// snapshot at all.)
-const horizonSQL = `
-SELECT pg_snapshot_xmin(pg_current_snapshot())::text, l.last, x.xid
-FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS last FROM event_log_seq) AS l
-LEFT JOIN LATERAL (SELECT pg_current_xact_id()::text AS xid WHERE $1 AND l.last > $2) AS x ON true`
+// horizonSQL calls event_log_horizon (migration 0240), which reads the
+// sequence and only then, in a later PL/pgSQL statement, takes the xid: the
+// order no longer depends on the plan. (A single statement's did: PostgreSQL
+// 15 planned the LATERAL that took the xid as the inner side of a nested
+// loop, run before the sequence row was read out of its buffer, and also ran
+// it, taking an xid, when no seq was above the mark.) A snapshot's xmax
+// cannot stand in for the xid: it is the latest completed xid + 1, and
+// running transactions above it are not in the snapshot at all.
+const horizonSQL = `SELECT horizon_xmin, last_seq, taken_xid FROM event_log_horizon($1, $2)`
 
 // ReadHorizon reads the current horizon; with takeXid it also takes an xid
 // when a seq above mark was handed out.
