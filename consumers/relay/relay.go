@@ -54,7 +54,10 @@ type Relay struct {
 	idle      time.Duration
 	gather    time.Duration
 	published prometheus.Counter
-	now       func() time.Time
+	// lastPublish and backlog are the operators' view (see New).
+	lastPublish prometheus.Gauge
+	backlog     prometheus.Gauge
+	now         func() time.Time
 
 	// Partitions: width in seqs, how many to keep ahead, how long a fully
 	// published partition is kept, how often maintenance runs.
@@ -64,10 +67,12 @@ type Relay struct {
 	maintain time.Duration
 
 	// cursor is the last published seq (-1: not read yet); safe is the
-	// highest seq proven final; bound and boundXid carry a horizon to prove
+	// highest seq proven final; lastSeq is the last seq handed out, as the
+	// latest horizon read it; bound and boundXid carry a horizon to prove
 	// (see the package comment).
 	cursor         int64
 	safe           int64
+	lastSeq        int64
 	bound          int64
 	boundXid       uint64
 	haveBound      bool
@@ -105,14 +110,28 @@ func WithCampaignInterval(d time.Duration) Option { return func(r *Relay) { r.ca
 // WithClock replaces time.Now (tests).
 func WithClock(now func() time.Time) Option { return func(r *Relay) { r.now = now } }
 
-// New builds a relay. reg receives its metrics.
+// New builds a relay. reg receives its metrics: the events published, the
+// time it last published or found itself caught up, and its backlog.
 func New(pool *pgxpool.Pool, producer *topics.Producer, reg prometheus.Registerer, log *slog.Logger, opts ...Option) *Relay {
 	published := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "platform_outbox_published_total", Help: "Outbox rows published to Kafka.",
 	})
-	reg.MustRegister(published)
+	lastPublish := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "platform_outbox_last_publish_timestamp_seconds",
+		Help: "Unix time at which this relay, leading, last moved its cursor over events the broker acknowledged, " +
+			"or last found no seq handed out past its cursor (caught up). Waiting for an open writer does not move " +
+			"it, so time() minus the newest across relays is how long the oldest unpublished event may have waited.",
+	})
+	backlog := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "platform_outbox_backlog",
+		Help: "Event log seqs handed out past this relay's cursor, as of its last horizon read: writing " +
+			"transactions (each one row of events) not yet published, open and rolled back ones included; " +
+			"0 while it does not hold the outbox lock.",
+	})
+	reg.MustRegister(published, lastPublish, backlog)
 	r := &Relay{pool: pool, producer: producer, log: log.With("component", "relay"),
-		batch: 500, idle: 20 * time.Millisecond, gather: 50 * time.Millisecond, published: published, now: time.Now,
+		batch: 500, idle: 20 * time.Millisecond, gather: 50 * time.Millisecond, published: published,
+		lastPublish: lastPublish, backlog: backlog, now: time.Now,
 		width: 1_000_000, ahead: 2, retain: 7 * 24 * time.Hour, maintain: time.Minute, cursor: -1, campaign: time.Second}
 	for _, o := range opts {
 		o(r)
@@ -162,6 +181,7 @@ func (r *Relay) runLocked(ctx context.Context) error {
 		return errNotLeader
 	}
 	defer func() {
+		r.backlog.Set(0) // the next leader reports it
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockKey)
 	}()
 	// A new leader starts from the stored cursor and proves a new horizon.
@@ -298,6 +318,9 @@ func (r *Relay) leadAndAdvance(ctx context.Context, conn interface {
 // proved final and moves the cursor past them.
 func (r *Relay) publishProven(ctx context.Context) (int, error) {
 	if r.safe <= r.cursor {
+		if r.lastSeq <= r.cursor {
+			r.lastPublish.Set(float64(r.now().UnixNano()) / 1e9) // caught up
+		}
 		return 0, nil
 	}
 	entries, err := pipeline.ReadLog(ctx, r.pool, r.cursor, r.safe, r.batch)
@@ -331,6 +354,8 @@ func (r *Relay) publishProven(ctx context.Context) (int, error) {
 	}
 	r.cursor = upTo
 	r.published.Add(float64(len(recs)))
+	r.lastPublish.Set(float64(r.now().UnixNano()) / 1e9)
+	r.backlog.Set(float64(max(r.lastSeq-r.cursor, 0)))
 	return len(recs), nil
 }
 
@@ -346,8 +371,11 @@ func (r *Relay) advance(ctx context.Context) error {
 }
 
 // moveHorizon proves the pending bound when the snapshot's xmin has reached
-// its xid, and takes a new bound when none is pending.
+// its xid, and takes a new bound when none is pending. It also records the
+// last seq handed out, for the backlog.
 func (r *Relay) moveHorizon(h pipeline.Horizon) {
+	r.lastSeq = h.LastSeq
+	r.backlog.Set(float64(max(h.LastSeq-r.cursor, 0)))
 	if r.haveBound && h.Xmin >= r.boundXid {
 		r.safe, r.haveBound = max(r.safe, r.bound), false
 	} else if !r.haveBound && h.HasXid {
