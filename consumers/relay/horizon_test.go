@@ -107,7 +107,7 @@ func TestHorizonReadsTheSequenceBeforeTheXid(t *testing.T) {
 // relay moved its cursor past the open row, which was then never published.
 func TestRelayWaitsForAWriterThatTookItsSeqAfterTheHorizonsXid(t *testing.T) {
 	e := newEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	shadowed := withShadow(ctx, t, e, slipInShadowSQL)
 	r := (&env{pool: shadowed, brokers: e.brokers}).relay(t)
