@@ -66,7 +66,8 @@ type History struct {
 }
 
 // Recorder is an http.RoundTripper that records every request it sends as
-// an Op, and the faults the nemesis reports.
+// an Op, and the faults the nemesis reports. It reads a 2xx body whole
+// before handing it on: not for streams.
 type Recorder struct {
 	// Base sends the requests (http.DefaultTransport when nil).
 	Base http.RoundTripper
@@ -136,11 +137,11 @@ func (r *Recorder) History() History {
 
 // ackFields are the answer fields that name what a write created, first
 // found wins.
-var ackFields = []string{"transactionId", "donationId", "withdrawalId", "depositId", "id"}
+var ackFields = []string{"donationId", "transactionId", "withdrawalId", "depositId", "id"}
 
-// DefaultAckOf reads the id a JSON answer names: the first of
-// transactionId, donationId, withdrawalId, depositId, id (also inside a
-// "charge" object), "" when none.
+// DefaultAckOf reads the id a JSON answer names: the first of donationId,
+// transactionId, withdrawalId, depositId, id (the id inside a "charge"
+// object first), "" when none.
 func DefaultAckOf(_, _ string, body []byte) string {
 	var m map[string]any
 	if json.Unmarshal(body, &m) != nil {
@@ -308,11 +309,14 @@ func Check(h History, s State, b Bounds) Verdict {
 		}
 	}
 
-	// Keys: the attempts of one command, in order.
+	// Keys: the attempts of one command, in order. A key is scoped to its
+	// endpoint (decisions.md: per user and endpoint): the same key on two
+	// paths is two commands.
 	byKey := map[string][]Op{}
 	for _, o := range h.Ops {
 		if o.Key != "" && o.Write() {
-			byKey[o.Key] = append(byKey[o.Key], o)
+			k := o.Method + " " + o.Path + " " + o.Key
+			byKey[k] = append(byKey[k], o)
 		}
 	}
 	unresolved := map[string]bool{}

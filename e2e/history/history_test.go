@@ -38,6 +38,8 @@ func correct() (History, State, Bounds) {
 			op("k3", 30.1, 30.2, 503, ""),
 			op("k3", 31.5, 31.6, 200, "tx3"),
 			op("k4", 40, 40.1, 402, ""), // a refusal is an answer
+			// The same key on another endpoint is another command.
+			{Method: http.MethodPost, Path: "/api/mask/charges", Key: "k1", Start: at(42), End: at(42.1), Status: 201, Ack: "ch1"},
 			{Method: http.MethodGet, Path: "/api/fiat/wallets", Start: at(41), End: at(41.1), Status: 200},
 		},
 	}
