@@ -34,6 +34,10 @@ type hookReceiver struct {
 	notify chan struct{}
 	// firstDelay holds the answer to the first request back this long.
 	firstDelay time.Duration
+	// verifyWith, when set, is the secret each delivery's signatures are
+	// verified with as it arrives (hookHit.signed): the signature's
+	// timestamp window is 300 s, so a long run cannot verify afterwards.
+	verifyWith string
 }
 
 type hookHit struct {
@@ -41,11 +45,20 @@ type hookHit struct {
 	header http.Header
 	body   []byte
 	status int
+	// signed: the signatures verified at receipt (verifyWith).
+	signed bool
 }
 
 func newHookReceiver(t *testing.T, script ...int) *hookReceiver {
 	t.Helper()
-	r := &hookReceiver{script: script, notify: make(chan struct{}, 100)}
+	return newVerifyingHookReceiver(t, "", script...)
+}
+
+// newVerifyingHookReceiver is a hookReceiver that verifies each delivery's
+// signatures with secret as it arrives (hookHit.signed).
+func newVerifyingHookReceiver(t *testing.T, secret string, script ...int) *hookReceiver {
+	t.Helper()
+	r := &hookReceiver{script: script, notify: make(chan struct{}, 100), verifyWith: secret}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
@@ -63,7 +76,9 @@ func newHookReceiver(t *testing.T, script ...int) *hookReceiver {
 		if len(r.script) > 0 {
 			status, r.script = r.script[0], r.script[1:]
 		}
-		r.hits = append(r.hits, hookHit{at: time.Now(), header: req.Header.Clone(), body: body, status: status})
+		hit := hookHit{at: time.Now(), header: req.Header.Clone(), body: body, status: status}
+		hit.signed = r.verifyWith != "" && verify(hit, r.verifyWith)
+		r.hits = append(r.hits, hit)
 		r.mu.Unlock()
 		w.WriteHeader(status)
 		select {

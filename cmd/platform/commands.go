@@ -236,7 +236,7 @@ func (a *app) serve(ctx context.Context, mods []module, parts []runnable) error 
 		go servePprof(a.cfg.PprofAddr, a.log)
 	}
 	listenErr := make(chan error, 1)
-	go func() { listenErr <- a.server.App.Listen(a.cfg.Addr) }()
+	go func() { listenErr <- a.server.Listen(a.cfg.Addr) }()
 	a.log.Info("platform listening", "addr", a.cfg.Addr, "release", release)
 	fmt.Fprintf(os.Stderr, "platform listening on http://%s\n", a.cfg.Addr)
 

@@ -5,6 +5,7 @@ package ratelimit
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,7 +122,68 @@ func (l *Limiter) Handler(c Class) fiber.Handler {
 // when over budget.
 func (l *Limiter) Check(ctx *fiber.Ctx, c Class, key string) error {
 	ok, limit, remaining, reset := l.Take(c, key)
+	if ok {
+		l.remember(ctx, c, key)
+	}
 	return l.answer(ctx, c, ok, limit, remaining, reset)
+}
+
+// charge is one unit a request spent: its class, key and window.
+type charge struct {
+	class  Class
+	key    string
+	minute int64
+}
+
+// chargesKey is the fiber Locals key of the charges a request made.
+type chargesKey struct{}
+
+// remember notes on the request the unit it spent, for Refund.
+func (l *Limiter) remember(ctx *fiber.Ctx, c Class, key string) {
+	if l.limits.of(c) <= 0 {
+		return
+	}
+	prev, _ := ctx.Locals(chargesKey{}).([]charge)
+	ctx.Locals(chargesKey{}, append(prev, charge{class: c, key: strings.Clone(key), minute: l.now().Unix() / 60}))
+}
+
+// Refund gives back every unit the request spent (Check, Handler, Also) in
+// windows that are still current, and lowers the Remaining its headers
+// show accordingly. The server calls it for a write answered 503: its retry
+// with the same Idempotency-Key is the same command, charged once when it
+// is answered, so a client that rides out a failover by retrying as the
+// 503 says is never turned into a 429 by its own retries. (Each gateway
+// keeps its own counters and a retry may reach the other one: giving the
+// unit back where it was spent is what works across gateways.)
+func (l *Limiter) Refund(ctx *fiber.Ctx) {
+	charges, _ := ctx.Locals(chargesKey{}).([]charge)
+	if len(charges) == 0 {
+		return
+	}
+	ctx.Locals(chargesKey{}, nil)
+	for _, ch := range charges {
+		w := l.windows[ch.class]
+		w.mu.Lock()
+		n, ok := w.counts[ch.key]
+		if w.start == ch.minute && ok && n > 0 {
+			if n == 1 {
+				delete(w.counts, ch.key)
+			} else {
+				w.counts[ch.key] = n - 1
+			}
+			n--
+		}
+		w.mu.Unlock()
+		// The headers name the first class charged (Also's replace them
+		// only when it refuses, and then nothing was charged by it).
+		if ch == charges[0] {
+			if limit := l.limits.of(ch.class); limit > 0 {
+				rs := strconv.Itoa(max(limit-n, 0))
+				ctx.Set("RateLimit-Remaining", rs)
+				ctx.Set("RateLimit", `"`+ch.class.String()+`";r=`+rs+`;t=`+string(ctx.Response().Header.Peek("RateLimit-Reset")))
+			}
+		}
+	}
 }
 
 // Also charges a second class c to key beside the one whose headers the
@@ -130,6 +192,7 @@ func (l *Limiter) Check(ctx *fiber.Ctx, c Class, key string) error {
 func (l *Limiter) Also(ctx *fiber.Ctx, c Class, key string) error {
 	ok, limit, remaining, reset := l.Take(c, key)
 	if ok {
+		l.remember(ctx, c, key)
 		return nil
 	}
 	return l.answer(ctx, c, ok, limit, remaining, reset)

@@ -101,3 +101,74 @@ func TestHandlerKeyBy(t *testing.T) {
 		}
 	}
 }
+
+// TestRefundGivesBackEveryCharge: Refund gives back what a request spent in
+// every class it was charged to (the per-key class of KeyBy and the per-IP
+// class of Also), so a request refunded costs neither budget; a charge of
+// a window that has ended is not given back to the new one.
+func TestRefundGivesBackEveryCharge(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 10, 0, 15, 0, time.UTC)
+	l := New(Limits{Partner: 1, PartnerIP: 1}, func() time.Time { return now })
+	l.KeyBy(Partner, func(c *fiber.Ctx) string { return "key:" + c.Get("X-Key") })
+	app := fiber.New(fiber.Config{ErrorHandler: func(c *fiber.Ctx, err error) error {
+		var ae *apierr.Error
+		if errors.As(err, &ae) {
+			return c.SendStatus(ae.Status)
+		}
+		return c.SendStatus(http.StatusInternalServerError)
+	}})
+	app.Post("/p", l.Handler(Partner), func(c *fiber.Ctx) error {
+		if err := l.Also(c, PartnerIP, c.IP()); err != nil {
+			return err
+		}
+		if c.Get("X-Fail") != "" {
+			defer l.Refund(c)
+			return c.SendStatus(http.StatusServiceUnavailable)
+		}
+		return c.SendString("ok")
+	})
+	post := func(fail bool) int {
+		req := httptest.NewRequest(http.MethodPost, "/p", nil)
+		req.Header.Set("X-Key", "a")
+		if fail {
+			req.Header.Set("X-Fail", "1")
+		}
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode
+	}
+	for i, tt := range []struct {
+		fail    bool
+		advance time.Duration
+		want    int
+	}{
+		{true, 0, 503}, {true, 0, 503}, {false, 0, 200}, {false, 0, 429},
+		{true, 0, 429}, // refused before it ran: nothing to give back
+		{false, time.Minute, 200},
+	} {
+		now = now.Add(tt.advance)
+		if got := post(tt.fail); got != tt.want {
+			t.Fatalf("request %d: %d, want %d", i, got, tt.want)
+		}
+	}
+	// A refund after the window ended leaves the new window alone: the
+	// request charged at :59 and refunded at the next minute's :00 does not
+	// free a unit of the new minute.
+	app.Post("/late", l.Handler(Partner), func(c *fiber.Ctx) error {
+		now = now.Add(time.Minute)
+		l.Take(Partner, "key:late") // another request of the new minute
+		l.Refund(c)
+		return c.SendString("ok")
+	})
+	req := httptest.NewRequest(http.MethodPost, "/late", nil)
+	req.Header.Set("X-Key", "late")
+	if resp, err := app.Test(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("late: %v %v", resp, err)
+	}
+	if ok, _, _, _ := l.Take(Partner, "key:late"); ok {
+		t.Fatal("a refund of an ended window freed a unit of the new one")
+	}
+}

@@ -112,6 +112,9 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		}
 	}
 	status := c.Response().StatusCode()
+	if status == http.StatusServiceUnavailable {
+		s.unavailable(c)
+	}
 	// fiber's strings alias buffers it reuses; metric labels outlive the request.
 	method := strings.Clone(c.Method())
 	route := c.Route().Path
@@ -129,6 +132,25 @@ func (s *Server) observe(c *fiber.Ctx) error {
 			slog.String("ip", clientip.String(c)), slog.String("requestId", id))
 	}
 	return nil
+}
+
+// RetryAfterUnavailable is the Retry-After (seconds) of a 503 whose
+// handler set none: the same as HAProxy's own 503 (deploy/haproxy/503.http,
+// deploy/local/cluster.sh).
+const RetryAfterUnavailable = "1"
+
+// unavailable completes a 503, whoever wrote it (apierr.Unavailable, a
+// health check, a module's own answer): it carries Retry-After, and a write
+// gives back the rate-limit units it spent — its retry with the same
+// Idempotency-Key (every write has one: assignIdempotencyKey) is the same
+// command, charged when it is answered (ratelimit.Limiter.Refund).
+func (s *Server) unavailable(c *fiber.Ctx) {
+	if len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
+		c.Set(fiber.HeaderRetryAfter, RetryAfterUnavailable)
+	}
+	if m := c.Method(); m != http.MethodGet && m != http.MethodHead && s.limiter != nil {
+		s.limiter.Refund(c)
+	}
 }
 
 type requestIDKey struct{}

@@ -29,12 +29,31 @@ export interface ClientOptions {
    * it acts as its user within its scopes (403 `insufficient_scope` outside them).
    */
   restrictedKey?: string;
-  /** How many times a 503, a 429 or a network error is retried (default 2; 0 disables retries). */
+  /**
+   * How long, in milliseconds from the first attempt, a 503, a 429 or a
+   * network error goes on being retried (default 30 000: longer than the
+   * platform's failover after a lost machine, about 25 s). A retry that
+   * would start later is not made: the last answer is returned (thrown).
+   */
+  retryBudgetMs?: number;
+  /** The most retries within the budget (default unlimited; 0 disables retries). */
   maxRetries?: number;
-  /** First backoff in milliseconds, doubled on each retry (default 250). A `Retry-After` header wins. */
+  /**
+   * First backoff in milliseconds, doubled on each retry up to 4 s, with
+   * jitter (half of it random), when the answer has no `Retry-After`
+   * (default 250). A `Retry-After` is honoured: the retry waits at least
+   * that long (plus up to a quarter of it, random, so that clients told
+   * the same do not come back together).
+   */
   retryDelayMs?: number;
-  /** The longest wait before a retry, whatever Retry-After says (default 30 000 ms). */
+  /**
+   * The longest wait before a retry (default 30 000 ms): an answer whose
+   * Retry-After asks for longer is not retried early but returned (thrown),
+   * its `retryAfterMs` saying when to come back.
+   */
   maxRetryDelayMs?: number;
+  /** The clock, sleep and randomness of the retries (tests replace them; default Date.now, setTimeout, Math.random). */
+  retryClock?: { now(): number; sleep(ms: number): Promise<void>; random(): number };
   /** Makes the Idempotency-Key of a write the caller gave none (default crypto.randomUUID). */
   idempotencyKey?: () => string;
   /** The fetch to use (default globalThis.fetch). */
@@ -77,13 +96,27 @@ export function isRestrictedKey(s: string): boolean {
 
 const writes = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+/** The longest backoff between retries when the answer gives no Retry-After. */
+const maxBackoffMs = 4_000;
+
 /** Builds a client. */
 export function createClient(opts: ClientOptions): Client {
   const baseUrl = opts.baseUrl.replace(/\/+$/, "");
   const send: FetchLike = opts.fetch ?? ((input) => globalThis.fetch(input));
-  const maxRetries = Math.max(0, opts.maxRetries ?? 2);
+  const maxRetries = Math.max(0, opts.maxRetries ?? Number.POSITIVE_INFINITY);
+  const budgetMs = Math.max(0, opts.retryBudgetMs ?? 30_000);
   const delayMs = opts.retryDelayMs ?? 250;
   const maxDelayMs = opts.maxRetryDelayMs ?? 30_000;
+  const clock = opts.retryClock ?? { now: () => Date.now(), sleep: (ms: number) => sleep(ms), random: () => Math.random() };
+  // The wait before retry attempt+1: the answer's Retry-After, never less,
+  // plus up to a quarter more; else exponential backoff with equal jitter.
+  const waitMs = (attempt: number, retryAfter: number | undefined): number => {
+    if (retryAfter !== undefined) {
+      return retryAfter + clock.random() * retryAfter * 0.25;
+    }
+    const backoff = Math.min(delayMs * 2 ** attempt, maxBackoffMs);
+    return Math.min(backoff / 2 + (clock.random() * backoff) / 2, maxDelayMs);
+  };
   const newKey = opts.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
   if (opts.restrictedKey !== undefined && !isRestrictedKey(opts.restrictedKey)) {
     throw new TypeError(`restrictedKey must start with ${restrictedKeyPrefix}`);
@@ -107,24 +140,31 @@ export function createClient(opts: ClientOptions): Client {
     if (writes.has(request.method) && !request.headers.has(headerIdempotencyKey)) {
       request.headers.set(headerIdempotencyKey, newKey());
     }
+    const start = clock.now();
+    // Retry while the wait ends inside the budget.
+    const retrying = (attempt: number, wait: number) =>
+      attempt < maxRetries && wait <= maxDelayMs && clock.now() + wait - start <= budgetMs && !request.signal.aborted;
     for (let attempt = 0; ; attempt++) {
-      const last = attempt >= maxRetries;
       let res: Response;
       try {
-        res = await send(last ? request : request.clone());
+        res = await send(request.clone());
       } catch (err) {
-        if (last || request.signal.aborted) {
+        const wait = waitMs(attempt, undefined);
+        if (!retrying(attempt, wait)) {
           throw err;
         }
-        await sleep(Math.min(delayMs * 2 ** attempt, maxDelayMs));
+        await clock.sleep(wait);
         continue;
       }
-      if ((res.status !== 503 && res.status !== 429) || last) {
+      if (res.status !== 503 && res.status !== 429) {
+        return res;
+      }
+      const wait = waitMs(attempt, retryAfterMs(res.headers.get("Retry-After")));
+      if (!retrying(attempt, wait)) {
         return res;
       }
       await res.body?.cancel();
-      const wait = retryAfterMs(res.headers.get("Retry-After")) ?? delayMs * 2 ** attempt;
-      await sleep(Math.min(wait, maxDelayMs));
+      await clock.sleep(wait);
     }
   }
 

@@ -36,10 +36,11 @@ async function retries(): Promise<void> {
   assert.equal(new Set(keys).size, 1, "retries changed the Idempotency-Key");
   assert.equal(new Set(bodies).size, 1, "retries changed the body");
 
-  // At most maxRetries (default 2) retries, then the 503 is the error.
+  // At most maxRetries retries, then the 503 is the error.
   let calls = 0;
   const down = createClient({
     baseUrl: "http://platform.invalid",
+    maxRetries: 2,
     retryDelayMs: 1,
     fetch: async () => {
       calls++;
@@ -68,6 +69,92 @@ async function retries(): Promise<void> {
   await echo.POST("/api/fiat/wallets", { body: { currency: "KZT" }, headers: { "Idempotency-Key": "mine" } });
   assert.deepEqual(seen, [null, "mine"]);
   console.log("ok retries");
+}
+
+// A fake clock for the retries: sleeping advances it, and the waits are
+// recorded.
+function fakeClock(seed = 1) {
+  let now = 1_000_000;
+  let x = seed;
+  const waits: number[] = [];
+  return {
+    waits,
+    elapsed: () => now - 1_000_000,
+    clock: {
+      now: () => now,
+      sleep: async (ms: number) => {
+        waits.push(ms);
+        now += ms;
+      },
+      random: () => {
+        x = (x * 48271) % 2147483647;
+        return x / 2147483647;
+      },
+    },
+  };
+}
+
+// A lost machine: the platform answers 503 (Retry-After: 1), or nothing,
+// for about 25 s while Patroni promotes the standby. A client with the
+// default options rides it out — it retries with the same key until the
+// write succeeds, never sooner than Retry-After, with jitter — and gives
+// up only past its budget (30 s), with the last answer as the error.
+async function ridesOutAHostLoss(): Promise<void> {
+  const { clock, waits, elapsed } = fakeClock();
+  const keys = new Set<string>();
+  let refused = 0;
+  const platform: FetchLike = async (req) => {
+    keys.add(req.headers.get("Idempotency-Key") ?? "");
+    if (elapsed() < 25_000) {
+      if (elapsed() > 10_000 && elapsed() < 12_000) {
+        refused++;
+        throw new TypeError("fetch failed"); // the proxy itself restarting
+      }
+      return json(503, { error: "unavailable", message: "retry with the same Idempotency-Key" }, { "Retry-After": "1" });
+    }
+    return json(200, { transactionId: "tx1" });
+  };
+  const api = createClient({ baseUrl: "http://platform.invalid", token: "t", fetch: platform, retryClock: clock });
+  const tx = await api.POST("/api/fiat/transfer", { body: { fromWalletId: "w1", toEmail: "b@example.com", amountKzt: 5 } });
+  assert.equal(tx.transactionId, "tx1", "the write did not outlast a 25 s host loss");
+  assert.equal(keys.size, 1, "the retries changed the Idempotency-Key");
+  assert.ok(refused > 0, "no network error was retried");
+  assert.ok(elapsed() >= 25_000 && elapsed() < 27_000, `succeeded after ${elapsed()} ms, want soon after 25 s`);
+  const afterRetryAfter = waits.filter((w) => w >= 1000);
+  assert.ok(afterRetryAfter.length >= waits.length - 3, `waits ${waits} do not honour Retry-After: 1`);
+  assert.ok(Math.max(...waits) <= 4_000, `a wait of ${Math.max(...waits)} ms hides the recovery`);
+  assert.ok(new Set(afterRetryAfter.map((w) => Math.round(w))).size > afterRetryAfter.length / 2, `waits ${waits} have no jitter`);
+
+  // A platform that stays down: the client gives up once the next retry
+  // would start past 30 s, and throws the last 503.
+  const down = fakeClock(7);
+  let calls = 0;
+  const never = createClient({
+    baseUrl: "http://platform.invalid",
+    retryClock: down.clock,
+    fetch: async () => {
+      calls++;
+      return json(503, { error: "unavailable", message: "down" }, { "Retry-After": "1" });
+    },
+  });
+  await assert.rejects(never.POST("/api/fiat/wallets", { body: { currency: "KZT" } }), (err) => {
+    assert.ok(err instanceof PlatformError && err.status === 503, `${err}`);
+    assert.equal(err.retryAfterMs, 1000);
+    return true;
+  });
+  assert.ok(down.elapsed() > 25_000 && down.elapsed() <= 30_000, `gave up after ${down.elapsed()} ms, want within the 30 s budget`);
+  assert.ok(calls > 15, `only ${calls} attempts in the budget`);
+
+  // A Retry-After past the budget is not waited for: the 429 is thrown.
+  const slow = fakeClock();
+  const limited = createClient({
+    baseUrl: "http://platform.invalid",
+    retryClock: slow.clock,
+    fetch: async () => json(429, { error: "rate_limited", message: "slow down" }, { "Retry-After": "45" }),
+  });
+  await assert.rejects(limited.GET("/api/fiat/wallets"), (err) => err instanceof PlatformError && err.status === 429);
+  assert.equal(slow.elapsed(), 0);
+  console.log("ok rides out a host loss");
 }
 
 async function bodies(): Promise<void> {
@@ -187,6 +274,7 @@ async function stream(): Promise<void> {
 }
 
 await retries();
+await ridesOutAHostLoss();
 await bodies();
 webhooks();
 await stream();
