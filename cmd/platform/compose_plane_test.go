@@ -252,3 +252,25 @@ func subnetOf(t *testing.T, f composeFile, name string) netip.Prefix {
 	}
 	return p
 }
+
+// TestClickHouseCredentials: CLICKHOUSE_USER and CLICKHOUSE_PASSWORD reach
+// the connection (compose's ClickHouse has no passwordless user); unset, the
+// local stack's passwordless default user.
+func TestClickHouseCredentials(t *testing.T) {
+	env := map[string]string{"PLATFORM_ENV": "development"}
+	get := func(k string) string { return env[k] }
+	cfg, err := LoadConfig(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := (&app{cfg: cfg}).clickhouseCredentials(); a.User != "default" || a.Password != "" {
+		t.Errorf("unset: %+v, want default without a password", a)
+	}
+	env["CLICKHOUSE_USER"], env["CLICKHOUSE_PASSWORD"] = "platform", " s3cret "
+	if cfg, err = LoadConfig(get); err != nil {
+		t.Fatal(err)
+	}
+	if a := (&app{cfg: cfg}).clickhouseCredentials(); a.User != "platform" || a.Password != " s3cret " {
+		t.Errorf("set: %+v, want platform with the password as given", a)
+	}
+}

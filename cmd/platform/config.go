@@ -21,22 +21,25 @@ import (
 // Config is the process configuration, read from the environment
 // (architecture.md, "Configuration"). Every problem names its variable.
 type Config struct {
-	Addr           string        // PLATFORM_ADDR
-	PublicBaseURL  string        // PUBLIC_BASE_URL
-	DataDir        string        // DATA_DIR
-	DatabaseURL    string        // DATABASE_URL
-	ClickHouseAddr string        // CLICKHOUSE_ADDR
-	ClickHouseDB   string        // CLICKHOUSE_DATABASE; empty = named after the Postgres database
-	KafkaBrokers   []string      // KAFKA_BROKERS; empty starts the embedded broker
-	KafkaPort      int           // KAFKA_EMBEDDED_PORT, the embedded broker's port
-	JWTSecret      string        // JWT_SECRET
-	JWTTTL         time.Duration // JWT_TTL
-	Admins         auth.Admins   // *_ADMIN_EMAILS
-	ReputationKey  string        // REPUTATION_SERVICE_KEY
-	LedgerSalt     string        // LEDGER_SALT
-	ProcessorHook  string        // PROCESSOR_WEBHOOK_SECRET
-	ProcessorKey   string        // PROCESSOR_API_KEY
-	SigningKey     string        // SIGNING_MASTER_KEY
+	Addr           string // PLATFORM_ADDR
+	PublicBaseURL  string // PUBLIC_BASE_URL
+	DataDir        string // DATA_DIR
+	DatabaseURL    string // DATABASE_URL
+	ClickHouseAddr string // CLICKHOUSE_ADDR
+	ClickHouseDB   string // CLICKHOUSE_DATABASE; empty = named after the Postgres database
+	// ClickHouseUser and ClickHousePassword are CLICKHOUSE_USER (default
+	// "default", the local stack's passwordless user) and CLICKHOUSE_PASSWORD.
+	ClickHouseUser, ClickHousePassword string
+	KafkaBrokers                       []string      // KAFKA_BROKERS; empty starts the embedded broker
+	KafkaPort                          int           // KAFKA_EMBEDDED_PORT, the embedded broker's port
+	JWTSecret                          string        // JWT_SECRET
+	JWTTTL                             time.Duration // JWT_TTL
+	Admins                             auth.Admins   // *_ADMIN_EMAILS
+	ReputationKey                      string        // REPUTATION_SERVICE_KEY
+	LedgerSalt                         string        // LEDGER_SALT
+	ProcessorHook                      string        // PROCESSOR_WEBHOOK_SECRET
+	ProcessorKey                       string        // PROCESSOR_API_KEY
+	SigningKey                         string        // SIGNING_MASTER_KEY
 	// DataKey encrypts KYC document numbers, bank accounts and webhook
 	// secrets at rest (DATA_ENCRYPTION_KEY; "new,old" rotates).
 	DataKey        string
@@ -250,10 +253,13 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		DatabaseURL:    r.str("DATABASE_URL", devDefault(defaultDatabaseURL)),
 		ClickHouseAddr: r.str("CLICKHOUSE_ADDR", devDefault(defaultClickHouse)),
 		ClickHouseDB:   r.str("CLICKHOUSE_DATABASE", ""),
-		KafkaBrokers:   topics.ParseBrokers(r.str("KAFKA_BROKERS", "")),
-		KafkaPort:      int(r.integer("KAFKA_EMBEDDED_PORT", defaultKafkaPort, 0)),
-		JWTSecret:      r.str("JWT_SECRET", ""),
-		JWTTTL:         r.duration("JWT_TTL", 168*time.Hour),
+		ClickHouseUser: r.str("CLICKHOUSE_USER", "default"),
+		// not trimmed: a password is what it is
+		ClickHousePassword: getenv("CLICKHOUSE_PASSWORD"),
+		KafkaBrokers:       topics.ParseBrokers(r.str("KAFKA_BROKERS", "")),
+		KafkaPort:          int(r.integer("KAFKA_EMBEDDED_PORT", defaultKafkaPort, 0)),
+		JWTSecret:          r.str("JWT_SECRET", ""),
+		JWTTTL:             r.duration("JWT_TTL", 168*time.Hour),
 		Admins: auth.Admins{
 			Fiat:       auth.ParseAllowlist(r.str("FIAT_ADMIN_EMAILS", "")),
 			Gov:        auth.ParseAllowlist(r.str("GOV_ADMIN_EMAILS", "")),
