@@ -206,20 +206,20 @@ etcd_up() {
 etcdctl_() { ETCDCTL_API=3 etcdctl --endpoints="http://127.0.0.1:$ETCD_CLIENT" "$@"; }
 
 # etcd_auth: root and a patroni user that may touch only Patroni's keys,
-# then authentication on (once; the first 'up').
+# then authentication on. Idempotent: an anonymous read fails once it is on,
+# and a run cut short is finished (etcdctl 3.4 has no `auth status`).
 etcd_auth() {
-  if etcdctl_ --user "root:$ETCD_ROOT_PASSWORD" auth status 2>/dev/null | grep -q 'Authentication Status: true'; then
-    return 0
-  fi
+  etcdctl_ get /auth-probe >/dev/null 2>&1 || return 0
   log "etcd: turning authentication on"
   {
-    etcdctl_ user add root --new-user-password="$ETCD_ROOT_PASSWORD" --interactive=false &&
-    etcdctl_ role add patroni &&
+    { etcdctl_ user get root >/dev/null 2>&1 || etcdctl_ user add root --new-user-password="$ETCD_ROOT_PASSWORD" --interactive=false; } &&
+    { etcdctl_ role get patroni >/dev/null 2>&1 || etcdctl_ role add patroni; } &&
     etcdctl_ role grant-permission patroni --prefix=true readwrite /service/ &&
-    etcdctl_ user add patroni --new-user-password="$ETCD_PATRONI_PASSWORD" --interactive=false &&
-    etcdctl_ user grant-role patroni patroni &&
+    { etcdctl_ user get patroni >/dev/null 2>&1 || etcdctl_ user add patroni --new-user-password="$ETCD_PATRONI_PASSWORD" --interactive=false; } &&
+    { etcdctl_ user get patroni 2>/dev/null | grep -q '^Roles:.* patroni' || etcdctl_ user grant-role patroni patroni; } &&
     etcdctl_ auth enable
   } >>"$LOGS/etcd.log" 2>&1 || die "etcd: could not turn authentication on (log: $LOGS/etcd.log)"
+  ! etcdctl_ get /auth-probe >/dev/null 2>&1 || die "etcd: authentication is still off"
 }
 
 # ---------------------------------------------------------------- Patroni
