@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/netip"
 	"net/url"
 	"os"
@@ -20,7 +21,7 @@ import (
 func TestComposeNetworks(t *testing.T) {
 	f, _ := readCompose(t)
 	want := map[string]string{
-		"etcd": "control", "patroni-1": "control,data", "patroni-2": "control,data",
+		"etcd": "control", "etcd-auth": "control", "patroni-1": "control,data", "patroni-2": "control,data",
 		"kafka-1": "data", "kafka-2": "data", "kafka-3": "data", "clickhouse": "data", "db-roles": "data",
 		"haproxy": "edge",
 	}
@@ -272,5 +273,64 @@ func TestClickHouseCredentials(t *testing.T) {
 	}
 	if a := (&app{cfg: cfg}).clickhouseCredentials(); a.User != "platform" || a.Password != " s3cret " {
 		t.Errorf("set: %+v, want platform with the password as given", a)
+	}
+}
+
+// TestComposeEtcdAuth: etcd turns authentication on (etcd-auth, before any
+// Patroni member starts), and the members log in as a user limited to
+// Patroni's keys: a write to etcd would otherwise bypass the REST API's
+// password.
+func TestComposeEtcdAuth(t *testing.T) {
+	f, raw := readCompose(t)
+	var deps struct {
+		Services map[string]struct {
+			DependsOn  map[string]struct{ Condition string } `yaml:"depends_on"`
+			Entrypoint []string                              `yaml:"entrypoint"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal([]byte(raw), &deps); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"patroni-1", "patroni-2"} {
+		e := f.Services[p].Environment
+		if e["PATRONI_ETCD3_USERNAME"] != "patroni" || !strings.HasPrefix(e["PATRONI_ETCD3_PASSWORD"], "${ETCD_PATRONI_PASSWORD:?") {
+			t.Errorf("%s: etcd user %q password %q", p, e["PATRONI_ETCD3_USERNAME"], e["PATRONI_ETCD3_PASSWORD"])
+		}
+		if deps.Services[p].DependsOn["etcd-auth"].Condition != "service_completed_successfully" {
+			t.Errorf("%s starts before etcd-auth has finished: %v", p, deps.Services[p].DependsOn)
+		}
+	}
+	a := f.Services["etcd-auth"]
+	if fmt.Sprint(deps.Services["etcd-auth"].Entrypoint) != "[/etc/patroni/etcd_auth.sh]" ||
+		!strings.HasPrefix(a.Environment["ETCD_ROOT_PASSWORD"], "${ETCD_ROOT_PASSWORD:?") ||
+		deps.Services["etcd-auth"].DependsOn["etcd"].Condition != "service_healthy" {
+		t.Errorf("etcd-auth: %v, entrypoint %v, depends on %v", a.Environment, deps.Services["etcd-auth"].Entrypoint,
+			deps.Services["etcd-auth"].DependsOn)
+	}
+	for name, svc := range f.Services {
+		if name == "etcd-auth" {
+			continue
+		}
+		for k, v := range svc.Environment {
+			if strings.Contains(v, "${ETCD_ROOT_PASSWORD") {
+				t.Errorf("%s: %s holds etcd's root password", name, k)
+			}
+		}
+	}
+	script, err := os.ReadFile("../../deploy/patroni/etcd_auth.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"role grant-permission patroni --prefix=true readwrite /service/", "auth enable"} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf("etcd_auth.sh lacks %q", want)
+		}
+	}
+	docker, err := os.ReadFile("../../deploy/patroni/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(docker), "etcd-client") || !strings.Contains(string(docker), "etcd_auth.sh") {
+		t.Error("the Patroni image lacks etcdctl or etcd_auth.sh")
 	}
 }

@@ -119,7 +119,7 @@ func readCompose(t *testing.T) (composeFile, string) {
 // password.
 var composeSecrets = []string{"PUBLIC_BASE_URL", "JWT_SECRET", "LEDGER_SALT", "PROCESSOR_API_KEY", "PROCESSOR_WEBHOOK_SECRET",
 	"SIGNING_MASTER_KEY", "DATA_ENCRYPTION_KEY", "SMTP_URL", "POSTGRES_PASSWORD", "REPLICATION_PASSWORD",
-	"PLATFORM_DB_PASSWORD", "MIGRATE_DB_PASSWORD", "CLICKHOUSE_PASSWORD", "PATRONI_REST_PASSWORD"}
+	"PLATFORM_DB_PASSWORD", "MIGRATE_DB_PASSWORD", "CLICKHOUSE_PASSWORD", "PATRONI_REST_PASSWORD", "ETCD_PATRONI_PASSWORD", "ETCD_ROOT_PASSWORD"}
 
 // TestComposeRunsProduction: docker-compose.yml runs the platform in
 // production mode, requires every secret with ${NAME:?NAME is required: …}
@@ -174,8 +174,10 @@ func TestComposeRunsProduction(t *testing.T) {
 	for _, v := range f.Services["gateway-1"].Environment {
 		interpolate(v, nil, missing)
 	}
-	for _, v := range f.Services["patroni-1"].Environment {
-		interpolate(v, nil, missing)
+	for _, svc := range []string{"patroni-1", "etcd-auth"} {
+		for _, v := range f.Services[svc].Environment {
+			interpolate(v, nil, missing)
+		}
 	}
 	var names []string
 	for n := range missing {
@@ -309,7 +311,7 @@ func TestComposeClusterShape(t *testing.T) {
 		t.Errorf("patroni.yml dcs: %v; want synchronous_mode and no failover to a lagging member", pat.Bootstrap.DCS)
 	}
 	for name, svc := range f.Services {
-		if name == "migrate" || name == "topics" || name == "db-roles" { // one-shot
+		if name == "migrate" || name == "topics" || name == "db-roles" || name == "etcd-auth" { // one-shot
 			continue
 		}
 		if svc.Healthcheck == nil || len(svc.Healthcheck.Test) == 0 {
