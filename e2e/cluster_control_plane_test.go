@@ -156,4 +156,11 @@ func TestClusterControlPlane(t *testing.T) {
 	if ip := registeredFrom(direct, "xff-direct"); ip != "127.0.0.1" {
 		t.Errorf("straight to a gateway with a forged X-Forwarded-For the client is %q, want 127.0.0.1", ip)
 	}
+
+	// A second `up` finds etcd's authentication, the roles and the
+	// passwords in place (the nemesis test runs one after its faults).
+	c.Up()
+	if st, body := send(http.MethodPatch, c.PatroniURLs[1]+"/config", "", "", evil); st != http.StatusUnauthorized {
+		t.Errorf("after a second up: PATCH /config without credentials: %d %s, want 401", st, body)
+	}
 }
