@@ -21,25 +21,22 @@ import (
 // Config is the process configuration, read from the environment
 // (architecture.md, "Configuration"). Every problem names its variable.
 type Config struct {
-	Addr           string // PLATFORM_ADDR
-	PublicBaseURL  string // PUBLIC_BASE_URL
-	DataDir        string // DATA_DIR
-	DatabaseURL    string // DATABASE_URL
-	ClickHouseAddr string // CLICKHOUSE_ADDR
-	ClickHouseDB   string // CLICKHOUSE_DATABASE; empty = named after the Postgres database
-	// ClickHouseUser and ClickHousePassword are CLICKHOUSE_USER (default
-	// "default", the local stack's passwordless user) and CLICKHOUSE_PASSWORD.
-	ClickHouseUser, ClickHousePassword string
-	KafkaBrokers                       []string      // KAFKA_BROKERS; empty starts the embedded broker
-	KafkaPort                          int           // KAFKA_EMBEDDED_PORT, the embedded broker's port
-	JWTSecret                          string        // JWT_SECRET
-	JWTTTL                             time.Duration // JWT_TTL
-	Admins                             auth.Admins   // *_ADMIN_EMAILS
-	ReputationKey                      string        // REPUTATION_SERVICE_KEY
-	LedgerSalt                         string        // LEDGER_SALT
-	ProcessorHook                      string        // PROCESSOR_WEBHOOK_SECRET
-	ProcessorKey                       string        // PROCESSOR_API_KEY
-	SigningKey                         string        // SIGNING_MASTER_KEY
+	Addr           string        // PLATFORM_ADDR
+	PublicBaseURL  string        // PUBLIC_BASE_URL
+	DataDir        string        // DATA_DIR
+	DatabaseURL    string        // DATABASE_URL
+	ClickHouseAddr string        // CLICKHOUSE_ADDR
+	ClickHouseDB   string        // CLICKHOUSE_DATABASE; empty = named after the Postgres database
+	KafkaBrokers   []string      // KAFKA_BROKERS; empty starts the embedded broker
+	KafkaPort      int           // KAFKA_EMBEDDED_PORT, the embedded broker's port
+	JWTSecret      string        // JWT_SECRET
+	JWTTTL         time.Duration // JWT_TTL
+	Admins         auth.Admins   // *_ADMIN_EMAILS
+	ReputationKey  string        // REPUTATION_SERVICE_KEY
+	LedgerSalt     string        // LEDGER_SALT
+	ProcessorHook  string        // PROCESSOR_WEBHOOK_SECRET
+	ProcessorKey   string        // PROCESSOR_API_KEY
+	SigningKey     string        // SIGNING_MASTER_KEY
 	// DataKey encrypts KYC document numbers, bank accounts and webhook
 	// secrets at rest (DATA_ENCRYPTION_KEY; "new,old" rotates).
 	DataKey        string
@@ -96,6 +93,11 @@ type Config struct {
 	// AdminListsSet says whether any *_ADMIN_EMAILS is set: without one, a
 	// command cannot know the roles the server confers.
 	AdminListsSet bool
+
+	// ClickHouseUser and ClickHousePassword are CLICKHOUSE_USER (default
+	// "default", the local stack's passwordless user) and
+	// CLICKHOUSE_PASSWORD (compose's ClickHouse has no passwordless user).
+	ClickHouseUser, ClickHousePassword string
 }
 
 // PartnerSecrets authenticate the inbound partner webhooks (rights, chess,
@@ -253,13 +255,10 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		DatabaseURL:    r.str("DATABASE_URL", devDefault(defaultDatabaseURL)),
 		ClickHouseAddr: r.str("CLICKHOUSE_ADDR", devDefault(defaultClickHouse)),
 		ClickHouseDB:   r.str("CLICKHOUSE_DATABASE", ""),
-		ClickHouseUser: r.str("CLICKHOUSE_USER", "default"),
-		// not trimmed: a password is what it is
-		ClickHousePassword: getenv("CLICKHOUSE_PASSWORD"),
-		KafkaBrokers:       topics.ParseBrokers(r.str("KAFKA_BROKERS", "")),
-		KafkaPort:          int(r.integer("KAFKA_EMBEDDED_PORT", defaultKafkaPort, 0)),
-		JWTSecret:          r.str("JWT_SECRET", ""),
-		JWTTTL:             r.duration("JWT_TTL", 168*time.Hour),
+		KafkaBrokers:   topics.ParseBrokers(r.str("KAFKA_BROKERS", "")),
+		KafkaPort:      int(r.integer("KAFKA_EMBEDDED_PORT", defaultKafkaPort, 0)),
+		JWTSecret:      r.str("JWT_SECRET", ""),
+		JWTTTL:         r.duration("JWT_TTL", 168*time.Hour),
 		Admins: auth.Admins{
 			Fiat:       auth.ParseAllowlist(r.str("FIAT_ADMIN_EMAILS", "")),
 			Gov:        auth.ParseAllowlist(r.str("GOV_ADMIN_EMAILS", "")),
@@ -313,6 +312,8 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		},
 	}
 	c.WebhookRetry = r.schedule("WEBHOOK_RETRY_SCHEDULE", "0s,5m,30m,2h,8h")
+	// the password untrimmed: it is what it is
+	c.ClickHouseUser, c.ClickHousePassword = r.str("CLICKHOUSE_USER", "default"), getenv("CLICKHOUSE_PASSWORD")
 	c.Partner = PartnerSecrets{HMAC: r.str("PARTNER_WEBHOOK_SECRET", ""), Rights: r.str("RIGHTS_SECRET", ""),
 		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC"),
 		RightsHMAC: r.str("RIGHTS_WEBHOOK_SECRET", ""), ChessHMAC: r.str("CHESS_WEBHOOK_SECRET", ""),
