@@ -199,12 +199,23 @@ func (a *app) clickhouse(ctx context.Context) (driver.Conn, error) {
 	if a.ch != nil {
 		return a.ch, nil
 	}
-	conn, err := clickhouse.Connect(ctx, a.cfg.ClickHouseAddr, "default")
+	conn, err := clickhouse.ConnectAs(ctx, a.cfg.ClickHouseAddr, "default", a.clickhouseCredentials())
 	if err != nil {
 		return nil, fmt.Errorf("CLICKHOUSE_ADDR: %w", err)
 	}
 	a.ch = conn
 	return conn, nil
+}
+
+// clickhouseCredentials are CLICKHOUSE_USER and CLICKHOUSE_PASSWORD.
+func (a *app) clickhouseCredentials() clickhouse.Credentials {
+	return clickhouse.Credentials{User: a.cfg.ClickHouseUser, Password: a.cfg.ClickHousePassword}
+}
+
+// clickhouseLazy connects ClickHouse on a part's first use, as
+// CLICKHOUSE_USER.
+func (a *app) clickhouseLazy() *clickhouse.Lazy {
+	return clickhouse.NewLazyAs(a.cfg.ClickHouseAddr, "default", a.clickhouseCredentials())
 }
 
 // startGateway builds the HTTP side: tokens, limiter, server and the bus.

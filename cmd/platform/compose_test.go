@@ -28,7 +28,56 @@ type composeFile struct {
 		Deploy struct {
 			Replicas int `yaml:"replicas"`
 		} `yaml:"deploy"`
+		Networks composeNetworks `yaml:"networks"`
 	} `yaml:"services"`
+	Networks map[string]struct {
+		Internal bool `yaml:"internal"`
+		IPAM     struct {
+			Config []struct {
+				Subnet string `yaml:"subnet"`
+			} `yaml:"config"`
+		} `yaml:"ipam"`
+	} `yaml:"networks"`
+}
+
+// composeNetworks are the networks a service joins, each with its fixed
+// address if it has one; compose writes them as a list or as a map.
+type composeNetworks map[string]string
+
+func (n *composeNetworks) UnmarshalYAML(v *yaml.Node) error {
+	*n = composeNetworks{}
+	if v.Kind == yaml.SequenceNode {
+		var names []string
+		if err := v.Decode(&names); err != nil {
+			return err
+		}
+		for _, name := range names {
+			(*n)[name] = ""
+		}
+		return nil
+	}
+	var m map[string]*struct {
+		IPv4 string `yaml:"ipv4_address"`
+	}
+	if err := v.Decode(&m); err != nil {
+		return err
+	}
+	for name, c := range m {
+		(*n)[name] = ""
+		if c != nil {
+			(*n)[name] = c.IPv4
+		}
+	}
+	return nil
+}
+
+func (n composeNetworks) names() string {
+	var out []string
+	for name := range n {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
 }
 
 // composeRef is one ${NAME}, ${NAME:-default} or ${NAME:?message}.
@@ -69,7 +118,8 @@ func readCompose(t *testing.T) (composeFile, string) {
 // production settings of LoadConfig it cannot fix itself, and the database
 // password.
 var composeSecrets = []string{"PUBLIC_BASE_URL", "JWT_SECRET", "LEDGER_SALT", "PROCESSOR_API_KEY", "PROCESSOR_WEBHOOK_SECRET",
-	"SIGNING_MASTER_KEY", "DATA_ENCRYPTION_KEY", "SMTP_URL", "POSTGRES_PASSWORD", "REPLICATION_PASSWORD"}
+	"SIGNING_MASTER_KEY", "DATA_ENCRYPTION_KEY", "SMTP_URL", "POSTGRES_PASSWORD", "REPLICATION_PASSWORD",
+	"PLATFORM_DB_PASSWORD", "MIGRATE_DB_PASSWORD", "CLICKHOUSE_PASSWORD", "PATRONI_REST_PASSWORD", "ETCD_PATRONI_PASSWORD", "ETCD_ROOT_PASSWORD"}
 
 // TestComposeRunsProduction: docker-compose.yml runs the platform in
 // production mode, requires every secret with ${NAME:?NAME is required: …}
@@ -124,8 +174,10 @@ func TestComposeRunsProduction(t *testing.T) {
 	for _, v := range f.Services["gateway-1"].Environment {
 		interpolate(v, nil, missing)
 	}
-	for _, v := range f.Services["patroni-1"].Environment {
-		interpolate(v, nil, missing)
+	for _, svc := range []string{"patroni-1", "etcd-auth"} {
+		for _, v := range f.Services[svc].Environment {
+			interpolate(v, nil, missing)
+		}
 	}
 	var names []string
 	for n := range missing {
@@ -209,8 +261,8 @@ func TestComposeClusterShape(t *testing.T) {
 		if fmt.Sprint(svc.Command) != "[gateway]" || len(svc.Ports) != 0 {
 			t.Errorf("%s: command %v, ports %v (only the proxy is published)", gw, svc.Command, svc.Ports)
 		}
-		if svc.Environment["TRUSTED_PROXIES"] != "172.30.0.10/32" {
-			t.Errorf("%s: TRUSTED_PROXIES %q, want the proxy's address", gw, svc.Environment["TRUSTED_PROXIES"])
+		if tp := interpolate(svc.Environment["TRUSTED_PROXIES"], nil, map[string]string{}); tp != "172.30.0.10/32" {
+			t.Errorf("%s: TRUSTED_PROXIES %q by default, want the proxy's address", gw, tp)
 		}
 		dsn := svc.Environment["DATABASE_URL"]
 		if !strings.Contains(dsn, "@patroni-1:5432,patroni-2:5432/platform?") || !strings.Contains(dsn, "target_session_attrs=read-write") {
@@ -259,7 +311,7 @@ func TestComposeClusterShape(t *testing.T) {
 		t.Errorf("patroni.yml dcs: %v; want synchronous_mode and no failover to a lagging member", pat.Bootstrap.DCS)
 	}
 	for name, svc := range f.Services {
-		if name == "migrate" || name == "topics" {
+		if name == "migrate" || name == "topics" || name == "db-roles" || name == "etcd-auth" { // one-shot
 			continue
 		}
 		if svc.Healthcheck == nil || len(svc.Healthcheck.Test) == 0 {

@@ -93,6 +93,11 @@ type Config struct {
 	// AdminListsSet says whether any *_ADMIN_EMAILS is set: without one, a
 	// command cannot know the roles the server confers.
 	AdminListsSet bool
+
+	// ClickHouseUser and ClickHousePassword are CLICKHOUSE_USER (default
+	// "default", the local stack's passwordless user) and
+	// CLICKHOUSE_PASSWORD (compose's ClickHouse has no passwordless user).
+	ClickHouseUser, ClickHousePassword string
 }
 
 // PartnerSecrets authenticate the inbound partner webhooks (rights, chess,
@@ -307,6 +312,8 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		},
 	}
 	c.WebhookRetry = r.schedule("WEBHOOK_RETRY_SCHEDULE", "0s,5m,30m,2h,8h")
+	// the password untrimmed: it is what it is
+	c.ClickHouseUser, c.ClickHousePassword = r.str("CLICKHOUSE_USER", "default"), getenv("CLICKHOUSE_PASSWORD")
 	c.Partner = PartnerSecrets{HMAC: r.str("PARTNER_WEBHOOK_SECRET", ""), Rights: r.str("RIGHTS_SECRET", ""),
 		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC"),
 		RightsHMAC: r.str("RIGHTS_WEBHOOK_SECRET", ""), ChessHMAC: r.str("CHESS_WEBHOOK_SECRET", ""),

@@ -17,7 +17,7 @@ func (a *app) charityModule() (module, error) {
 		routes: func(r server.Router) error {
 			campaigns := scharity.NewCampaigns(a.pool)
 			h, err := gcharity.NewHandlers(campaigns, campaigns, a.bus,
-				clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()), a.pool,
+				clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()), a.pool,
 				a.tokens.Require(), a.tokens.Optional(), a.requireAdmin(a.cfg.Admins.Charity), a.now, a.server.Routes,
 				gcharity.Config{PublicBaseURL: a.cfg.PublicBaseURL})
 			if err != nil {

@@ -29,7 +29,7 @@ func (a *app) consoleModule() (module, error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		a.server.App.Hooks().OnShutdown(func() error { cancel(); ops.Close(); return nil })
 		h, err := console.NewHandlers(ctx, tooling,
-			clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+			clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()),
 			console.NewLive(a.brokers, a.log, a.now, console.Window), ops, webhookstore.NewStore(a.pool),
 			a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.now)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	gfiat "github.com/fintech/platform/gateway/fiat"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
-	"github.com/fintech/platform/storage/clickhouse"
 	sfiat "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/topics"
 )
@@ -27,7 +26,7 @@ func (a *app) fiatModule() (module, error) {
 		routes: func(r server.Router) error {
 			var analytics gfiat.ProcessorLedger
 			if a.cfg.ClickHouseAddr != "" {
-				analytics = sfiat.NewProcessorAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase())
+				analytics = sfiat.NewProcessorAnalytics(a.clickhouseLazy(), a.clickhouseDatabase())
 			}
 			h, err := gfiat.NewHandlers(gfiat.Config{
 				PublicBaseURL:        a.cfg.PublicBaseURL,

@@ -17,7 +17,7 @@ func (a *app) govModule() (module, error) {
 		routes: func(r server.Router) error {
 			st := sgov.NewStore(a.pool)
 			h, err := ggov.NewHandlers(a.pool, st, st,
-				clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()), a.budgets,
+				clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()), a.budgets,
 				a.tokens.Require(), a.requireAdmin(a.cfg.Admins.Gov), a.now, a.server.Routes)
 			if err != nil {
 				return err

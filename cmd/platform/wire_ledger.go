@@ -19,7 +19,7 @@ func (a *app) ledgerModule() (module, error) {
 	return module{
 		routes: func(r server.Router) error {
 			h, err := gwledger.NewHandlers(a.pool, ledgerstore.NewStore(a.pool), verifier,
-				clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+				clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()),
 				a.bus, a.tokens, a.now, a.server.Routes, gwledger.Config{})
 			if err != nil {
 				return err

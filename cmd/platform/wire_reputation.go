@@ -18,7 +18,7 @@ func (a *app) reputationModule() (module, error) {
 	return module{
 		routes: func(r server.Router) error {
 			h, err := gwreputation.NewHandlers(a.pool, repstore.NewStore(a.pool),
-				clickhouse.NewAnalytics(clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.clickhouseDatabase()),
+				clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()),
 				a.bus, a.tokens, a.requireAdmin(a.cfg.Admins.Reputation), a.now, a.server.Routes,
 				gwreputation.Config{ServiceKey: a.cfg.ReputationKey})
 			if err != nil {

@@ -15,7 +15,7 @@ func (a *app) sinkModule() (module, error) {
 		groups: map[string]func() (runnable, error){
 			topics.GroupSink: func() (runnable, error) {
 				return sink.New(sink.Config{Brokers: a.brokers, Database: a.clickhouseDatabase()},
-					clickhouse.NewLazy(a.cfg.ClickHouseAddr, "default"), a.log)
+					a.clickhouseLazy(), a.log)
 			},
 		},
 	}, nil

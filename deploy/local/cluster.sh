@@ -20,6 +20,15 @@
 # target_session_attrs=read-write: after a failover its new connections find
 # the new primary, with no restart.
 #
+# Nobody else on the machine drives it (issue 45): etcd wants a password
+# (Patroni's user may touch only its keys), Patroni's REST API wants one for
+# every change (PATCH /config, /restart, /switchover, ...), Postgres wants
+# scram-sha-256 from everyone (the platform as platform_app, migrations as
+# platform_owner: deploy/patroni/roles.sql), and HAProxy reaches the
+# gateways from its own loopback address (CLUSTER_PROXY_SOURCE), the only
+# one whose X-Forwarded-For they believe. The passwords are generated into
+# $CLUSTER_DIR/cluster-auth.env (mode 600); `env` prints what clients need.
+#
 # Environment (all optional):
 #   CLUSTER_DIR        default <repo>/.cluster (made absolute); data, logs, pids
 #   CLUSTER_PORT_BASE  default 56100; the cluster uses the 30 ports from it
@@ -28,6 +37,8 @@
 #   PLATFORM_BIN       default <repo>/bin/platform (built by `make build`)
 #   CLUSTER_ENV_FILE   default $CLUSTER_DIR/platform.env: extra KEY=VALUE lines
 #                      every platform process gets (e.g. admin e-mails)
+#   CLUSTER_PROXY_SOURCE default 127.0.1.1: the loopback address HAProxy
+#                      connects to the gateways from (their TRUSTED_PROXIES)
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -46,6 +57,9 @@ CH_DB="${CLICKHOUSE_DATABASE:-platform_cluster}"
 BIN="${PLATFORM_BIN:-$REPO_ROOT/bin/platform}"
 ENV_FILE="${CLUSTER_ENV_FILE:-$DIR/platform.env}"
 SCOPE="platform-cluster-$BASE"
+PROXY_SOURCE="${CLUSTER_PROXY_SOURCE:-127.0.1.1}"
+case "$PROXY_SOURCE" in 127.0.0.1|127.*.*.*) ;; *) die "CLUSTER_PROXY_SOURCE '$PROXY_SOURCE' is not a loopback address" ;; esac
+[ "$PROXY_SOURCE" != 127.0.0.1 ] || die "CLUSTER_PROXY_SOURCE must not be 127.0.0.1, the address every local client shares"
 
 # Ports, from BASE.
 ETCD_CLIENT=$BASE;            ETCD_PEER=$((BASE + 1))
@@ -62,7 +76,43 @@ RUN="$DIR/run"
 LOGS="$DIR/log"
 PG_ROOT="$DIR/pg"            # the postgres user owns what is under it
 
-DSN="postgres://postgres@127.0.0.1:${PG_PORTS[0]},127.0.0.1:${PG_PORTS[1]}/platform?sslmode=disable&target_session_attrs=read-write&connect_timeout=3"
+ROLES_SQL="$REPO_ROOT/deploy/patroni/roles.sql"
+EVENT_LOG_SQL="$REPO_ROOT/deploy/patroni/event_log_owner.sql"
+AUTH_FILE="$DIR/cluster-auth.env"
+
+# ---------------------------------------------------------------- passwords
+
+# auth_load [create]: the cluster's passwords (generated on the first 'up'),
+# and the DSNs built from them. A cluster made before it had passwords (its
+# Postgres trusts every local user) cannot be converted in place.
+auth_load() {
+  if [ ! -f "$AUTH_FILE" ] && [ "${1:-}" = create ]; then
+    [ ! -d "$DIR/pg/data1" ] || die "$DIR holds a cluster made before passwords (Postgres trusts every local user): 'cluster.sh down', remove $DIR, and 'up' again"
+    mkdir -p "$DIR"
+    local k
+    (
+      umask 077
+      for k in POSTGRES_PASSWORD REPLICATION_PASSWORD PATRONI_REST_PASSWORD ETCD_ROOT_PASSWORD ETCD_PATRONI_PASSWORD \
+        PLATFORM_DB_PASSWORD MIGRATE_DB_PASSWORD; do
+        echo "$k=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')"
+      done >"$AUTH_FILE"
+    )
+  fi
+  POSTGRES_PASSWORD="" REPLICATION_PASSWORD="" PATRONI_REST_PASSWORD="" ETCD_ROOT_PASSWORD="" ETCD_PATRONI_PASSWORD=""
+  PLATFORM_DB_PASSWORD="" MIGRATE_DB_PASSWORD=""
+  local line
+  while IFS= read -r line; do
+    case "$line" in
+      POSTGRES_PASSWORD=*|REPLICATION_PASSWORD=*|PATRONI_REST_PASSWORD=*|ETCD_ROOT_PASSWORD=*|ETCD_PATRONI_PASSWORD=*|PLATFORM_DB_PASSWORD=*|MIGRATE_DB_PASSWORD=*)
+        printf -v "${line%%=*}" '%s' "${line#*=}" ;;
+    esac
+  done < <(cat "$AUTH_FILE" 2>/dev/null || true)
+  local hosts="127.0.0.1:${PG_PORTS[0]},127.0.0.1:${PG_PORTS[1]}" opts="sslmode=disable&target_session_attrs=read-write&connect_timeout=3"
+  # what the platform connects as; migrations; operators and tests
+  DSN="postgres://platform_app:$PLATFORM_DB_PASSWORD@$hosts/platform?$opts"
+  MIGRATE_DSN="postgres://platform_owner:$MIGRATE_DB_PASSWORD@$hosts/platform?$opts"
+  ADMIN_DSN="postgres://postgres:$POSTGRES_PASSWORD@$hosts/platform?$opts"
+}
 
 # ---------------------------------------------------------------- install
 
@@ -142,6 +192,7 @@ etcd_up() {
   [ -n "$(member_pid etcd)" ] && return 0
   port_open "$ETCD_CLIENT" && die "port $ETCD_CLIENT (etcd) is in use"
   mkdir -p "$DIR/etcd"
+  chmod 700 "$DIR/etcd"   # its users and their password hashes
   log "etcd: starting on 127.0.0.1:$ETCD_CLIENT"
   spawn etcd "$DIR/etcd" etcd --name cluster-etcd --data-dir "$DIR/etcd" \
     --listen-client-urls "http://127.0.0.1:$ETCD_CLIENT" --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT" \
@@ -149,6 +200,26 @@ etcd_up() {
     --initial-cluster "cluster-etcd=http://127.0.0.1:$ETCD_PEER" --initial-cluster-state new \
     --enable-v2=true --heartbeat-interval 100 --election-timeout 1000
   wait_for 30 etcd http_ok "http://127.0.0.1:$ETCD_CLIENT/health"
+  etcd_auth
+}
+
+etcdctl_() { ETCDCTL_API=3 etcdctl --endpoints="http://127.0.0.1:$ETCD_CLIENT" "$@"; }
+
+# etcd_auth: root and a patroni user that may touch only Patroni's keys,
+# then authentication on. Idempotent: an anonymous read fails once it is on,
+# and a run cut short is finished (etcdctl 3.4 has no `auth status`).
+etcd_auth() {
+  etcdctl_ get /auth-probe >/dev/null 2>&1 || return 0
+  log "etcd: turning authentication on"
+  {
+    { etcdctl_ user get root >/dev/null 2>&1 || etcdctl_ user add root --new-user-password="$ETCD_ROOT_PASSWORD" --interactive=false; } &&
+    { etcdctl_ role get patroni >/dev/null 2>&1 || etcdctl_ role add patroni; } &&
+    etcdctl_ role grant-permission patroni --prefix=true readwrite /service/ &&
+    { etcdctl_ user get patroni >/dev/null 2>&1 || etcdctl_ user add patroni --new-user-password="$ETCD_PATRONI_PASSWORD" --interactive=false; } &&
+    { etcdctl_ user get patroni 2>/dev/null | grep -q '^Roles:.* patroni' || etcdctl_ user grant-role patroni patroni; } &&
+    etcdctl_ auth enable
+  } >>"$LOGS/etcd.log" 2>&1 || die "etcd: could not turn authentication on (log: $LOGS/etcd.log)"
+  ! etcdctl_ get /auth-probe >/dev/null 2>&1 || die "etcd: authentication is still off"
 }
 
 # ---------------------------------------------------------------- Patroni
@@ -174,8 +245,15 @@ log:
 restapi:
   listen: 127.0.0.1:${REST_PORTS[$i]}
   connect_address: 127.0.0.1:${REST_PORTS[$i]}
+  # every change (PATCH /config, POST /restart, /reload, /switchover, ...)
+  # wants this; reading (GET /patroni, /primary, /health) does not
+  authentication:
+    username: patroni
+    password: '$PATRONI_REST_PASSWORD'
 etcd3:
   hosts: 127.0.0.1:$ETCD_CLIENT
+  username: patroni
+  password: '$ETCD_PATRONI_PASSWORD'
 bootstrap:
   dcs:
     ttl: 20
@@ -210,12 +288,14 @@ bootstrap:
   initdb:
     - encoding: UTF8
     - locale: C
-    - auth: trust
-  pg_hba:
-    - local all all trust
-    - host all all 127.0.0.1/32 trust
-    - host replication replicator 127.0.0.1/32 trust
+    # the superuser's password comes from authentication below (--pwfile)
+    - auth-host: scram-sha-256
+    - auth-local: scram-sha-256
 postgresql:
+  # every local user shares 127.0.0.1: a password from each (no socket)
+  pg_hba:
+    - host replication replicator 127.0.0.1/32 scram-sha-256
+    - host all all 127.0.0.1/32 scram-sha-256
   listen: 127.0.0.1:${PG_PORTS[$i]}
   connect_address: 127.0.0.1:${PG_PORTS[$i]}
   data_dir: $PG_ROOT/data$n
@@ -224,9 +304,12 @@ postgresql:
   authentication:
     superuser:
       username: postgres
+      password: '$POSTGRES_PASSWORD'
     replication:
       username: replicator
+      password: '$REPLICATION_PASSWORD'
   parameters:
+    password_encryption: scram-sha-256
     unix_socket_directories: ''
     logging_collector: "off"
     log_line_prefix: '%m [%p] %q%u@%d '
@@ -296,16 +379,14 @@ primary_port() {
 
 psql_primary() {
   local port; port="$(primary_port)" || return 1
-  "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -v ON_ERROR_STOP=1 "$@"
+  PGPASSWORD="$POSTGRES_PASSWORD" "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -v ON_ERROR_STOP=1 "$@"
 }
 
+# ensure_database: the platform database and its roles (roles.sql, the
+# template compose's post_bootstrap runs too; safe to run again).
 ensure_database() {
-  local have
-  have="$(psql_primary -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'platform'")" || return 1
-  if [ "$have" != "1" ]; then
-    log "postgres: creating database platform"
-    psql_primary -d postgres -c "CREATE DATABASE platform" || return 1
-  fi
+  psql_primary -d postgres -v owner_password="$MIGRATE_DB_PASSWORD" -v app_password="$PLATFORM_DB_PASSWORD" \
+    -f "$ROLES_SQL" >>"$LOGS/roles.log" 2>&1
 }
 
 # ---------------------------------------------------------------- platform
@@ -333,8 +414,9 @@ platform_env() {
   echo "CLICKHOUSE_ADDR=$CH_ADDR"
   echo "CLICKHOUSE_DATABASE=$CH_DB"
   echo "PUBLIC_BASE_URL=http://127.0.0.1:$PROXY_PORT"
-  # HAProxy on loopback is the proxy the gateways trust for X-Forwarded-For.
-  echo "TRUSTED_PROXIES=127.0.0.1/32"
+  # HAProxy connects from its own loopback address: X-Forwarded-For is
+  # believed from it, not from 127.0.0.1, which every local client shares.
+  echo "TRUSTED_PROXIES=$PROXY_SOURCE/32"
   echo "DATA_DIR=$data"
   echo "PLATFORM_ADDR=$addr"
   echo "METRICS_ADDR=$metrics"
@@ -382,11 +464,14 @@ broker_up() {
   wait_for 60 broker port_open "$BROKER_PORT"
 }
 
+# migrate as platform_owner, then hand the event log to platform_app (the
+# relay creates and drops its partitions)
 migrate() {
   local envs=()
   mapfile -t envs < <(platform_env "$DIR/data/migrate" 127.0.0.1:0 127.0.0.1:0)
   mkdir -p "$DIR/data/migrate"
-  env "${envs[@]}" "$BIN" migrate >>"$LOGS/migrate.log" 2>&1 || { tail -n 20 "$LOGS/migrate.log" >&2; die "platform migrate failed"; }
+  env "${envs[@]}" DATABASE_URL="$MIGRATE_DSN" "$BIN" migrate >>"$LOGS/migrate.log" 2>&1 || { tail -n 20 "$LOGS/migrate.log" >&2; die "platform migrate failed"; }
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -f "$EVENT_LOG_SQL" "$MIGRATE_DSN" >>"$LOGS/migrate.log" 2>&1 || { tail -n 20 "$LOGS/migrate.log" >&2; die "event_log_owner.sql failed"; }
 }
 
 platform_up() {
@@ -478,6 +563,8 @@ backend gateways
     option httpchk GET /api/platform/version
     http-check expect status 200
     default-server inter 500ms fall 2 rise 2
+    # from its own address: the gateways believe X-Forwarded-For from it only
+    source $PROXY_SOURCE
     server gw1 127.0.0.1:${GW_PORTS[0]} check
     server gw2 127.0.0.1:${GW_PORTS[1]} check
 listen stats
@@ -549,6 +636,11 @@ cluster_status() {
 print_env() {
   echo "export PLATFORM_URL='http://127.0.0.1:$PROXY_PORT'"
   echo "export DATABASE_URL='$DSN'"
+  echo "export MIGRATE_DATABASE_URL='$MIGRATE_DSN'"
+  echo "export ADMIN_DATABASE_URL='$ADMIN_DSN'"
+  echo "export PATRONI_URLS='http://127.0.0.1:${REST_PORTS[0]},http://127.0.0.1:${REST_PORTS[1]}'"
+  echo "export PATRONI_REST_USERNAME='patroni'"
+  echo "export PATRONI_REST_PASSWORD='$PATRONI_REST_PASSWORD'"
   echo "export KAFKA_BROKERS='127.0.0.1:$BROKER_PORT'"
   echo "export CLICKHOUSE_ADDR='$CH_ADDR'"
 }
@@ -592,10 +684,10 @@ cluster_down() {
 }
 
 case "${1:-}" in
-  up) cluster_up ;;
+  up) auth_load create; cluster_up ;;
   down) cluster_down ;;
-  status) cluster_status ;;
-  env) print_env ;;
+  status) auth_load; cluster_status ;;
+  env) auth_load; print_env ;;
   install) ensure_installed ;;
   *) echo "usage: $0 up|down|status|env|install" >&2; exit 2 ;;
 esac

@@ -27,9 +27,15 @@ import (
 type LocalCluster struct {
 	Dir      string // CLUSTER_DIR: data, logs (log/), pids (run/)
 	PortBase int
-	// DatabaseURL is the multi-host DSN the platform uses
-	// (target_session_attrs=read-write).
-	DatabaseURL string
+	// DatabaseURL is the multi-host DSN (target_session_attrs=read-write)
+	// of the superuser, for the tests' own reads and injuries;
+	// AppDatabaseURL is what the platform connects as (platform_app).
+	// Both come from `cluster.sh env` once the cluster is up.
+	DatabaseURL, AppDatabaseURL string
+	// PatroniURLs are the members' REST APIs; every change there wants
+	// PatroniUser and PatroniPassword.
+	PatroniURLs                  []string
+	PatroniUser, PatroniPassword string
 	// ClickHouseDB is the sink's database on the shared ClickHouse.
 	ClickHouseDB string
 
@@ -75,7 +81,6 @@ func StartLocalCluster(t TB, failed func() bool, extra map[string]string) *Local
 	base := freePortBlock(t, 30)
 	c := &LocalCluster{Dir: dir, PortBase: base, t: t, script: filepath.Join(root, "deploy", "local", "cluster.sh"),
 		ClickHouseDB: fmt.Sprintf("cluster_%d", time.Now().UnixNano())}
-	c.DatabaseURL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/platform?sslmode=disable&target_session_attrs=read-write&connect_timeout=3", base+2, base+3)
 	chAddr := os.Getenv("CLICKHOUSE_ADDR")
 	if chAddr == "" {
 		chAddr = "127.0.0.1:19000"
@@ -106,7 +111,29 @@ func StartLocalCluster(t TB, failed func() bool, extra map[string]string) *Local
 		_ = os.RemoveAll(dir)
 	})
 	c.Up()
+	c.readEnv()
 	return c
+}
+
+// readEnv takes the addresses and credentials from `cluster.sh env`.
+func (c *LocalCluster) readEnv() {
+	c.t.Helper()
+	out, err := c.script1("env")
+	if err != nil {
+		c.t.Fatalf("cluster.sh env: %v\n%s", err, out)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok {
+			env[k] = strings.Trim(v, "'")
+		}
+	}
+	c.DatabaseURL, c.AppDatabaseURL = env["ADMIN_DATABASE_URL"], env["DATABASE_URL"]
+	c.PatroniURLs = strings.Split(env["PATRONI_URLS"], ",")
+	c.PatroniUser, c.PatroniPassword = env["PATRONI_REST_USERNAME"], env["PATRONI_REST_PASSWORD"]
+	if c.DatabaseURL == "" || c.AppDatabaseURL == "" || len(c.PatroniURLs) != 2 || c.PatroniPassword == "" {
+		c.t.Fatalf("cluster.sh env lacks the database URLs or Patroni's credentials:\n%s", out)
+	}
 }
 
 func (c *LocalCluster) script1(args ...string) ([]byte, error) {
@@ -132,6 +159,14 @@ func (c *LocalCluster) Status() string {
 
 // URL is the API through HAProxy.
 func (c *LocalCluster) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase+6) }
+
+// GatewayURL is gateway i (0 or 1) itself, not through the proxy.
+func (c *LocalCluster) GatewayURL(i int) string {
+	return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase+10+i)
+}
+
+// EtcdURL is etcd's client URL.
+func (c *LocalCluster) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase) }
 
 // KafkaAddr is the broker's address.
 func (c *LocalCluster) KafkaAddr() string { return fmt.Sprintf("127.0.0.1:%d", c.PortBase+8) }
@@ -189,7 +224,7 @@ type patroniMember struct {
 func (c *LocalCluster) patroni(i int) (patroniMember, bool) {
 	var m patroniMember
 	hc := &http.Client{Timeout: 2 * time.Second}
-	resp, err := hc.Get(fmt.Sprintf("http://127.0.0.1:%d/patroni", c.PortBase+4+i))
+	resp, err := hc.Get(c.PatroniURLs[i] + "/patroni")
 	if err != nil {
 		return m, false
 	}

@@ -14,16 +14,30 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
+// Credentials name the ClickHouse user the platform logs in as; an empty
+// User is "default" (the local stack's, passwordless).
+type Credentials struct {
+	User, Password string
+}
+
 // Connect opens a native-protocol connection to addr (host:port) on the
-// given database and checks that the server answers. An empty database is
-// "default".
+// given database as the passwordless default user and checks that the
+// server answers. An empty database is "default".
 func Connect(ctx context.Context, addr, database string) (driver.Conn, error) {
+	return ConnectAs(ctx, addr, database, Credentials{})
+}
+
+// ConnectAs is Connect as the user of cred.
+func ConnectAs(ctx context.Context, addr, database string, cred Credentials) (driver.Conn, error) {
 	if database == "" {
 		database = "default"
 	}
+	if cred.User == "" {
+		cred.User = "default"
+	}
 	conn, err := ch.Open(&ch.Options{
 		Addr:         []string{addr},
-		Auth:         ch.Auth{Database: database, Username: "default"},
+		Auth:         ch.Auth{Database: database, Username: cred.User, Password: cred.Password},
 		DialTimeout:  5 * time.Second,
 		MaxOpenConns: 10,
 	})

@@ -13,6 +13,7 @@ import (
 // It is safe for concurrent use.
 type Lazy struct {
 	addr, database string
+	cred           Credentials
 	mu             sync.Mutex
 	conn           driver.Conn
 }
@@ -21,6 +22,11 @@ type Lazy struct {
 // ("default"), while the analytics tables are named with their database.
 func NewLazy(addr, database string) *Lazy { return &Lazy{addr: addr, database: database} }
 
+// NewLazyAs is NewLazy logging in as the user of cred.
+func NewLazyAs(addr, database string, cred Credentials) *Lazy {
+	return &Lazy{addr: addr, database: database, cred: cred}
+}
+
 // Conn returns the connection, connecting when needed.
 func (l *Lazy) Conn(ctx context.Context) (driver.Conn, error) {
 	l.mu.Lock()
@@ -28,7 +34,7 @@ func (l *Lazy) Conn(ctx context.Context) (driver.Conn, error) {
 	if l.conn != nil {
 		return l.conn, nil
 	}
-	c, err := Connect(ctx, l.addr, l.database)
+	c, err := ConnectAs(ctx, l.addr, l.database, l.cred)
 	if err != nil {
 		return nil, err
 	}
