@@ -96,7 +96,8 @@ func (o *otlpReceiver) traces() int {
 // its traceparent header; the gateway's access log, the fiat applier, the
 // relay and the ledger appender log it as traceId; and the spans an OTLP
 // collector receives carry it from the HTTP request through the command's
-// publish, the applier's batch and its Postgres statements to the ledger.
+// publish, the applier's batch and its Postgres statements to the ledger;
+// the webhook delivery of its event sends it to the partner.
 // Only the sampled caller's trace is exported (OTEL_TRACES_SAMPLER_ARG=0
 // samples none of the traces the platform starts itself).
 func TestOneTracePerRequest(t *testing.T) {
@@ -108,6 +109,8 @@ func TestOneTracePerRequest(t *testing.T) {
 	alice, bob := p.Register(t, "trace-a"), p.Register(t, "trace-b")
 	aw := fiatCreateWallet(t, p, alice, "KZT")
 	fiatCreateWallet(t, p, bob, "KZT")
+	hook := newHookReceiver(t)
+	subscribeWebhook(t, p, alice, hook.URL(), hookSecret, []string{"transfer.completed"})
 	fiatDeposit(t, p, fiatSecret(t, p), alice, aw, 500_000)
 	harness.Eventually(t, 20*time.Second, "the deposit credited", func() bool { return fiatBalance(t, p, alice, aw) == 500_000 })
 
@@ -145,12 +148,19 @@ func TestOneTracePerRequest(t *testing.T) {
 		return true
 	})
 
+	// The webhook delivery of its transfer.completed sends the trace on.
+	harness.Eventually(t, 30*time.Second, "the transfer.completed delivery", func() bool { return len(hook.all()) > 0 })
+	if got := hook.all()[0].header.Get("traceparent"); !strings.HasPrefix(got, "00-"+tid+"-") {
+		t.Errorf("the webhook delivery's traceparent = %q, want trace %s", got, tid)
+	}
+
 	// The spans, exported in batches (every 5 s by default).
 	wantSpans := []string{"POST /api/fiat/transfer", "fiat.commands publish", "fiat-applier apply", "ledger-appender apply"}
 	harness.Eventually(t, 30*time.Second, "the request's spans at the collector", func() bool {
 		names := rcv.names(tid)
 		for _, w := range wantSpans {
 			if !slices.Contains(names, w) {
+				t.Logf("no span %q yet; the trace has %q (%d traces received)", w, names, rcv.traces())
 				return false
 			}
 		}

@@ -168,25 +168,25 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 }
 
 // startBatchSpan starts the span of one batch: in the trace of its first
-// traced record, linked to the traces of the others, so that a request's
-// trace shows the batch that applied it and, under it, the batch's
-// Postgres statements (the pool's tracer makes them children of ctx's
-// span).
+// sampled command (else its first traced one), linked to the traces of the
+// others, so that a sampled request's trace shows the batch that applied
+// it and, under it, the batch's Postgres statements (the pool's tracer
+// makes them children of ctx's span).
 func (r *Runner) startBatchSpan(ctx context.Context, cmds []Command) (context.Context, trace.Span) {
-	var parent trace.SpanContext
-	var links []trace.Link
-	for _, c := range cmds {
-		sc := c.Trace
-		switch {
-		case !sc.IsValid():
-		case !parent.IsValid():
-			parent = sc
-		default:
-			links = append(links, trace.Link{SpanContext: sc})
+	parent := -1
+	for i, c := range cmds {
+		if c.Trace.IsValid() && (parent < 0 || c.Trace.IsSampled() && !cmds[parent].Trace.IsSampled()) {
+			parent = i
 		}
 	}
-	if parent.IsValid() {
-		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
+	var links []trace.Link
+	if parent >= 0 {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, cmds[parent].Trace)
+		for i, c := range cmds {
+			if i != parent && c.Trace.IsValid() {
+				links = append(links, trace.Link{SpanContext: c.Trace})
+			}
+		}
 	}
 	return r.cfg.Tracer.Start(ctx, r.cfg.Group+" apply", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...),
 		trace.WithAttributes(attribute.Int("messaging.batch.message_count", len(cmds))))
