@@ -91,6 +91,9 @@ func expand(rec *kgo.Record, bad []Unreadable, out ...*kgo.Record) ([]*kgo.Recor
 		}
 		r := RawRecord(rec.Topic, head.Key, head.Type, head.ID, raw)
 		r.Partition, r.Offset, r.Timestamp = rec.Partition, rec.Offset, rec.Timestamp
+		if tp := Header(rec, "traceparent"); tp != "" {
+			SetTraceParent(r, tp) // the bundle's trace: its first traced command's
+		}
 		out = append(out, r)
 	}
 	return out, bad

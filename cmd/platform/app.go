@@ -16,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -74,6 +75,8 @@ type app struct {
 	// budgets is nil when ABUSE_BUDGETS=0.
 	budgets *ratelimit.Budgets
 	server  *server.Server
+	// traces makes the spans of every part (tracing.go).
+	traces *sdktrace.TracerProvider
 }
 
 // moduleWirings lists every module of the platform, in mount order.
@@ -114,7 +117,7 @@ func (a *app) modules() ([]module, error) {
 func newLogger(level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
+	return slog.New(traceLogHandler{slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l})})
 }
 
 // newApp connects Postgres and Kafka. With embedded set and no
@@ -123,15 +126,20 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 	if err := cfg.loadSecrets(); err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: newLogger(cfg.LogLevel), now: time.Now, reg: prometheus.NewRegistry()}
+	traces, err := newTracerProvider(ctx, cfg, strings.Join(os.Args[1:2], ""))
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, log: newLogger(cfg.LogLevel), now: time.Now, reg: prometheus.NewRegistry(), traces: traces}
 	if w := publicURLMismatch(cfg); w != "" {
 		a.log.Warn(w)
 	}
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.metrics = cpipeline.NewMetrics(a.reg)
 
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DBMaxConns), postgres.WithTracer(a.poolTracer()))
 	if err != nil {
+		a.close()
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	a.pool = pool
@@ -244,7 +252,7 @@ func (a *app) startGateway(ctx context.Context) error {
 		a.budgets = ratelimit.NewBudgets(a.pool, a.now)
 		a.budgets.Log = a.log
 	}
-	a.server = server.New(a.limiter, a.reg, a.log)
+	a.server = server.New(a.limiter, a.reg, a.log, server.WithTracer(a.tracer("gateway")))
 	a.server.TrustProxies(a.cfg.TrustedProxies)
 	// The session check re-confirms the sessions in use in one statement
 	// per interval, until the HTTP server has drained.
@@ -266,7 +274,7 @@ func (a *app) startGateway(ctx context.Context) error {
 		// in-sync replica (min.insync.replicas), as events do.
 		commandAcks = append(commandAcks, kgo.RequiredAcks(kgo.AllISRAcks()))
 	}
-	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log, commandAcks...)
+	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log, append(commandAcks, a.kafkaTracing())...)
 	if err != nil {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)
 	}
@@ -306,6 +314,7 @@ func (a *app) close() {
 	if a.embedded != nil {
 		a.embedded.Close()
 	}
+	a.shutdownTracing()
 }
 
 // groupNames lists the consumer groups `platform consume` accepts: the

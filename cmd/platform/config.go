@@ -54,6 +54,13 @@ type Config struct {
 	StreamHeartbeat time.Duration
 	DBMaxConns      int    // DB_MAX_CONNS
 	LogLevel        string // LOG_LEVEL: debug, info, warn, error
+	// Tracing: spans are exported over OTLP/HTTP to TraceEndpoint
+	// (OTEL_EXPORTER_OTLP_ENDPOINT, the collector's base URL; empty: no
+	// export, trace ids still propagate and reach the logs), sampling
+	// TraceRatio of the traces started here (OTEL_TRACES_SAMPLER_ARG,
+	// default 0.01) and every trace a caller sent sampled.
+	TraceEndpoint string
+	TraceRatio    float64
 	// Environment is PLATFORM_ENV: "production" (the default) or
 	// "development", the only mode with the conveniences that must never
 	// face the internet (see development()).
@@ -174,6 +181,20 @@ func (r *envReader) integer(name string, def int64, min int64) int64 {
 	return n
 }
 
+// ratio reads a fraction between 0 and 1.
+func (r *envReader) ratio(name string, def float64) float64 {
+	s := r.str(name, "")
+	if s == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1 {
+		r.fail(name, "%q is not a fraction between 0 and 1", s)
+		return def
+	}
+	return f
+}
+
 // prefixes reads a list of CIDRs or addresses (clientip.ParseTrusted).
 func (r *envReader) prefixes(name string) []netip.Prefix {
 	out, err := clientip.ParseTrusted(r.str(name, ""))
@@ -290,6 +311,8 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		StreamHeartbeat:    r.duration("STREAM_HEARTBEAT", 15*time.Second),
 		DBMaxConns:         int(r.integer("DB_MAX_CONNS", 40, 2)),
 		LogLevel:           r.str("LOG_LEVEL", "info"),
+		TraceEndpoint:      r.str("OTEL_EXPORTER_OTLP_ENDPOINT", ""),
+		TraceRatio:         r.ratio("OTEL_TRACES_SAMPLER_ARG", 0.01),
 		Environment:        env,
 		PprofAddr:          r.str("PPROF_ADDR", ""),
 		GCPercent:          r.integer("GC_PERCENT", 200, -1),

@@ -21,6 +21,7 @@ func TestLoadConfig(t *testing.T) {
 		{"schedule of four", map[string]string{"WEBHOOK_RETRY_SCHEDULE": "0s,1m,2m,3m"}, "WEBHOOK_RETRY_SCHEDULE"},
 		{"bad base url", map[string]string{"PUBLIC_BASE_URL": "example.com"}, "PUBLIC_BASE_URL"},
 		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
+		{"bad trace ratio", map[string]string{"OTEL_TRACES_SAMPLER_ARG": "2"}, "OTEL_TRACES_SAMPLER_ARG"},
 		{"alert url without secret", map[string]string{"RECONCILE_ALERT_URL": "https://ops.example.com/hook"}, "RECONCILE_ALERT_SECRET"},
 		{"bad alert url", map[string]string{"RECONCILE_ALERT_URL": "ops", "RECONCILE_ALERT_SECRET": "0123456789abcdef"}, "RECONCILE_ALERT_URL"},
 		{"production without a real processor", withProduction(map[string]string{"PROCESSOR_API_KEY": ""}), "PROCESSOR_API_KEY"},

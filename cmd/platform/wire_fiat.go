@@ -55,8 +55,8 @@ func (a *app) fiatModule() (module, error) {
 				// concurrent smaller ones (fewer commits, WAL flushes and
 				// reply requests; measured in e2e/bench/README.md). The
 				// gather window fills batches at low concurrency (issue 38).
-				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands}, Workers: 1,
-					Brokers: a.brokers, AcceptGap: a.acceptGap, Gather: fiatGather}, a.pool, h, a.metrics, a.log)
+				return a.runner(cpipeline.Config{Group: topics.GroupFiat, Topics: []string{topics.FiatCommands}, Workers: 1,
+					Gather: fiatGather}, h)
 			},
 		},
 		background: []func() (runnable, error){

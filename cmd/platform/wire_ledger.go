@@ -29,10 +29,8 @@ func (a *app) ledgerModule() (module, error) {
 		},
 		groups: map[string]func() (runnable, error){
 			topics.GroupLedger: func() (runnable, error) {
-				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupLedger,
-					Topics: []string{topics.LedgerAppend}, Brokers: a.brokers, AcceptGap: a.acceptGap,
-					MinBytes: 256 << 10, MaxWait: 200 * time.Millisecond},
-					a.pool, cledger.NewAppender(a.cfg.LedgerSalt, a.now), a.metrics, a.log)
+				return a.runner(cpipeline.Config{Group: topics.GroupLedger, Topics: []string{topics.LedgerAppend},
+					MinBytes: 256 << 10, MaxWait: 200 * time.Millisecond}, cledger.NewAppender(a.cfg.LedgerSalt, a.now))
 			},
 		},
 		background: []func() (runnable, error){

@@ -27,9 +27,7 @@ func (a *app) maskModule() (module, error) {
 				if err != nil {
 					return nil, err
 				}
-				return cpipeline.NewRunner(cpipeline.Config{
-					Group: topics.GroupMask, Topics: []string{topics.MaskCommands}, Brokers: a.brokers, AcceptGap: a.acceptGap, Workers: 4,
-				}, a.pool, h, a.metrics, a.log)
+				return a.runner(cpipeline.Config{Group: topics.GroupMask, Topics: []string{topics.MaskCommands}, Workers: 4}, h)
 			},
 		},
 	}, nil

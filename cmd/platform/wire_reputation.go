@@ -29,10 +29,8 @@ func (a *app) reputationModule() (module, error) {
 		},
 		groups: map[string]func() (runnable, error){
 			topics.GroupReputation: func() (runnable, error) {
-				return cpipeline.NewRunner(cpipeline.Config{Group: topics.GroupReputation,
-					Topics: creputation.Topics(), Brokers: a.brokers, AcceptGap: a.acceptGap,
-					MinBytes: 256 << 10, MaxWait: 200 * time.Millisecond},
-					a.pool, creputation.NewApplier(a.now), a.metrics, a.log)
+				return a.runner(cpipeline.Config{Group: topics.GroupReputation, Topics: creputation.Topics(),
+					MinBytes: 256 << 10, MaxWait: 200 * time.Millisecond}, creputation.NewApplier(a.now))
 			},
 		},
 	}, nil

@@ -29,9 +29,7 @@ func (a *app) tradeModule() (module, error) {
 				if err != nil {
 					return nil, err
 				}
-				return cpipeline.NewRunner(cpipeline.Config{
-					Group: topics.GroupTrade, Topics: []string{topics.TradeCommands}, Brokers: a.brokers, AcceptGap: a.acceptGap, Workers: 3,
-				}, a.pool, h, a.metrics, a.log)
+				return a.runner(cpipeline.Config{Group: topics.GroupTrade, Topics: []string{topics.TradeCommands}, Workers: 3}, h)
 			},
 		},
 	}, nil

@@ -3,12 +3,16 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/topics"
 )
 
 // round is one poll being applied by its workers.
@@ -111,7 +115,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 			// redelivery gets the same one without a stored row.
 			r.metrics.Applied.WithLabelValues(r.cfg.Group, "refused").Inc()
 			if env.ReplyTo != "" {
-				rep, err := replyRecord(env, schemas.Reply{CommandID: env.ID, Status: 422,
+				rep, err := replyRecord(env, topics.TraceOf(rec), schemas.Reply{CommandID: env.ID, Status: 422,
 					Body: schemas.ErrorJSON(schemas.CodeValidationFailed, "the command carries NUL characters or invalid UTF-8",
 						map[string]any{"fields": map[string]string{field: "must be valid UTF-8 text without NUL characters"}})})
 				if err != nil {
@@ -121,9 +125,11 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 			}
 			continue
 		}
-		cmds = append(cmds, Command{Env: env, Topic: rec.Topic})
+		cmds = append(cmds, Command{Env: env, Topic: rec.Topic, Trace: topics.TraceOf(rec)})
 	}
 
+	ctx, span := r.startBatchSpan(ctx, cmds)
+	defer span.End()
 	positions := positionsOf(recs)
 	if len(parked) == 0 {
 		at.pos = positions
@@ -135,6 +141,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 			return err
 		}
 		replies, parked = append(replies, applied...), stillParked
+		r.logApplied(ctx, cmds)
 		if r.cfg.AfterDBCommit != nil {
 			if err := r.cfg.AfterDBCommit(ctx); err != nil {
 				return err
@@ -158,6 +165,43 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))
 	r.metrics.ApplySecs.WithLabelValues(r.cfg.Group).Observe(time.Since(start).Seconds())
 	return nil
+}
+
+// startBatchSpan starts the span of one batch: in the trace of its first
+// sampled command (else its first traced one), linked to the traces of the
+// others, so that a sampled request's trace shows the batch that applied
+// it and, under it, the batch's Postgres statements (the pool's tracer
+// makes them children of ctx's span).
+func (r *Runner) startBatchSpan(ctx context.Context, cmds []Command) (context.Context, trace.Span) {
+	parent := -1
+	for i, c := range cmds {
+		if c.Trace.IsValid() && (parent < 0 || c.Trace.IsSampled() && !cmds[parent].Trace.IsSampled()) {
+			parent = i
+		}
+	}
+	var links []trace.Link
+	if parent >= 0 {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, cmds[parent].Trace)
+		for i, c := range cmds {
+			if i != parent && c.Trace.IsValid() {
+				links = append(links, trace.Link{SpanContext: c.Trace})
+			}
+		}
+	}
+	return r.cfg.Tracer.Start(ctx, r.cfg.Group+" apply", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...),
+		trace.WithAttributes(attribute.Int("messaging.batch.message_count", len(cmds))))
+}
+
+// logApplied logs each applied command at debug level, in its own trace
+// (the log handler adds its traceId).
+func (r *Runner) logApplied(ctx context.Context, cmds []Command) {
+	if !r.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	for _, c := range cmds {
+		r.log.LogAttrs(trace.ContextWithRemoteSpanContext(ctx, c.Trace), slog.LevelDebug, "command applied",
+			slog.String("type", c.Env.Type), slog.String("id", c.Env.ID), slog.String("topic", c.Topic))
+	}
 }
 
 func (r *Runner) onReplySent(_ *kgo.Record, err error) {

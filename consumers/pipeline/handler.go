@@ -18,6 +18,7 @@ import (
 	"net/http"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fintech/platform/schemas"
 )
@@ -26,6 +27,9 @@ import (
 type Command struct {
 	Env   schemas.Envelope
 	Topic string
+	// Trace is the span context in the record's traceparent header (not
+	// valid without one): its reply and the events it emits carry it on.
+	Trace trace.SpanContext
 }
 
 // Emission is a record the applied command causes, queued in the outbox in

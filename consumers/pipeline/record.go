@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/pipeline"
@@ -51,6 +52,8 @@ func (s *sorted) record(outcomes []Outcome, bundled map[string]bool) ([]pipeline
 	var outbox []pipeline.OutboxRow
 	var toBundle map[string][]schemas.Envelope
 	var bundleOrder []string
+	// A bundle carries the trace of its first traced command.
+	var bundleTrace map[string]string
 	for k, c := range s.fresh {
 		o := outcomes[k]
 		if !o.SelfRecorded && (!o.Unrecorded || c.Env.ReplyTo != "") {
@@ -66,6 +69,12 @@ func (s *sorted) record(outcomes []Outcome, bundled map[string]bool) ([]pipeline
 				if _, ok := toBundle[e.Topic]; !ok {
 					bundleOrder = append(bundleOrder, e.Topic)
 				}
+				if bundleTrace[e.Topic] == "" {
+					if bundleTrace == nil {
+						bundleTrace = map[string]string{}
+					}
+					bundleTrace[e.Topic] = topics.FormatTrace(c.Trace)
+				}
 				toBundle[e.Topic] = append(toBundle[e.Topic], e.Env)
 				continue
 			}
@@ -73,6 +82,7 @@ func (s *sorted) record(outcomes []Outcome, bundled map[string]bool) ([]pipeline
 			if err != nil {
 				return nil, nil, err
 			}
+			row.TraceParent = topics.FormatTrace(c.Trace)
 			outbox = append(outbox, row)
 		}
 	}
@@ -86,6 +96,7 @@ func (s *sorted) record(outcomes []Outcome, bundled map[string]bool) ([]pipeline
 			if err != nil {
 				return nil, nil, err
 			}
+			row.TraceParent = bundleTrace[topic]
 			outbox = append(outbox, row)
 		}
 	}
@@ -103,7 +114,7 @@ func (s *sorted) replies(cmds []Command) ([]*kgo.Record, error) {
 		if c.Env.ReplyTo == "" {
 			continue
 		}
-		rec, err := replyRecord(c.Env, s.results[i])
+		rec, err := replyRecord(c.Env, c.Trace, s.results[i])
 		if err != nil {
 			return nil, err
 		}
@@ -121,20 +132,26 @@ func storedReply(env schemas.Envelope, storedHash string, status int, body []byt
 	return schemas.Reply{CommandID: env.ID, Status: status, Body: body, Replayed: true}
 }
 
-func replyRecord(cmd schemas.Envelope, reply schemas.Reply) (*kgo.Record, error) {
+// replyRecord is the reply to cmd, in the command's trace.
+func replyRecord(cmd schemas.Envelope, sc trace.SpanContext, reply schemas.Reply) (*kgo.Record, error) {
 	env, err := schemas.New(schemas.TypeReply, cmd.ReplyTo, cmd.ActorUserID, reply, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	env.CorrelationID = cmd.CorrelationID
-	return topics.Record(topics.GatewayReplies, env)
+	rec, err := topics.Record(topics.GatewayReplies, env)
+	if err != nil {
+		return nil, err
+	}
+	topics.SetTrace(rec, sc)
+	return rec, nil
 }
 
 func failedReply(c Command) []*kgo.Record {
 	if c.Env.ReplyTo == "" {
 		return nil
 	}
-	rec, err := replyRecord(c.Env, schemas.Reply{CommandID: c.Env.ID, Status: 500,
+	rec, err := replyRecord(c.Env, c.Trace, schemas.Reply{CommandID: c.Env.ID, Status: 500,
 		Body: schemas.ErrorJSON(schemas.CodeInternal, "the command could not be applied; it was parked for an operator", nil)})
 	if err != nil {
 		return nil

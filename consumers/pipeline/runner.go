@@ -19,6 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/pipeline"
@@ -54,6 +56,9 @@ type Config struct {
 	// parked on the DLQ with a 500 reply. A transient error is retried for
 	// as long as it takes and never parks. Default 3.
 	ParkAfter int
+	// Tracer starts the span of each batch, in the trace of its first
+	// traced command and linked to the others' (default: no spans).
+	Tracer trace.Tracer
 	// AfterDBCommit, when set, runs after the Postgres commit and before the
 	// replies and the offset commit. Tests use it to simulate a crash at the
 	// worst moment: a non-nil error stops the runner without committing
@@ -109,6 +114,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.ParkAfter <= 0 {
 		c.ParkAfter = 3
+	}
+	if c.Tracer == nil {
+		c.Tracer = noop.NewTracerProvider().Tracer("")
 	}
 }
 

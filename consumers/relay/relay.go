@@ -35,6 +35,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
@@ -336,7 +337,9 @@ func (r *Relay) publishProven(ctx context.Context) (int, error) {
 	var recs []*kgo.Record
 	for _, e := range entries {
 		for _, ev := range e.Events {
-			recs = append(recs, topics.RawRecord(ev.Topic, ev.Key, ev.Type, ev.EventID, ev.Payload))
+			rec := topics.RawRecord(ev.Topic, ev.Key, ev.Type, ev.EventID, ev.Payload)
+			topics.SetTraceParent(rec, ev.TraceParent)
+			recs = append(recs, rec)
 		}
 	}
 	if len(recs) > 0 {
@@ -356,7 +359,23 @@ func (r *Relay) publishProven(ctx context.Context) (int, error) {
 	r.published.Add(float64(len(recs)))
 	r.lastPublish.Set(float64(r.now().UnixNano()) / 1e9)
 	r.backlog.Set(float64(max(r.lastSeq-r.cursor, 0)))
+	r.logPublished(ctx, entries)
 	return len(recs), nil
+}
+
+// logPublished logs each published event at debug level, in the trace of
+// the request that caused it (the log handler adds its traceId).
+func (r *Relay) logPublished(ctx context.Context, entries []pipeline.LogEntry) {
+	if !r.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	for _, e := range entries {
+		for _, ev := range e.Events {
+			r.log.LogAttrs(trace.ContextWithRemoteSpanContext(ctx, topics.ParseTrace(ev.TraceParent)), slog.LevelDebug,
+				"event published", slog.String("topic", ev.Topic), slog.String("type", ev.Type),
+				slog.String("id", ev.EventID), slog.Int64("seq", e.Seq))
+		}
+	}
 }
 
 // advance reads one horizon: it proves the pending bound when the snapshot's

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/webhooks"
+	"github.com/fintech/platform/topics"
 )
 
 // Event is an event read from an events.* topic, with the envelope fields
@@ -44,7 +45,7 @@ func ParseRecord(rec *kgo.Record) (Event, error) {
 	}
 	return Event{
 		Event: store.Event{ID: env.ID, Type: env.Type, Module: ModuleOf(rec.Topic), Data: data,
-			OccurredAt: occurred.UTC()},
+			OccurredAt: occurred.UTC(), TraceParent: topics.Header(rec, "traceparent")},
 		Key:         env.Key,
 		ActorUserID: env.ActorUserID,
 	}, nil

@@ -89,6 +89,9 @@ func (s *Sender) Deliver(ctx context.Context, job store.Job) Attempt {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "platform-webhooks/1")
+	if job.Event.TraceParent != "" {
+		req.Header.Set("traceparent", job.Event.TraceParent)
+	}
 	secret, err := s.vault.OpenText(job.Secret, store.SecretAAD(job.UserID))
 	if err != nil {
 		return Attempt{Error: schemas.WebhookErrSecretPrefix + " (DATA_ENCRYPTION_KEY rotated without the old key?)"}

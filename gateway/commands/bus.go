@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/schemas"
@@ -153,6 +154,10 @@ func (b *Bus) Send(ctx context.Context, cmd Command) (schemas.Reply, error) {
 	if err != nil {
 		return schemas.Reply{}, err
 	}
+	// The command carries the request's trace: its traceparent header, or,
+	// with the producer's kotel hooks, that of a publish span under it.
+	topics.SetTrace(rec, trace.SpanContextFromContext(ctx))
+	rec.Context = ctx
 	ch := make(chan schemas.Reply, 1)
 	b.mu.Lock()
 	b.waiters[cmd.Env.CorrelationID] = ch

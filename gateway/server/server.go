@@ -20,6 +20,8 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/ksuid"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
@@ -50,12 +52,25 @@ type Server struct {
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	tracer   trace.Tracer
 }
+
+// Option changes a server setting.
+type Option func(*Server)
+
+// WithTracer starts a server span for every request with tracer, in the
+// trace of the request's traceparent header when it has one (default: no
+// spans, and no trace unless the caller sent one).
+func WithTracer(tracer trace.Tracer) Option { return func(s *Server) { s.tracer = tracer } }
 
 // New builds the app with its cross-cutting middleware. reg receives the
 // HTTP metrics.
-func New(limiter *ratelimit.Limiter, reg prometheus.Registerer, log *slog.Logger) *Server {
-	s := &Server{limiter: limiter, clients: clientip.New(nil), log: log, routes: &[]Route{}, keyScopes: map[string]string{}}
+func New(limiter *ratelimit.Limiter, reg prometheus.Registerer, log *slog.Logger, opts ...Option) *Server {
+	s := &Server{limiter: limiter, clients: clientip.New(nil), log: log, routes: &[]Route{}, keyScopes: map[string]string{},
+		tracer: noop.NewTracerProvider().Tracer("")}
+	for _, o := range opts {
+		o(s)
+	}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "platform_http_requests_total", Help: "HTTP requests by route, method and status.",
 	}, []string{"route", "method", "status"})
@@ -103,7 +118,9 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		id = string([]byte(id)) // fiber reuses the header buffer
 	}
 	c.Set(HeaderRequestID, id)
-	c.SetUserContext(context.WithValue(c.UserContext(), requestIDKey{}, id))
+	ctx, span := s.startSpan(c)
+	defer span.End()
+	c.SetUserContext(context.WithValue(ctx, requestIDKey{}, id))
 
 	err := c.Next()
 	if err != nil {
@@ -122,6 +139,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		route = "unmatched"
 	}
 	elapsed := time.Since(start)
+	endSpan(span, method, route, status)
 	s.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
 	s.latency.WithLabelValues(route, method).Observe(elapsed.Seconds())
 	if s.log.Enabled(c.UserContext(), slog.LevelInfo) {

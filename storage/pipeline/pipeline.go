@@ -92,6 +92,10 @@ type OutboxRow struct {
 	Type    string
 	EventID string
 	Payload []byte
+	// TraceParent is the W3C traceparent of the request that caused the
+	// event ("" when none): the relay sends it as the record's header, so
+	// one trace follows a request through the outbox.
+	TraceParent string
 }
 
 // insertLogSQL appends one event_log row. The relay's horizon relies on
@@ -104,8 +108,8 @@ type OutboxRow struct {
 // and as often as it likes — a plan that pulled it up into the projection
 // would have run nextval first.
 const insertLogSQL = `
-INSERT INTO event_log (seq, xid, topics, keys, types, event_ids, payloads)
-SELECT s.seq, s.writer_xid, $1, $2, $3, $4, $5 FROM event_log_next_seq() AS s`
+INSERT INTO event_log (seq, xid, topics, keys, types, event_ids, payloads, traceparents)
+SELECT s.seq, s.writer_xid, $1, $2, $3, $4, $5, $6 FROM event_log_next_seq() AS s`
 
 // InsertOutbox appends the events in the caller's transaction as one row of
 // the event log; the relay publishes them in order once the transaction
@@ -114,15 +118,28 @@ func InsertOutbox(ctx context.Context, q postgres.Querier, rows []OutboxRow) err
 	if len(rows) == 0 {
 		return nil
 	}
-	tps, keys, types, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
-	payloads := make([][]byte, len(rows))
-	for i, r := range rows {
-		tps[i], keys[i], types[i], ids[i], payloads[i] = r.Topic, r.Key, r.Type, r.EventID, r.Payload
-	}
-	if _, err := q.Exec(ctx, insertLogSQL, tps, keys, types, ids, payloads); err != nil {
+	if _, err := q.Exec(ctx, insertLogSQL, logArgs(rows)...); err != nil {
 		return fmt.Errorf("append %d events to the event log: %w", len(rows), err)
 	}
 	return nil
+}
+
+// logArgs are insertLogSQL's arguments for rows: one array per column.
+// traceparents is NULL when no event carries a trace.
+func logArgs(rows []OutboxRow) []any {
+	tps, keys, types, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+	payloads := make([][]byte, len(rows))
+	var traces []string
+	for i, r := range rows {
+		tps[i], keys[i], types[i], ids[i], payloads[i] = r.Topic, r.Key, r.Type, r.EventID, r.Payload
+		if r.TraceParent != "" && traces == nil {
+			traces = make([]string, len(rows))
+		}
+	}
+	for i := range traces {
+		traces[i] = rows[i].TraceParent
+	}
+	return []any{tps, keys, types, ids, payloads, traces}
 }
 
 // LogEntry is one event_log row: the events of one writing transaction.
@@ -208,7 +225,7 @@ func (raw rawHorizon) parse() (Horizon, error) {
 // ReadLog returns up to limit rows with after < seq <= upTo, in seq order.
 func ReadLog(ctx context.Context, q postgres.Querier, after, upTo int64, limit int) ([]LogEntry, error) {
 	rows, err := q.Query(ctx, `
-SELECT seq, topics, keys, types, event_ids, payloads FROM event_log
+SELECT seq, topics, keys, types, event_ids, payloads, COALESCE(traceparents, '{}') FROM event_log
 WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`, after, upTo, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read event log: %w", err)
@@ -217,9 +234,9 @@ WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`, after, upTo, limit)
 	var out []LogEntry
 	for rows.Next() {
 		var e LogEntry
-		var tps, keys, types, ids []string
+		var tps, keys, types, ids, traces []string
 		var payloads [][]byte
-		if err := rows.Scan(&e.Seq, &tps, &keys, &types, &ids, &payloads); err != nil {
+		if err := rows.Scan(&e.Seq, &tps, &keys, &types, &ids, &payloads, &traces); err != nil {
 			return nil, fmt.Errorf("scan event log row: %w", err)
 		}
 		n := len(tps)
@@ -229,6 +246,9 @@ WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`, after, upTo, limit)
 		e.Events = make([]OutboxRow, n)
 		for i := range tps {
 			e.Events[i] = OutboxRow{Topic: tps[i], Key: keys[i], Type: types[i], EventID: ids[i], Payload: payloads[i]}
+			if i < len(traces) {
+				e.Events[i].TraceParent = traces[i]
+			}
 		}
 		out = append(out, e)
 	}
@@ -338,12 +358,7 @@ func QueueInsertOutbox(b *pgx.Batch, rows []OutboxRow) {
 	if len(rows) == 0 {
 		return
 	}
-	tps, keys, types, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
-	payloads := make([][]byte, len(rows))
-	for i, r := range rows {
-		tps[i], keys[i], types[i], ids[i], payloads[i] = r.Topic, r.Key, r.Type, r.EventID, r.Payload
-	}
-	b.Queue(insertLogSQL, tps, keys, types, ids, payloads)
+	b.Queue(insertLogSQL, logArgs(rows)...)
 }
 
 // QueueOrderLock queues the transaction-level advisory lock that orders a

@@ -37,14 +37,29 @@ var (
 	_ Querier = (pgx.Tx)(nil)
 )
 
+// Option changes how Connect opens its pool.
+type Option func(*pgxpool.Config)
+
+// WithTracer traces every statement of the pool with t (nil: none).
+func WithTracer(t pgx.QueryTracer) Option {
+	return func(cfg *pgxpool.Config) {
+		if t != nil {
+			cfg.ConnConfig.Tracer = t
+		}
+	}
+}
+
 // Connect opens a pool on url and checks that the server answers.
-func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+func Connect(ctx context.Context, url string, maxConns int32, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -52,6 +52,10 @@ type Event struct {
 	Module     string
 	Data       []byte
 	OccurredAt time.Time
+	// TraceParent is the W3C traceparent of the request that caused the
+	// event ("" when none): every attempt sends it, so a partner's logs and
+	// ours name the same trace.
+	TraceParent string
 }
 
 // Delivery is one row of the delivery log.
@@ -324,8 +328,10 @@ func (s *Store) Record(ctx context.Context, events []Event, pairs []NewDelivery,
 	}
 	ids, types, modules, datas, times := make([]string, len(events)), make([]string, len(events)),
 		make([]string, len(events)), make([][]byte, len(events)), make([]time.Time, len(events))
+	traces := make([]string, len(events))
 	for i, e := range events {
 		ids[i], types[i], modules[i], datas[i], times[i] = e.ID, e.Type, e.Module, e.Data, e.OccurredAt
+		traces[i] = e.TraceParent
 	}
 	typeOf := make(map[string]string, len(events))
 	for _, e := range events {
@@ -338,9 +344,10 @@ func (s *Store) Record(ctx context.Context, events []Event, pairs []NewDelivery,
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `
-INSERT INTO webhook_events (event_id, type, module, data, occurred_at)
-SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::timestamptz[])
-ON CONFLICT (event_id) DO NOTHING`, ids, types, modules, datas, times); err != nil {
+INSERT INTO webhook_events (event_id, type, module, data, occurred_at, traceparent)
+SELECT e, t, m, d, o, NULLIF(tp, '')
+FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::text[]) AS u(e, t, m, d, o, tp)
+ON CONFLICT (event_id) DO NOTHING`, ids, types, modules, datas, times, traces); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `
@@ -443,7 +450,7 @@ FROM due, webhook_subscriptions s, webhook_events e
 WHERE d.id = due.id AND s.id = d.subscription_id AND e.event_id = d.event_id
 RETURNING d.id, d.subscription_id, s.user_id, s.url, s.secret,
           CASE WHEN s.previous_secret_expires_at > $1 THEN COALESCE(s.previous_secret, '') ELSE '' END,
-          d.attempts, d.status, e.event_id, e.type, e.module, e.data, e.occurred_at`
+          d.attempts, d.status, e.event_id, e.type, e.module, e.data, e.occurred_at, COALESCE(e.traceparent, '')`
 
 // ClaimDue takes up to c.Limit due deliveries (oldest due first) for this
 // scheduler. Concurrent schedulers never claim the same row.
@@ -466,7 +473,7 @@ func (s *Store) ClaimDue(ctx context.Context, c Claim) ([]Job, error) {
 	for rows.Next() {
 		j := Job{ClaimToken: c.Token}
 		if err := rows.Scan(&j.DeliveryID, &j.SubscriptionID, &j.UserID, &j.URL, &j.Secret, &j.PreviousSecret, &j.Attempts, &j.Status,
-			&j.Event.ID, &j.Event.Type, &j.Event.Module, &j.Event.Data, &j.Event.OccurredAt); err != nil {
+			&j.Event.ID, &j.Event.Type, &j.Event.Module, &j.Event.Data, &j.Event.OccurredAt, &j.Event.TraceParent); err != nil {
 			return nil, fmt.Errorf("scan claimed delivery: %w", err)
 		}
 		out = append(out, j)
