@@ -69,11 +69,6 @@ func runMain(args []string) int {
 		fmt.Printf("platform %s (release %s)\n", apiVersion, release)
 		return 0
 	}
-	if args[0] == "verify" {
-		// Checks a database against itself: DATABASE_URL only, no serving
-		// secrets.
-		return runVerify(args[1:], os.Getenv, os.Stdout)
-	}
 	if args[0] == "healthcheck" {
 		return runHealthcheck(args[1:])
 	}
@@ -100,6 +95,11 @@ func runMain(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "platform: "+err.Error())
 		return 2
+	}
+	if args[0] == "verify" {
+		// Checks a database against itself: DATABASE_URL only, no serving
+		// secrets, read like every command's settings (env file included).
+		return runVerify(args[1:], src.getenv, os.Stdout)
 	}
 	cfg, err := LoadConfigFor(args[0], src.getenv)
 	if err != nil {
