@@ -71,17 +71,23 @@ type Beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// Save replaces the stored run with r, in one transaction.
+// Save replaces the stored run with r, in one transaction: its checks are
+// upserted (two processes auditing at once do not conflict) and the checks
+// it did not run are removed.
 func Save(ctx context.Context, db Beginner, r Run) error {
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM audit_checks`); err != nil {
-			return fmt.Errorf("clear the last audit: %w", err)
-		}
+		names := make([]string, 0, len(r.Results))
 		for _, c := range r.Results {
-			if _, err := tx.Exec(ctx, `INSERT INTO audit_checks (name, status, detail, ran_at) VALUES ($1, $2, $3, $4)`,
+			names = append(names, c.Check)
+			if _, err := tx.Exec(ctx, `
+INSERT INTO audit_checks (name, status, detail, ran_at) VALUES ($1, $2, $3, $4)
+ON CONFLICT (name) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail, ran_at = EXCLUDED.ran_at`,
 				c.Check, string(c.Status), c.Detail, r.At); err != nil {
 				return fmt.Errorf("record audit check %s: %w", c.Check, err)
 			}
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM audit_checks WHERE NOT name = ANY($1)`, names); err != nil {
+			return fmt.Errorf("clear the checks the last audit did not run: %w", err)
 		}
 		return nil
 	})
