@@ -43,7 +43,7 @@ commands:
   dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
   dlq show <id>    a parked record's headers and bytes
   webhooks listen --forward-to URL  forward your events, signed, to a local URL
-  verify           check the database against itself (ledger chain, balances, reputation, positions)
+  verify           check the database against itself and the modules against each other
   healthcheck URL  exit 0 when a loopback URL answers 200 (container health checks)
   envfile write <path>  record the configuration set in the environment (make run does)
   version          print the build
