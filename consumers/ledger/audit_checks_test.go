@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,28 @@ INSERT INTO fiat_transactions (id, kind, status, to_wallet, to_user, amount, cur
 		t.Fatal(err)
 	}
 	audited("an entry for a record that does not exist", map[string]float64{CheckChain: 0, CheckSourcesAnchored: 1, CheckEntriesSourced: 1})
+
+	// Two entries naming one record (of two kinds: one kind twice is
+	// refused by the unique index).
+	if _, err := pool.Exec(ctx, `DELETE FROM ledger_entries`); err != nil {
+		t.Fatal(err)
+	}
+	second := entry
+	entry.SourceID = "t1"
+	second.ID, second.Height, second.SourceID, second.Kind = "e2", 2, "t1", schemas.LedgerKindTransfer
+	if err := ledger.Insert(ctx, pool, []ledger.Entry{entry, second}); err != nil {
+		t.Fatal(err)
+	}
+	audited("a record named by two entries", map[string]float64{CheckChain: 0, CheckSourcesAnchored: 1, CheckEntriesSourced: 0})
+	run, _, err := audit.NewStore(pool).Latest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range run.Results {
+		if r.Check == CheckSourcesAnchored && !strings.Contains(r.Detail, "1 records are named by more than one entry: t1") {
+			t.Errorf("a record named by two entries: %s", r.Detail)
+		}
+	}
 }
 
 // gauge reads a gauge from reg: the series whose "check" label is check
