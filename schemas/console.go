@@ -120,3 +120,20 @@ type ConsoleEvent struct {
 	OccurredAt time.Time `json:"occurredAt" required:"true"`
 	Data       string    `json:"data" required:"true" description:"the event's data, JSON text"`
 }
+
+// ConsoleAudit is the background audit's last run (the chain walk and the
+// ledger against the modules); the console raises an alarm while a check
+// failed.
+type ConsoleAudit struct {
+	// RanAt is nil until the first run.
+	RanAt  *time.Time          `json:"ranAt" required:"true" description:"when the last run completed; null before the first"`
+	Failed int                 `json:"failed" required:"true" description:"checks that failed in the last run"`
+	Checks []ConsoleAuditCheck `json:"checks" required:"true" nullable:"false"`
+}
+
+// ConsoleAuditCheck is one check of an audit run.
+type ConsoleAuditCheck struct {
+	Check  string `json:"check" required:"true"`
+	Status string `json:"status" required:"true" enum:"ok,FAILED,SKIPPED"`
+	Detail string `json:"detail" required:"true" description:"counts and a few ids when it failed; why when it was skipped"`
+}

@@ -43,7 +43,7 @@ commands:
   dlq list|replay <id>|discard <id>  records parked on the <topic>.dlq topics
   dlq show <id>    a parked record's headers and bytes
   webhooks listen --forward-to URL  forward your events, signed, to a local URL
-  verify           check the database against itself (ledger chain, balances, reputation, positions)
+  verify           check the database against itself and the modules against each other
   healthcheck URL  exit 0 when a loopback URL answers 200 (container health checks)
   envfile write <path>  record the configuration set in the environment (make run does)
   version          print the build
@@ -68,11 +68,6 @@ func runMain(args []string) int {
 	if args[0] == "version" {
 		fmt.Printf("platform %s (release %s)\n", apiVersion, release)
 		return 0
-	}
-	if args[0] == "verify" {
-		// Checks a database against itself: DATABASE_URL only, no serving
-		// secrets.
-		return runVerify(args[1:], os.Getenv, os.Stdout)
 	}
 	if args[0] == "healthcheck" {
 		return runHealthcheck(args[1:])
@@ -100,6 +95,11 @@ func runMain(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "platform: "+err.Error())
 		return 2
+	}
+	if args[0] == "verify" {
+		// Checks a database against itself: DATABASE_URL only, no serving
+		// secrets, read like every command's settings (env file included).
+		return runVerify(args[1:], src.getenv, os.Stdout)
 	}
 	cfg, err := LoadConfigFor(args[0], src.getenv)
 	if err != nil {

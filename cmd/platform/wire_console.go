@@ -5,6 +5,7 @@ import (
 
 	"github.com/fintech/platform/gateway/console"
 	"github.com/fintech/platform/gateway/server"
+	"github.com/fintech/platform/storage/audit"
 	"github.com/fintech/platform/storage/clickhouse"
 	dlqstore "github.com/fintech/platform/storage/dlq"
 	webhookstore "github.com/fintech/platform/storage/webhooks"
@@ -31,7 +32,7 @@ func (a *app) consoleModule() (module, error) {
 		h, err := console.NewHandlers(ctx, tooling,
 			clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()),
 			console.NewLive(a.brokers, a.log, a.now, console.Window), ops, webhookstore.NewStore(a.pool),
-			a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.now)
+			audit.NewStore(a.pool), a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.now)
 		if err != nil {
 			return err
 		}

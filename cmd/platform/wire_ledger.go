@@ -12,6 +12,11 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
+// auditBacklog bounds the ledger.append records one background audit reads
+// to tell appends in flight from missing entries; further behind, the check
+// says SKIPPED.
+const auditBacklog = 200_000
+
 // ledgerModule wires the ledger module: its routes, consumer groups and
 // background loops.
 func (a *app) ledgerModule() (module, error) {
@@ -36,8 +41,15 @@ func (a *app) ledgerModule() (module, error) {
 		background: []func() (runnable, error){
 			func() (runnable, error) {
 				// The full walk runs here, on a schedule; requests walk only
-				// what was appended since the last verified head.
-				return cledger.NewAuditor(ledgerstore.FullWalk{V: verifier}, a.pool, a.cfg.LedgerAudit, a.now, a.log), nil
+				// what was appended since the last verified head. Each run
+				// also checks the ledger against the modules (the cheap part
+				// of `platform verify`) for the metrics and the console.
+				ops, err := topics.NewOps(a.brokers)
+				if err != nil {
+					return nil, err
+				}
+				return cledger.NewAuditor(ledgerstore.FullWalk{V: verifier}, a.pool, a.cfg.LedgerAudit, a.now, a.log).
+					WithChecks(cledger.NewCrossCheck(ledgerSources(), ops, auditBacklog), a.pool, cledger.NewAuditMetrics(a.reg)), nil
 			},
 		},
 	}, nil

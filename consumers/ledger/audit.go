@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/audit"
 	"github.com/fintech/platform/storage/ledger"
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
@@ -19,13 +20,15 @@ type Verifier interface {
 }
 
 // Auditor verifies the chain every interval and emits ledger.chain_verified
-// through the outbox.
+// through the outbox; with WithChecks it also checks the ledger against the
+// modules, records the run and sets the audit's metrics.
 type Auditor struct {
 	verifier Verifier
 	db       postgres.Querier
 	interval time.Duration
 	now      func() time.Time
 	log      *slog.Logger
+	checks   *auditChecks
 }
 
 // NewAuditor builds the periodic audit.
@@ -72,5 +75,12 @@ func (a *Auditor) AuditOnce(ctx context.Context) error {
 	if err := pipeline.InsertOutbox(ctx, a.db, []pipeline.OutboxRow{row}); err != nil {
 		return fmt.Errorf("queue chain_verified: %w", err)
 	}
-	return nil
+	if a.checks == nil {
+		return nil
+	}
+	chain := audit.Okf(CheckChain, "%d entries, hashes recomputed", res.Height)
+	if !res.Valid {
+		chain = audit.Failedf(CheckChain, "%s at height %d of %d entries", res.Reason, *res.BrokenAt, res.Height)
+	}
+	return a.checks.record(ctx, chain, a.now())
 }

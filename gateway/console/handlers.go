@@ -72,6 +72,7 @@ type Handlers struct {
 	live       LiveFlow
 	lags       Lags
 	deliveries Deliveries
+	audits     Audits
 	tokens     *auth.Tokens
 	admin      fiber.Handler
 	now        func() time.Time
@@ -92,13 +93,13 @@ const copyTTL = 5 * time.Second
 // console's lists and actions are the fiat admin routes'); life ends when
 // the server shuts down.
 func NewHandlers(life context.Context, tooling *dlq.Tooling, analytics Analytics, live LiveFlow, lags Lags, deliveries Deliveries,
-	tokens *auth.Tokens, admin fiber.Handler, now func() time.Time) (*Handlers, error) {
+	audits Audits, tokens *auth.Tokens, admin fiber.Handler, now func() time.Time) (*Handlers, error) {
 	if life == nil || tooling == nil || analytics == nil || live == nil || lags == nil || deliveries == nil ||
-		tokens == nil || admin == nil || now == nil {
+		audits == nil || tokens == nil || admin == nil || now == nil {
 		return nil, errors.New("console handlers: nil dependency")
 	}
 	return &Handlers{dlq: tooling, analytics: analytics, live: live, lags: lags, deliveries: deliveries,
-		tokens: tokens, admin: admin, now: now, life: life}, nil
+		audits: audits, tokens: tokens, admin: admin, now: now, life: life}, nil
 }
 
 // adminRole is the role of the data routes.
@@ -142,6 +143,7 @@ func (h *Handlers) Register(r server.Router) {
 		Role:        adminRole, Handle: h.deliveryCounts,
 		Responses: []server.Response{server.Answers(http.StatusOK, "the count of every state", schemas.ConsoleDeliveries{})},
 	}, tok, h.admin)
+	h.registerAudit(g, tok, h.admin)
 	server.Get(g, "/dlq", server.Op[listDLQRequest]{
 		Summary:     "Records parked on the DLQ topics (fiat admin)",
 		Description: "Pages through the records the consumers parked (unreadable, or failed on their own), with their error, key, command id, first-seen time, what operators decided and, for a replay parked again, the record it replays (replayOf). Read-only.",
