@@ -28,6 +28,7 @@ var consoleRoutes = []struct{ method, path string }{
 	{http.MethodGet, "/api/platform/admin/parked"},
 	{http.MethodGet, "/api/platform/admin/deliveries"},
 	{http.MethodGet, "/api/platform/admin/audit"},
+	{http.MethodGet, "/api/platform/admin/slow-requests"},
 	{http.MethodGet, "/api/platform/admin/dlq"},
 	{http.MethodGet, "/api/platform/admin/dlq?topic=fiat.commands"},
 	{http.MethodPost, "/api/platform/admin/dlq/fiat.commands.dlq:0:0/replay"},

@@ -121,6 +121,8 @@ func TestConsoleBrowser(t *testing.T) {
 		`document.getElementById("events").textContent.includes("onerror=alert")`, chromedp.WithPollingTimeout(15*time.Second)))
 	step("the deposit in needs_review is listed", chromedp.Poll[chromedp.Void](
 		`document.getElementById("deposits").textContent.includes(`+jsString(review)+`)`, chromedp.WithPollingTimeout(15*time.Second)))
+	step("the slow-requests panel answers", chromedp.Poll[chromedp.Void](
+		`document.getElementById("slow-threshold").textContent.includes("answered in 1000 ms or more")`, chromedp.WithPollingTimeout(15*time.Second)))
 	// One more round of every chart, so the screenshot has them all.
 	step("lag and volume drawn", chromedp.Poll[chromedp.Void](
 		`document.querySelector("#chart-lag canvas") !== null && document.querySelector("#chart-volume canvas") !== null && document.querySelectorAll("#parked .row").length > 0`,

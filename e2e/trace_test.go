@@ -105,7 +105,8 @@ func TestOneTracePerRequest(t *testing.T) {
 	collector := httptest.NewServer(rcv)
 	defer collector.Close()
 	p := harness.Start(t, harness.Options{Env: map[string]string{
-		"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL, "OTEL_TRACES_SAMPLER_ARG": "0", "LOG_LEVEL": "debug"}})
+		"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL, "OTEL_TRACES_SAMPLER_ARG": "0", "LOG_LEVEL": "debug",
+		"SLOW_REQUEST_THRESHOLD": "1ns", "TRACE_URL_TEMPLATE": "http://127.0.0.1:16686/trace/{traceId}"}})
 	alice, bob := p.Register(t, "trace-a"), p.Register(t, "trace-b")
 	aw := fiatCreateWallet(t, p, alice, "KZT")
 	fiatCreateWallet(t, p, bob, "KZT")
@@ -147,6 +148,26 @@ func TestOneTracePerRequest(t *testing.T) {
 		}
 		return true
 	})
+
+	// The console lists it among the slow requests (every one is, at a 1 ns
+	// threshold), linked to the tracing UI by its trace id.
+	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
+	var slow struct {
+		Items []struct {
+			Route, TraceID string
+			TraceURL       *string
+		}
+	}
+	p.Get(t, "/api/platform/admin/slow-requests", admin.Token).Decode(t, &slow)
+	if !slices.ContainsFunc(slow.Items, func(r struct {
+		Route, TraceID string
+		TraceURL       *string
+	}) bool {
+		return r.Route == "/api/fiat/transfer" && r.TraceID == tid && r.TraceURL != nil &&
+			*r.TraceURL == "http://127.0.0.1:16686/trace/"+tid
+	}) {
+		t.Errorf("the console's slow requests do not name the transfer's trace: %+v", slow.Items)
+	}
 
 	// The webhook delivery of its transfer.completed sends the trace on.
 	harness.Eventually(t, 30*time.Second, "the transfer.completed delivery", func() bool { return len(hook.all()) > 0 })

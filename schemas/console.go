@@ -137,3 +137,22 @@ type ConsoleAuditCheck struct {
 	Status string `json:"status" required:"true" enum:"ok,FAILED,SKIPPED"`
 	Detail string `json:"detail" required:"true" description:"counts and a few ids when it failed; why when it was skipped"`
 }
+
+// ConsoleSlowRequests are the latest requests this gateway process answered
+// slowly, each with the trace that follows it through the platform.
+type ConsoleSlowRequests struct {
+	ThresholdMs int64                `json:"thresholdMs" required:"true" description:"a request answered in this many milliseconds or more is kept (SLOW_REQUEST_THRESHOLD; 0: none kept)"`
+	Items       []ConsoleSlowRequest `json:"items" required:"true" nullable:"false" description:"newest first, at most 50, of the gateway process that answered this request"`
+}
+
+// ConsoleSlowRequest is one slow answer.
+type ConsoleSlowRequest struct {
+	At        time.Time `json:"at" required:"true"`
+	Method    string    `json:"method" required:"true"`
+	Route     string    `json:"route" required:"true" description:"the route's pattern, not the path with its ids"`
+	Status    int       `json:"status" required:"true"`
+	Ms        float64   `json:"ms" required:"true" description:"milliseconds from the request to its answer"`
+	TraceID   string    `json:"traceId" required:"true" description:"the W3C trace id: the traceId of its log lines and its spans"`
+	RequestID string    `json:"requestId" required:"true"`
+	TraceURL  *string   `json:"traceUrl" required:"true" description:"the trace in the tracing UI (TRACE_URL_TEMPLATE), null when none is configured"`
+}

@@ -252,7 +252,8 @@ func (a *app) startGateway(ctx context.Context) error {
 		a.budgets = ratelimit.NewBudgets(a.pool, a.now)
 		a.budgets.Log = a.log
 	}
-	a.server = server.New(a.limiter, a.reg, a.log, server.WithTracer(a.tracer("gateway")))
+	a.server = server.New(a.limiter, a.reg, a.log, server.WithTracer(a.tracer("gateway")),
+		server.WithSlowRequests(a.cfg.SlowRequest))
 	a.server.TrustProxies(a.cfg.TrustedProxies)
 	// The session check re-confirms the sessions in use in one statement
 	// per interval, until the HTTP server has drained.

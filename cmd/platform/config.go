@@ -61,6 +61,12 @@ type Config struct {
 	// default 0.01) and every trace a caller sent sampled.
 	TraceEndpoint string
 	TraceRatio    float64
+	// SlowRequest is SLOW_REQUEST_THRESHOLD (default 1s; 0 keeps none):
+	// the console lists each gateway process's latest requests answered in
+	// that long or more, with their trace ids, linked with TraceURL
+	// (TRACE_URL_TEMPLATE, {traceId} standing for the id) to a tracing UI.
+	SlowRequest time.Duration
+	TraceURL    string
 	// Environment is PLATFORM_ENV: "production" (the default) or
 	// "development", the only mode with the conveniences that must never
 	// face the internet (see development()).
@@ -179,6 +185,14 @@ func (r *envReader) integer(name string, def int64, min int64) int64 {
 		return def
 	}
 	return n
+}
+
+// durationOrOff is duration, where "0" turns the setting off.
+func (r *envReader) durationOrOff(name string, def time.Duration) time.Duration {
+	if r.str(name, "") == "0" {
+		return 0
+	}
+	return r.duration(name, def)
 }
 
 // ratio reads a fraction between 0 and 1.
@@ -313,6 +327,8 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		LogLevel:           r.str("LOG_LEVEL", "info"),
 		TraceEndpoint:      r.str("OTEL_EXPORTER_OTLP_ENDPOINT", ""),
 		TraceRatio:         r.ratio("OTEL_TRACES_SAMPLER_ARG", 0.01),
+		SlowRequest:        r.durationOrOff("SLOW_REQUEST_THRESHOLD", time.Second),
+		TraceURL:           r.str("TRACE_URL_TEMPLATE", ""),
 		Environment:        env,
 		PprofAddr:          r.str("PPROF_ADDR", ""),
 		GCPercent:          r.integer("GC_PERCENT", 200, -1),
@@ -377,6 +393,11 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 	case "debug", "info", "warn", "error":
 	default:
 		r.fail("LOG_LEVEL", "%q must be debug, info, warn or error", c.LogLevel)
+	}
+	if c.TraceURL != "" && (!strings.HasPrefix(c.TraceURL, "http://") && !strings.HasPrefix(c.TraceURL, "https://") ||
+		!strings.Contains(c.TraceURL, "{traceId}")) {
+		// The console links it: never javascript: or another scheme.
+		r.fail("TRACE_URL_TEMPLATE", "%q must be an http(s) URL with {traceId} where the trace id goes", c.TraceURL)
 	}
 	if c.PublicBaseURL != "" && !strings.HasPrefix(c.PublicBaseURL, "http://") && !strings.HasPrefix(c.PublicBaseURL, "https://") {
 		r.fail("PUBLIC_BASE_URL", "%q must start with http:// or https://", c.PublicBaseURL)

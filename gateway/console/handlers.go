@@ -73,6 +73,7 @@ type Handlers struct {
 	lags       Lags
 	deliveries Deliveries
 	audits     Audits
+	slow       SlowView
 	tokens     *auth.Tokens
 	admin      fiber.Handler
 	now        func() time.Time
@@ -93,13 +94,13 @@ const copyTTL = 5 * time.Second
 // console's lists and actions are the fiat admin routes'); life ends when
 // the server shuts down.
 func NewHandlers(life context.Context, tooling *dlq.Tooling, analytics Analytics, live LiveFlow, lags Lags, deliveries Deliveries,
-	audits Audits, tokens *auth.Tokens, admin fiber.Handler, now func() time.Time) (*Handlers, error) {
+	audits Audits, slow SlowView, tokens *auth.Tokens, admin fiber.Handler, now func() time.Time) (*Handlers, error) {
 	if life == nil || tooling == nil || analytics == nil || live == nil || lags == nil || deliveries == nil ||
-		audits == nil || tokens == nil || admin == nil || now == nil {
+		audits == nil || slow.Source == nil || tokens == nil || admin == nil || now == nil {
 		return nil, errors.New("console handlers: nil dependency")
 	}
 	return &Handlers{dlq: tooling, analytics: analytics, live: live, lags: lags, deliveries: deliveries,
-		audits: audits, tokens: tokens, admin: admin, now: now, life: life}, nil
+		audits: audits, slow: slow, tokens: tokens, admin: admin, now: now, life: life}, nil
 }
 
 // adminRole is the role of the data routes.
@@ -144,6 +145,7 @@ func (h *Handlers) Register(r server.Router) {
 		Responses: []server.Response{server.Answers(http.StatusOK, "the count of every state", schemas.ConsoleDeliveries{})},
 	}, tok, h.admin)
 	h.registerAudit(g, tok, h.admin)
+	h.registerSlow(g, tok, h.admin)
 	server.Get(g, "/dlq", server.Op[listDLQRequest]{
 		Summary:     "Records parked on the DLQ topics (fiat admin)",
 		Description: "Pages through the records the consumers parked (unreadable, or failed on their own), with their error, key, command id, first-seen time, what operators decided and, for a replay parked again, the record it replays (replayOf). Read-only.",

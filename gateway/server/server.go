@@ -53,6 +53,8 @@ type Server struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	tracer   trace.Tracer
+	// slow keeps the latest slow requests (nil: none; slow.go).
+	slow *slowLog
 }
 
 // Option changes a server setting.
@@ -140,6 +142,8 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	}
 	elapsed := time.Since(start)
 	endSpan(span, method, route, status)
+	s.slow.note(SlowRequest{At: start, Method: method, Route: route, Status: status, Took: elapsed,
+		TraceID: traceID(span), RequestID: id})
 	s.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
 	s.latency.WithLabelValues(route, method).Observe(elapsed.Seconds())
 	if s.log.Enabled(c.UserContext(), slog.LevelInfo) {

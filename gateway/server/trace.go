@@ -44,6 +44,14 @@ func endSpan(span trace.Span, method, route string, status int) {
 	}
 }
 
+// traceID is the span's trace id, "" when it is in none.
+func traceID(span trace.Span) string {
+	if sc := span.SpanContext(); sc.IsValid() {
+		return sc.TraceID().String()
+	}
+	return ""
+}
+
 // requestCarrier reads the trace headers of a request.
 type requestCarrier struct{ c *fiber.Ctx }
 
