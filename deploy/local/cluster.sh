@@ -72,6 +72,9 @@ ensure_installed() {
   command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
   command -v patroni >/dev/null 2>&1 || missing+=(patroni)
   command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+  # promtool checks and unit-tests the alert rules (deploy/prometheus,
+  # cmd/platform TestAlertRules in make test)
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   find_pg_bin
   [ -n "$PG_BIN" ] || missing+=(postgresql)
   if [ ${#missing[@]} -gt 0 ]; then
