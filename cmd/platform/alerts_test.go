@@ -78,18 +78,26 @@ func promtool(t *testing.T) string {
 	return p
 }
 
-// TestAlertRules runs `promtool check rules` and `promtool test rules`.
+// TestAlertRules runs `promtool check rules` and `promtool test rules`, and
+// checks compose's Prometheus and Alertmanager configurations (amtool comes
+// with Debian's prometheus-alertmanager, which cluster-deps installs too).
 func TestAlertRules(t *testing.T) {
 	t.Parallel()
 	bin := promtool(t)
-	for _, args := range [][]string{{"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
-		cmd := exec.Command(bin, args...)
+	amtool, err := exec.LookPath("amtool")
+	if err != nil {
+		t.Fatalf("amtool not found (%v): apt-get install prometheus-alertmanager, or make cluster-deps", err)
+	}
+	for _, args := range [][]string{{bin, "check", "rules", "alerts.yml"}, {bin, "test", "rules", "alerts_test.yml"},
+		{bin, "check", "config", "compose.yml"}, {amtool, "check-config", "alertmanager.yml"}} {
+		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir = alertsDir
 		out, err := cmd.CombinedOutput()
+		name := filepath.Base(args[0]) + " " + strings.Join(args[1:], " ")
 		if err != nil {
-			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("%s: %v\n%s", name, err, out)
 		}
-		t.Logf("promtool %s:\n%s", strings.Join(args, " "), out)
+		t.Logf("%s:\n%s", name, out)
 	}
 }
 
