@@ -163,7 +163,8 @@ func (c *LocalCluster) Members() []string {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".pid")
 		switch {
-		case name == "etcd", name == "haproxy", name == "broker", strings.HasPrefix(name, "patroni-"):
+		case name == "etcd", name == "haproxy", name == "broker", strings.HasPrefix(name, "patroni-"),
+			name == "prometheus", name == "alertmanager":
 		default:
 			out = append(out, name)
 		}
