@@ -184,7 +184,8 @@ cluster-down:
 cluster-status:
 	deploy/local/cluster.sh status
 
-# The Debian packages the cluster (and e2e TestNemesis) needs.
+# The Debian packages the cluster (and e2e TestNemesis) needs, and promtool
+# (Debian's prometheus; cmd/platform TestAlertRules checks deploy/prometheus).
 cluster-deps:
 	deploy/local/cluster.sh install
 

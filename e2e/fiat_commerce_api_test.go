@@ -536,4 +536,18 @@ func TestFiatCommerceReconcile(t *testing.T) {
 	if got[0]["type"] != "reconcile.drift" {
 		t.Fatalf("alert: %v", got[0])
 	}
+	// The drift is a series too: the ReconcileDrift alert of
+	// deploy/prometheus/alerts.yml reads it.
+	resp, err := http.Get("http://" + p.MetricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	metrics, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `platform_reconcile_drift_minor{currency="KZT",kind="balances"} 250`; !strings.Contains(string(metrics), want) {
+		t.Fatalf("metrics lack %s", want)
+	}
 }

@@ -46,7 +46,7 @@ func TestScaleOutAcrossProcesses(t *testing.T) {
 	c := harness.NewCluster(t, brokers, map[string]string{"COMMAND_TIMEOUT": "3s"})
 	c.Run("migrate")
 	gws := []*harness.Platform{c.Gateway(), c.Gateway()}
-	c.Relay()
+	relay := c.Relay()
 	fiat1 := c.Consume(topics.GroupFiat)
 	fiat2 := c.Consume(topics.GroupFiat)
 
@@ -231,6 +231,11 @@ func TestScaleOutAcrossProcesses(t *testing.T) {
 	if feeWallet != historyFees {
 		t.Errorf("fee wallet %d, fees in history %d", feeWallet, historyFees)
 	}
+	// `platform relay` serves its metrics: platform_outbox_published_total
+	// is the one signal that events stalled (the RelayNotPublishing alert).
+	if n := metricSum(relay, "platform_outbox_published_total"); n == 0 {
+		t.Errorf("the relay's metrics listener shows no published event (or does not answer)")
+	}
 }
 
 // postKeyed posts a JSON body with a bearer token and an Idempotency-Key.
@@ -255,6 +260,12 @@ func postKeyed(hc *http.Client, url, token, key string, body []byte) (int, []byt
 // consumedRecords sums platform_consumer_records_total on a consumer
 // process's metrics listener (0 when it does not answer).
 func consumedRecords(p *harness.Platform) float64 {
+	return metricSum(p, "platform_consumer_records_total")
+}
+
+// metricSum sums the series of one metric on a process's metrics listener
+// (0 when it does not answer).
+func metricSum(p *harness.Platform, name string) float64 {
 	resp, err := http.Get("http://" + p.MetricsAddr + "/metrics")
 	if err != nil {
 		return 0
@@ -264,7 +275,7 @@ func consumedRecords(p *harness.Platform) float64 {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "platform_consumer_records_total") {
+		if line != name && !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
 			continue
 		}
 		f := strings.Fields(line)

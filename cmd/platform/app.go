@@ -77,6 +77,8 @@ type app struct {
 	server  *server.Server
 	// traces makes the spans of every part (tracing.go).
 	traces *sdktrace.TracerProvider
+	// closers run at close (clients opened for the metrics collectors).
+	closers []func()
 }
 
 // moduleWirings lists every module of the platform, in mount order.
@@ -136,6 +138,7 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 	}
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.metrics = cpipeline.NewMetrics(a.reg)
+	registerDataDirMetrics(a.reg, cfg.DataDir)
 
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DBMaxConns), postgres.WithTracer(a.poolTracer()))
 	if err != nil {
@@ -163,17 +166,18 @@ func newApp(ctx context.Context, cfg Config, embedded bool) (*app, error) {
 			return nil, errors.New("KAFKA_BROKERS: required for this command (only `platform run` embeds a broker)")
 		}
 		limitEmbedded(os.Getenv)
+		fsyncs := newFsyncHistogram()
 		e, err := broker.Start(cfg.DataDir, cfg.KafkaPort, broker.WithLogger(a.log.With("component", "embedded-kafka")),
 			broker.WithFloor(func(ctx context.Context) (map[string]map[int32]int64, error) {
 				return pipelinestore.PositionFloor(ctx, pool)
-			}))
+			}), broker.WithFsyncObserver(func(d time.Duration) { fsyncs.Observe(d.Seconds()) }))
 		if err != nil {
 			a.close()
 			return nil, fmt.Errorf("KAFKA_EMBEDDED_PORT: %w", err)
 		}
 		a.embedded = e
 		a.brokers = e.Addrs()
-		a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		a.reg.MustRegister(fsyncs, prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "platform_broker_fsyncs_total", Help: "fsync calls of the embedded broker's group commit.",
 		}, func() float64 { return float64(e.Fsyncs()) }))
 		a.log.Info("embedded kafka broker started", "addr", strings.Join(a.brokers, ","), "dataDir", cfg.DataDir)
@@ -280,29 +284,37 @@ func (a *app) startGateway(ctx context.Context) error {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)
 	}
 	a.bus = bus
-	return nil
+	return a.registerGatewayOpsMetrics(a.cfg.BackupStanza)
 }
 
 // startMetrics serves Prometheus /metrics on its own listener (METRICS_ADDR,
 // loopback by default) so that the public API port never exposes internals.
 // METRICS_ADDR=off disables it. The returned function stops the listener.
 func (a *app) startMetrics() (func(), error) {
-	if a.cfg.MetricsAddr == "off" {
+	return serveMetrics(a.cfg.MetricsAddr, a.reg, a.log)
+}
+
+// serveMetrics serves reg's /metrics on addr ("off": nothing).
+func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (func(), error) {
+	if addr == "off" {
 		return func() {}, nil
 	}
-	ln, err := net.Listen("tcp", a.cfg.MetricsAddr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("METRICS_ADDR: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	a.log.Info("metrics listening", "addr", ln.Addr().String())
+	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil
 }
 
 func (a *app) close() {
+	for _, c := range a.closers {
+		c()
+	}
 	if a.bus != nil {
 		a.bus.Close()
 	}

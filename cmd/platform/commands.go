@@ -146,6 +146,13 @@ func cmdRelay(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
+	// platform_outbox_* (the RelayNotPublishing alert) are served like a
+	// consumer's series.
+	stopMetrics, err := a.startMetrics()
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	return runAll(ctx, parts)
 }
 

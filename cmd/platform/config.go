@@ -83,6 +83,10 @@ type Config struct {
 	ReconcileKey string // RECONCILE_ALERT_SECRET: HMAC key signing those alerts
 	SMTPURL      string // SMTP_URL: smtp(s)://user:pass@host:port?from=…; empty writes mail to the log and DATA_DIR/mail
 	MetricsAddr  string // METRICS_ADDR: the Prometheus /metrics listener, loopback by default
+	// BackupStanza (PGBACKREST_STANZA, which pgBackRest itself also reads,
+	// with PGBACKREST_CONFIG): when set, gateways export the newest backup's
+	// time from `pgbackrest info` (the BackupMissing alert).
+	BackupStanza string
 	// ProcessedRetention is how long applied-command ids are kept
 	// (PROCESSED_RETENTION); never shorter than the command topics' retention.
 	ProcessedRetention time.Duration
@@ -337,6 +341,7 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		ReconcileKey:       r.str("RECONCILE_ALERT_SECRET", ""),
 		SMTPURL:            r.str("SMTP_URL", ""),
 		MetricsAddr:        r.str("METRICS_ADDR", "127.0.0.1:9464"),
+		BackupStanza:       r.str("PGBACKREST_STANZA", ""),
 		ProcessedRetention: r.duration("PROCESSED_RETENTION", topics.CommandRetention()),
 		AIURL:              r.str("AI_API_URL", ""),
 		AIKey:              r.str("AI_API_KEY", ""),

@@ -17,11 +17,17 @@ import (
 const requestExpiryInterval = time.Second
 
 // fiatModule wires the fiat module: its routes under /api/fiat, the
-// fiat-applier consumer group of fiat.commands and the payment-request
-// expirer. RECONCILE_ALERT_URL and RECONCILE_ALERT_SECRET (read here) set
-// the target and signing key of the reconciliation drift alert.
+// fiat-applier consumer group of fiat.commands, the payment-request
+// expirer and the background reconciliation (platform_reconcile_drift_minor,
+// every reconcileInterval). RECONCILE_ALERT_URL and RECONCILE_ALERT_SECRET
+// (read here) set the target and signing key of the reconciliation drift
+// alert.
 func (a *app) fiatModule() (module, error) {
 	caps := schemas.FiatCaps{PerTransfer: a.cfg.Caps.PerTransfer, DailyDeposit: a.cfg.Caps.DailyDeposit, Monthly: a.cfg.Caps.Monthly}
+	drift, err := newReconcileGauge(a.reg)
+	if err != nil {
+		return module{}, err
+	}
 	return module{
 		routes: func(r server.Router) error {
 			var analytics gfiat.ProcessorLedger
@@ -36,6 +42,7 @@ func (a *app) fiatModule() (module, error) {
 				Caps:                 caps,
 				ReconcileAlertURL:    a.cfg.ReconcileURL,
 				ReconcileAlertSecret: a.cfg.ReconcileKey,
+				OnReconcile:          drift.set,
 				Analytics:            analytics,
 			}, sfiat.NewStore(a.pool), a.bus, a.tokens, a.vault, a.requireAdmin(a.cfg.Admins.Fiat), a.pool, a.now, a.server.Routes)
 			if err != nil {
@@ -62,6 +69,12 @@ func (a *app) fiatModule() (module, error) {
 		background: []func() (runnable, error){
 			func() (runnable, error) {
 				return cfiat.NewExpirer(sfiat.NewStore(a.pool), requestExpiryInterval, a.now, a.log)
+			},
+			// Reconciliation drift alerts whether or not an admin looks
+			// (ReconcileDrift, deploy/prometheus/alerts.yml).
+			func() (runnable, error) {
+				return &reconciler{books: sfiat.NewStore(a.pool).Books, gauge: drift, interval: reconcileInterval,
+					log: a.log.With("component", "reconciler")}, nil
 			},
 		},
 	}, nil

@@ -183,6 +183,12 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 	// that zombie may still commit its batch beside the new owner's, and
 	// processed_commands and the modules' unique constraints, not this
 	// lock, keep a command from applying twice.
+	// The DLQ counters start at 0: a series that first appears at 1 shows
+	// no increase to Prometheus, and the DLQRecordParked alert
+	// (deploy/prometheus/alerts.yml) would miss the first parked record.
+	for _, t := range cfg.Topics {
+		metrics.DLQ.WithLabelValues(cfg.Group, topics.DLQ(t))
+	}
 	instance := schemas.NewID()
 	for w := range r.locks {
 		r.locks[w] = pipeline.OrderLockKey(cfg.Group+"/"+instance, w, cfg.Workers)

@@ -9,6 +9,10 @@
 #   platform consume <group> x2 for every consumer group
 #   platform relay x2 (one publishes: it holds the relay's advisory lock)
 #   ClickHouse: the one of the local stack (CLICKHOUSE_ADDR)
+#   Prometheus scraping every member (the platform processes' METRICS_ADDR,
+#     the broker's, each Patroni's REST /metrics) with the alert rules of
+#     deploy/prometheus/alerts.yml, and Alertmanager, which routes every alert
+#     to CLUSTER_ALERT_WEBHOOK (none: alerts are only listed, in its API and UI)
 #
 #   deploy/local/cluster.sh up       install if missing, start what is not running (idempotent)
 #   deploy/local/cluster.sh down     stop everything (idempotent)
@@ -31,7 +35,7 @@
 #
 # Environment (all optional):
 #   CLUSTER_DIR        default <repo>/.cluster (made absolute); data, logs, pids
-#   CLUSTER_PORT_BASE  default 56100; the cluster uses the 30 ports from it
+#   CLUSTER_PORT_BASE  default 56100; the cluster uses the 32 ports from it
 #   CLICKHOUSE_ADDR    default 127.0.0.1:19000
 #   CLICKHOUSE_DATABASE default platform_cluster
 #   PLATFORM_BIN       default <repo>/bin/platform (built by `make build`)
@@ -39,6 +43,8 @@
 #                      every platform process gets (e.g. admin e-mails)
 #   CLUSTER_PROXY_SOURCE default 127.0.1.1: the loopback address HAProxy
 #                      connects to the gateways from (their TRUSTED_PROXIES)
+#   CLUSTER_ALERT_WEBHOOK  URL Alertmanager posts alerts to (webhook receiver,
+#                      resolved ones too); unset: no receiver
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -66,9 +72,11 @@ ETCD_CLIENT=$BASE;            ETCD_PEER=$((BASE + 1))
 PG_PORTS=($((BASE + 2)) $((BASE + 3)))
 REST_PORTS=($((BASE + 4)) $((BASE + 5)))
 PROXY_PORT=$((BASE + 6));     STATS_PORT=$((BASE + 7))
-BROKER_PORT=$((BASE + 8))
+BROKER_PORT=$((BASE + 8));    BROKER_METRICS=$((BASE + 9))
 GW_PORTS=($((BASE + 10)) $((BASE + 11)))
-# metrics listeners: BASE+12 onwards, one per platform process (see members)
+# metrics listeners: BASE+12 onwards, one per platform process (see members:
+# 18 of them, to BASE+29)
+PROM_PORT=$((BASE + 30));     AM_PORT=$((BASE + 31))
 
 GROUPS_ALL=(fiat-applier mask-applier reputation-applier ledger-appender trade-applier webhook-dispatcher clickhouse-sink)
 
@@ -122,6 +130,10 @@ ensure_installed() {
   command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
   command -v patroni >/dev/null 2>&1 || missing+=(patroni)
   command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+  # promtool checks and unit-tests the alert rules (deploy/prometheus,
+  # cmd/platform TestAlertRules in make test)
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+  command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
   find_pg_bin
   [ -n "$PG_BIN" ] || missing+=(postgresql)
   if [ ${#missing[@]} -gt 0 ]; then
@@ -459,6 +471,7 @@ broker_up() {
   local marker="CLUSTER_MEMBER=broker@$DIR"
   printf '%s' "$marker" >"$RUN/broker.marker"
   setsid env "$marker" PLATFORM_ENV=development DATA_DIR="$DIR/data/broker" KAFKA_EMBEDDED_PORT="$BROKER_PORT" \
+    METRICS_ADDR="127.0.0.1:$BROKER_METRICS" \
     KAFKA_BROKERS= DATABASE_URL="$DSN" LOG_LEVEL="${LOG_LEVEL:-warn}" "$BIN" broker >>"$LOGS/broker.log" 2>&1 </dev/null &
   echo $! >"$RUN/broker.pid"
   wait_for 60 broker port_open "$BROKER_PORT"
@@ -585,12 +598,95 @@ haproxy_up() {
   wait_for 30 "the API through HAProxy" http_ok "http://127.0.0.1:$PROXY_PORT/api/platform/version"
 }
 
+# ---------------------------------------------------------------- monitoring
+
+# metrics_targets JOB: the scrape addresses of one job of prometheus.yml
+metrics_targets() {
+  case "$1" in
+    platform-gateway) members | awk '$1 ~ /^gateway-/ {print $3}' ;;
+    platform-relay) members | awk '$1 ~ /^relay-/ {print $3}' ;;
+    platform-consumer) members | awk '$4 == "consume" {print $3}' ;;
+    platform-broker) echo "127.0.0.1:$BROKER_METRICS" ;;
+    patroni) printf '127.0.0.1:%s\n' "${REST_PORTS[@]}" ;;
+  esac
+}
+
+prometheus_conf() {
+  local job t
+  {
+    echo "# written by deploy/local/cluster.sh"
+    echo "global:"
+    echo "  scrape_interval: 5s"
+    echo "  evaluation_interval: 5s"
+    echo "rule_files:"
+    echo "  - $REPO_ROOT/deploy/prometheus/alerts.yml"
+    echo "alerting:"
+    echo "  alertmanagers:"
+    echo "    - static_configs:"
+    echo "        - targets: ['127.0.0.1:$AM_PORT']"
+    echo "scrape_configs:"
+    for job in platform-gateway platform-relay platform-consumer platform-broker patroni; do
+      echo "  - job_name: $job"
+      echo "    static_configs:"
+      echo "      - targets:"
+      while read -r t; do echo "          - '$t'"; done < <(metrics_targets "$job")
+    done
+  } >"$DIR/prometheus.yml"
+}
+
+alertmanager_conf() {
+  {
+    echo "# written by deploy/local/cluster.sh"
+    echo "route:"
+    echo "  receiver: webhook"
+    echo "  group_by: [alertname]"
+    echo "  group_wait: 5s"
+    echo "  group_interval: 10s"
+    echo "  repeat_interval: 1h"
+    echo "receivers:"
+    echo "  - name: webhook"
+    if [ -n "${CLUSTER_ALERT_WEBHOOK:-}" ]; then
+      echo "    webhook_configs:"
+      echo "      - url: '$CLUSTER_ALERT_WEBHOOK'"
+      echo "        send_resolved: true"
+    fi
+  } >"$DIR/alertmanager.yml"
+}
+
+# monitoring_up starts Alertmanager, then Prometheus (its configuration
+# rewritten on every up: the rules are the repository's).
+monitoring_up() {
+  if [ -z "$(member_pid alertmanager)" ]; then
+    port_open "$AM_PORT" && die "port $AM_PORT (Alertmanager) is in use"
+    alertmanager_conf
+    amtool check-config "$DIR/alertmanager.yml" >/dev/null || die "alertmanager.yml is invalid"
+    mkdir -p "$DIR/alertmanager"
+    log "alertmanager: starting on 127.0.0.1:$AM_PORT"
+    # --cluster.listen-address= : one Alertmanager, no gossip port
+    spawn alertmanager "$DIR/alertmanager.yml" prometheus-alertmanager --config.file="$DIR/alertmanager.yml" \
+      --storage.path="$DIR/alertmanager" --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address=
+    wait_for 30 alertmanager http_ok "http://127.0.0.1:$AM_PORT/-/ready"
+  fi
+  if [ -z "$(member_pid prometheus)" ]; then
+    port_open "$PROM_PORT" && die "port $PROM_PORT (Prometheus) is in use"
+    prometheus_conf
+    promtool check config "$DIR/prometheus.yml" >/dev/null || die "prometheus.yml is invalid"
+    mkdir -p "$DIR/prometheus"
+    log "prometheus: starting on 127.0.0.1:$PROM_PORT"
+    spawn prometheus "$DIR/prometheus.yml" prometheus --config.file="$DIR/prometheus.yml" \
+      --storage.tsdb.path="$DIR/prometheus" --storage.tsdb.retention.time=2d \
+      --web.listen-address="127.0.0.1:$PROM_PORT"
+    wait_for 30 prometheus http_ok "http://127.0.0.1:$PROM_PORT/-/ready"
+  fi
+}
+
 # ---------------------------------------------------------------- status
 
 all_members() {
   echo etcd; echo patroni-1; echo patroni-2; echo broker
   members | cut -d' ' -f1
   echo haproxy
+  echo alertmanager; echo prometheus
 }
 
 health_of() { # NAME: a word on its health
@@ -602,10 +698,13 @@ health_of() { # NAME: a word on its health
       rest_get "$i" /patroni 2>/dev/null | python3 -c 'import json,sys
 d=json.load(sys.stdin); r=d.get("role","?"); s=d.get("state","?")
 print("%s %s%s" % (r, s, " sync" if d.get("sync_standby") else ""))' 2>/dev/null || echo "no answer" ;;
-    broker) port_open "$BROKER_PORT" && echo listening || echo "not listening" ;;
+    broker) port_open "$BROKER_PORT" && echo -n listening || echo -n "not listening"
+      http_ok "http://127.0.0.1:$BROKER_METRICS/metrics" && echo ", metrics answer" || echo ", metrics do not answer" ;;
+    prometheus) http_ok "http://127.0.0.1:$PROM_PORT/-/ready" && echo ready || echo "not ready" ;;
+    alertmanager) http_ok "http://127.0.0.1:$AM_PORT/-/ready" && echo ready || echo "not ready" ;;
     haproxy) http_ok "http://127.0.0.1:$PROXY_PORT/api/platform/version" && echo "API answers" || echo "API does not answer" ;;
     gateway-*) line="$(members | grep "^$name ")"; http_ok "http://$(echo "$line" | cut -d' ' -f2)/api/platform/version" && echo "answers" || echo "does not answer" ;;
-    relay-*) echo "running (no listener; one of the two holds the publish lock)" ;;
+    relay-*) line="$(members | grep "^$name ")"; http_ok "http://$(echo "$line" | cut -d' ' -f3)/metrics" && echo "metrics answer (one of the two holds the publish lock)" || echo "metrics do not answer" ;;
     *) line="$(members | grep "^$name ")"; http_ok "http://$(echo "$line" | cut -d' ' -f3)/metrics" && echo "metrics answer" || echo "metrics do not answer" ;;
   esac
 }
@@ -630,6 +729,12 @@ cluster_status() {
   relay="$(psql_primary -d platform -tAc "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted" 2>/dev/null || echo "?")"
   echo "advisory locks held on the primary: $relay (the active relay holds one)"
   echo "API: http://127.0.0.1:$PROXY_PORT  (HAProxy stats http://127.0.0.1:$STATS_PORT/)"
+  echo "Prometheus: http://127.0.0.1:$PROM_PORT/alerts  Alertmanager: http://127.0.0.1:$AM_PORT/"
+  echo "metrics (job: addresses):"
+  local job
+  for job in platform-gateway platform-relay platform-consumer platform-broker patroni; do
+    echo "  $job: $(metrics_targets "$job" | tr '\n' ' ')"
+  done
   return "$rc"
 }
 
@@ -643,6 +748,15 @@ print_env() {
   echo "export PATRONI_REST_PASSWORD='$PATRONI_REST_PASSWORD'"
   echo "export KAFKA_BROKERS='127.0.0.1:$BROKER_PORT'"
   echo "export CLICKHOUSE_ADDR='$CH_ADDR'"
+  echo "export PROMETHEUS_URL='http://127.0.0.1:$PROM_PORT'"
+  echo "export ALERTMANAGER_URL='http://127.0.0.1:$AM_PORT'"
+  local name addr
+  while read -r name _ addr _; do
+    echo "# metrics of $name: http://$addr/metrics"
+  done < <(members)
+  echo "# metrics of broker: http://127.0.0.1:$BROKER_METRICS/metrics"
+  local i
+  for i in 0 1; do echo "# metrics of patroni-$((i + 1)): http://127.0.0.1:${REST_PORTS[$i]}/metrics"; done
 }
 
 cluster_up() {
@@ -652,7 +766,8 @@ cluster_up() {
   patroni_up
   platform_up
   haproxy_up
-  log "cluster is up: API http://127.0.0.1:$PROXY_PORT"
+  monitoring_up
+  log "cluster is up: API http://127.0.0.1:$PROXY_PORT, alerts http://127.0.0.1:$PROM_PORT/alerts"
 }
 
 # A postmaster whose Patroni was killed keeps running: stop it (fast
@@ -672,6 +787,8 @@ pg_orphans_down() { # [N...]: members 1 and 2 by default
 
 cluster_down() {
   local name
+  stop_member prometheus
+  stop_member alertmanager
   stop_member haproxy
   while read -r name; do stop_member "$name"; done < <(members | cut -d' ' -f1)
   stop_member broker

@@ -78,7 +78,9 @@ func StartLocalCluster(t TB, failed func() bool, extra map[string]string) *Local
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatalf("cluster dir: %v", err)
 	}
-	base := freePortBlock(t, 30)
+	// deploy/local/cluster.sh uses 32 ports from its base (Prometheus and
+	// Alertmanager the last two).
+	base := freePortBlock(t, 32)
 	c := &LocalCluster{Dir: dir, PortBase: base, t: t, script: filepath.Join(root, "deploy", "local", "cluster.sh"),
 		ClickHouseDB: fmt.Sprintf("cluster_%d", time.Now().UnixNano())}
 	chAddr := os.Getenv("CLICKHOUSE_ADDR")
@@ -171,6 +173,18 @@ func (c *LocalCluster) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%
 // KafkaAddr is the broker's address.
 func (c *LocalCluster) KafkaAddr() string { return fmt.Sprintf("127.0.0.1:%d", c.PortBase+8) }
 
+// PrometheusURL is the cluster's Prometheus, which evaluates the alert rules
+// of deploy/prometheus/alerts.yml over every member (/api/v1/alerts).
+func (c *LocalCluster) PrometheusURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase+30)
+}
+
+// AlertmanagerURL is the cluster's Alertmanager; CLUSTER_ALERT_WEBHOOK in
+// the script's environment is its webhook receiver.
+func (c *LocalCluster) AlertmanagerURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase+31)
+}
+
 // Proxy is a Platform whose requests go through HAProxy; DataDir is the
 // gateways' shared data directory (development mail, secrets).
 func (c *LocalCluster) Proxy(client *http.Client) *Platform {
@@ -184,7 +198,8 @@ func (c *LocalCluster) Members() []string {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".pid")
 		switch {
-		case name == "etcd", name == "haproxy", name == "broker", strings.HasPrefix(name, "patroni-"):
+		case name == "etcd", name == "haproxy", name == "broker", strings.HasPrefix(name, "patroni-"),
+			name == "prometheus", name == "alertmanager":
 		default:
 			out = append(out, name)
 		}

@@ -74,6 +74,9 @@ type Config struct {
 	// ReconcileAlertSecret keys the alert's HMAC signature
 	// (RECONCILE_ALERT_SECRET).
 	ReconcileAlertSecret string
+	// OnReconcile, when set, receives the lines of every reconciliation
+	// from Postgres (the platform_reconcile_drift_minor gauge).
+	OnReconcile func(lines []schemas.FiatCurrencyReconcile)
 	// Analytics reads the processor side from the ClickHouse copy; nil
 	// serves reconciliation from Postgres only.
 	Analytics ProcessorLedger

@@ -104,6 +104,9 @@ func (h *Handlers) reconcile(c *fiber.Ctx, req *reconcileRequest) error {
 		rep.OK = rep.OK && line.OK
 		rep.Currencies = append(rep.Currencies, line)
 	}
+	if source == SourcePostgres && h.cfg.OnReconcile != nil {
+		h.cfg.OnReconcile(rep.Currencies)
+	}
 	if !rep.OK && source == SourcePostgres && h.cfg.ReconcileAlertURL != "" {
 		rep.Alert = h.sendAlert(ctx, rep)
 	}

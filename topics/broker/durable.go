@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -70,6 +71,9 @@ type groupCommit struct {
 
 	// fsyncs counts fsync calls (Embedded.Fsyncs).
 	fsyncs int64
+	// observe, when set (WithFsyncObserver), is told how long each fsync
+	// took.
+	observe func(time.Duration)
 	// beforeRound, when set (tests), runs before each round's fsyncs.
 	beforeRound func()
 }
@@ -307,14 +311,25 @@ func (g *groupCommit) sync(path string) error {
 		}
 		g.mu.Unlock()
 	}
-	g.mu.Lock()
-	g.fsyncs++
-	g.mu.Unlock()
 	if strings.HasSuffix(path, ".dat") {
 		// Appends: the data and the new size, not the timestamps.
-		return fdatasync(f)
+		return g.timed(func() error { return fdatasync(f) })
 	}
-	return f.Sync()
+	return g.timed(f.Sync)
+}
+
+// timed counts one fsync, runs it and reports its duration to observe.
+func (g *groupCommit) timed(sync func() error) error {
+	g.mu.Lock()
+	g.fsyncs++
+	observe := g.observe
+	g.mu.Unlock()
+	start := time.Now()
+	err := sync()
+	if observe != nil {
+		observe(time.Since(start))
+	}
+	return err
 }
 
 // syncByName opens path, syncs it and closes it.
@@ -327,10 +342,7 @@ func (g *groupCommit) syncByName(path string) error {
 		return err
 	}
 	defer f.Close()
-	g.mu.Lock()
-	g.fsyncs++
-	g.mu.Unlock()
-	return fdatasync(f)
+	return g.timed(func() error { return fdatasync(f) })
 }
 
 // rolledPast reports whether path is a segment file older than its

@@ -345,3 +345,33 @@ func TestEmbeddedRecoversWithoutIndexFiles(t *testing.T) {
 	produceAll(t, e2.Addrs(), topics.FiatCommands, 4, 10)
 	countRecords(t, e2.Addrs(), topics.FiatCommands, 60)
 }
+
+// TestFsyncObserver: WithFsyncObserver is told the duration of every fsync
+// the group commit makes after it is set (the platform_broker_fsync_seconds
+// histogram).
+func TestFsyncObserver(t *testing.T) {
+	var mu sync.Mutex
+	var seen []time.Duration
+	e, err := Start(t.TempDir(), 0, WithFsyncObserver(func(d time.Duration) {
+		mu.Lock()
+		seen = append(seen, d)
+		mu.Unlock()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	before := e.Fsyncs()
+	produceAll(t, e.Addrs(), topics.FiatCommands, 4, 40)
+	after := e.Fsyncs()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 || int64(len(seen)) < after-before {
+		t.Fatalf("observed %d fsyncs, the broker made %d while producing", len(seen), after-before)
+	}
+	for _, d := range seen {
+		if d < 0 {
+			t.Fatalf("negative fsync duration %v", d)
+		}
+	}
+}

@@ -41,6 +41,16 @@ type Option func(*Embedded)
 // growing until one succeeds.
 func WithLogger(log *slog.Logger) Option { return func(e *Embedded) { e.log = log } }
 
+// WithFsyncObserver tells observe how long each fsync of the group commit
+// took (the platform_broker_fsync_seconds histogram).
+func WithFsyncObserver(observe func(time.Duration)) Option {
+	return func(e *Embedded) {
+		e.commit.mu.Lock()
+		e.commit.observe = observe
+		e.commit.mu.Unlock()
+	}
+}
+
 // WithFloor never trims a partition at or above the offset floor returns
 // for it (the positions the consumer groups stored in Postgres).
 func WithFloor(floor Floor) Option { return func(e *Embedded) { e.floor = floor } }
