@@ -158,6 +158,10 @@ type Runner struct {
 	// ready is closed once client is set; gaps stop Run (position.go).
 	ready chan struct{}
 	gaps  gaps
+	// held are the positions the runner stored or loaded; revalidating
+	// asks for a check of them against the stored ones (position.go).
+	held         held
+	revalidating atomic.Bool
 	// lastRecords is when a poll last returned records (gather.go).
 	lastRecords time.Time
 }
