@@ -3,12 +3,15 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/topics"
 )
 
@@ -134,4 +137,96 @@ func waitPosition(t *testing.T, pool *pgxpool.Pool, next int64) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// demotedOnce is counterHandler whose first batch after arm fails as a
+// demoted primary answers (25006), after lose ran: the promoted server
+// the runner follows lost what lose removes.
+type demotedOnce struct {
+	counterHandler
+	armed atomic.Bool
+	lose  func(ctx context.Context) error
+}
+
+func (h *demotedOnce) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
+	if h.armed.Swap(false) {
+		if err := h.lose(ctx); err != nil {
+			return nil, err
+		}
+		if _, err := tx.Exec(ctx, `SET TRANSACTION READ ONLY`); err != nil {
+			return nil, err
+		}
+		_, err := tx.Exec(ctx, `UPDATE test_counter SET total = total + 1`)
+		return nil, err
+	}
+	return h.counterHandler.Apply(ctx, tx, cmds)
+}
+
+// TestRevalidatesPositionsAfterFollowingANewPrimary: a runner that
+// followed a new primary (a batch refused as read-only, then retried)
+// checks every partition it holds against the new primary's positions: one
+// that receives no more records, whose last command the promotion lost,
+// is sought back and that command applied again — not only when its next
+// record happens to arrive.
+func TestRevalidatesPositionsAfterFollowingANewPrimary(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx := context.Background()
+	var partB int32
+	h := &demotedOnce{lose: func(ctx context.Context) error {
+		_, err := pool.Exec(ctx, `UPDATE test_counter SET total = total - 20`)
+		if err == nil {
+			_, err = pool.Exec(ctx, `DELETE FROM processed_commands WHERE command_id = 'b-2'`)
+		}
+		if err == nil {
+			_, err = pool.Exec(ctx, `UPDATE consumer_positions SET next_offset = 1 WHERE group_name = 'test-group' AND partition = $1`, partB)
+		}
+		return err
+	}}
+	r := newRunnerOf(t, h, pool, brokers, nil)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+
+	// Two partitions, chosen: A takes the failing batch, B stays idle.
+	manual, err := topics.NewClient(brokers, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer manual.Close()
+	const partA = 0
+	partB = 1
+	produceOn := func(part int32, id string, amount int64) {
+		t.Helper()
+		rec, err := topics.Record(topics.FiatCommands, command(t, id, amount).Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Partition = part
+		if err := manual.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produceOn(partA, "a-1", 1)
+	produceOn(partB, "b-1", 10)
+	produceOn(partB, "b-2", 20)
+	waitTotal(t, pool, 31)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM consumer_positions WHERE group_name = 'test-group'
+			AND ((partition = $1 AND next_offset = 1) OR (partition = $2 AND next_offset = 2))`, partA, partB).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("positions not stored")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.armed.Store(true)
+	produceOn(partA, "a-2", 100)
+	stayTotal(t, pool, 131)
 }

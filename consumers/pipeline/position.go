@@ -80,15 +80,25 @@ func (r *Runner) positionsOf(recs []*kgo.Record) *batchPositions {
 // queuePositions puts the batch's positions, when this transaction carries
 // them, on a round trip of the transaction.
 func (r *Runner) queuePositions(b *pgx.Batch, at place) {
-	if at.pos != nil {
-		pipeline.QueueSavePositions(b, r.cfg.Group, at.pos.ps)
+	if at.pos == nil {
+		return
 	}
+	ps := at.pos.ps
+	if at.fenceOnly {
+		// Advanced to the first offsets: checked, not moved past anything.
+		ps = make([]pipeline.Position, len(at.pos.ps))
+		for i, p := range at.pos.ps {
+			ps[i] = p
+			ps[i].Next = p.First
+		}
+	}
+	pipeline.QueueSavePositions(b, r.cfg.Group, ps)
 }
 
 // positionsCommitted records that the transaction carrying the positions
 // committed.
 func (r *Runner) positionsCommitted(at place) {
-	if at.pos != nil {
+	if at.pos != nil && !at.fenceOnly {
 		at.pos.saved = true
 		r.held.set(at.pos.ps)
 	}

@@ -66,11 +66,16 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 		switch r.stepAfter(err, len(cmds), &tries) {
 		case splitBatch:
 			// Split the batch so one bad command cannot hold back the others.
+			// Each command's transaction checks the batch's positions (the
+			// fence), and the batch stores them once all are applied.
 			var all []*kgo.Record
 			for _, c := range cmds {
-				rep, p, err := r.applyWithRetry(ctx, stop, []Command{c}, nil, place{lock: at.lock})
+				rep, p, err := r.applyWithRetry(ctx, stop, []Command{c}, nil, place{lock: at.lock, pos: at.pos, fenceOnly: true})
 				if err != nil {
 					return nil, nil, err
+				}
+				if at.pos != nil && at.pos.fenced {
+					return nil, parked, nil // sought back: the batch comes again
 				}
 				all = append(all, rep...)
 				parked = append(parked, p...)
