@@ -138,8 +138,10 @@ func IsRetriable(err error) bool { return Transient(err) }
 //
 // Everything else a Postgres server answers is deterministic for the same
 // input: data exceptions (22), integrity violations (23), syntax or access
-// errors (42) and the rest. Those are what a consumer may park, after
-// trying the command on its own (pipeline.Config.ParkAfter).
+// errors (42) and the rest. A consumer retries for as long as it takes only
+// what Momentary reports: a unique violation or a cancelled query can
+// repeat for one command every time, and is parked after the command's
+// tries like the rest (pipeline.Config.ParkAfter).
 func Transient(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
