@@ -66,3 +66,40 @@ func TestDispatcherParksUnreadableEvents(t *testing.T) {
 		return err == nil && lag == 0
 	})
 }
+
+// TestRerecordedEventMakesTheSameDelivery: an event recorded again after
+// its delivery row was lost (a database restored to before it, the event
+// re-read by the dispatcher) queues the delivery under the same id, with
+// the same analytics change event: receivers and analytics see one
+// delivery, not two.
+func TestRerecordedEventMakesTheSameDelivery(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	sub := f.subscribe(t, "https://alice.example/hook", "secret-0123456789ab")
+	ev := store.Event{ID: schemas.NewID(), Type: "transfer.completed", Module: "fiat",
+		Data: []byte(`{"txId":"t1"}`), OccurredAt: time.Now().Add(-time.Minute)}
+	pairs := []store.NewDelivery{{SubscriptionID: sub, EventID: ev.ID}}
+	record := func(at time.Time) (delivery, change string) {
+		t.Helper()
+		if n, err := f.store.Record(ctx, []store.Event{ev}, pairs, at); err != nil || n != 1 {
+			t.Fatalf("record: %d %v", n, err)
+		}
+		if err := f.pool.QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE event_id = $1`, ev.ID).Scan(&delivery); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.pool.QueryRow(ctx, `SELECT event_ids[1] FROM event_log WHERE types[1] = $1 ORDER BY seq DESC LIMIT 1`,
+			schemas.TypeWebhookDeliveryUpdated).Scan(&change); err != nil {
+			t.Fatal(err)
+		}
+		return delivery, change
+	}
+	d1, c1 := record(time.Now())
+	// The restore: the delivery and its change event are gone.
+	if _, err := f.pool.Exec(ctx, `DELETE FROM webhook_deliveries; DELETE FROM webhook_events`); err != nil {
+		t.Fatal(err)
+	}
+	d2, c2 := record(time.Now().Add(time.Second))
+	if d1 != d2 || c1 != c2 {
+		t.Fatalf("recorded again: delivery %s, change event %s; first: %s, %s (want the same)", d2, c2, d1, c1)
+	}
+}

@@ -369,6 +369,7 @@ RETURNING id, subscription_id, event_id`, dids, subs, evs, now)
 				return err
 			}
 			c.eventType = typeOf[c.eventID]
+			c.envID = schemas.DerivedID(c.id, "recorded", at[c.eventID])
 			changes = append(changes, c)
 		}
 		rows.Close()
