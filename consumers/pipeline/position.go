@@ -120,7 +120,7 @@ func (r *Runner) savePositions(ctx, stop context.Context, bp *batchPositions) er
 			return nil
 		}
 		if fe, ok := pipeline.Fenced(err); ok {
-			return r.seekBack(ctx, fe, bp)
+			return r.seekBack(ctx, stop, fe, bp)
 		}
 		r.log.Warn("storing positions failed, retrying", "err", err)
 		select {
@@ -226,9 +226,10 @@ func (h *held) snapshot() map[string]map[int32]int64 {
 }
 
 // seekBack seeks the partitions of a fenced batch back (see Fencing) and
-// marks the batch fenced. A stored position the topic no longer holds
-// stops the runner on the gap, as at assignment.
-func (r *Runner) seekBack(ctx context.Context, fe *pipeline.FencedError, bp *batchPositions) error {
+// marks the batch fenced, retrying until the broker answers (or stop). A
+// stored position the topic no longer holds stops the runner on the gap,
+// as at assignment.
+func (r *Runner) seekBack(ctx, stop context.Context, fe *pipeline.FencedError, bp *batchPositions) error {
 	bp.fenced = true
 	to := map[string]map[int32]int64{}
 	for _, p := range bp.ps {
@@ -244,7 +245,20 @@ func (r *Runner) seekBack(ctx context.Context, fe *pipeline.FencedError, bp *bat
 		to[p.Topic][p.Partition] = p.Next
 	}
 	r.log.Warn("the database stands behind the batch (a lossy promotion or a zombie); seeking back", "err", fe)
-	return r.seek(ctx, to)
+	backoff := 50 * time.Millisecond
+	for {
+		err := r.seek(ctx, to)
+		if err == nil {
+			return nil
+		}
+		r.log.Warn("seeking back failed, retrying", "err", err)
+		select {
+		case <-stop.Done():
+			return fmt.Errorf("shutdown while seeking back: %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
 }
 
 // seek sets the client's offsets of partitions to stored positions (-1:
@@ -260,24 +274,32 @@ func (r *Runner) seek(ctx context.Context, to map[string]map[int32]int64) error 
 		return fmt.Errorf("list start offsets: %w", err)
 	}
 	set := map[string]map[int32]kgo.EpochOffset{}
+	var gaps []pipeline.Gap
 	for topic, ps := range to {
 		set[topic] = map[int32]kgo.EpochOffset{}
 		for p, next := range ps {
 			start, ok := starts.Lookup(topic, p)
-			if !ok || start.Err != nil {
-				return fmt.Errorf("start offset of %s/%d: %v", topic, p, start.Err)
+			if !ok {
+				return fmt.Errorf("no start offset of %s/%d", topic, p)
+			}
+			if start.Err != nil {
+				return fmt.Errorf("start offset of %s/%d: %w", topic, p, start.Err)
 			}
 			if next < 0 {
 				next = start.Offset
 			}
 			if next < start.Offset {
-				r.stopOnGap(pipeline.Gap{Group: r.cfg.Group, Topic: topic, Partition: p, Stored: next,
+				gaps = append(gaps, pipeline.Gap{Group: r.cfg.Group, Topic: topic, Partition: p, Stored: next,
 					ResumeAt: start.Offset, From: next, To: start.Offset - 1,
 					Reason: fmt.Sprintf("are no longer on the topic (its log starts at %d); the database applied up to %d", start.Offset, next-1)})
 				continue
 			}
 			set[topic][p] = kgo.EpochOffset{Epoch: -1, Offset: next}
 		}
+	}
+	for _, g := range gaps {
+		r.log.Error(describeGap(g))
+		r.stopOnGap(g)
 	}
 	r.held.sought(to)
 	r.client.SetOffsets(set)

@@ -58,7 +58,7 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 		}
 		if fe, ok := pipeline.Fenced(err); ok && at.pos != nil {
 			fe.Group = r.cfg.Group
-			if err := r.seekBack(ctx, fe, at.pos); err != nil {
+			if err := r.seekBack(ctx, stop, fe, at.pos); err != nil {
 				return nil, nil, err
 			}
 			return nil, parked, nil
