@@ -22,7 +22,8 @@ import (
 // A group's position of record is in the database it applies to: every
 // batch's transaction also stores, per partition, the offset after its last
 // record (consumer_positions), and a partition assigned to the group starts
-// there when the Kafka group offset is ahead of it. The Kafka offset is
+// there when the Kafka group offset is ahead of it or missing (a group
+// without one would start at the log start). The Kafka offset is
 // still committed after each batch, for tools and lag, but it can be ahead
 // of the database: after a restore to an earlier point it is, and starting
 // from it would skip every command the restored database has not applied.
