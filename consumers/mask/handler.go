@@ -266,7 +266,7 @@ func (b *batch) charge(cmd schemas.Envelope, d schemas.MaskCharge) (pipeline.Out
 	}, ChargeRequest{AmountCents: d.AmountCents, Merchant: d.Merchant, MerchantCategory: d.MerchantCategory}, b.now)
 
 	row := store.ChargeRow{
-		ID: schemas.NewID(), MaskID: d.MaskID, UserID: d.UserID, PaymentRef: d.PaymentRef,
+		ID: derivedID(cmd, "charge"), MaskID: d.MaskID, UserID: d.UserID, PaymentRef: d.PaymentRef,
 		AmountCents: d.AmountCents, Currency: m.Currency, Merchant: d.Merchant, MerchantCategory: d.MerchantCategory,
 		MerchantUserID: d.MerchantUserID, RiskScore: dec.Score, RiskFactors: dec.Factors, CreatedAt: b.now,
 	}
@@ -369,8 +369,17 @@ func (b *batch) event(cmd schemas.Envelope, typ, key, actor string, data any) (s
 	if err != nil {
 		return schemas.Envelope{}, err
 	}
+	env.ID = derivedID(cmd, "event:"+typ)
 	env.CorrelationID = cmd.CorrelationID
 	return env, nil
+}
+
+// derivedID is the id cmd mints for purpose (schemas.DerivedID): applied
+// again after a restore, a command writes the charge, the ledger source and
+// the events it wrote the first time, and the ledger, the reputation
+// consumer, webhooks and analytics deduplicate them.
+func derivedID(cmd schemas.Envelope, purpose string) string {
+	return schemas.DerivedID(cmd.ID, purpose, cmd.OccurredAt)
 }
 
 // ChargeOutcome is the answer for a charge: 201 with the charge when

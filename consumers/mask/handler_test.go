@@ -3,6 +3,7 @@ package mask_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"sync"
@@ -389,5 +390,37 @@ func TestHotMaskBatch(t *testing.T) {
 	}
 	if authorized != 50 || f.remaining(m.ID) != 0 {
 		t.Fatalf("authorized %d, remaining %d", authorized, f.remaining(m.ID))
+	}
+}
+
+// TestReappliedChargeMintsTheSameIDs: a charge applied again (after a
+// restore, re-read from its topic) mints the charge id and the event ids —
+// mask event, ledger entry — it minted the first time, so the ledger,
+// webhooks and analytics see the same records, not new ones.
+func TestReappliedChargeMintsTheSameIDs(t *testing.T) {
+	f := newFixture(t)
+	m := f.issue("u1", schemas.MaskIssue{Label: "groceries", Kind: schemas.MaskKindRecurring, SpendLimitCents: 10_000})
+	charge := chargeCmd(t, "u1", m.ID, "order-1", 1_200, "Shop", "food")
+	ids := func() []string {
+		t.Helper()
+		ctx := context.Background()
+		tx, err := f.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }() // the restore: this application is lost
+		out, err := f.h.Apply(ctx, tx, []pipeline.Command{{Env: charge, Topic: topics.MaskCommands}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{decodeCharge(t, out[0]).ID}
+		for _, e := range out[0].Emit {
+			got = append(got, e.Env.ID)
+		}
+		return got
+	}
+	first, again := ids(), ids()
+	if fmt.Sprint(first) != fmt.Sprint(again) || len(first) < 3 {
+		t.Fatalf("re-applied charge minted %v, the first application %v: want the same charge and event ids", again, first)
 	}
 }

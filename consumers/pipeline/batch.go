@@ -21,6 +21,7 @@ type round struct {
 	committing chan struct{} // every batch of the poll sent its COMMIT, or ended
 	done       chan struct{} // every batch of the poll is finished
 	errs       []error
+	fenced     []*batchPositions // batches of the poll refused by the fence (position.go)
 }
 
 // start applies one poll, split over the workers by partition, each batch
@@ -39,6 +40,7 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 	rd := &round{recs: recs, committing: make(chan struct{}), done: make(chan struct{}), errs: make([]error, len(groups))}
 	var turns []*turn
 	var wg sync.WaitGroup
+	fenced := make([]*batchPositions, len(groups))
 	for w, g := range groups {
 		if len(g) == 0 {
 			continue
@@ -57,7 +59,7 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rd.errs[w] = r.processGroup(ctx, stop, g, at)
+			rd.errs[w] = r.processGroup(ctx, stop, g, at, &fenced[w])
 		}()
 	}
 	go func() {
@@ -68,6 +70,11 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 	}()
 	go func() {
 		wg.Wait()
+		for _, bp := range fenced {
+			if bp != nil && bp.fenced {
+				rd.fenced = append(rd.fenced, bp)
+			}
+		}
 		close(rd.done)
 	}()
 	return rd
@@ -81,7 +88,27 @@ func (r *Runner) finish(rd *round) error {
 	if err := errors.Join(rd.errs...); err != nil {
 		return err
 	}
-	r.client.MarkCommitRecords(rd.recs...)
+	if len(rd.fenced) == 0 {
+		r.client.MarkCommitRecords(rd.recs...)
+		return nil
+	}
+	// The records of fenced partitions come again: their offsets are not
+	// marked.
+	type tp struct {
+		topic string
+		part  int32
+	}
+	skip := map[tp]bool{}
+	for _, bp := range rd.fenced {
+		for _, p := range bp.ps {
+			skip[tp{p.Topic, p.Partition}] = true
+		}
+	}
+	for _, rec := range rd.recs {
+		if !skip[tp{rec.Topic, rec.Partition}] {
+			r.client.MarkCommitRecords(rec)
+		}
+	}
 	return nil
 }
 
@@ -95,8 +122,9 @@ func partitionWorker(topic string, partition int32, workers int) int {
 }
 
 // processGroup applies records of a fixed set of partitions in one
-// transaction (split only to isolate a failing command).
-func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at place) (err error) {
+// transaction (split only to isolate a failing command). It leaves the
+// batch's positions in *pos, to tell finish when the fence refused them.
+func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at place, pos **batchPositions) (err error) {
 	defer func() { at.own.finish(err != nil) }()
 	start := time.Now()
 	cmds := make([]Command, 0, len(recs))
@@ -130,15 +158,24 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 
 	ctx, span := r.startBatchSpan(ctx, cmds)
 	defer span.End()
-	positions := positionsOf(recs)
-	if len(parked) == 0 {
-		at.pos = positions
+	positions, upfront := r.positionsOf(recs), len(parked)
+	*pos = positions
+	// What did not read is on the DLQ before the transaction that stores
+	// the positions past it commits (a crash in between parks it twice):
+	// so every batch's transaction carries its positions, and the fence of
+	// the batch after it sees them.
+	if err := r.produceUntilDone(ctx, stop, parked); err != nil {
+		return err
 	}
+	at.pos = positions
 	replies := refused
 	if len(cmds) > 0 {
 		applied, stillParked, err := r.applyWithRetry(ctx, stop, cmds, parked, at)
 		if err != nil {
 			return err
+		}
+		if positions.fenced {
+			return nil // sought back: the records come again (position.go)
 		}
 		replies, parked = append(replies, applied...), stillParked
 		r.logApplied(ctx, cmds)
@@ -148,10 +185,10 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 			}
 		}
 	}
-	if err := r.produceUntilDone(ctx, stop, parked); err != nil {
+	if err := r.produceUntilDone(ctx, stop, parked[upfront:]); err != nil {
 		return err
 	}
-	if err := r.savePositions(ctx, stop, positions); err != nil {
+	if err := r.savePositions(ctx, stop, positions); err != nil || positions.fenced {
 		return err
 	}
 	for _, p := range parked {

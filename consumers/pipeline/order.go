@@ -87,8 +87,10 @@ type place struct {
 	before *turn // nil: no batch of this worker is in flight before this one
 	own    *turn // nil for the retries of a batch
 	// pos are the batch's positions when this transaction stores them
-	// (position.go); nil for the transactions of a split batch.
-	pos *batchPositions
+	// (position.go); the transactions of a split batch only check them
+	// (fenceOnly): the batch stores them once its commands are applied.
+	pos       *batchPositions
+	fenceOnly bool
 }
 
 // waitLocked waits until the batch before holds the lock, so that this

@@ -22,7 +22,8 @@ import (
 // A group's position of record is in the database it applies to: every
 // batch's transaction also stores, per partition, the offset after its last
 // record (consumer_positions), and a partition assigned to the group starts
-// there when the Kafka group offset is ahead of it. The Kafka offset is
+// there when the Kafka group offset is ahead of it or missing (a group
+// without one would start at the log start). The Kafka offset is
 // still committed after each batch, for tools and lag, but it can be ahead
 // of the database: after a restore to an earlier point it is, and starting
 // from it would skip every command the restored database has not applied.
@@ -30,12 +31,13 @@ import (
 // the offset commit) is kept: the records between are redelivered and
 // answered from processed_commands, so their waiting requests get replies.
 //
-// The upsert rides in a round trip the batch sends anyway (the lookup of a
-// plain handler, the writes of a Pipelined one): one statement more, no
-// round trip more. A batch that parks a record on the DLQ, or that is split
-// to isolate a failing command, stores its positions on its own after the
-// parked records are on the DLQ, so that a crash in between redelivers them
-// (the applied ones are answered from processed_commands).
+// The fenced upsert (see Fencing) rides in a round trip the batch sends
+// anyway (the lookup of a plain handler, the reads of a Pipelined one): one
+// statement more, no round trip more. A batch that is split to isolate a
+// failing command stores its positions on its own after the parked
+// records are on the DLQ, so that a crash in between redelivers them (the
+// applied ones are answered from processed_commands); records that did not
+// read are parked before the batch's transaction.
 //
 // When the records from a stored position are no longer on the topic
 // (trimmed, past retention), or the topic ends before it (the broker lost
@@ -45,28 +47,33 @@ import (
 
 // batchPositions are the positions one batch moves its partitions to.
 type batchPositions struct {
-	ps    []pipeline.Position
-	saved bool // a committed transaction of the batch stored them
+	ps     []pipeline.Position
+	saved  bool // a committed transaction of the batch stored them
+	fenced bool // the fence refused them: the batch was not applied and its partitions were sought back
 }
 
-// positionsOf returns the offset after the last record of each partition.
-func positionsOf(recs []*kgo.Record) *batchPositions {
+// positionsOf returns, per partition of recs, the offset of its first
+// record and the offset after its last, and whether the runner holds a
+// stored position there (held).
+func (r *Runner) positionsOf(recs []*kgo.Record) *batchPositions {
 	type tp struct {
 		topic string
 		part  int32
 	}
-	next := map[tp]int64{}
+	first, next := map[tp]int64{}, map[tp]int64{}
 	var order []tp
 	for _, rec := range recs {
 		k := tp{rec.Topic, rec.Partition}
 		if _, ok := next[k]; !ok {
 			order = append(order, k)
+			first[k] = rec.Offset
 		}
-		next[k] = max(next[k], rec.Offset+1)
+		first[k], next[k] = min(first[k], rec.Offset), max(next[k], rec.Offset+1)
 	}
 	bp := &batchPositions{ps: make([]pipeline.Position, 0, len(order))}
 	for _, k := range order {
-		bp.ps = append(bp.ps, pipeline.Position{Topic: k.topic, Partition: k.part, Next: next[k]})
+		_, held := r.held.get(k.topic, k.part)
+		bp.ps = append(bp.ps, pipeline.Position{Topic: k.topic, Partition: k.part, First: first[k], Next: next[k], Held: held})
 	}
 	return bp
 }
@@ -74,21 +81,33 @@ func positionsOf(recs []*kgo.Record) *batchPositions {
 // queuePositions puts the batch's positions, when this transaction carries
 // them, on a round trip of the transaction.
 func (r *Runner) queuePositions(b *pgx.Batch, at place) {
-	if at.pos != nil {
-		pipeline.QueueSavePositions(b, r.cfg.Group, at.pos.ps)
+	if at.pos == nil {
+		return
 	}
+	ps := at.pos.ps
+	if at.fenceOnly {
+		// Advanced to the first offsets: checked, not moved past anything.
+		ps = make([]pipeline.Position, len(at.pos.ps))
+		for i, p := range at.pos.ps {
+			ps[i] = p
+			ps[i].Next = p.First
+		}
+	}
+	pipeline.QueueSavePositions(b, r.cfg.Group, ps)
 }
 
 // positionsCommitted records that the transaction carrying the positions
 // committed.
-func positionsCommitted(at place) {
-	if at.pos != nil {
+func (r *Runner) positionsCommitted(at place) {
+	if at.pos != nil && !at.fenceOnly {
 		at.pos.saved = true
+		r.held.set(at.pos.ps)
 	}
 }
 
 // savePositions stores the positions of a batch whose transaction did not
-// carry them, retrying until Postgres has them.
+// carry them, retrying until Postgres has them. When the fence refuses
+// them, it seeks the batch's partitions back (seekBack) and returns nil.
 func (r *Runner) savePositions(ctx, stop context.Context, bp *batchPositions) error {
 	if bp == nil || bp.saved {
 		return nil
@@ -98,7 +117,11 @@ func (r *Runner) savePositions(ctx, stop context.Context, bp *batchPositions) er
 		err := pipeline.SavePositions(ctx, r.pool, r.cfg.Group, bp.ps)
 		if err == nil {
 			bp.saved = true
+			r.held.set(bp.ps)
 			return nil
+		}
+		if fe, ok := pipeline.Fenced(err); ok {
+			return r.seekBack(ctx, stop, fe, bp)
 		}
 		r.log.Warn("storing positions failed, retrying", "err", err)
 		select {
@@ -108,6 +131,212 @@ func (r *Runner) savePositions(ctx, stop context.Context, bp *batchPositions) er
 		}
 		backoff = min(backoff*2, 5*time.Second)
 	}
+}
+
+// Fencing. A batch's transaction advances its positions only when the
+// stored ones are not below its first offsets (pipeline.QueueSavePositions):
+// a running consumer that reconnects to a promoted server which lost
+// commits (a lossy promotion), or a zombie whose partitions moved on
+// without it, would otherwise apply its in-memory batch and jump over the
+// records the database never applied, for good. Refused, the transaction
+// rolls back and the runner seeks the batch's partitions back: those the
+// fence named to their stored position (the log start where the row is
+// gone), the others to the batch's own first offset; the client drops what
+// it buffered of them, the batch's offsets are not marked, and the records
+// come again, the lost range first. A partition has no row on a group's
+// first batch there; the runner tells that from a lost row by holding the
+// positions it stored or loaded (held).
+
+// held are the positions the runner stored or loaded, per partition.
+type held struct {
+	mu sync.Mutex
+	m  map[string]map[int32]int64
+}
+
+func (h *held) get(topic string, part int32) (int64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	next, ok := h.m[topic][part]
+	return next, ok
+}
+
+func (h *held) set(ps []pipeline.Position) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]map[int32]int64{}
+	}
+	for _, p := range ps {
+		if h.m[p.Topic] == nil {
+			h.m[p.Topic] = map[int32]int64{}
+		}
+		h.m[p.Topic][p.Partition] = max(h.m[p.Topic][p.Partition], p.Next)
+	}
+}
+
+// assign replaces what is held of the assigned partitions with what is
+// stored of them.
+func (h *held) assign(assigned map[string]map[int32]kgo.Offset, stored map[string]map[int32]int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]map[int32]int64{}
+	}
+	for topic, ps := range assigned {
+		for p := range ps {
+			delete(h.m[topic], p)
+			if next, ok := stored[topic][p]; ok {
+				if h.m[topic] == nil {
+					h.m[topic] = map[int32]int64{}
+				}
+				h.m[topic][p] = next
+			}
+		}
+	}
+}
+
+// sought lowers what is held of partitions sought back to their stored
+// positions (-1: none).
+func (h *held) sought(to map[string]map[int32]int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for topic, ps := range to {
+		for p, next := range ps {
+			if cur, ok := h.m[topic][p]; ok && next < cur {
+				if next < 0 {
+					delete(h.m[topic], p)
+				} else {
+					h.m[topic][p] = next
+				}
+			}
+		}
+	}
+}
+
+func (h *held) snapshot() map[string]map[int32]int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]map[int32]int64, len(h.m))
+	for topic, ps := range h.m {
+		out[topic] = make(map[int32]int64, len(ps))
+		for p, next := range ps {
+			out[topic][p] = next
+		}
+	}
+	return out
+}
+
+// seekBack seeks the partitions of a fenced batch back (see Fencing) and
+// marks the batch fenced, retrying until the broker answers (or stop). A
+// stored position the topic no longer holds stops the runner on the gap,
+// as at assignment.
+func (r *Runner) seekBack(ctx, stop context.Context, fe *pipeline.FencedError, bp *batchPositions) error {
+	bp.fenced = true
+	to := map[string]map[int32]int64{}
+	for _, p := range bp.ps {
+		if to[p.Topic] == nil {
+			to[p.Topic] = map[int32]int64{}
+		}
+		to[p.Topic][p.Partition] = p.First
+	}
+	for _, p := range fe.Behind {
+		if to[p.Topic] == nil {
+			to[p.Topic] = map[int32]int64{}
+		}
+		to[p.Topic][p.Partition] = p.Next
+	}
+	r.log.Warn("the database stands behind the batch (a lossy promotion or a zombie); seeking back", "err", fe)
+	backoff := 50 * time.Millisecond
+	for {
+		err := r.seek(ctx, to)
+		if err == nil {
+			return nil
+		}
+		r.log.Warn("seeking back failed, retrying", "err", err)
+		select {
+		case <-stop.Done():
+			return fmt.Errorf("shutdown while seeking back: %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// seek sets the client's offsets of partitions to stored positions (-1:
+// none, the log start), dropping what it buffered of them.
+func (r *Runner) seek(ctx context.Context, to map[string]map[int32]int64) error {
+	names := make([]string, 0, len(to))
+	for topic := range to {
+		names = append(names, topic)
+	}
+	sort.Strings(names)
+	starts, err := kadm.NewClient(r.client).ListStartOffsets(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("list start offsets: %w", err)
+	}
+	set := map[string]map[int32]kgo.EpochOffset{}
+	var gaps []pipeline.Gap
+	for topic, ps := range to {
+		set[topic] = map[int32]kgo.EpochOffset{}
+		for p, next := range ps {
+			start, ok := starts.Lookup(topic, p)
+			if !ok {
+				return fmt.Errorf("no start offset of %s/%d", topic, p)
+			}
+			if start.Err != nil {
+				return fmt.Errorf("start offset of %s/%d: %w", topic, p, start.Err)
+			}
+			if next < 0 {
+				next = start.Offset
+			}
+			if next < start.Offset {
+				gaps = append(gaps, pipeline.Gap{Group: r.cfg.Group, Topic: topic, Partition: p, Stored: next,
+					ResumeAt: start.Offset, From: next, To: start.Offset - 1,
+					Reason: fmt.Sprintf("are no longer on the topic (its log starts at %d); the database applied up to %d", start.Offset, next-1)})
+				continue
+			}
+			set[topic][p] = kgo.EpochOffset{Epoch: -1, Offset: next}
+		}
+	}
+	for _, g := range gaps {
+		r.log.Error(describeGap(g))
+		r.stopOnGap(g)
+	}
+	r.held.sought(to)
+	r.client.SetOffsets(set)
+	return nil
+}
+
+// revalidate compares the positions the runner holds with the stored ones
+// after it followed a new primary, and seeks back every partition the
+// database stands behind: one that receives no batch would not meet the
+// fence until its next record.
+func (r *Runner) revalidate(ctx context.Context) error {
+	known := r.held.snapshot() // before the read: stored ones are as far unless lost
+	stored, err := pipeline.LoadPositions(ctx, r.pool, r.cfg.Group)
+	if err != nil {
+		return err
+	}
+	back := map[string]map[int32]int64{}
+	for topic, ps := range known {
+		for p, next := range ps {
+			s, ok := stored[topic][p]
+			if !ok {
+				s = -1
+			}
+			if s < next {
+				if back[topic] == nil {
+					back[topic] = map[int32]int64{}
+				}
+				back[topic][p] = s
+			}
+		}
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	r.log.Warn("the new primary stands behind the positions this runner stored; seeking back", "positions", back)
+	return r.seek(ctx, back)
 }
 
 // gaps are the partitions a runner cannot resume.
@@ -182,6 +411,7 @@ func (r *Runner) adjustOffsets(ctx context.Context, assigned map[string]map[int3
 	if err != nil {
 		return nil, err
 	}
+	r.held.assign(assigned, stored)
 	var names []string
 	for topic, ps := range assigned {
 		for p := range ps {
@@ -229,7 +459,9 @@ func (r *Runner) adjustOffsets(ctx context.Context, assigned map[string]map[int3
 				// the records between, answered from processed_commands
 				// with their replies; ahead of it (a restore) would skip
 				// them.
-				if kafka := ps[p].EpochOffset().Offset; kafka > next {
+				// A group without a Kafka offset (franz-go hands -2 or
+				// -1) would start from its reset offset: the log start.
+				if kafka := ps[p].EpochOffset().Offset; kafka < 0 || kafka > next {
 					ps[p] = kgo.NewOffset().At(next).WithEpoch(-1)
 				}
 				continue

@@ -9,19 +9,29 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
 )
 
-// applyWithRetry applies cmds, retrying transient failures with backoff for
-// as long as it takes (nothing may be dropped), and isolating a command that
-// fails on its own: that one is tried Config.ParkAfter times, then parked on
-// the DLQ with a 500 reply. Only
-// the first transaction overlaps the batch before (at.before); when that
-// batch did not commit first, this one waits until it is finished and is
-// applied again after it.
+// applyWithRetry applies cmds, retrying with backoff and isolating what
+// fails. The rule: an error of the server, the connection or contention
+// (postgres.Momentary: a failover, a demoted primary, an admin shutdown, a
+// serialization failure or deadlock) retries the batch whole for as long
+// as it takes and never parks anything. Any other error may be a
+// command's own: a batch failing with it is split — at once when the
+// error cannot pass by running again (a data error, a panic), after
+// Config.ParkAfter failed attempts when it might (postgres.Transient: a
+// unique violation racing another consumer, a cancelled query or statement
+// timeout) — and a command failing on its own is tried Config.ParkAfter
+// times, then parked on the DLQ with a 500 reply whatever its SQLSTATE, so
+// that the rest of its partition goes on. A batch the position fence
+// refuses is sought back (position.go) and returns with at.pos.fenced set.
+// Only the first transaction overlaps the batch before (at.before); when
+// that batch did not commit first, this one waits until it is finished and
+// is applied again after it.
 func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parked []*kgo.Record, at place) ([]*kgo.Record, []*kgo.Record, error) {
 	backoff := 50 * time.Millisecond
-	alone := 0 // failed attempts of a single command that is not transient
+	tries := 0 // failed attempts that were not momentary
 	for {
 		replies, err := r.applyBatch(ctx, cmds, at)
 		if at.own != nil {
@@ -39,16 +49,33 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 		}
 		if err == nil {
 			r.metrics.Applied.WithLabelValues(r.cfg.Group, "ok").Add(float64(len(cmds)))
+			if r.revalidating.Swap(false) {
+				if err := r.revalidate(ctx); err != nil {
+					r.log.Warn("checking the positions against the new primary failed; the fence of each batch still checks them", "err", err)
+				}
+			}
 			return replies, parked, nil
 		}
-		switch r.stepAfter(err, len(cmds), &alone) {
+		if fe, ok := pipeline.Fenced(err); ok && at.pos != nil {
+			fe.Group = r.cfg.Group
+			if err := r.seekBack(ctx, stop, fe, at.pos); err != nil {
+				return nil, nil, err
+			}
+			return nil, parked, nil
+		}
+		switch r.stepAfter(err, len(cmds), &tries) {
 		case splitBatch:
 			// Split the batch so one bad command cannot hold back the others.
+			// Each command's transaction checks the batch's positions (the
+			// fence), and the batch stores them once all are applied.
 			var all []*kgo.Record
 			for _, c := range cmds {
-				rep, p, err := r.applyWithRetry(ctx, stop, []Command{c}, nil, place{lock: at.lock})
+				rep, p, err := r.applyWithRetry(ctx, stop, []Command{c}, nil, place{lock: at.lock, pos: at.pos, fenceOnly: true})
 				if err != nil {
 					return nil, nil, err
+				}
+				if at.pos != nil && at.pos.fenced {
+					return nil, parked, nil // sought back: the batch comes again
 				}
 				all = append(all, rep...)
 				parked = append(parked, p...)
@@ -61,10 +88,17 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 			return failedReply(cmds[0]), parked, nil
 		case retryAlone:
 			r.log.Warn("command failed on its own, trying it again before parking it", "type", cmds[0].Env.Type,
-				"id", cmds[0].Env.ID, "attempt", alone, "of", r.cfg.ParkAfter, "err", err)
+				"id", cmds[0].Env.ID, "attempt", tries, "of", r.cfg.ParkAfter, "err", err)
+		case retryWhole:
+			r.log.Warn("batch failed, trying it whole again before splitting it", "records", len(cmds),
+				"attempt", tries, "of", r.cfg.ParkAfter, "err", err)
 		case retryBatch:
 			r.log.Warn("batch failed, retrying", "records", len(cmds), "backoff", backoff, "err", err)
 			postgres.FollowPrimary(r.pool, err)
+			// The server that answers next may be a promoted one that lost
+			// commits: once a batch commits again, the runner checks its
+			// partitions' stored positions.
+			r.revalidating.Store(true)
 		}
 		select {
 		case <-stop.Done():
@@ -79,9 +113,12 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 type step int
 
 const (
-	// retryBatch: the error is transient; the batch is tried again whole,
+	// retryBatch: the error is momentary; the batch is tried again whole,
 	// after a backoff, for as long as it takes.
 	retryBatch step = iota
+	// retryWhole: the error might pass by running the batch again; it is
+	// tried again whole before it is split.
+	retryWhole
 	// splitBatch: the error may be a command's own; each command is tried
 	// in a transaction of its own.
 	splitBatch
@@ -94,33 +131,23 @@ const (
 )
 
 // stepAfter classifies the failure err of a transaction of n commands;
-// alone counts the failed attempts of a command tried on its own.
-func (r *Runner) stepAfter(err error, n int, alone *int) step {
-	switch {
-	case !poisoned(err):
+// tries counts the failed attempts that were not momentary.
+func (r *Runner) stepAfter(err error, n int, tries *int) step {
+	panicked := errors.Is(err, ErrPanicked)
+	if !panicked && postgres.Momentary(err) {
 		return retryBatch
+	}
+	*tries++
+	switch {
+	case n > 1 && !panicked && postgres.Transient(err) && *tries < r.cfg.ParkAfter:
+		return retryWhole
 	case n > 1:
 		return splitBatch
-	case r.parkNow(alone):
+	case *tries >= r.cfg.ParkAfter:
 		return parkCommand
 	default:
 		return retryAlone
 	}
-}
-
-// poisoned reports whether err may be the command's own fault, so that the
-// batch is split and a command failing alone is eventually parked. Any
-// other error is transient: the batch is retried whole, for as long as it
-// takes, its offsets unmarked and its clients waiting.
-func poisoned(err error) bool {
-	return errors.Is(err, ErrPanicked) || !postgres.Transient(err)
-}
-
-// parkNow counts one more failed attempt of a command tried alone and
-// reports whether it has had its Config.ParkAfter attempts.
-func (r *Runner) parkNow(attempts *int) bool {
-	*attempts++
-	return *attempts >= r.cfg.ParkAfter
 }
 
 // ErrPanicked marks a handler panic: not retriable, so the batch is split

@@ -19,9 +19,12 @@ func sqlState(code string) error {
 	return fmt.Errorf("apply 2 commands: %w", &pgconn.PgError{Code: code, Message: "test"})
 }
 
-// TestStepAfter: a transient failure retries the batch whole without ever
-// counting towards parking; one that may be a command's own splits the
-// batch, and a command failing alone is parked on its ParkAfter-th attempt.
+// TestStepAfter: a momentary failure (the server, the connection,
+// contention) retries the batch whole without ever counting towards
+// parking; one that may be a command's own splits the batch — after
+// ParkAfter whole attempts when running again might pass (23505, 57014) —
+// and a command failing alone is parked on its ParkAfter-th attempt,
+// whatever its SQLSTATE class.
 func TestStepAfter(t *testing.T) {
 	t.Parallel()
 	panicked := fmt.Errorf("%w: boom", ErrPanicked)
@@ -34,8 +37,14 @@ func TestStepAfter(t *testing.T) {
 		{"serialization failure, batch", sqlState("40001"), 5, []step{retryBatch, retryBatch, retryBatch, retryBatch}},
 		{"serialization failure, alone", sqlState("40001"), 1, []step{retryBatch, retryBatch, retryBatch, retryBatch}},
 		{"read-only after a failover", sqlState("25006"), 1, []step{retryBatch, retryBatch, retryBatch, retryBatch}},
-		{"unique race", sqlState("23505"), 1, []step{retryBatch, retryBatch, retryBatch, retryBatch}},
+		{"admin shutdown", sqlState("57P01"), 1, []step{retryBatch, retryBatch, retryBatch, retryBatch}},
+		{"deadlock", sqlState("40P01"), 1, []step{retryBatch, retryBatch, retryBatch, retryBatch}},
 		{"broken connection", io.ErrUnexpectedEOF, 1, []step{retryBatch, retryBatch, retryBatch, retryBatch}},
+		{"unique violation, batch", sqlState("23505"), 4, []step{retryWhole, retryWhole, splitBatch}},
+		{"unique violation, alone", sqlState("23505"), 1, []step{retryAlone, retryAlone, parkCommand}},
+		{"statement timeout, batch", sqlState("57014"), 4, []step{retryWhole, retryWhole, splitBatch}},
+		{"statement timeout, alone", sqlState("57014"), 1, []step{retryAlone, retryAlone, parkCommand}},
+		{"database dropped, alone", sqlState("57P04"), 1, []step{retryAlone, retryAlone, parkCommand}},
 		{"data error, batch", sqlState("22003"), 3, []step{splitBatch, splitBatch}},
 		{"data error, alone", sqlState("22003"), 1, []step{retryAlone, retryAlone, parkCommand}},
 		{"check violation, alone", sqlState("23514"), 1, []step{retryAlone, retryAlone, parkCommand}},
@@ -46,53 +55,13 @@ func TestStepAfter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := testRunner(3)
-			alone := 0
+			tries := 0
 			for i, want := range tt.want {
-				if got := r.stepAfter(tt.err, tt.n, &alone); got != want {
+				if got := r.stepAfter(tt.err, tt.n, &tries); got != want {
 					t.Fatalf("failure %d: step %d, want %d", i+1, got, want)
 				}
 			}
 		})
-	}
-}
-
-// TestParkNow counts the attempts of a command tried alone.
-func TestParkNow(t *testing.T) {
-	t.Parallel()
-	for _, after := range []int{1, 3} {
-		r := testRunner(after)
-		attempts := 0
-		for i := 1; i < after; i++ {
-			if r.parkNow(&attempts) {
-				t.Fatalf("ParkAfter %d: parked on attempt %d", after, i)
-			}
-		}
-		if !r.parkNow(&attempts) || attempts != after {
-			t.Fatalf("ParkAfter %d: not parked on attempt %d (attempts %d)", after, after, attempts)
-		}
-	}
-}
-
-func TestPoisoned(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		err  error
-		want bool
-	}{
-		{fmt.Errorf("%w: nil map", ErrPanicked), true},
-		{sqlState("22P02"), true},
-		{sqlState("42703"), true},
-		{sqlState("57P04"), true},
-		{errors.New("handler returned 1 outcomes for 2 commands"), false},
-		{sqlState("40P01"), false},
-		{sqlState("08006"), false},
-		{sqlState("57P01"), false},
-		{io.ErrUnexpectedEOF, false},
-	}
-	for _, tt := range tests {
-		if got := poisoned(tt.err); got != tt.want {
-			t.Errorf("poisoned(%v) = %v, want %v", tt.err, got, tt.want)
-		}
 	}
 }
 

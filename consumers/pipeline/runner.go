@@ -51,10 +51,14 @@ type Config struct {
 	// commits (order.go). Default OverlapBacklog.
 	Overlap Overlap
 	// ParkAfter is how many times a command that fails on its own with an
-	// error that is not transient (postgres.Transient: a data or constraint
-	// error, a handler panic) is tried alone, with backoff, before it is
-	// parked on the DLQ with a 500 reply. A transient error is retried for
-	// as long as it takes and never parks. Default 3.
+	// error that is not momentary (postgres.Momentary: anything but the
+	// server, the connection or contention — a data or constraint error, a
+	// unique violation, a statement timeout, a handler panic) is tried
+	// alone, with backoff, before it is parked on the DLQ with a 500 reply;
+	// and how many times a batch failing with one that might pass (a unique
+	// violation, a statement timeout) is tried whole before it is split
+	// (retry.go). A momentary error is retried for as long as it takes and
+	// never parks. Default 3.
 	ParkAfter int
 	// Tracer starts the span of each batch, in the trace of its first
 	// traced command and linked to the others' (default: no spans).
@@ -158,6 +162,10 @@ type Runner struct {
 	// ready is closed once client is set; gaps stop Run (position.go).
 	ready chan struct{}
 	gaps  gaps
+	// held are the positions the runner stored or loaded; revalidating
+	// asks for a check of them against the stored ones (position.go).
+	held         held
+	revalidating atomic.Bool
 	// lastRecords is when a poll last returned records (gather.go).
 	lastRecords time.Time
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,14 +129,32 @@ func TestCrashAfterCommitBeforeOffsets(t *testing.T) {
 
 	errCrash := errors.New("simulated crash")
 	var once sync.Once
+	var armed atomic.Bool
 	crashed := make(chan struct{})
 	first := newRunner(t, pool, brokers, func(context.Context) error {
 		err := error(nil)
-		once.Do(func() { err = errCrash; close(crashed) })
+		if armed.Load() {
+			once.Do(func() { err = errCrash; close(crashed) })
+		}
 		return err
 	})
 	firstDone := make(chan error, 1)
 	go func() { firstDone <- first.Run(ctx) }()
+
+	// A first command, its offset committed: the group has a Kafka offset.
+	// (A group without one resumes at its stored position, past the
+	// crashed batch: its request is answered on its retry, from the stored
+	// result.)
+	if rep, err := bus.Send(ctx, command(t, "cmd-warm-1", 0)); err != nil || rep.Status != 200 {
+		t.Fatalf("first command: %+v %v", rep, err)
+	}
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	waitLag0(t, ctx, cl)
+	armed.Store(true)
 
 	type result struct {
 		rep schemas.Reply

@@ -41,15 +41,53 @@ func (h *failingFirst) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Com
 }
 
 // TestTransientErrorIsRetriedNotParked: a command whose transaction fails
-// with a transient error — its query cancelled by pg_cancel_backend
-// (57014), or a write refused by a read-only transaction (25006, what every
-// failover window answers) — is retried: applied once, answered 200, never
-// parked on the DLQ, and its offset committed only after it was applied.
+// with a momentary error — its connection terminated by an operator
+// (57P01, as a failover or restart does), or a write refused by a
+// read-only transaction (25006, what every failover window answers) — is
+// retried, more times than Config.ParkAfter: applied once, answered 200,
+// never parked on the DLQ, and its offset committed only after it was
+// applied.
 func TestTransientErrorIsRetriedNotParked(t *testing.T) {
+	tests := []struct {
+		name string
+		fail func(ctx context.Context, tx pgx.Tx) error
+	}{
+		{"connection terminated", func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `SELECT pg_terminate_backend(pg_backend_pid())`)
+			return err
+		}},
+		{"read-only transaction", func(ctx context.Context, tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET TRANSACTION READ ONLY`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `UPDATE test_counter SET total = total + 1`)
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pool, brokers := setup(t)
+			wantAppliedOnce(t, pool, brokers, &failingFirst{fail: tt.fail, failures: 5})
+		})
+	}
+}
+
+// TestCommandErrorIsTriedAloneBeforeParking: a command failing on its own
+// with an error that is not momentary — a division by zero (22012), or its
+// query cancelled (57014, what a statement timeout answers too) — is tried
+// again before it is parked (Config.ParkAfter): one that succeeds on its
+// third attempt is applied once and answered 200.
+func TestCommandErrorIsTriedAloneBeforeParking(t *testing.T) {
 	tests := []struct {
 		name string
 		fail func(pool *pgxpool.Pool) func(ctx context.Context, tx pgx.Tx) error
 	}{
+		{"division by zero", func(*pgxpool.Pool) func(ctx context.Context, tx pgx.Tx) error {
+			return func(ctx context.Context, tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, `SELECT 1 / 0`)
+				return err
+			}
+		}},
 		{"query cancelled", func(pool *pgxpool.Pool) func(ctx context.Context, tx pgx.Tx) error {
 			return func(ctx context.Context, tx pgx.Tx) error {
 				var pid int
@@ -67,34 +105,13 @@ func TestTransientErrorIsRetriedNotParked(t *testing.T) {
 				return err
 			}
 		}},
-		{"read-only transaction", func(*pgxpool.Pool) func(ctx context.Context, tx pgx.Tx) error {
-			return func(ctx context.Context, tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, `SET TRANSACTION READ ONLY`); err != nil {
-					return err
-				}
-				_, err := tx.Exec(ctx, `UPDATE test_counter SET total = total + 1`)
-				return err
-			}
-		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pool, brokers := setup(t)
-			wantAppliedOnce(t, pool, brokers, &failingFirst{fail: tt.fail(pool), failures: 5})
+			wantAppliedOnce(t, pool, brokers, &failingFirst{fail: tt.fail(pool), failures: 2})
 		})
 	}
-}
-
-// TestDataErrorIsTriedAloneBeforeParking: a command failing on its own with
-// an error that is not transient (a division by zero, 22012) is tried
-// again before it is parked (Config.ParkAfter): one that succeeds on its
-// third attempt is applied once and answered 200.
-func TestDataErrorIsTriedAloneBeforeParking(t *testing.T) {
-	pool, brokers := setup(t)
-	wantAppliedOnce(t, pool, brokers, &failingFirst{failures: 2, fail: func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `SELECT 1 / 0`)
-		return err
-	}})
 }
 
 // wantAppliedOnce sends one command through a runner of h and checks it

@@ -80,7 +80,7 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command, at place) ([]*k
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("commit batch: %w", err)
 	}
-	positionsCommitted(at)
+	r.positionsCommitted(at)
 	return s.replies(cmds)
 }
 
@@ -102,6 +102,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 	pipeline.QueueOrderLock(reads, at.lock)
 	seen := make(map[string]pipeline.Processed)
 	r.queueLookup(reads, commandIDs(cmds), seen)
+	r.queuePositions(reads, at)
 	loaded := ph.Load(cmds, reads)
 	if loaded == nil {
 		return nil, false, nil
@@ -139,7 +140,6 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		pipeline.QueueInsertProcessed(writes, processed)
 		pipeline.QueueInsertOutbox(writes, outbox)
 	}
-	r.queuePositions(writes, at)
 	writes.Queue("COMMIT")
 	if !at.mayCommit() {
 		return nil, true, errBeforeFailed
@@ -150,7 +150,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		return nil, true, fmt.Errorf("write and commit batch: %w", err)
 	}
 	committed = true
-	positionsCommitted(at)
+	r.positionsCommitted(at)
 	replies, err = s.replies(cmds)
 	return replies, true, err
 }

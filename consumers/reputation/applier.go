@@ -144,7 +144,11 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		sc.UpdatedAt = now
 		scores[ev.UserID] = sc
 		touched[ev.UserID] = true
-		e := reputation.Event{ID: schemas.NewID(), UserID: ev.UserID, Kind: ev.Kind, SourceModule: ev.SourceModule,
+		// Derived from the record and what it credits: applied again (after
+		// a restore, or re-read), the event and its emissions are the same.
+		c := cmds[it.idx].Env
+		e := reputation.Event{ID: schemas.DerivedID(c.ID, "reputation:"+ev.UserID+":"+ev.Kind+":"+ev.SourceID, c.OccurredAt),
+			UserID: ev.UserID, Kind: ev.Kind, SourceModule: ev.SourceModule,
 			Weight: ev.Weight, SourceID: ev.SourceID, Meta: it.meta, ScoreAfter: sc.Score,
 			RankBefore: beforeRank, RankAfter: sc.Rank, Seq: sc.EventCount, CreatedAt: now}
 		events = append(events, e)
@@ -153,7 +157,7 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		}
 		r := resultOf(e)
 		r.PreviousScore = before
-		emits, err := emissions(e, before, r.Promoted, now)
+		emits, err := emissions(e, before, r.Promoted, now, c.OccurredAt)
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +278,9 @@ func resultOf(e reputation.Event) Result {
 		Promoted: schemas.RankLevel(e.RankAfter) > schemas.RankLevel(e.RankBefore)}
 }
 
-func emissions(e reputation.Event, before int64, promoted bool, now time.Time) ([]pipeline.Emission, error) {
+// emissions are the events of e; their ids are derived from e's id and at
+// (its command's occurredAt).
+func emissions(e reputation.Event, before int64, promoted bool, now, at time.Time) ([]pipeline.Emission, error) {
 	upd, err := schemas.New(schemas.TypeScoreUpdated, e.UserID, e.UserID, schemas.ScoreUpdated{
 		EventID: e.ID, UserID: e.UserID, Kind: e.Kind, SourceModule: e.SourceModule, Weight: e.Weight,
 		PreviousScore: before, NewScore: e.ScoreAfter, PreviousRank: e.RankBefore, NewRank: e.RankAfter,
@@ -282,6 +288,7 @@ func emissions(e reputation.Event, before int64, promoted bool, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
+	upd.ID = schemas.DerivedID(e.ID, "event:"+schemas.TypeScoreUpdated, at)
 	out := []pipeline.Emission{{Topic: topics.EventsReputation, Env: upd}}
 	if promoted {
 		pr, err := schemas.New(schemas.TypeRankPromoted, e.UserID, e.UserID, schemas.RankPromoted{
@@ -289,6 +296,7 @@ func emissions(e reputation.Event, before int64, promoted bool, now time.Time) (
 		if err != nil {
 			return nil, err
 		}
+		pr.ID = schemas.DerivedID(e.ID, "event:"+schemas.TypeRankPromoted, at)
 		out = append(out, pipeline.Emission{Topic: topics.EventsReputation, Env: pr})
 	}
 	return out, nil

@@ -3,6 +3,7 @@ package reputation
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +106,47 @@ func TestApplyScoresRanksAndDedupe(t *testing.T) {
 	recent, err := st.Recent(ctx, "u1", 50)
 	if err != nil || len(recent) != 3 || recent[0].Kind != "penalty" {
 		t.Fatalf("recent %+v %v", recent, err)
+	}
+}
+
+// TestReappliedEventMintsTheSameIDs: a reputation command applied again
+// (after a restore, re-read from its topic) mints the event id and the
+// score.updated and rank.promoted ids it minted the first time.
+func TestReappliedEventMintsTheSameIDs(t *testing.T) {
+	pool, _ := pgtest.NewDB(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `INSERT INTO users (id, email, password_hash) VALUES ('u1', 'u1@x.test', 'x')`); err != nil {
+		t.Fatal(err)
+	}
+	env, err := schemas.New(schemas.TypeReputationEvent, "u1", "",
+		schemas.ReputationEvent{UserID: "u1", Kind: "bonus", SourceModule: "test", Weight: 20}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewApplier(time.Now)
+	ids := func() []string {
+		t.Helper()
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }() // the restore: this application is lost
+		out, err := a.Apply(ctx, tx, []pipeline.Command{{Env: env, Topic: topics.ReputationCommands}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r Result
+		if err := json.Unmarshal(out[0].Body, &r); err != nil {
+			t.Fatal(err)
+		}
+		got := []string{r.EventID}
+		for _, e := range out[0].Emit {
+			got = append(got, e.Env.ID)
+		}
+		return got
+	}
+	first, again := ids(), ids()
+	if len(first) != 3 || strings.Join(first, ",") != strings.Join(again, ",") {
+		t.Fatalf("re-applied event minted %v, the first application %v: want the same event, score.updated and rank.promoted ids", again, first)
 	}
 }

@@ -52,7 +52,7 @@ func BenchmarkConvert(b *testing.B) {
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		if rows := Convert(recs, log); len(rows.Events) != len(recs) {
+		if rows, _ := Convert(recs, log); len(rows.Events) != len(recs) {
 			b.Fatal(fmt.Sprint(len(rows.Events), " rows"))
 		}
 	}

@@ -34,7 +34,7 @@ func TestConvertDimensions(t *testing.T) {
 	add(topics.EventsGov, schemas.TypeProposalRejected, "p1", schemas.ProposalEvent{ProposalID: "p1", AuthorUserID: "u1", Title: "P", Status: "rejected", Quorum: 3, Ballots: 2, Threshold: "0.5"})
 	add(topics.EventsReputation, schemas.TypeScoreUpdated, "u1", schemas.ScoreUpdated{EventID: "r1", UserID: "u1", Kind: "gov-voter", Seq: 1, SourceID: "p1"})
 	add(topics.AnalyticsWebhooks, schemas.TypeWebhookDeliveryUpdated, "h1", schemas.WebhookDeliveryUpdated{DeliveryID: "d1", WebhookID: "h1", Status: "delivered", Attempts: 1, LastStatusCode: 200, UpdatedAt: now})
-	rows := Convert(recs, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	rows, _ := Convert(recs, slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	if len(rows.Events) != 6 {
 		t.Fatalf("%d event rows, want 6", len(rows.Events))

@@ -1,8 +1,9 @@
 // Package sink copies every events.* topic into ClickHouse for analysts and
 // for the stats and leaderboards the API serves from there. It is its own
 // poll loop, not a Postgres applier: poll a batch, insert it into ClickHouse,
-// then commit the offsets. A crash between the insert and the commit inserts
-// the batch again; the tables are deduplicated on the event id.
+// park what it could not read on the DLQ, then commit the offsets. A crash
+// between the insert and the commit inserts the batch again; the tables are
+// deduplicated on the event id.
 package sink
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/fintech/platform/storage/clickhouse"
 	"github.com/fintech/platform/storage/ledger"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/dlq"
 )
 
 // Config configures a Sink.
@@ -199,7 +201,7 @@ func (s *Sink) Run(ctx context.Context) error {
 // insert for up to 10 s, so a clean stop loses no gathered rows and commits
 // them.
 func (s *Sink) flush(ctx context.Context, recs []*kgo.Record) bool {
-	rows := Convert(recs, s.log)
+	rows, parked := Convert(recs, s.log)
 	ictx := ctx
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
@@ -214,6 +216,15 @@ func (s *Sink) flush(ctx context.Context, recs []*kgo.Record) bool {
 		return clickhouse.Insert(ctx, conn, s.cfg.Database, rows)
 	}); err != nil {
 		return false
+	}
+	// What did not read is on the DLQ before the offsets past it are
+	// committed.
+	if len(parked) > 0 {
+		if err := s.retry(ictx, "park unreadable events", func(ctx context.Context) error {
+			return s.client.ProduceSync(ctx, parked...).FirstErr()
+		}); err != nil {
+			return false
+		}
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -254,15 +265,30 @@ func (s *Sink) retryFor(ctx context.Context, what string, limit time.Duration, f
 // reputation_events, and the events that create or change a user, wallet,
 // campaign or proposal to its dimension table (dimensions.go). Bundles are
 // expanded into their events. Events with the same id in one batch are
-// kept once; unreadable records are skipped (they are not events).
-// Personal data is removed first (redact.go).
-func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
+// kept once. What does not read — a record that is not an event, a bundle
+// that does not expand, an event whose data its table cannot take (its
+// event row is kept) — is returned as DLQ records (topics/dlq.Park) for
+// the caller to park before it commits the offsets. Personal data is
+// removed first (redact.go).
+func Convert(recs []*kgo.Record, log *slog.Logger) (clickhouse.Rows, []*kgo.Record) {
 	var out clickhouse.Rows
+	var parked []*kgo.Record
+	park := func(rec *kgo.Record, err error) {
+		log.Warn("parking unreadable event", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)
+		parked = append(parked, dlq.Park(rec, fmt.Errorf("analytics sink: %w", err)))
+	}
+	expanded, bad := topics.ExpandChecked(recs)
+	for _, u := range bad {
+		park(u.Rec, u.Err)
+	}
 	seen := make(map[string]bool, len(recs))
-	for _, rec := range topics.ExpandAll(recs) {
+	for _, rec := range expanded {
 		env, err := schemas.Read(rec.Value)
-		if err != nil || env.ID == "" {
-			log.Warn("skipping unreadable event", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset)
+		if err == nil && env.ID == "" {
+			err = errors.New("the event has no id")
+		}
+		if err != nil {
+			park(rec, err)
 			continue
 		}
 		if seen[env.ID] {
@@ -275,7 +301,7 @@ func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 		case schemas.TypeLedgerEntryAdded:
 			e, err := schemas.DataAs[schemas.LedgerEntry](env)
 			if err != nil {
-				log.Warn("skipping unreadable ledger entry", "id", env.ID, "err", err)
+				park(rec, fmt.Errorf("ledger entry %s: %w", env.ID, err))
 				continue
 			}
 			ts, err := time.Parse(ledger.TimestampLayout, e.Timestamp)
@@ -294,7 +320,7 @@ func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 		case schemas.TypeScoreUpdated:
 			u, err := schemas.DataAs[schemas.ScoreUpdated](env)
 			if err != nil {
-				log.Warn("skipping unreadable score update", "id", env.ID, "err", err)
+				park(rec, fmt.Errorf("score update %s: %w", env.ID, err))
 				continue
 			}
 			out.Reputation = append(out.Reputation, clickhouse.ReputationRow{ID: env.ID, EventID: u.EventID,
@@ -303,9 +329,9 @@ func Convert(recs []*kgo.Record, log *slog.Logger) clickhouse.Rows {
 				SourceID: redactScoreSource(u.Kind, u.SourceID)})
 		default:
 			if err := convertDimension(env, &out); err != nil {
-				log.Warn("skipping unreadable dimension event", "id", env.ID, "type", env.Type, "err", err)
+				park(rec, fmt.Errorf("%s %s: %w", env.Type, env.ID, err))
 			}
 		}
 	}
-	return out
+	return out, parked
 }

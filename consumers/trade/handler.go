@@ -129,7 +129,7 @@ func (b *batch) applyTopUp(cmd schemas.Envelope, d schemas.TradeTopUp) (pipeline
 	acc.Balance += amount
 	acc.UpdatedAt = b.now
 	b.dirty[acc.ID] = true
-	op := store.OperationRow{ID: schemas.NewID(), Kind: schemas.TradeKindTopUp, Amount: amount, To: acc.ID, CreatedAt: b.now}
+	op := store.OperationRow{ID: derivedID(cmd, "operation"), Kind: schemas.TradeKindTopUp, Amount: amount, To: acc.ID, CreatedAt: b.now}
 	b.ops = append(b.ops, op)
 
 	ev, err := b.event(cmd, schemas.TypeTradeTopUpCompleted, acc.ID, d.UserID, schemas.TradeEvent{
@@ -165,7 +165,7 @@ func (b *batch) applyTransfer(cmd schemas.Envelope, d schemas.TradeTransfer) (pi
 	from.UpdatedAt, to.UpdatedAt = b.now, b.now
 	b.dirty[from.ID], b.dirty[to.ID] = true, true
 	fromID := from.ID
-	op := store.OperationRow{ID: schemas.NewID(), Kind: schemas.TradeKindTransfer, Amount: amount, From: &fromID,
+	op := store.OperationRow{ID: derivedID(cmd, "operation"), Kind: schemas.TradeKindTransfer, Amount: amount, From: &fromID,
 		To: to.ID, CreatedAt: b.now}
 	b.ops = append(b.ops, op)
 
@@ -206,8 +206,18 @@ func (b *batch) event(cmd schemas.Envelope, typ, key, actor string, data any) (s
 	if err != nil {
 		return schemas.Envelope{}, err
 	}
+	env.ID = derivedID(cmd, "event:"+typ)
 	env.CorrelationID = cmd.CorrelationID
 	return env, nil
+}
+
+// derivedID is the id cmd mints for purpose (schemas.DerivedID): applied
+// again — after a restore, or re-read by a group whose offsets were lost —
+// a command writes the operation, the ledger source and the events it wrote
+// the first time, so trade_operations' key refuses a second application
+// and the ledger, webhooks and analytics deduplicate theirs.
+func derivedID(cmd schemas.Envelope, purpose string) string {
+	return schemas.DerivedID(cmd.ID, purpose, cmd.OccurredAt)
 }
 
 // balances lists the changed accounts in id order.

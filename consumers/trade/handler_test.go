@@ -277,3 +277,56 @@ func TestConcurrentCrossPartitionTransfers(t *testing.T) {
 		t.Fatal("no transfer applied")
 	}
 }
+
+// TestReappliedCommandWritesTheSameRows: a command applied again — after a
+// restore, or re-read by a group that lost its offsets, with no processed
+// row to answer it — mints the same operation id, ledger source and event
+// ids it minted the first time, so its rows are the same ones: a second
+// application in the database is refused by the operation's key instead of
+// moving the balances twice.
+func TestReappliedCommandWritesTheSameRows(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.open("user-a"), f.open("user-b")
+	f.apply(topUp(t, "user-a", a.ID, 100))
+	tr := transfer(t, "user-a", a.ID, b.ID, 30)
+	ids := func(tx pgx.Tx) []string {
+		t.Helper()
+		out, err := f.h.Apply(context.Background(), tx, []pipeline.Command{{Env: tr, Topic: topics.TradeCommands}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res schemas.TradeTransferResult
+		if err := json.Unmarshal(out[0].Body, &res); err != nil {
+			t.Fatal(err)
+		}
+		got := []string{res.ID}
+		for _, e := range out[0].Emit {
+			got = append(got, e.Env.ID)
+		}
+		return got
+	}
+	ctx := context.Background()
+	var first, second []string
+	tx, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first = ids(tx)
+	_ = tx.Rollback(ctx)
+	if err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error { second = ids(tx); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(first) != fmt.Sprint(second) {
+		t.Fatalf("the re-applied transfer minted %v, the first application %v: want the same ids", second, first)
+	}
+	err = pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		_, err := f.h.Apply(ctx, tx, []pipeline.Command{{Env: tr, Topic: topics.TradeCommands}})
+		return err
+	})
+	if err == nil {
+		t.Fatal("a second application of the transfer committed: want its operation's key to refuse it")
+	}
+	if got, want := []int64{f.balance(a.ID), f.balance(b.ID)}, []int64{70, 30}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("balances %v after applying the transfer twice, want %v (applied once)", got, want)
+	}
+}

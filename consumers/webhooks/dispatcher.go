@@ -11,6 +11,7 @@ import (
 
 	store "github.com/fintech/platform/storage/webhooks"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/dlq"
 )
 
 // EventStore is what the dispatcher needs from Postgres.
@@ -80,8 +81,9 @@ func NewDispatcher(brokers []string, st EventStore, adminEmails []string, waker 
 }
 
 // Run consumes until ctx is cancelled. A batch is retried until Postgres
-// takes it (nothing is skipped); a batch in progress at shutdown is
-// finished and committed first.
+// takes it (nothing is skipped), and an event it cannot read is parked on
+// its topic's DLQ before the offsets are committed; a batch in progress at
+// shutdown is finished and committed first.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	defer d.client.Close()
 	for {
@@ -120,11 +122,20 @@ func (d *Dispatcher) recordUntilDone(ctx, stop context.Context, recs []*kgo.Reco
 	if has, err := d.store.HasSubscriptions(ctx); err == nil && !has {
 		return nil
 	}
-	events := make([]Event, 0, len(recs))
-	for _, r := range topics.ExpandAll(recs) {
+	expanded, bad := topics.ExpandChecked(recs)
+	var parked []*kgo.Record
+	park := func(r *kgo.Record, err error) {
+		d.log.Warn("parking unreadable event", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+		parked = append(parked, dlq.Park(r, fmt.Errorf("webhook dispatcher: %w", err)))
+	}
+	for _, u := range bad {
+		park(u.Rec, u.Err)
+	}
+	events := make([]Event, 0, len(expanded))
+	for _, r := range expanded {
 		ev, err := ParseRecord(r)
 		if err != nil {
-			d.log.Warn("skipping unreadable event", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			park(r, err)
 			continue
 		}
 		events = append(events, ev)
@@ -136,7 +147,7 @@ func (d *Dispatcher) recordUntilDone(ctx, stop context.Context, recs []*kgo.Reco
 			if n > 0 {
 				d.waker.Wake()
 			}
-			return nil
+			return d.parkUntilDone(ctx, stop, parked)
 		}
 		d.log.Warn("recording deliveries failed, retrying", "events", len(events), "backoff", backoff, "err", err)
 		select {
@@ -146,6 +157,26 @@ func (d *Dispatcher) recordUntilDone(ctx, stop context.Context, recs []*kgo.Reco
 		}
 		backoff = min(backoff*2, 5*time.Second)
 	}
+}
+
+// parkUntilDone puts unreadable events on their topics' DLQ, retrying
+// until the broker has them: the batch's offsets are committed only after.
+func (d *Dispatcher) parkUntilDone(ctx, stop context.Context, parked []*kgo.Record) error {
+	backoff := 50 * time.Millisecond
+	for len(parked) > 0 {
+		err := d.client.ProduceSync(ctx, parked...).FirstErr()
+		if err == nil {
+			return nil
+		}
+		d.log.Warn("parking on the DLQ failed, retrying", "records", len(parked), "backoff", backoff, "err", err)
+		select {
+		case <-stop.Done():
+			return fmt.Errorf("shutdown while parking unreadable events: %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+	return nil
 }
 
 // Record matches events with subscriptions and queues their deliveries,

@@ -2,9 +2,13 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -14,41 +18,96 @@ type Position struct {
 	Topic     string
 	Partition int32
 	Next      int64
+	// First is the batch's first offset on the partition, and Held says the
+	// consumer stored or loaded a position there: saving refuses a stored
+	// position below First, or none where Held (FencedError).
+	First int64
+	Held  bool
 }
 
-// Positions only move forward here: a batch redelivered behind a stored
-// position must not move it back. Only an accepted gap sets one
-// (AcceptGap).
-const upsertPositionsSQL = `
-INSERT INTO consumer_positions AS p (group_name, topic, partition, next_offset)
-SELECT $1, v.topic, v.partition, v.next_offset
-FROM unnest($2::text[], $3::int[], $4::bigint[]) AS v(topic, partition, next_offset)
-ON CONFLICT (group_name, topic, partition)
-DO UPDATE SET next_offset = GREATEST(p.next_offset, EXCLUDED.next_offset)`
+// advancePositionsSQL checks and advances a group's positions in one
+// statement (migration 0245): positions only move forward (GREATEST), a
+// batch redelivered behind a stored position must not move it back, and a
+// stored position below a batch's first offset fails the transaction with
+// SQLSTATE PF001. Only an accepted gap sets one back (AcceptGap).
+const advancePositionsSQL = `SELECT consumer_positions_advance($1, $2, $3, $4, $5, $6)`
+
+// fencedCode is the SQLSTATE consumer_positions_advance raises.
+const fencedCode = "PF001"
+
+// FencedError is a batch refused because the database has not applied the
+// records before it: Behind are the stored positions (Next -1: none) of its
+// partitions that are below the batch's first offset.
+type FencedError struct {
+	Group  string
+	Behind []Position
+}
+
+func (e *FencedError) Error() string {
+	parts := make([]string, len(e.Behind))
+	for i, p := range e.Behind {
+		parts[i] = fmt.Sprintf("%s/%d at %d", p.Topic, p.Partition, p.Next)
+	}
+	return fmt.Sprintf("consumer group %s is fenced: the database stands behind the batch on %s", e.Group, strings.Join(parts, ", "))
+}
+
+// Fenced returns the FencedError that err carries, if it is the fence's
+// refusal.
+func Fenced(err error) (*FencedError, bool) {
+	var fe *FencedError
+	if errors.As(err, &fe) {
+		return fe, true
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != fencedCode {
+		return nil, false
+	}
+	var behind []struct {
+		Topic     string `json:"topic"`
+		Partition int32  `json:"partition"`
+		Next      int64  `json:"next"`
+	}
+	fe = &FencedError{}
+	if jerr := json.Unmarshal([]byte(pgErr.Detail), &behind); jerr != nil {
+		return fe, true // fenced all the same; the caller seeks its whole batch back
+	}
+	for _, b := range behind {
+		fe.Behind = append(fe.Behind, Position{Topic: b.Topic, Partition: b.Partition, Next: b.Next})
+	}
+	return fe, true
+}
 
 func positionArgs(group string, ps []Position) []any {
-	tps, parts, next := make([]string, len(ps)), make([]int32, len(ps)), make([]int64, len(ps))
+	tps, parts := make([]string, len(ps)), make([]int32, len(ps))
+	first, next, held := make([]int64, len(ps)), make([]int64, len(ps)), make([]bool, len(ps))
 	for i, p := range ps {
-		tps[i], parts[i], next[i] = p.Topic, p.Partition, p.Next
+		tps[i], parts[i], first[i], next[i], held[i] = p.Topic, p.Partition, p.First, p.Next, p.Held
 	}
-	return []any{group, tps, parts, next}
+	return []any{group, tps, parts, first, next, held}
 }
 
-// QueueSavePositions queues the upsert of a group's positions on b, to be
-// sent with the statements of the transaction that applies the batch.
+// QueueSavePositions queues the fenced advance of a group's positions on b,
+// to be sent with the statements of the transaction that applies the
+// batch: when the fence refuses it, the transaction fails with an error
+// Fenced recognizes.
 func QueueSavePositions(b *pgx.Batch, group string, ps []Position) {
 	if len(ps) == 0 {
 		return
 	}
-	b.Queue(upsertPositionsSQL, positionArgs(group, ps)...)
+	b.Queue(advancePositionsSQL, positionArgs(group, ps)...)
 }
 
-// SavePositions stores a group's positions on its own.
+// SavePositions stores a group's positions on its own, fenced as
+// QueueSavePositions: a refusal returns a *FencedError.
 func SavePositions(ctx context.Context, q postgres.Querier, group string, ps []Position) error {
 	if len(ps) == 0 {
 		return nil
 	}
-	if _, err := q.Exec(ctx, upsertPositionsSQL, positionArgs(group, ps)...); err != nil {
+	if _, err := q.Exec(ctx, advancePositionsSQL, positionArgs(group, ps)...); err != nil {
+		if fe, ok := Fenced(err); ok {
+			fe.Group = group
+			return fe
+		}
 		return fmt.Errorf("save positions of %s: %w", group, err)
 	}
 	return nil

@@ -138,8 +138,10 @@ func IsRetriable(err error) bool { return Transient(err) }
 //
 // Everything else a Postgres server answers is deterministic for the same
 // input: data exceptions (22), integrity violations (23), syntax or access
-// errors (42) and the rest. Those are what a consumer may park, after
-// trying the command on its own (pipeline.Config.ParkAfter).
+// errors (42) and the rest. A consumer retries for as long as it takes only
+// what Momentary reports: a unique violation or a cancelled query can
+// repeat for one command every time, and is parked after the command's
+// tries like the rest (pipeline.Config.ParkAfter).
 func Transient(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -163,6 +165,34 @@ func transientCode(code string) bool {
 		return true
 	}
 	return false
+}
+
+// Momentary reports whether err is a failure of the server, the
+// connection or contention with other transactions — never of the
+// statement and its data — so that a consumer retries its batch for as long
+// as it takes and never parks a command on it: a failover must not park
+// good commands. It is Transient without what can repeat for one command
+// every time it is run: a unique violation (23505) and a cancelled query or
+// statement timeout (57014) are left to the consumer's tries and parking
+// (pipeline.Config.ParkAfter), as is every other SQLSTATE.
+//
+//   - 08 connection exceptions, 25006 read-only transaction (a demoted
+//     primary or a standby), 57P01/57P02/57P03 admin or crash shutdown and a
+//     server starting up;
+//   - 40 serialization failures and deadlocks, 55P03 lock not available;
+//   - 53 insufficient resources, 58 system errors, 0A000 a cached plan a
+//     migration changed;
+//   - any error that is not a Postgres error, except a cancelled context.
+func Momentary(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505", "57014":
+			return false
+		}
+		return transientCode(pgErr.Code)
+	}
+	return !errors.Is(err, context.Canceled)
 }
 
 // Unavailable reports whether err says Postgres cannot be reached or used

@@ -102,3 +102,40 @@ func TestTransientCode(t *testing.T) {
 		}
 	}
 }
+
+// TestMomentary: what a consumer retries whole for as long as it takes —
+// the server, the connection, contention — against what it may park after
+// a command's tries, including the transient 23505 and 57014 that can
+// repeat for one command every time.
+func TestMomentary(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"connection failure 08006", pgErr("08006"), true},
+		{"read-only transaction 25006", fmt.Errorf("apply: %w", pgErr("25006")), true},
+		{"admin shutdown 57P01", pgErr("57P01"), true},
+		{"crash shutdown 57P02", pgErr("57P02"), true},
+		{"cannot connect now 57P03", pgErr("57P03"), true},
+		{"serialization failure 40001", pgErr("40001"), true},
+		{"deadlock 40P01", pgErr("40P01"), true},
+		{"lock not available 55P03", pgErr("55P03"), true},
+		{"too many connections 53300", pgErr("53300"), true},
+		{"network", io.ErrUnexpectedEOF, true},
+		{"unique violation 23505", pgErr("23505"), false},
+		{"statement timeout 57014", pgErr("57014"), false},
+		{"database dropped 57P04", pgErr("57P04"), false},
+		{"numeric out of range 22003", pgErr("22003"), false},
+		{"shutdown of the caller", context.Canceled, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Momentary(tt.err); got != tt.want {
+				t.Fatalf("Momentary(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}

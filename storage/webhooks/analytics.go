@@ -18,6 +18,9 @@ type deliveryChange struct {
 	attempts                                  int
 	statusCode                                *int
 	at                                        time.Time
+	// envID, when set, is the change event's id (a derived one, so that a
+	// change recorded again is the same event); else a new one.
+	envID string
 }
 
 // appendDeliveryChanges puts one webhook.delivery.updated per change on the
@@ -37,6 +40,9 @@ func appendDeliveryChanges(ctx context.Context, tx pgx.Tx, changes []deliveryCha
 		env, err := schemas.New(schemas.TypeWebhookDeliveryUpdated, c.webhookID, "", d, c.at)
 		if err != nil {
 			return err
+		}
+		if c.envID != "" {
+			env.ID = c.envID
 		}
 		row, err := pipeline.EventRow(topics.AnalyticsWebhooks, env)
 		if err != nil {

@@ -333,13 +333,16 @@ func (s *Store) Record(ctx context.Context, events []Event, pairs []NewDelivery,
 		ids[i], types[i], modules[i], datas[i], times[i] = e.ID, e.Type, e.Module, e.Data, e.OccurredAt
 		traces[i] = e.TraceParent
 	}
-	typeOf := make(map[string]string, len(events))
+	typeOf, at := make(map[string]string, len(events)), make(map[string]time.Time, len(events))
 	for _, e := range events {
-		typeOf[e.ID] = e.Type
+		typeOf[e.ID], at[e.ID] = e.Type, e.OccurredAt
 	}
+	// A delivery's id is derived from its event and subscription: recorded
+	// again (a database restored to before it, the events re-read), it is
+	// the same delivery.
 	dids, subs, evs := make([]string, len(pairs)), make([]string, len(pairs)), make([]string, len(pairs))
 	for i, p := range pairs {
-		dids[i], subs[i], evs[i] = schemas.NewID(), p.SubscriptionID, p.EventID
+		dids[i], subs[i], evs[i] = schemas.DerivedID(p.EventID, "delivery:"+p.SubscriptionID, at[p.EventID]), p.SubscriptionID, p.EventID
 	}
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -366,6 +369,7 @@ RETURNING id, subscription_id, event_id`, dids, subs, evs, now)
 				return err
 			}
 			c.eventType = typeOf[c.eventID]
+			c.envID = schemas.DerivedID(c.id, "recorded", at[c.eventID])
 			changes = append(changes, c)
 		}
 		rows.Close()
