@@ -64,6 +64,7 @@ type MFAStore interface {
 	UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error)
 	UseRecoveryCode(ctx context.Context, userID, codeHash string, now time.Time) (bool, error)
 	DisableTOTP(ctx context.Context, userID string) error
+	AttemptStore
 }
 
 // Sealer seals the TOTP secrets at rest (storage/sealed).
