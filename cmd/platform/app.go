@@ -23,6 +23,7 @@ import (
 	cpipeline "github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/identity"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/storage/clickhouse"
@@ -74,6 +75,10 @@ type app struct {
 	// budgets is nil when ABUSE_BUDGETS=0.
 	budgets *ratelimit.Budgets
 	server  *server.Server
+	// accounts is the identity module's handlers, built once
+	// (identityHandlers): other modules' sensitive writes re-authenticate
+	// with them.
+	accounts *identity.Handlers
 }
 
 // moduleWirings lists every module of the platform, in mount order.
