@@ -16,6 +16,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/mail"
 	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
@@ -245,8 +246,8 @@ func hashError(c *fiber.Ctx, err error) error {
 	return err
 }
 
-// respondToken starts a session for u (from this request's address and
-// user agent) and answers its token with status.
+// respondToken starts a session for u (from this request's client address,
+// behind a trusted proxy the one it forwarded, and user agent) and answers its token with status.
 func (h *Handlers) respondToken(c *fiber.Ctx, status int, u identity.User) error {
 	now := h.now().UTC()
 	sid := schemas.NewID()
@@ -259,7 +260,7 @@ func (h *Handlers) respondToken(c *fiber.Ctx, status int, u identity.User) error
 		ua = ua[:maxUserAgent]
 	}
 	if err := h.users.CreateSession(c.UserContext(), identity.Session{ID: sid, UserID: u.ID, CreatedAt: now,
-		ExpiresAt: exp, IP: strings.Clone(c.IP()), UserAgent: strings.ToValidUTF8(strings.Clone(ua), "")}); err != nil {
+		ExpiresAt: exp, IP: clientip.String(c), UserAgent: strings.ToValidUTF8(strings.Clone(ua), "")}); err != nil {
 		return err
 	}
 	return c.Status(status).JSON(schemas.AuthToken{Token: tok, User: schemas.AuthUser{ID: u.ID, Email: u.Email}})
