@@ -189,11 +189,12 @@ func (h *Handlers) Register(r server.Router) {
 	})
 	server.Post(g, "/login", server.Op[loginRequest]{
 		Summary:     "Exchange e-mail and password (and a second factor when on) for a token",
-		Description: "Checks the e-mail and password and, for an account with TOTP two-factor, a current `code` or an unused `recoveryCode`, and answers a bearer token of a new session (GET /api/auth/sessions lists them). A TOTP code is accepted once: a replay within its window is refused.",
+		Description: "Checks the e-mail and password and, for an account with TOTP two-factor, a current `code` or an unused `recoveryCode`, and answers a bearer token of a new session (GET /api/auth/sessions lists them). A TOTP code is accepted once: a replay within its window is refused. For an account with two-factor on the answer never tells whether the password was right: without a code it is mfa_required either way, and a wrong password and a wrong code are the same invalid_credentials. Wrong codes are limited per account: after 5 within 15 minutes, from any address, every attempt answers 429 with Retry-After, a right code included.",
 		Class:       ratelimit.Auth, Public: true, Handle: h.login,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "a token", schemas.AuthToken{}),
 			server.Fails(http.StatusUnauthorized, "invalid_credentials or mfa_required: wrong e-mail, password or second factor (invalid_credentials), or the account has two-factor on and neither code nor recoveryCode was given (mfa_required)"),
+			server.Fails(http.StatusTooManyRequests, "rate_limited: 5 wrong second-factor codes for this account within 15 minutes; Retry-After says when to try again"),
 		},
 	})
 	server.Get(g, "/me", server.Op[server.NoRequest]{

@@ -68,12 +68,11 @@ func (h *Handlers) registerMFA(g server.Router, require fiber.Handler) {
 	}, require)
 	server.Post(g, "/mfa/totp/confirm", server.Op[codeRequest]{
 		Summary:     "Turn TOTP two-factor on with a first code",
-		Description: "Checks a current code of the pending secret and turns two-factor on; answers ten single-use recovery codes, shown this once (only their hashes are kept), and mails the owner a notice. From then on login needs `code` or `recoveryCode`. Wrong codes count toward the account's limit of 5 per 15 minutes.",
+		Description: "Checks a current code of the pending secret and turns two-factor on; answers ten single-use recovery codes, shown this once (only their hashes are kept), and mails the owner a notice. From then on login needs `code` or `recoveryCode`.",
 		Class:       ratelimit.Auth, Handle: h.confirmTOTP,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "two-factor is on; the recovery codes", schemas.RecoveryCodes{}),
 			server.Fails(http.StatusBadRequest, "verification_invalid: the code is wrong or was used already"),
-			server.Fails(http.StatusTooManyRequests, "rate_limited: 5 wrong codes within 15 minutes; Retry-After says when to try again"),
 			server.Fails(http.StatusConflict, "invalid_state: no pending enrolment (start with POST /api/auth/mfa/totp), or two-factor is on already"),
 		},
 	}, require)
@@ -144,13 +143,9 @@ func (h *Handlers) confirmTOTP(c *fiber.Ctx, req *codeRequest) error {
 	if err != nil {
 		return err
 	}
-	var step int64
-	ok, err := h.countedCode(c, p.UserID, func() (bool, error) {
-		var ok bool
-		var err error
-		step, ok, err = h.matchStep(enr, p.UserID, req.Code)
-		return ok, err
-	})
+	// Not counted against the limit of wrong codes: the caller was just
+	// given this pending secret, so guessing its codes gains nothing.
+	step, ok, err := h.matchStep(enr, p.UserID, req.Code)
 	if err != nil {
 		return err
 	}
