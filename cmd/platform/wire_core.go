@@ -83,6 +83,13 @@ func (a *app) relayModule() (module, error) {
 			return retention.NewExpirer(a.pool, time.Hour, a.cfg.ProcessedRetention, a.now, a.log), nil
 		},
 		func() (runnable, error) {
+			// Ended sessions, reset links, revoked or expired API keys and
+			// second-factor attempts: kept 30 days for the record, then
+			// pruned (issue 45).
+			users := identitystore.NewUsers(a.pool)
+			return retention.NewPruner("accounts", users.PruneAccounts, time.Hour, 30*24*time.Hour, a.now, a.log), nil
+		},
+		func() (runnable, error) {
 			// Abuse-budget windows end after a month at most: keep two.
 			return retention.NewPruner("abuse-budgets", func(ctx context.Context, before time.Time) (int64, error) {
 				return budget.Prune(ctx, a.pool, before)

@@ -53,7 +53,7 @@ type SessionStore interface {
 // PasswordStore changes passwords and keeps reset links.
 type PasswordStore interface {
 	SetPassword(ctx context.Context, userID, hash, keep string, now time.Time) ([]string, error)
-	CreatePasswordReset(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time) error
+	CreatePasswordResetCapped(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time, max int) error
 	ResetPassword(ctx context.Context, tokenHash, hash string, now time.Time) (string, []string, error)
 }
 
