@@ -200,7 +200,7 @@ export interface paths {
         put?: never;
         /**
          * Change the caller's password
-         * @description Checks the current password and sets the new one; every other session of the caller ends (this one goes on). Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
+         * @description Checks the current password and sets the new one; every other session of the caller ends (this one goes on) and every API key of the caller is revoked. Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
@@ -222,7 +222,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a one-time password-reset link
-         * @description Mails the account of the address a link `{PUBLIC_BASE_URL}/reset-password?token=…`, valid 30 minutes and once. Answers 202 with the same body, in the same time, whether or not an account has the address.
+         * @description Mails the account of the address a link `{PUBLIC_BASE_URL}/reset-password?token=…`, valid 30 minutes and once. Answers 202 with the same body, in the same time, whether or not an account has the address. An account is mailed at most 5 links a day; beyond that nothing is sent (the answer is the same).
          *
          *     **Who may call:** anyone; no token.
          */
@@ -244,7 +244,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset link's token
-         * @description Spends the link's token, sets the new password and ends every session of the account. Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
+         * @description Spends the link's token, sets the new password, ends every session of the account and revokes every API key of it. Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
          *
          *     **Who may call:** anyone holding the one-time token; no bearer token.
          */
@@ -273,7 +273,7 @@ export interface paths {
         post?: never;
         /**
          * End every session of the caller but the current one
-         * @description Ends every live session of the caller except the one of this token (sign out everywhere else).
+         * @description Ends every live session of the caller except the one of this token, and revokes every API key of the caller (sign out everywhere else).
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
