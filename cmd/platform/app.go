@@ -68,17 +68,17 @@ type app struct {
 	// (--accept-gap, audited; consumers/pipeline/position.go).
 	acceptGap bool
 
-	bus     *commands.Bus
-	tokens  *auth.Tokens
-	guard   *auth.Guard
-	limiter *ratelimit.Limiter
-	// budgets is nil when ABUSE_BUDGETS=0.
-	budgets *ratelimit.Budgets
-	server  *server.Server
+	bus    *commands.Bus
+	tokens *auth.Tokens
+	guard  *auth.Guard
 	// accounts is the identity module's handlers, built once
 	// (identityHandlers): other modules' sensitive writes re-authenticate
 	// with them.
 	accounts *identity.Handlers
+	limiter  *ratelimit.Limiter
+	// budgets is nil when ABUSE_BUDGETS=0.
+	budgets *ratelimit.Budgets
+	server  *server.Server
 }
 
 // moduleWirings lists every module of the platform, in mount order.

