@@ -27,7 +27,7 @@ type apiKey struct {
 // createKey makes a restricted API key of u with scopes.
 func createKey(t *testing.T, p *harness.Platform, u harness.User, name string, scopes ...string) apiKey {
 	t.Helper()
-	r := p.Post(t, "/api/auth/api-keys", u.Token, map[string]any{"name": name, "scopes": scopes})
+	r := p.Post(t, "/api/auth/api-keys", u.Token, map[string]any{"password": u.Password, "name": name, "scopes": scopes})
 	var k apiKey
 	r.Decode(t, &k)
 	if r.Status != http.StatusCreated || !strings.HasPrefix(k.Key, "rk_live_") || k.ID == "" {
@@ -139,7 +139,7 @@ func TestAPIKeysActWithinTheirScopes(t *testing.T) {
 		}
 	}
 	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	r = p.Post(t, "/api/auth/api-keys", u.Token, map[string]any{"name": "short", "scopes": []string{"fiat:read"}, "expiresAt": future})
+	r = p.Post(t, "/api/auth/api-keys", u.Token, map[string]any{"password": u.Password, "name": "short", "scopes": []string{"fiat:read"}, "expiresAt": future})
 	if r.Status != http.StatusCreated || r.JSON(t)["expiresAt"] != future {
 		t.Fatalf("a key with an expiry: %d %s", r.Status, r.Body)
 	}
@@ -205,7 +205,7 @@ func TestWebhookRotationOverlap(t *testing.T) {
 	u := p.Register(t, "rotator")
 	rcv := newHookReceiver(t)
 
-	r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"url": rcv.URL()})
+	r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"password": u.Password, "url": rcv.URL()})
 	var first endpoint
 	r.Decode(t, &first)
 	if r.Status != http.StatusCreated || !strings.HasPrefix(first.Secret, "whsec_") {

@@ -210,7 +210,7 @@ func hostileResources(t *testing.T, p *harness.Platform) (harness.User, map[stri
 	keyID, _, _ := strings.Cut(sign.Signature, ".")
 	project := buildProject(t, p, u, "hostile")
 	parked := hostileParkedRecord(t, p)
-	sub := created(p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"url": "http://127.0.0.1:9/hostile",
+	sub := created(p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"password": u.Password, "url": "http://127.0.0.1:9/hostile",
 		"secret": "hostile-secret-0123456789"}), "id")
 	test := p.Post(t, "/api/fiat/webhook-subs/"+sub+"/test", u.Token, map[string]any{})
 	if test.Status != http.StatusAccepted {
@@ -218,7 +218,7 @@ func hostileResources(t *testing.T, p *harness.Platform) (harness.User, map[stri
 	}
 	delivery := fmt.Sprint(test.JSON(t)["id"])
 	partnerKey, _ := buildKey(t, p, u)
-	apiKey2 := created(p.Post(t, "/api/auth/api-keys", u.Token, map[string]any{"name": "hostile", "scopes": []string{"fiat:read"}}), "id")
+	apiKey2 := created(p.Post(t, "/api/auth/api-keys", u.Token, map[string]any{"password": u.Password, "name": "hostile", "scopes": []string{"fiat:read"}}), "id")
 	// A second login session of the caller's, so that ending it leaves the
 	// walk's own token live.
 	if r := p.Post(t, "/api/auth/login", "", map[string]string{"email": u.Email, "password": u.Password}); r.Status != http.StatusOK {

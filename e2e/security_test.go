@@ -494,7 +494,7 @@ func TestSecretsAndPersonalDataSealedAtRest(t *testing.T) {
 	if r := p.Post(t, "/api/fiat/payouts", u.Token, map[string]any{"walletId": w, "amount": 1_000, "bankAccount": acct}); r.Status != http.StatusCreated {
 		t.Fatalf("payout: %d %s", r.Status, r.Body)
 	}
-	if r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"url": "https://hooks.example.com/x", "secret": secret}); r.Status != http.StatusCreated {
+	if r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"password": u.Password, "url": "https://hooks.example.com/x", "secret": secret}); r.Status != http.StatusCreated {
 		t.Fatalf("webhook: %d %s", r.Status, r.Body)
 	}
 	db, err := pgx.Connect(context.Background(), p.DatabaseURL)

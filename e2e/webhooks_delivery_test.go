@@ -29,12 +29,12 @@ func TestWebhooksSubscriptionAPI(t *testing.T) {
 		body  map[string]any
 		field string
 	}{
-		{"not http(s)", map[string]any{"url": "ftp://127.0.0.1/x", "secret": hookSecret}, "url"},
-		{"no url", map[string]any{"secret": hookSecret}, "url"},
-		{"short secret", map[string]any{"url": rcv.URL(), "secret": "fifteen-chars-x"}, "secret"},
-		{"unknown event", map[string]any{"url": rcv.URL(), "secret": hookSecret, "events": []string{"transfer.completed", "money.printed"}}, "events"},
-		{"empty event list", map[string]any{"url": rcv.URL(), "secret": hookSecret, "events": []string{}}, "events"},
-		{"events not an array", map[string]any{"url": rcv.URL(), "secret": hookSecret, "events": "transfer.completed"}, "events"},
+		{"not http(s)", map[string]any{"url": "ftp://127.0.0.1/x", "secret": hookSecret, "password": u.Password}, "url"},
+		{"no url", map[string]any{"secret": hookSecret, "password": u.Password}, "url"},
+		{"short secret", map[string]any{"url": rcv.URL(), "secret": "fifteen-chars-x", "password": u.Password}, "secret"},
+		{"unknown event", map[string]any{"url": rcv.URL(), "secret": hookSecret, "password": u.Password, "events": []string{"transfer.completed", "money.printed"}}, "events"},
+		{"empty event list", map[string]any{"url": rcv.URL(), "secret": hookSecret, "password": u.Password, "events": []string{}}, "events"},
+		{"events not an array", map[string]any{"url": rcv.URL(), "secret": hookSecret, "password": u.Password, "events": "transfer.completed"}, "events"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +47,7 @@ func TestWebhooksSubscriptionAPI(t *testing.T) {
 		})
 	}
 
-	r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"url": rcv.URL(), "secret": hookSecret})
+	r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"password": u.Password, "url": rcv.URL(), "secret": hookSecret})
 	if r.Status != http.StatusCreated || strings.Contains(string(r.Body), hookSecret) {
 		t.Fatalf("first subscription: %d %s", r.Status, r.Body)
 	}
@@ -55,7 +55,7 @@ func TestWebhooksSubscriptionAPI(t *testing.T) {
 	if first["id"] == "" || first["url"] != rcv.URL() || first["events"] != nil || first["createdAt"] == nil || first["secret"] != nil {
 		t.Fatalf("first subscription body %v", first)
 	}
-	r = p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"url": rcv.URL() + "2", "secret": hookSecret,
+	r = p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"password": u.Password, "url": rcv.URL() + "2", "secret": hookSecret,
 		"events": []string{"transfer.completed", "transfer.completed", "deposit.completed"}})
 	second := r.JSON(t)
 	if r.Status != http.StatusOK || second["id"] != first["id"] || second["url"] != rcv.URL()+"2" ||
@@ -78,7 +78,7 @@ func TestWebhooksSubscriptionAPI(t *testing.T) {
 		t.Fatalf("rotate without a subscription: %d %s", r.Status, r.Body)
 	}
 
-	r = p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"url": rcv.URL() + "3", "secret": hookSecret})
+	r = p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"password": u.Password, "url": rcv.URL() + "3", "secret": hookSecret})
 	if r.Status != http.StatusCreated || r.JSON(t)["id"] == first["id"] {
 		t.Fatalf("webhook-subs: %d %s", r.Status, r.Body)
 	}

@@ -173,7 +173,7 @@ type subscription struct {
 
 func subscribeWebhook(t *testing.T, p *harness.Platform, u harness.User, url, secret string, events []string) subscription {
 	t.Helper()
-	body := map[string]any{"url": url, "secret": secret}
+	body := map[string]any{"url": url, "secret": secret, "password": u.Password}
 	if events != nil {
 		body["events"] = events
 	}

@@ -112,7 +112,7 @@ func TestWebhooksOwnerManagesEndpoints(t *testing.T) {
 	rcv := newHookReceiver(t)
 
 	// Create without a secret: a whsec_ secret, shown once.
-	r := p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"url": rcv.URL()})
+	r := p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"password": u.Password, "url": rcv.URL()})
 	var created endpoint
 	r.Decode(t, &created)
 	if r.Status != http.StatusCreated || !strings.HasPrefix(created.Secret, "whsec_") || created.ID == "" {
@@ -122,7 +122,7 @@ func TestWebhooksOwnerManagesEndpoints(t *testing.T) {
 		t.Fatalf("minted secret %q: %d bytes, %v", created.Secret, len(key), err)
 	}
 	// A caller-chosen secret still works (the primary endpoint).
-	r = p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"url": rcv.URL() + "?primary", "secret": hookSecret})
+	r = p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"password": u.Password, "url": rcv.URL() + "?primary", "secret": hookSecret})
 	if r.Status != http.StatusCreated || strings.Contains(string(r.Body), "secret") {
 		t.Fatalf("primary with a chosen secret: %d %s", r.Status, r.Body)
 	}
@@ -352,13 +352,13 @@ func TestWebhooksEventCatalog(t *testing.T) {
 	for typ := range listed {
 		types = append(types, typ)
 	}
-	if r := p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"url": rcv.URL(), "events": types}); r.Status != http.StatusCreated {
+	if r := p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"password": u.Password, "url": rcv.URL(), "events": types}); r.Status != http.StatusCreated {
 		t.Fatalf("subscribing to every listed type: %d %s", r.Status, r.Body)
 	}
 	// A registration the whole platform delivers (user.registered about u2).
 	admin := p.RegisterEmail(t, harness.FiatAdminEmail)
 	arcv := newHookReceiver(t)
-	asub := p.Post(t, "/api/fiat/webhook-subs", admin.Token, map[string]any{"url": arcv.URL()})
+	asub := p.Post(t, "/api/fiat/webhook-subs", admin.Token, map[string]any{"password": admin.Password, "url": arcv.URL()})
 	if asub.Status != http.StatusCreated {
 		t.Fatalf("admin subscription: %d %s", asub.Status, asub.Body)
 	}
@@ -488,26 +488,26 @@ func TestWebhooksEndpointRules(t *testing.T) {
 	t.Run("the primary endpoint counts against the cap", func(t *testing.T) {
 		u := p.Register(t, "hook-cap")
 		for i := range 10 {
-			if r := p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"url": fmt.Sprintf("%s/%d", url, i)}); r.Status != http.StatusCreated {
+			if r := p.Post(t, "/api/fiat/webhook-subs", u.Token, map[string]any{"password": u.Password, "url": fmt.Sprintf("%s/%d", url, i)}); r.Status != http.StatusCreated {
 				t.Fatalf("endpoint %d: %d %s", i, r.Status, r.Body)
 			}
 		}
-		r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"url": url + "/primary"})
+		r := p.Post(t, "/api/fiat/me/webhook", u.Token, map[string]any{"password": u.Password, "url": url + "/primary"})
 		if r.Status != http.StatusConflict || r.JSON(t)["error"] != "webhook_limit_reached" {
 			t.Fatalf("an 11th endpoint through /me/webhook: %d %s, want 409 webhook_limit_reached", r.Status, r.Body)
 		}
 		other := p.Register(t, "hook-cap-2")
-		if r := p.Post(t, "/api/fiat/me/webhook", other.Token, map[string]any{"url": url}); r.Status != http.StatusCreated {
+		if r := p.Post(t, "/api/fiat/me/webhook", other.Token, map[string]any{"password": other.Password, "url": url}); r.Status != http.StatusCreated {
 			t.Fatalf("primary: %d %s", r.Status, r.Body)
 		}
-		if r := p.Post(t, "/api/fiat/me/webhook", other.Token, map[string]any{"url": url + "/2"}); r.Status != http.StatusOK {
+		if r := p.Post(t, "/api/fiat/me/webhook", other.Token, map[string]any{"password": other.Password, "url": url + "/2"}); r.Status != http.StatusOK {
 			t.Fatalf("replacing the primary: %d %s", r.Status, r.Body)
 		}
 	})
 	t.Run("Idempotency-Key makes one endpoint with one secret", func(t *testing.T) {
 		u := p.Register(t, "hook-idem")
 		key := map[string]string{"Idempotency-Key": "sub-" + strings.ToLower(u.ID)}
-		body := map[string]any{"url": url}
+		body := map[string]any{"url": url, "password": u.Password}
 		first := p.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/fiat/webhook-subs", Token: u.Token, Body: body, Headers: key})
 		again := p.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/fiat/webhook-subs", Token: u.Token, Body: body, Headers: key})
 		if first.Status != http.StatusCreated || again.Status != http.StatusCreated || !bytes.Equal(first.Body, again.Body) ||
@@ -523,14 +523,14 @@ func TestWebhooksEndpointRules(t *testing.T) {
 			t.Fatalf("%d endpoints after a retried create, want 1", len(list.Items))
 		}
 		reused := p.Do(t, harness.Request{Method: http.MethodPost, Path: "/api/fiat/webhook-subs", Token: u.Token,
-			Body: map[string]any{"url": url + "/other"}, Headers: key})
+			Body: map[string]any{"url": url + "/other", "password": u.Password}, Headers: key})
 		if reused.Status != http.StatusConflict || reused.JSON(t)["error"] != "idempotency_key_reused" {
 			t.Fatalf("same key, other body: %d %s", reused.Status, reused.Body)
 		}
 	})
 	t.Run("PATCH of another's endpoint is 404 before its URL is checked", func(t *testing.T) {
 		owner, stranger := p.Register(t, "hook-owner"), p.Register(t, "hook-stranger")
-		r := p.Post(t, "/api/fiat/webhook-subs", owner.Token, map[string]any{"url": url})
+		r := p.Post(t, "/api/fiat/webhook-subs", owner.Token, map[string]any{"password": owner.Password, "url": url})
 		if r.Status != http.StatusCreated {
 			t.Fatalf("create: %d %s", r.Status, r.Body)
 		}

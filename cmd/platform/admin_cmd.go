@@ -282,7 +282,7 @@ func adminMFAHowTo(cfg Config) string {
 	}
 	return "two-factor (" + need + "):\n" +
 		"  1. log in: POST " + cfg.PublicBaseURL + "/api/auth/login {email, password} -> token\n" +
-		"  2. POST /api/auth/mfa/totp (Authorization: Bearer <token>) -> secret and otpauthUrl: add it to an authenticator app\n" +
+		"  2. POST /api/auth/mfa/totp {password} (Authorization: Bearer <token>) -> secret and otpauthUrl: add it to an authenticator app\n" +
 		"  3. POST /api/auth/mfa/totp/confirm {code} -> ten recovery codes: keep them offline\n" +
 		"  then log in with {email, password, code}.\n"
 }

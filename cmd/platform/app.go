@@ -24,6 +24,7 @@ import (
 	cpipeline "github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/identity"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/storage/clickhouse"
@@ -68,10 +69,14 @@ type app struct {
 	// (--accept-gap, audited; consumers/pipeline/position.go).
 	acceptGap bool
 
-	bus     *commands.Bus
-	tokens  *auth.Tokens
-	guard   *auth.Guard
-	limiter *ratelimit.Limiter
+	bus    *commands.Bus
+	tokens *auth.Tokens
+	guard  *auth.Guard
+	// accounts is the identity module's handlers, built once
+	// (identityHandlers): other modules' sensitive writes re-authenticate
+	// with them.
+	accounts *identity.Handlers
+	limiter  *ratelimit.Limiter
 	// budgets is nil when ABUSE_BUDGETS=0.
 	budgets *ratelimit.Budgets
 	server  *server.Server

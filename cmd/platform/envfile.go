@@ -261,3 +261,27 @@ func brokerTarget(cfg Config) string {
 	}
 	return fmt.Sprintf("127.0.0.1:%d embedded (KAFKA_EMBEDDED_PORT)", cfg.KafkaPort)
 }
+
+// serverCommands start long-running processes that serve or apply: their
+// mode must come from their own environment.
+var serverCommands = map[string]bool{"run": true, "gateway": true, "consume": true, "relay": true, "broker": true}
+
+// checkServerMode refuses a server command whose environment leaves
+// PLATFORM_ENV unset while the env file names a mode other than production:
+// development (test processor, no admin two-factor, mail to a directory) is
+// never switched on by a file a server happens to find beside its data, only
+// by its own environment (issue 45). Operator commands may take the mode of
+// the stack they talk to from the file.
+func checkServerMode(cmd string, src envSource) error {
+	if !serverCommands[cmd] {
+		return nil
+	}
+	if v, ok := src.lookup("PLATFORM_ENV"); ok && strings.TrimSpace(v) != "" {
+		return nil
+	}
+	if v := strings.TrimSpace(src.file["PLATFORM_ENV"]); v != "" && v != envProduction {
+		return fmt.Errorf("PLATFORM_ENV=%s comes from the env file %s, not from the environment: a server runs in %s only when its own environment says so "+
+			"(set PLATFORM_ENV=%s to mean it, or leave it to run in production)", v, src.path, v, v)
+	}
+	return nil
+}

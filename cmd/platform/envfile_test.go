@@ -270,3 +270,39 @@ func captureRun(t *testing.T, args []string) (stdout, stderr string, code int) {
 	code = runMain(args)
 	return endOut(), endErr(), code
 }
+
+// TestServerModeNotFromTheEnvFile: a server with PLATFORM_ENV unset does not
+// run in development because the env file says so: it refuses to start,
+// naming the file; its own environment's PLATFORM_ENV, a file saying
+// production, and operator commands are unaffected.
+func TestServerModeNotFromTheEnvFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "platform.env")
+	writeEnv(t, path, "PLATFORM_ENV=development\nKAFKA_EMBEDDED_PORT=1\n", 0o600)
+	load := func(env map[string]string) envSource {
+		t.Helper()
+		src, err := loadEnvSource(path, true, lookupOf(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	for _, cmd := range []string{"run", "gateway", "consume", "relay", "broker"} {
+		err := checkServerMode(cmd, load(nil))
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "PLATFORM_ENV=development") {
+			t.Errorf("%s with development only in the file: %v, want a refusal naming the file", cmd, err)
+		}
+		if err := checkServerMode(cmd, load(map[string]string{"PLATFORM_ENV": "development"})); err != nil {
+			t.Errorf("%s with PLATFORM_ENV=development in its environment: %v", cmd, err)
+		}
+	}
+	for _, cmd := range []string{"admin", "migrate", "ledger", "dlq", "topics"} {
+		if err := checkServerMode(cmd, load(nil)); err != nil {
+			t.Errorf("operator command %s: %v", cmd, err)
+		}
+	}
+	writeEnv(t, path, "PLATFORM_ENV=production\n", 0o600)
+	if err := checkServerMode("run", load(nil)); err != nil {
+		t.Errorf("a file saying production: %v", err)
+	}
+}

@@ -92,6 +92,9 @@ func runMain(args []string) int {
 	if err == nil {
 		src, err = loadEnvSource(envPath, envSet, os.LookupEnv)
 	}
+	if err == nil {
+		err = checkServerMode(args[0], src)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "platform: "+err.Error())
 		return 2

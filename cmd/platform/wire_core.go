@@ -34,19 +34,34 @@ func (a *app) platformModule() (module, error) {
 	}}, nil
 }
 
+// identityHandlers builds the identity module's handlers once: the
+// identity routes serve them, and other modules' sensitive writes (a
+// webhook endpoint) re-authenticate and mail notices with them.
+func (a *app) identityHandlers() (*identity.Handlers, error) {
+	if a.accounts != nil {
+		return a.accounts, nil
+	}
+	mailer, err := mail.New(a.cfg.SMTPURL, "no-reply@"+hostOf(a.cfg.PublicBaseURL), filepath.Join(a.cfg.DataDir, "mail"), a.log)
+	if err != nil {
+		return nil, err
+	}
+	h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.tokens, a.guard, mailer, a.pool, a.now,
+		a.server.Routes, identity.Config{BaseURL: a.cfg.PublicBaseURL, Vault: a.vault, Log: a.log})
+	if err != nil {
+		return nil, err
+	}
+	a.accounts = h
+	return h, nil
+}
+
 func (a *app) identityModule() (module, error) {
 	return module{routes: func(r server.Router) error {
-		mailer, err := mail.New(a.cfg.SMTPURL, "no-reply@"+hostOf(a.cfg.PublicBaseURL), filepath.Join(a.cfg.DataDir, "mail"), a.log)
-		if err != nil {
-			return err
-		}
-		h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.tokens, a.guard, mailer, a.pool, a.now,
-			a.server.Routes, identity.Config{BaseURL: a.cfg.PublicBaseURL, Vault: a.vault, Log: a.log})
+		h, err := a.identityHandlers()
 		if err != nil {
 			return err
 		}
 		h.Register(r)
-		keys, err := identity.NewKeyHandlers(identitystore.NewAPIKeys(a.pool), a.tokens, a.now)
+		keys, err := identity.NewKeyHandlers(identitystore.NewAPIKeys(a.pool), a.tokens, h, a.now)
 		if err != nil {
 			return err
 		}
@@ -66,6 +81,13 @@ func (a *app) relayModule() (module, error) {
 		},
 		func() (runnable, error) {
 			return retention.NewExpirer(a.pool, time.Hour, a.cfg.ProcessedRetention, a.now, a.log), nil
+		},
+		func() (runnable, error) {
+			// Ended sessions, reset links, revoked or expired API keys and
+			// second-factor attempts: kept 30 days for the record, then
+			// pruned (issue 45).
+			users := identitystore.NewUsers(a.pool)
+			return retention.NewPruner("accounts", users.PruneAccounts, time.Hour, 30*24*time.Hour, a.now, a.log), nil
 		},
 		func() (runnable, error) {
 			// Abuse-budget windows end after a month at most: keep two.

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	dispatch "github.com/fintech/platform/consumers/webhooks"
+	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/server"
 	gwebhooks "github.com/fintech/platform/gateway/webhooks"
 	webhookstore "github.com/fintech/platform/storage/webhooks"
@@ -18,6 +19,9 @@ import (
 // the HTTP server shuts down.
 func (a *app) webhooksModule() (module, error) {
 	st := webhookstore.NewStore(a.pool)
+	// The all-events audience is re-checked at every batch: in production
+	// only an admin with two-factor on keeps it.
+	st.RequireAdminMFA(!a.cfg.development())
 	sched, err := dispatch.NewScheduler(dispatch.SchedulerConfig{
 		Schedule: a.cfg.WebhookRetry,
 		Timeout:  a.cfg.WebhookTimeout,
@@ -36,8 +40,16 @@ func (a *app) webhooksModule() (module, error) {
 			if err != nil {
 				return err
 			}
+			accounts, err := a.identityHandlers()
+			if err != nil {
+				return err
+			}
+			allEvents := func(ctx context.Context, p auth.Principal) (bool, error) {
+				return a.guard.AllEvents(ctx, p, a.cfg.Admins.Fiat)
+			}
 			h, err := gwebhooks.NewHandlers(st, hub, dispatch.NewAudience(st), sched, a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.vault, a.now,
-				gwebhooks.Config{AllowPrivate: a.cfg.WebhookPrivate, Heartbeat: a.cfg.StreamHeartbeat})
+				gwebhooks.Config{AllowPrivate: a.cfg.WebhookPrivate, Heartbeat: a.cfg.StreamHeartbeat,
+					Reauth: accounts, AllEvents: allEvents})
 			if err != nil {
 				return err
 			}

@@ -79,6 +79,11 @@ func TestDispatcherRecordsMatchingDeliveries(t *testing.T) {
 WHERE u.id = s.user_id AND s.id = $1 RETURNING lower(u.email)`, adminSub).Scan(&adminEmail); err != nil {
 		t.Fatal(err)
 	}
+	// Only a subscription the admin's login session made receives every
+	// event (the gateway sets all_events; an API key's never has it).
+	if _, err := f.pool.Exec(ctx, `UPDATE webhook_subscriptions SET all_events = true WHERE id = $1`, adminSub); err != nil {
+		t.Fatal(err)
+	}
 
 	w := &countingWaker{}
 	runDispatcher(t, broker.Addrs(), f.store, []string{adminEmail}, w)

@@ -113,8 +113,9 @@ func Subjects(ev Event) (users, wallets []string) {
 
 // Match pairs events with the subscriptions that receive them: a
 // subscription receives an event whose subject is its owner (directly or as
-// the owner of a wallet the event names), or every event when its owner is
-// a fiat admin; its event list, when set, must name the type; and only
+// the owner of a wallet the event names), or every event when it is an
+// all-events subscription whose owner is a fiat admin now (Candidate.Admin:
+// made from an admin's login session, re-checked at every batch); its event list, when set, must name the type; and only
 // events that occurred after the subscription was created are sent.
 func Match(events []Event, cands []store.Candidate, owners map[string]string) []store.NewDelivery {
 	var out []store.NewDelivery

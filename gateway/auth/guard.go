@@ -141,3 +141,22 @@ func MFARequired() *apierr.Error {
 	return apierr.New(http.StatusForbidden, schemas.CodeMFARequired,
 		"admin routes need two-factor: enrol with POST /api/auth/mfa/totp and confirm with POST /api/auth/mfa/totp/confirm")
 }
+
+// AllEvents reports whether a webhook subscription the caller makes now may
+// receive every event (not only the caller's): only from a login session,
+// never an API key, of a confirmed admin of list, and under RequireAdminMFA
+// only of one with two-factor on. The dispatcher re-checks the owner at
+// every batch; this decides what the subscription was made with.
+func (g *Guard) AllEvents(ctx context.Context, p Principal, list Allowlist) (bool, error) {
+	if p.KeyID != "" {
+		return false, nil
+	}
+	a, err := g.dir.Account(ctx, p.UserID)
+	if errors.Is(err, postgres.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("all-events check: %w", err)
+	}
+	return a.RoleConfirmed && list.Has(a.Email) && (!g.adminMFA || a.MFA), nil
+}

@@ -30,7 +30,9 @@ const maxOffset = 1_000
 
 // RateKey is the rate-limit key of the partner class (ratelimit.KeyBy): a
 // well-formed X-Build-Key on the partner JSON API is charged by its digest
-// and the client IP, so every key has its own budget at every address;
+// and the client address (clientip: X-Forwarded-For from a trusted proxy,
+// never the proxy itself, an IPv6 client by its /64), so every key has its
+// own budget at every address;
 // everything else (no key, a malformed one, other routes of the class) by
 // client IP. A key's budget is per address because a partner key is public
 // (it sits in the widget's page): a budget shared by every address would let
@@ -38,7 +40,7 @@ const maxOffset = 1_000
 func RateKey(c *fiber.Ctx) string {
 	if strings.HasPrefix(c.Path(), APIPrefix+"/") {
 		if k := c.Get(HeaderKey); keyFormat.MatchString(k) {
-			return "build-key:" + hex.EncodeToString(hashKey(k)[:16]) + ":" + c.IP()
+			return "build-key:" + hex.EncodeToString(hashKey(k)[:16]) + ":" + clientip.Key(c)
 		}
 	}
 	return clientip.Key(c)

@@ -1,8 +1,10 @@
 package build
 
 import (
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/ratelimit"
 )
 
@@ -156,5 +159,47 @@ func TestPreflight(t *testing.T) {
 		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "X-Build-Key") ||
 		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "GET") {
 		t.Fatalf("preflight %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// TestRateKeyPerClientBehindProxy: behind a trusted proxy (every request's
+// peer is the proxy) a partner key's budget is per client, read from
+// X-Forwarded-For: one client spending it leaves another client's whole,
+// and a client cannot pick a fresh budget by forging the header (the
+// proxy appends the address it saw).
+func TestRateKeyPerClientBehindProxy(t *testing.T) {
+	t.Parallel()
+	// fiber's app.Test connects from 0.0.0.0: that is the proxy here.
+	trusted, err := clientip.ParseTrusted("0.0.0.0/32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New()
+	app.Use(clientip.New(trusted).Handler())
+	app.Get(APIPrefix+"/vacancies", func(c *fiber.Ctx) error { return c.SendString(RateKey(c)) })
+	key := "qb_pk_" + strings.Repeat("p", 30)
+	rateKey := func(forwarded string) string {
+		req := httptest.NewRequest(http.MethodGet, APIPrefix+"/vacancies", nil)
+		req.Header.Set(HeaderKey, key)
+		req.Header.Set(clientip.HeaderForwardedFor, forwarded)
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	lim := ratelimit.New(ratelimit.Limits{Partner: 3}, time.Now)
+	for i := range 3 {
+		if ok, _, _, _ := lim.Take(ratelimit.Partner, rateKey("192.0.2.1")); !ok {
+			t.Fatalf("request %d refused within the budget", i+1)
+		}
+	}
+	if ok, _, _, _ := lim.Take(ratelimit.Partner, rateKey("198.51.100.9, 192.0.2.1")); ok {
+		t.Fatal("a forged X-Forwarded-For bought the spending client a fresh budget")
+	}
+	if ok, _, _, _ := lim.Take(ratelimit.Partner, rateKey("198.51.100.7")); !ok {
+		t.Fatal("another client behind the proxy was refused: one client drained the key for everyone behind it")
 	}
 }

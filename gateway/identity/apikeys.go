@@ -33,6 +33,15 @@ type KeyStore interface {
 
 var _ KeyStore = (*identity.APIKeys)(nil)
 
+// Reauther checks a sensitive write's fresh password (and code) and mails
+// its owner a notice (Handlers).
+type Reauther interface {
+	Reauthenticate(c *fiber.Ctx, userID, password, code string) error
+	Notify(ctx context.Context, userID, what string)
+}
+
+var _ Reauther = (*Handlers)(nil)
+
 // Restricted API keys: schemas.APIKeyPrefix then 43 base64url characters
 // (32 random bytes); the list shows the first keyShownChars of a key.
 const (
@@ -46,16 +55,17 @@ const (
 type KeyHandlers struct {
 	keys    KeyStore
 	tokens  *auth.Tokens
+	reauth  Reauther
 	now     func() time.Time
 	entropy io.Reader
 }
 
 // NewKeyHandlers builds the key routes.
-func NewKeyHandlers(keys KeyStore, tokens *auth.Tokens, now func() time.Time) (*KeyHandlers, error) {
-	if keys == nil || tokens == nil || now == nil {
+func NewKeyHandlers(keys KeyStore, tokens *auth.Tokens, reauth Reauther, now func() time.Time) (*KeyHandlers, error) {
+	if keys == nil || tokens == nil || reauth == nil || now == nil {
 		return nil, errors.New("api key handlers: nil dependency")
 	}
-	return &KeyHandlers{keys: keys, tokens: tokens, now: now, entropy: rand.Reader}, nil
+	return &KeyHandlers{keys: keys, tokens: tokens, reauth: reauth, now: now, entropy: rand.Reader}, nil
 }
 
 // Register mounts the key routes under /api/auth.
@@ -66,10 +76,12 @@ func (h *KeyHandlers) Register(r server.Router) {
 		Summary: "Create a restricted API key for a backend",
 		Description: "Creates a key that acts as the caller limited to its scopes (" + strings.Join(schemas.KeyScopes(), ", ") +
 			"; a write scope grants the read of its area), sent as `Authorization: Bearer <key>`. The key is answered once; only its SHA-256 is kept. " +
-			"Keys never reach admin routes, password, MFA, sessions or key management. Needs a login token.",
+			"Keys never reach admin routes, password, MFA, sessions or key management. Needs a login token and the caller's `password` " +
+			"(and `code` when two-factor is on); the owner is mailed a notice. A password change, a reset and signing out everywhere revoke every key.",
 		Class: ratelimit.Auth, Handle: h.create,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the key, shown only in this answer", schemas.APIKeyCreated{}),
+			server.Fails(http.StatusForbidden, "invalid_credentials or mfa_required: the password or code is wrong, or two-factor is on and no code was sent"),
 			server.Fails(http.StatusTooManyRequests, "key_limit_reached: the caller holds the most active API keys allowed"),
 		},
 	}, require)
@@ -95,6 +107,8 @@ type createKeyRequest struct {
 	Name      string   `json:"name" required:"true" maxLength:"100" description:"what the key is for, shown in the list"`
 	Scopes    []string `json:"scopes" required:"true" minItems:"1" maxItems:"64" description:"the scopes the key carries, e.g. fiat:read, fiat:write, webhooks:write"`
 	ExpiresAt string   `json:"expiresAt" format:"date-time" description:"when the key stops working; left out, it works until revoked"`
+	Password  string   `json:"password" required:"true" minLength:"1" maxLength:"128" description:"the caller's current password: a stolen token alone cannot mint a key"`
+	Code      string   `json:"code,omitempty" maxLength:"32" description:"when two-factor is on: a current TOTP code or an unused recovery code"`
 }
 
 // Validate checks the scopes against the table and the expiry.
@@ -126,6 +140,9 @@ func (h *KeyHandlers) create(c *fiber.Ctx, req *createKeyRequest) error {
 		t = t.UTC()
 		expires = &t
 	}
+	if err := h.reauth.Reauthenticate(c, p.UserID, req.Password, req.Code); err != nil {
+		return err
+	}
 	b := make([]byte, keyRandomBytes)
 	if _, err := io.ReadFull(h.entropy, b); err != nil {
 		return fmt.Errorf("api key entropy: %w", err)
@@ -143,6 +160,7 @@ func (h *KeyHandlers) create(c *fiber.Ctx, req *createKeyRequest) error {
 		}
 		return err
 	}
+	h.reauth.Notify(c.UserContext(), p.UserID, fmt.Sprintf("an API key %q (%s) was created for your account", k.Name, k.Prefix))
 	return c.Status(http.StatusCreated).JSON(schemas.APIKeyCreated{APIKey: keyView(k), Key: plain})
 }
 

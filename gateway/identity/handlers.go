@@ -16,6 +16,7 @@ import (
 
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/mail"
 	"github.com/fintech/platform/gateway/openapi"
 	"github.com/fintech/platform/gateway/platform"
@@ -52,7 +53,7 @@ type SessionStore interface {
 // PasswordStore changes passwords and keeps reset links.
 type PasswordStore interface {
 	SetPassword(ctx context.Context, userID, hash, keep string, now time.Time) ([]string, error)
-	CreatePasswordReset(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time) error
+	CreatePasswordResetCapped(ctx context.Context, tokenHash, userID string, expiresAt, now time.Time, max int) error
 	ResetPassword(ctx context.Context, tokenHash, hash string, now time.Time) (string, []string, error)
 }
 
@@ -64,6 +65,7 @@ type MFAStore interface {
 	UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error)
 	UseRecoveryCode(ctx context.Context, userID, codeHash string, now time.Time) (bool, error)
 	DisableTOTP(ctx context.Context, userID string) error
+	AttemptStore
 }
 
 // Sealer seals the TOTP secrets at rest (storage/sealed).
@@ -187,11 +189,12 @@ func (h *Handlers) Register(r server.Router) {
 	})
 	server.Post(g, "/login", server.Op[loginRequest]{
 		Summary:     "Exchange e-mail and password (and a second factor when on) for a token",
-		Description: "Checks the e-mail and password and, for an account with TOTP two-factor, a current `code` or an unused `recoveryCode`, and answers a bearer token of a new session (GET /api/auth/sessions lists them). A TOTP code is accepted once: a replay within its window is refused.",
+		Description: "Checks the e-mail and password and, for an account with TOTP two-factor, a current `code` or an unused `recoveryCode`, and answers a bearer token of a new session (GET /api/auth/sessions lists them). A TOTP code is accepted once: a replay within its window is refused. For an account with two-factor on the answer never tells whether the password was right: without a code it is mfa_required either way, and a wrong password and a wrong code are the same invalid_credentials. Wrong codes are limited per account: after 5 within 15 minutes, from any address, every attempt answers 429 with Retry-After, a right code included.",
 		Class:       ratelimit.Auth, Public: true, Handle: h.login,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "a token", schemas.AuthToken{}),
 			server.Fails(http.StatusUnauthorized, "invalid_credentials or mfa_required: wrong e-mail, password or second factor (invalid_credentials), or the account has two-factor on and neither code nor recoveryCode was given (mfa_required)"),
+			server.Fails(http.StatusTooManyRequests, "rate_limited: 5 wrong second-factor codes for this account within 15 minutes; Retry-After says when to try again"),
 		},
 	})
 	server.Get(g, "/me", server.Op[server.NoRequest]{
@@ -244,8 +247,8 @@ func hashError(c *fiber.Ctx, err error) error {
 	return err
 }
 
-// respondToken starts a session for u (from this request's address and
-// user agent) and answers its token with status.
+// respondToken starts a session for u (from this request's client address,
+// behind a trusted proxy the one it forwarded, and user agent) and answers its token with status.
 func (h *Handlers) respondToken(c *fiber.Ctx, status int, u identity.User) error {
 	now := h.now().UTC()
 	sid := schemas.NewID()
@@ -258,7 +261,7 @@ func (h *Handlers) respondToken(c *fiber.Ctx, status int, u identity.User) error
 		ua = ua[:maxUserAgent]
 	}
 	if err := h.users.CreateSession(c.UserContext(), identity.Session{ID: sid, UserID: u.ID, CreatedAt: now,
-		ExpiresAt: exp, IP: strings.Clone(c.IP()), UserAgent: strings.ToValidUTF8(strings.Clone(ua), "")}); err != nil {
+		ExpiresAt: exp, IP: clientip.String(c), UserAgent: strings.ToValidUTF8(strings.Clone(ua), "")}); err != nil {
 		return err
 	}
 	return c.Status(status).JSON(schemas.AuthToken{Token: tok, User: schemas.AuthUser{ID: u.ID, Email: u.Email}})

@@ -20,58 +20,61 @@ type loginRequest struct {
 	RecoveryCode string `json:"recoveryCode,omitempty" maxLength:"32" description:"an unused recovery code, instead of code; each works once"`
 }
 
-// login answers a token for the right e-mail and password; an unknown
-// e-mail takes as long as a wrong password.
+// invalidLogin is every refused login, whichever of e-mail, password or
+// code was wrong.
+func invalidLogin() *apierr.Error {
+	return apierr.New(http.StatusUnauthorized, schemas.CodeInvalidCredentials, "wrong e-mail, password or two-factor code")
+}
+
+// login answers a token for the right e-mail and password, and for an
+// account with two-factor on the right code too. An unknown e-mail takes as
+// long as a wrong password. For an account with two-factor on, the answer
+// never tells whether the password was right before a code is checked:
+// without a code it is mfa_required either way, and with one a wrong
+// password and a wrong code are the same invalid_credentials, each counted
+// against the account's limit of wrong codes (countedCode), checked first.
 func (h *Handlers) login(c *fiber.Ctx, req *loginRequest) error {
-	invalid := apierr.New(http.StatusUnauthorized, schemas.CodeInvalidCredentials, "wrong e-mail or password")
 	u, err := h.users.ByEmail(c.UserContext(), strings.TrimSpace(req.Email))
 	if errors.Is(err, postgres.ErrNotFound) {
 		if _, err := h.pw.Compare(c.UserContext(), req.Password, h.dummyHash); err != nil {
 			return hashError(c, err)
 		}
-		return invalid
+		return invalidLogin()
 	}
 	if err != nil {
 		return err
 	}
-	ok, err := h.pw.Compare(c.UserContext(), req.Password, u.PasswordHash)
+	pwOK, err := h.pw.Compare(c.UserContext(), req.Password, u.PasswordHash)
 	if err != nil {
 		return hashError(c, err)
 	}
-	if !ok {
-		return invalid
-	}
-	if err := h.secondFactor(c, u.ID, req); err != nil {
+	enr, mfa, err := h.confirmedTOTP(c.UserContext(), u.ID)
+	if err != nil {
 		return err
+	}
+	if !mfa {
+		if !pwOK {
+			return invalidLogin()
+		}
+		return h.respondToken(c, http.StatusOK, u)
+	}
+	if req.Code == "" && req.RecoveryCode == "" {
+		return apierr.New(http.StatusUnauthorized, schemas.CodeMFARequired,
+			"this account has two-factor on: send the password with code (the authenticator app's current code) or recoveryCode")
+	}
+	ok, err := h.countedCode(c, u.ID, func() (bool, error) {
+		if !pwOK {
+			// A wrong password spends no code: the owner's current one
+			// stays usable.
+			return false, nil
+		}
+		return h.useFactor(c.UserContext(), enr, u.ID, req.Code, req.RecoveryCode)
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return invalidLogin()
 	}
 	return h.respondToken(c, http.StatusOK, u)
-}
-
-// secondFactor admits an account without two-factor, and one with it only
-// with a current, unused TOTP code or an unused recovery code.
-func (h *Handlers) secondFactor(c *fiber.Ctx, userID string, req *loginRequest) error {
-	enr, err := h.users.TOTP(c.UserContext(), userID)
-	if errors.Is(err, postgres.ErrNotFound) || (err == nil && !enr.Confirmed) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var ok bool
-	switch {
-	case req.Code != "":
-		ok, err = h.useCode(c.UserContext(), enr, userID, req.Code)
-	case req.RecoveryCode != "":
-		ok, err = h.users.UseRecoveryCode(c.UserContext(), userID, recoveryHash(userID, req.RecoveryCode), h.now().UTC())
-	default:
-		return apierr.New(http.StatusUnauthorized, schemas.CodeMFARequired,
-			"this account has two-factor on: send code (the authenticator app's current code) or recoveryCode")
-	}
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return apierr.New(http.StatusUnauthorized, schemas.CodeInvalidCredentials, "the two-factor code is wrong or was used already")
-	}
-	return nil
 }

@@ -43,19 +43,32 @@ type codeRequest struct {
 	Code string `json:"code" required:"true" minLength:"6" maxLength:"6" pattern:"^[0-9]{6}$" description:"the current 6-digit code of the authenticator app"`
 }
 
+// startRequest is the body of POST /mfa/totp: the caller's password.
+type startRequest struct {
+	Password string `json:"password" required:"true" minLength:"1" maxLength:"128" description:"the caller's current password: a stolen token alone cannot enrol"`
+}
+
+// disableRequest is the body of DELETE /mfa/totp: the password and a
+// current code.
+type disableRequest struct {
+	Password string `json:"password" required:"true" minLength:"1" maxLength:"128" description:"the caller's current password"`
+	Code     string `json:"code" required:"true" minLength:"6" maxLength:"32" description:"a current 6-digit TOTP code, or an unused recovery code"`
+}
+
 func (h *Handlers) registerMFA(g server.Router, require fiber.Handler) {
-	server.Post(g, "/mfa/totp", server.Op[server.NoRequest]{
+	server.Post(g, "/mfa/totp", server.Op[startRequest]{
 		Summary:     "Start enrolling in TOTP two-factor",
-		Description: "Draws a TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for the caller and answers it with its otpauth:// URI for an authenticator app. It stays pending, replacing any earlier pending one, until POST /api/auth/mfa/totp/confirm; the secret is sealed at rest.",
+		Description: "Checks the caller's `password`, then draws a TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) and answers it with its otpauth:// URI for an authenticator app. It stays pending, replacing any earlier pending one, until POST /api/auth/mfa/totp/confirm; the secret is sealed at rest.",
 		Class:       ratelimit.Auth, Handle: h.startTOTP,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the pending secret", schemas.TOTPEnrolment{}),
+			server.Fails(http.StatusForbidden, "invalid_credentials: the password is wrong"),
 			server.Fails(http.StatusConflict, "invalid_state: two-factor is already on; disable it first"),
 		},
 	}, require)
 	server.Post(g, "/mfa/totp/confirm", server.Op[codeRequest]{
 		Summary:     "Turn TOTP two-factor on with a first code",
-		Description: "Checks a current code of the pending secret and turns two-factor on; answers ten single-use recovery codes, shown this once (only their hashes are kept). From then on login needs `code` or `recoveryCode`.",
+		Description: "Checks a current code of the pending secret and turns two-factor on; answers ten single-use recovery codes, shown this once (only their hashes are kept), and mails the owner a notice. From then on login needs `code` or `recoveryCode`.",
 		Class:       ratelimit.Auth, Handle: h.confirmTOTP,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "two-factor is on; the recovery codes", schemas.RecoveryCodes{}),
@@ -63,13 +76,14 @@ func (h *Handlers) registerMFA(g server.Router, require fiber.Handler) {
 			server.Fails(http.StatusConflict, "invalid_state: no pending enrolment (start with POST /api/auth/mfa/totp), or two-factor is on already"),
 		},
 	}, require)
-	server.Handle(g, http.MethodDelete, "/mfa/totp", server.Op[codeRequest]{
+	server.Handle(g, http.MethodDelete, "/mfa/totp", server.Op[disableRequest]{
 		Summary:     "Turn TOTP two-factor off",
-		Description: "Checks a current code and turns two-factor off, removing the secret and the recovery codes.",
+		Description: "Checks the caller's `password` and a current `code` (or an unused recovery code), turns two-factor off, removing the secret and the recovery codes, and mails the owner a notice. Wrong codes count toward the account's limit of 5 per 15 minutes.",
 		Class:       ratelimit.Auth, Handle: h.disableTOTP,
 		Responses: []server.Response{
 			{Status: http.StatusNoContent, Description: "two-factor is off"},
-			server.Fails(http.StatusBadRequest, "verification_invalid: the code is wrong or was used already"),
+			server.Fails(http.StatusForbidden, "invalid_credentials: the password or the code is wrong or was used already"),
+			server.Fails(http.StatusTooManyRequests, "rate_limited: 5 wrong codes within 15 minutes; Retry-After says when to try again"),
 			server.Fails(http.StatusConflict, "invalid_state: two-factor is not on"),
 		},
 	}, require)
@@ -79,7 +93,7 @@ func (h *Handlers) registerMFA(g server.Router, require fiber.Handler) {
 // row.
 func totpAAD(userID string) string { return "user_totp:" + userID }
 
-func (h *Handlers) startTOTP(c *fiber.Ctx, _ *server.NoRequest) error {
+func (h *Handlers) startTOTP(c *fiber.Ctx, req *startRequest) error {
 	p, _ := auth.User(c)
 	u, err := h.users.ByID(c.UserContext(), p.UserID)
 	if errors.Is(err, postgres.ErrNotFound) {
@@ -87,6 +101,13 @@ func (h *Handlers) startTOTP(c *fiber.Ctx, _ *server.NoRequest) error {
 	}
 	if err != nil {
 		return err
+	}
+	ok, err := h.pw.Compare(c.UserContext(), req.Password, u.PasswordHash)
+	if err != nil {
+		return hashError(c, err)
+	}
+	if !ok {
+		return errReauth()
 	}
 	key, err := totp.Generate(totp.GenerateOpts{Issuer: h.cfg.Issuer, AccountName: u.Email, Period: totpPeriod,
 		SecretSize: totpSecret, Digits: totpDigits, Algorithm: otp.AlgorithmSHA1})
@@ -122,6 +143,8 @@ func (h *Handlers) confirmTOTP(c *fiber.Ctx, req *codeRequest) error {
 	if err != nil {
 		return err
 	}
+	// Not counted against the limit of wrong codes: the caller was just
+	// given this pending secret, so guessing its codes gains nothing.
 	step, ok, err := h.matchStep(enr, p.UserID, req.Code)
 	if err != nil {
 		return err
@@ -139,29 +162,26 @@ func (h *Handlers) confirmTOTP(c *fiber.Ctx, req *codeRequest) error {
 		}
 		return err
 	}
+	h.Notify(c.UserContext(), p.UserID, "two-factor sign-in (TOTP) was turned on for your account")
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(schemas.RecoveryCodes{RecoveryCodes: codes})
 }
 
-func (h *Handlers) disableTOTP(c *fiber.Ctx, req *codeRequest) error {
+func (h *Handlers) disableTOTP(c *fiber.Ctx, req *disableRequest) error {
 	p, _ := auth.User(c)
-	enr, err := h.users.TOTP(c.UserContext(), p.UserID)
-	if errors.Is(err, postgres.ErrNotFound) || (err == nil && !enr.Confirmed) {
+	if _, on, err := h.confirmedTOTP(c.UserContext(), p.UserID); err != nil || !on {
+		if err != nil {
+			return err
+		}
 		return apierr.New(http.StatusConflict, schemas.CodeInvalidState, "two-factor is not on")
 	}
-	if err != nil {
+	if err := h.Reauthenticate(c, p.UserID, req.Password, req.Code); err != nil {
 		return err
-	}
-	ok, err := h.useCode(c.UserContext(), enr, p.UserID, req.Code)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return wrongCode()
 	}
 	if err := h.users.DisableTOTP(c.UserContext(), p.UserID); err != nil {
 		return err
 	}
+	h.Notify(c.UserContext(), p.UserID, "two-factor sign-in (TOTP) was turned off for your account")
 	return c.SendStatus(http.StatusNoContent)
 }
 

@@ -37,7 +37,7 @@ func passwordField(field, password string) error {
 func (h *Handlers) registerPasswords(root, g server.Router, require fiber.Handler) {
 	server.Post(g, "/password", server.Op[changePasswordRequest]{
 		Summary:     "Change the caller's password",
-		Description: "Checks the current password and sets the new one; every other session of the caller ends (this one goes on). Password rules: " + PasswordRules + ".",
+		Description: "Checks the current password and sets the new one; every other session of the caller ends (this one goes on) and every API key of the caller is revoked. Password rules: " + PasswordRules + ".",
 		Class:       ratelimit.Auth, Handle: h.changePassword,
 		Responses: []server.Response{
 			{Status: http.StatusNoContent, Description: "the password changed; the other sessions ended"},
@@ -46,7 +46,7 @@ func (h *Handlers) registerPasswords(root, g server.Router, require fiber.Handle
 	}, require)
 	server.Post(g, "/password/forgot", server.Op[forgotRequest]{
 		Summary:     "Mail a one-time password-reset link",
-		Description: "Mails the account of the address a link `{PUBLIC_BASE_URL}/reset-password?token=…`, valid 30 minutes and once. Answers 202 with the same body, in the same time, whether or not an account has the address.",
+		Description: "Mails the account of the address a link `{PUBLIC_BASE_URL}/reset-password?token=…`, valid 30 minutes and once. Answers 202 with the same body, in the same time, whether or not an account has the address. An account is mailed at most 5 links a day; beyond that nothing is sent (the answer is the same).",
 		Class:       ratelimit.Auth, Public: true, Handle: h.forgotPassword,
 		Responses: []server.Response{
 			server.Answers(http.StatusAccepted, "accepted: a link is mailed if an account has this address", schemas.PasswordResetRequested{}),
@@ -54,7 +54,7 @@ func (h *Handlers) registerPasswords(root, g server.Router, require fiber.Handle
 	})
 	server.Post(g, "/password/reset", server.Op[resetRequest]{
 		Summary:     "Set a new password with a reset link's token",
-		Description: "Spends the link's token, sets the new password and ends every session of the account. Password rules: " + PasswordRules + ".",
+		Description: "Spends the link's token, sets the new password, ends every session of the account and revokes every API key of it. Password rules: " + PasswordRules + ".",
 		Caller:      "anyone holding the one-time token; no bearer token",
 		Class:       ratelimit.Auth, Public: true, Handle: h.resetPassword,
 		Responses: []server.Response{

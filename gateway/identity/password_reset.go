@@ -15,6 +15,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/mail"
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres"
 )
 
@@ -90,7 +91,13 @@ func (h *Handlers) mailReset(ctx context.Context, email string) error {
 	}
 	token := base64.RawURLEncoding.EncodeToString(raw)
 	now := h.now().UTC()
-	if err := h.users.CreatePasswordReset(ctx, hashToken(token), u.ID, now.Add(resetTTL), now); err != nil {
+	err = h.users.CreatePasswordResetCapped(ctx, hashToken(token), u.ID, now.Add(resetTTL), now, identity.ResetMailsPerDay)
+	if errors.Is(err, identity.ErrResetCap) {
+		// The answer was the same already; the inbox gets nothing more.
+		h.cfg.Log.Info("password reset mail cap reached", "user", u.ID)
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	link := h.cfg.BaseURL + ResetPagePath + "?token=" + url.QueryEscape(token)

@@ -44,7 +44,7 @@ func (h *Handlers) registerSessions(g server.Router, require fiber.Handler) {
 	}, require)
 	server.Handle(g, http.MethodDelete, "/sessions", server.Op[server.NoRequest]{
 		Summary:     "End every session of the caller but the current one",
-		Description: "Ends every live session of the caller except the one of this token (sign out everywhere else).",
+		Description: "Ends every live session of the caller except the one of this token, and revokes every API key of the caller (sign out everywhere else).",
 		Class:       ratelimit.Write, Handle: h.endOtherSessions,
 		Responses: []server.Response{{Status: http.StatusNoContent, Description: "the other sessions ended"}},
 	}, require)

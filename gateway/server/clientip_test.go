@@ -40,6 +40,12 @@ func TestRateLimitsChargeTheClientBehindTrustedProxies(t *testing.T) {
 			{[]string{"198.51.100.9, 203.0.113.1, 10.1.2.3"}, 200},
 			{[]string{"198.51.100.8, 203.0.113.1", "10.9.9.9"}, 429},
 			{[]string{"203.0.113.2, 10.1.2.3"}, 200}}},
+		// compose behind the TLS proxy it recommends: HAProxy (the peer)
+		// appends the TLS proxy's hop after the client's address.
+		{"TLS proxy and HAProxy both named: each client its own budget", "0.0.0.0/32, 172.30.0.1/32", []req{
+			{[]string{"203.0.113.1, 172.30.0.1"}, 200}, {[]string{"203.0.113.2, 172.30.0.1"}, 200}, {[]string{"203.0.113.1, 172.30.0.1"}, 429}}},
+		{"only HAProxy named: the TLS proxy's hop is every client", "0.0.0.0/32", []req{
+			{[]string{"203.0.113.1, 172.30.0.1"}, 200}, {[]string{"203.0.113.2, 172.30.0.1"}, 429}}},
 		{"two IPv6 addresses in one /64 share a budget", "0.0.0.0/32", []req{
 			{[]string{"2001:db8:1:2::1"}, 200}, {[]string{"2001:db8:1:2:ffff::7"}, 429}, {[]string{"2001:db8:1:3::1"}, 200}}},
 	}

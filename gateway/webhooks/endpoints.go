@@ -141,6 +141,9 @@ type patchEndpointRequest struct {
 	Secret  secretPatch `json:"secret"`
 	// ExpiresIn is the overlap of a secret rotation, as on PATCH /me/webhook.
 	ExpiresIn *int64 `json:"expiresIn" minimum:"0" maximum:"172800" description:"with secret: seconds the previous secret keeps signing beside the new one: 86400 (24 h) when left out, at most 172800 (48 h); 0 stops it at once"`
+	// Password and Code re-authenticate a move to a new url.
+	Password string `json:"password" maxLength:"128" description:"with url: the caller's current password (a new destination is a new endpoint); the owner is mailed a notice"`
+	Code     string `json:"code" maxLength:"32" description:"with url, when two-factor is on: a current TOTP code or an unused recovery code"`
 }
 
 // patchEndpoint serves PATCH /webhook-subs/:id: url, events, enabled and
@@ -157,6 +160,7 @@ func (h *Handlers) patchEndpoint(c *fiber.Ctx, req *patchEndpointRequest) error 
 	if req.URL != nil {
 		u := checkURL(c.UserContext(), &v, h.cfg.Resolver, *req.URL, h.cfg.AllowPrivate)
 		patch.URL = &u
+		v.Check(req.Password != "", "password", "required to move an endpoint to a new url: the caller's current password")
 	}
 	switch e := req.Events; {
 	case e.problem != "":
@@ -175,6 +179,18 @@ func (h *Handlers) patchEndpoint(c *fiber.Ctx, req *patchEndpointRequest) error 
 	if err := v.Err(); err != nil {
 		return err
 	}
+	if patch.URL != nil {
+		// A new destination is a new endpoint: the same fresh password, and
+		// the all-events audience only if the caller may give it now.
+		if err := h.cfg.Reauth.Reauthenticate(c, p.UserID, req.Password, req.Code); err != nil {
+			return err
+		}
+		all, err := h.allEvents(c, p)
+		if err != nil {
+			return err
+		}
+		patch.AllEvents = all
+	}
 	var clear string
 	if req.Secret.set {
 		sealed, m, err := h.sealSecret(p.UserID, req.Secret.value)
@@ -190,6 +206,9 @@ func (h *Handlers) patchEndpoint(c *fiber.Ctx, req *patchEndpointRequest) error 
 	sub, err := h.store.Update(c.UserContext(), p.UserID, req.ID, patch, now)
 	if err != nil {
 		return owned(err)
+	}
+	if patch.URL != nil {
+		h.notifyEndpoint(c, p.UserID, sub.URL)
 	}
 	out := schemas.WebhookEndpointPatched{WebhookSubscriptionDetail: detail(sub), Secret: clear, PreviousSecretExpiresAt: patch.PreviousUntil}
 	return c.JSON(out)

@@ -54,8 +54,23 @@ var (
 	_ Stream = (*Hub)(nil)
 )
 
+// Reauther checks the fresh password (and two-factor code) of adding or
+// moving an endpoint, and mails the owner a notice (identity.Handlers).
+type Reauther interface {
+	Reauthenticate(c *fiber.Ctx, userID, password, code string) error
+	Notify(ctx context.Context, userID, what string)
+}
+
 // Config holds the handlers' options.
 type Config struct {
+	// Reauth checks the password of a write that adds or moves an endpoint
+	// and mails the owner (required).
+	Reauth Reauther
+	// AllEvents decides whether a subscription the caller makes now
+	// receives every event, not only the caller's (auth.Guard.AllEvents over
+	// the fiat allowlist: an admin's login session, never an API key); nil
+	// gives it to nobody.
+	AllEvents func(ctx context.Context, p auth.Principal) (bool, error)
 	// AllowPrivate lifts the https and public-address rules on endpoint
 	// URLs (WEBHOOK_ALLOW_PRIVATE=1).
 	AllowPrivate bool
@@ -87,6 +102,9 @@ func (c *Config) setDefaults() {
 // Validate reports every problem of the options.
 func (c Config) Validate() error {
 	var errs []error
+	if c.Reauth == nil {
+		errs = append(errs, errors.New("webhooks: Reauth is required"))
+	}
 	if c.Heartbeat < 0 {
 		errs = append(errs, errors.New("webhooks: Heartbeat must not be negative"))
 	}
@@ -148,12 +166,13 @@ func (h *Handlers) Register(r server.Router) error {
 	admin := h.admin
 	server.Post(g, "/me/webhook", server.Op[subscribeRequest]{
 		Summary:     "Create or replace the caller's webhook endpoint",
-		Description: "Sets the URL and the event types of the caller's webhook endpoint, replacing any before, and answers its signing secret.",
+		Description: "Sets the URL and the event types of the caller's webhook endpoint, replacing any before, and answers its signing secret. Needs the caller's `password` (and `code` when two-factor is on); the owner is mailed a notice. Only a fiat admin's login session (with two-factor in production), never an API key, makes an endpoint that receives every user's events; others receive the events about the caller.",
 		Class:       ratelimit.Write, Handle: h.savePrimary,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the caller's first endpoint", schemas.WebhookSubscriptionMinted{}),
 			server.Answers(http.StatusOK, "the endpoint replaced: same id and createdAt, new url, secret and events", schemas.WebhookSubscriptionMinted{}),
 			server.Fails(http.StatusConflict, "webhook_limit_reached: the caller already holds 10 webhook endpoints (this one counts)"),
+			server.Fails(http.StatusForbidden, "invalid_credentials or mfa_required: the password or two-factor code is wrong, or two-factor is on and no code was sent"),
 		},
 	}, user)
 	server.Handle(g, fiber.MethodPatch, "/me/webhook", server.Op[rotateRequest]{
@@ -167,11 +186,12 @@ func (h *Handlers) Register(r server.Router) error {
 	}, user)
 	server.Post(g, "/webhook-subs", server.Op[subscribeRequest]{
 		Summary:     "Add a further webhook subscription",
-		Description: "Adds a subscription (URL and event types) to the caller's webhook endpoints. With an Idempotency-Key a retry answers the first answer byte for byte (Idempotent-Replayed: true) and creates nothing.",
+		Description: "Adds a subscription (URL and event types) to the caller's webhook endpoints. With an Idempotency-Key a retry answers the first answer byte for byte (Idempotent-Replayed: true) and creates nothing. Needs the caller's `password` (and `code` when two-factor is on); the owner is mailed a notice. Only a fiat admin's login session (with two-factor in production), never an API key, makes an endpoint that receives every user's events; others receive the events about the caller.",
 		Class:       ratelimit.Write, Handle: h.addSubscription,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the new subscription", schemas.WebhookSubscriptionMinted{}),
 			server.Fails(http.StatusConflict, "webhook_limit_reached or idempotency_key_reused: a user may hold at most 10 webhook subscriptions; or the Idempotency-Key came with another body"),
+			server.Fails(http.StatusForbidden, "invalid_credentials or mfa_required: the password or two-factor code is wrong, or two-factor is on and no code was sent"),
 		},
 	}, user)
 	h.registerOwner(g, user)
@@ -267,7 +287,7 @@ func (h *Handlers) registerOwner(g server.Router, user fiber.Handler) {
 	}, user)
 	server.Handle(g, fiber.MethodPatch, "/webhook-subs/:id", server.Op[patchEndpointRequest]{
 		Summary: "Change a webhook endpoint: url, events, enabled, secret", Class: ratelimit.Write, Handle: h.patchEndpoint,
-		Description: "Changes the url, events or enabled flag of one of the caller's endpoints; `secret` rotates the signing secret (null mints a whsec_ secret, returned once).",
+		Description: "Changes the url, events or enabled flag of one of the caller's endpoints; `secret` rotates the signing secret (null mints a whsec_ secret, returned once). A new `url` needs the caller's `password` (and `code` when two-factor is on) and mails the owner a notice.",
 		Responses: []server.Response{server.Answers(http.StatusOK,
 			"the endpoint; a new secret signs every attempt from now on", schemas.WebhookEndpointPatched{}), notMine},
 	}, user)

@@ -1,8 +1,11 @@
 package webhooks
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/server/servertest"
 
@@ -27,7 +30,7 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandlers(noStore{}, noStream{}, noAudience{}, noWaker{}, tokens, servertest.Pass, noVault{}, time.Now, Config{})
+	h, err := NewHandlers(noStore{}, noStream{}, noAudience{}, noWaker{}, tokens, servertest.Pass, noVault{}, time.Now, Config{Reauth: noReauth{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,3 +75,9 @@ func TestOpenAPI(t *testing.T) {
 		}
 	}
 }
+
+// noReauth admits every re-authentication and mails nothing.
+type noReauth struct{}
+
+func (noReauth) Reauthenticate(*fiber.Ctx, string, string, string) error { return nil }
+func (noReauth) Notify(context.Context, string, string)                  {}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -71,7 +72,7 @@ VALUES ('u-admin', 'boss@example.com', 'x', now(), now()), ('u-user', 'someone@e
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	st := store.NewStore(pool)
 	h, err := gwebhooks.NewHandlers(st, hub, nobody{}, noWake{}, tokens, guard.Require(allow), vault, now,
-		gwebhooks.Config{Heartbeat: 100 * time.Millisecond})
+		gwebhooks.Config{Heartbeat: 100 * time.Millisecond, Reauth: admitAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,3 +300,9 @@ func TestStreamTickets(t *testing.T) {
 type nobody struct{}
 
 func (nobody) Users(context.Context, *kgo.Record) ([]string, error) { return nil, nil }
+
+// admitAll admits every re-authentication and mails nothing.
+type admitAll struct{}
+
+func (admitAll) Reauthenticate(*fiber.Ctx, string, string, string) error { return nil }
+func (admitAll) Notify(context.Context, string, string)                  {}

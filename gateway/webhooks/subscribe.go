@@ -25,6 +25,10 @@ type subscribeRequest struct {
 	URL    string   `json:"url" required:"true" format:"uri" maxLength:"2048" description:"absolute https URL whose host resolves only to public addresses (unless WEBHOOK_ALLOW_PRIVATE=1)"`
 	Secret string   `json:"secret" minLength:"16" maxLength:"256" description:"signs every delivery; never returned. Left out: the server mints a whsec_ (Standard Webhooks) secret and returns it once, in this answer"`
 	Events []string `json:"events" minItems:"1" description:"event types to receive; left out for every event about the caller"`
+	// Password and Code re-authenticate the caller: a stolen token alone
+	// cannot point the caller's events somewhere new.
+	Password string `json:"password" required:"true" minLength:"1" maxLength:"128" description:"the caller's current password: a stolen token alone cannot add an endpoint; the owner is mailed a notice"`
+	Code     string `json:"code,omitempty" maxLength:"32" description:"when two-factor is on: a current TOTP code or an unused recovery code"`
 }
 
 func toJSON(s store.Subscription) schemas.WebhookSubscription {
@@ -64,12 +68,32 @@ func (h *Handlers) bindSubscription(c *fiber.Ctx, req *subscribeRequest) (store.
 		return store.Subscription{}, "", err
 	}
 	p, _ := auth.User(c)
+	if err := h.cfg.Reauth.Reauthenticate(c, p.UserID, req.Password, req.Code); err != nil {
+		return store.Subscription{}, "", err
+	}
+	all, err := h.allEvents(c, p)
+	if err != nil {
+		return store.Subscription{}, "", err
+	}
 	secret, clear, err := h.sealSecret(p.UserID, req.Secret)
 	if err != nil {
 		return store.Subscription{}, "", err
 	}
 	return store.Subscription{ID: schemas.NewID(), UserID: p.UserID, URL: u, Secret: secret,
-		Events: events, CreatedAt: h.now().UTC()}, clear, nil
+		Events: events, AllEvents: all, CreatedAt: h.now().UTC()}, clear, nil
+}
+
+// allEvents decides whether what the caller makes now receives every event.
+func (h *Handlers) allEvents(c *fiber.Ctx, p auth.Principal) (bool, error) {
+	if h.cfg.AllEvents == nil {
+		return false, nil
+	}
+	return h.cfg.AllEvents(c.UserContext(), p)
+}
+
+// notifyEndpoint mails the owner that events of theirs now go to url.
+func (h *Handlers) notifyEndpoint(c *fiber.Ctx, userID, url string) {
+	h.cfg.Reauth.Notify(c.UserContext(), userID, "a webhook endpoint now receives your account's events: "+url)
 }
 
 // savePrimary serves POST /me/webhook: 201 for the first endpoint, 200 when
@@ -87,6 +111,7 @@ func (h *Handlers) savePrimary(c *fiber.Ctx, req *subscribeRequest) error {
 	if err != nil {
 		return err
 	}
+	h.notifyEndpoint(c, saved.UserID, saved.URL)
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
@@ -137,6 +162,9 @@ func (h *Handlers) addSubscription(c *fiber.Ctx, req *subscribeRequest) error {
 		return err
 	}
 	status := http.StatusCreated
+	if prior == nil {
+		h.notifyEndpoint(c, sub.UserID, sub.URL)
+	}
 	if prior != nil {
 		if prior.RequestHash != idem.RequestHash {
 			return apierr.IdempotencyReused()

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -108,6 +109,69 @@ func (u *Users) DisableTOTP(ctx context.Context, userID string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("disable totp of %s: %w", userID, err)
+	}
+	return nil
+}
+
+// ErrMFALocked is an account that reached the most wrong second-factor
+// codes allowed in the window; a *MFALocked carries when it may try again.
+var ErrMFALocked = errors.New("too many wrong second-factor codes")
+
+// MFALocked is ErrMFALocked with the wait.
+type MFALocked struct {
+	// RetryAfter is how long until the oldest counted attempt leaves the
+	// window.
+	RetryAfter time.Duration
+}
+
+func (e *MFALocked) Error() string { return ErrMFALocked.Error() }
+
+// Unwrap makes errors.Is(err, ErrMFALocked) hold.
+func (e *MFALocked) Unwrap() error { return ErrMFALocked }
+
+// TakeMFAAttempt counts an attempt at a second-factor code of the user
+// before the code is checked: under a per-user lock it refuses with
+// *MFALocked when max attempts are counted in the window before now, and
+// otherwise records one and returns its id. The caller gives a right code's
+// attempt back (ReturnMFAAttempt), so what is counted is the wrong ones, and
+// parallel guesses cannot pass the limit between a check and a record.
+func (u *Users) TakeMFAAttempt(ctx context.Context, userID string, now time.Time, window time.Duration, max int) (int64, error) {
+	var id int64
+	err := pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('mfa-attempts:' || $1))`, userID); err != nil {
+			return err
+		}
+		var n int
+		var oldest *time.Time
+		if err := tx.QueryRow(ctx, `
+SELECT count(*), min(attempted_at) FROM mfa_attempts WHERE user_id = $1 AND attempted_at > $2`,
+			userID, now.Add(-window)).Scan(&n, &oldest); err != nil {
+			return err
+		}
+		if n >= max && oldest != nil {
+			wait := oldest.Add(window).Sub(now)
+			if wait < time.Second {
+				wait = time.Second
+			}
+			return &MFALocked{RetryAfter: wait}
+		}
+		return tx.QueryRow(ctx, `INSERT INTO mfa_attempts (user_id, attempted_at) VALUES ($1, $2) RETURNING id`,
+			userID, now).Scan(&id)
+	})
+	var locked *MFALocked
+	if errors.As(err, &locked) {
+		return 0, locked
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count second-factor attempts of %s: %w", userID, postgres.Translate(err))
+	}
+	return id, nil
+}
+
+// ReturnMFAAttempt uncounts an attempt whose code was right.
+func (u *Users) ReturnMFAAttempt(ctx context.Context, id int64) error {
+	if _, err := u.pool.Exec(ctx, `DELETE FROM mfa_attempts WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("return second-factor attempt %d: %w", id, err)
 	}
 	return nil
 }

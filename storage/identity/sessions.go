@@ -125,9 +125,33 @@ UPDATE auth_sessions SET ended_at = $3 WHERE id = $1 AND user_id = $2 AND ended_
 }
 
 // EndOtherSessions ends every live session of the user but keep ("" ends
-// them all) and returns the ids it ended.
+// them all) and, in the same transaction, revokes every API key of the
+// user ("sign out everywhere" leaves nothing a thief could still use); it
+// returns the ended session ids.
 func (u *Users) EndOtherSessions(ctx context.Context, userID, keep string, now time.Time) ([]string, error) {
-	return endSessions(ctx, u.pool, userID, keep, now)
+	var ended []string
+	err := pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
+		var err error
+		if ended, err = endSessions(ctx, tx, userID, keep, now); err != nil {
+			return err
+		}
+		return revokeKeys(ctx, tx, userID, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sign out everywhere of %s: %w", userID, err)
+	}
+	return ended, nil
+}
+
+// revokeKeys revokes every unrevoked API key of the user: a password
+// change, a reset and "sign out everywhere" end the credentials a session
+// could have minted, not only the sessions.
+func revokeKeys(ctx context.Context, tx pgx.Tx, userID string, now time.Time) error {
+	if _, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL`,
+		userID, now); err != nil {
+		return fmt.Errorf("revoke api keys of %s: %w", userID, err)
+	}
+	return nil
 }
 
 // querier is a pool or a transaction.
@@ -150,7 +174,8 @@ UPDATE auth_sessions SET ended_at = $3 WHERE user_id = $1 AND id <> $2 AND ended
 }
 
 // SetPassword replaces the user's password hash and, in the same
-// transaction, ends every session but keep; it returns the ended ids.
+// transaction, ends every session but keep and revokes every API key of
+// the user; it returns the ended session ids.
 func (u *Users) SetPassword(ctx context.Context, userID, hash, keep string, now time.Time) ([]string, error) {
 	var ended []string
 	err := pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
@@ -161,8 +186,10 @@ func (u *Users) SetPassword(ctx context.Context, userID, hash, keep string, now 
 		if tag.RowsAffected() == 0 {
 			return postgres.ErrNotFound
 		}
-		ended, err = endSessions(ctx, tx, userID, keep, now)
-		return err
+		if ended, err = endSessions(ctx, tx, userID, keep, now); err != nil {
+			return err
+		}
+		return revokeKeys(ctx, tx, userID, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("set password of %s: %w", userID, postgres.Translate(err))
@@ -182,7 +209,8 @@ INSERT INTO password_resets (token_hash, user_id, expires_at, created_at) VALUES
 }
 
 // ResetPassword spends a reset link once and, in the same transaction, sets
-// the new password hash and ends every session of its user. A link that is
+// the new password hash, ends every session of its user and revokes every
+// API key of the user. A link that is
 // unknown, used or expired is postgres.ErrNotFound. It returns the user and
 // the ended session ids.
 func (u *Users) ResetPassword(ctx context.Context, tokenHash, hash string, now time.Time) (string, []string, error) {
@@ -203,8 +231,10 @@ WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id`
 UPDATE password_resets SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL`, userID, now); err != nil {
 			return err
 		}
-		ended, err = endSessions(ctx, tx, userID, "", now)
-		return err
+		if ended, err = endSessions(ctx, tx, userID, "", now); err != nil {
+			return err
+		}
+		return revokeKeys(ctx, tx, userID, now)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil, fmt.Errorf("reset password: %w", postgres.ErrNotFound)

@@ -63,6 +63,10 @@ type Patch struct {
 	Events      []string
 	ClearEvents bool
 	Enabled     *bool
+	// AllEvents is whether the subscription receives every event from now
+	// on; it is applied only with URL (a new destination keeps the
+	// all-events audience only when the caller may give it one).
+	AllEvents bool
 	// PreviousUntil is how long the secret a new Secret replaces keeps
 	// signing beside it (nil: it stops at once); unused without Secret.
 	PreviousUntil *time.Time
@@ -78,10 +82,11 @@ UPDATE webhook_subscriptions SET
     url = COALESCE($3, url), secret = COALESCE($4, secret),
     events = CASE WHEN $5 THEN $6::text[] ELSE events END,
     enabled = COALESCE($7, enabled), updated_at = $8,
+    all_events = CASE WHEN $3::text IS NULL THEN all_events ELSE $10 END,
     previous_secret = CASE WHEN $4::text IS NULL THEN previous_secret
         WHEN $9::timestamptz IS NULL THEN NULL ELSE secret END,
     previous_secret_expires_at = CASE WHEN $4::text IS NULL THEN previous_secret_expires_at ELSE $9::timestamptz END
-WHERE `+ownedSQL+` RETURNING `+subColumns, userID, id, p.URL, p.Secret, setEvents, p.Events, p.Enabled, now, p.PreviousUntil))
+WHERE `+ownedSQL+` RETURNING `+subColumns, userID, id, p.URL, p.Secret, setEvents, p.Events, p.Enabled, now, p.PreviousUntil, p.AllEvents))
 	if err != nil {
 		return Subscription{}, fmt.Errorf("update webhook %q of %s: %w", id, userID, postgres.Translate(err))
 	}

@@ -39,7 +39,12 @@ type Subscription struct {
 	Primary bool
 	// Enabled is false while the owner has paused the endpoint: no new
 	// deliveries are queued for it and queued ones wait.
-	Enabled   bool
+	Enabled bool
+	// AllEvents is set only on a subscription a fiat admin made from a
+	// login session (with two-factor where required), never from an API
+	// key: with its owner still an admin (and still enrolled) at delivery
+	// time, it receives every event, not only its owner's.
+	AllEvents bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -77,24 +82,33 @@ type Delivery struct {
 // Store is the webhook repository.
 type Store struct {
 	pool *pgxpool.Pool
+	// adminMFA, when set (production), gives the all-events audience only
+	// to an admin whose account has two-factor on at delivery time.
+	adminMFA bool
 }
+
+// RequireAdminMFA makes Candidates re-check, at every batch, that the owner
+// of an all-events subscription still has two-factor on; production turns
+// it on. Call it at wiring, before the dispatcher runs.
+func (s *Store) RequireAdminMFA(on bool) { s.adminMFA = on }
 
 // NewStore builds the repository.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-const subColumns = `id, user_id, url, secret, events, is_primary, enabled, created_at, updated_at`
+const subColumns = `id, user_id, url, secret, events, is_primary, enabled, all_events, created_at, updated_at`
 
 func scanSub(row pgx.Row) (Subscription, error) {
 	var s Subscription
-	err := row.Scan(&s.ID, &s.UserID, &s.URL, &s.Secret, &s.Events, &s.Primary, &s.Enabled, &s.CreatedAt, &s.UpdatedAt)
+	err := row.Scan(&s.ID, &s.UserID, &s.URL, &s.Secret, &s.Events, &s.Primary, &s.Enabled, &s.AllEvents, &s.CreatedAt, &s.UpdatedAt)
 	return s, err
 }
 
 const savePrimarySQL = `
-INSERT INTO webhook_subscriptions (id, user_id, url, secret, events, is_primary, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, true, $6, $6)
+INSERT INTO webhook_subscriptions (id, user_id, url, secret, events, is_primary, all_events, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, true, $7, $6, $6)
 ON CONFLICT (user_id) WHERE is_primary DO UPDATE
 SET url = EXCLUDED.url, secret = EXCLUDED.secret, events = EXCLUDED.events, enabled = true, updated_at = EXCLUDED.updated_at,
+    all_events = EXCLUDED.all_events,
     previous_secret = NULL, previous_secret_expires_at = NULL
 RETURNING ` + subColumns + `, (xmax = 0) AS inserted`
 
@@ -102,8 +116,8 @@ RETURNING ` + subColumns + `, (xmax = 0) AS inserted`
 // secret and events (keeping its id and creation time). created reports
 // which happened.
 func (s *Store) SavePrimary(ctx context.Context, sub Subscription) (saved Subscription, created bool, err error) {
-	err = s.pool.QueryRow(ctx, savePrimarySQL, sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt).
-		Scan(&saved.ID, &saved.UserID, &saved.URL, &saved.Secret, &saved.Events, &saved.Primary, &saved.Enabled,
+	err = s.pool.QueryRow(ctx, savePrimarySQL, sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt, sub.AllEvents).
+		Scan(&saved.ID, &saved.UserID, &saved.URL, &saved.Secret, &saved.Events, &saved.Primary, &saved.Enabled, &saved.AllEvents,
 			&saved.CreatedAt, &saved.UpdatedAt, &created)
 	if err != nil {
 		return Subscription{}, false, fmt.Errorf("save primary webhook of %s: %w", sub.UserID, postgres.Translate(err))
@@ -123,8 +137,8 @@ func (s *Store) SavePrimaryWithin(ctx context.Context, sub Subscription, max int
 		if !hasPrimary && n >= max {
 			return ErrLimit
 		}
-		return tx.QueryRow(ctx, savePrimarySQL, sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt).
-			Scan(&saved.ID, &saved.UserID, &saved.URL, &saved.Secret, &saved.Events, &saved.Primary, &saved.Enabled,
+		return tx.QueryRow(ctx, savePrimarySQL, sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt, sub.AllEvents).
+			Scan(&saved.ID, &saved.UserID, &saved.URL, &saved.Secret, &saved.Events, &saved.Primary, &saved.Enabled, &saved.AllEvents,
 				&saved.CreatedAt, &saved.UpdatedAt, &created)
 	})
 	if err != nil {
@@ -182,9 +196,9 @@ func (s *Store) AddIdempotent(ctx context.Context, sub Subscription, max int, id
 			return ErrLimit
 		}
 		out, err = scanSub(tx.QueryRow(ctx, `
-INSERT INTO webhook_subscriptions (id, user_id, url, secret, events, is_primary, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, false, $6, $6) RETURNING `+subColumns,
-			sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt))
+INSERT INTO webhook_subscriptions (id, user_id, url, secret, events, is_primary, all_events, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, false, $7, $6, $6) RETURNING `+subColumns,
+			sub.ID, sub.UserID, sub.URL, sub.Secret, sub.Events, sub.CreatedAt, sub.AllEvents))
 		if err != nil || idem == nil {
 			return err
 		}
@@ -221,25 +235,30 @@ RETURNING `+subColumns, userID, id, secret, now, previousUntil))
 }
 
 // Candidate is a subscription that may match a batch of events; Admin marks
-// a subscriber on the fiat admin allowlist, who receives every event.
+// one that receives every event: made as an all-events subscription (an
+// admin's login session made it) and its owner, now, a confirmed fiat
+// admin (with two-factor on where required).
 type Candidate struct {
 	Subscription
 	Admin bool
 }
 
 const candidatesSQL = `
-WITH admins AS (SELECT id FROM users WHERE lower(email) = ANY($2) AND email_verified_at IS NOT NULL
-                AND role_confirmed_at IS NOT NULL)
-SELECT s.id, s.user_id, s.url, '', s.events, s.is_primary, s.enabled, s.created_at, s.updated_at,
-       s.user_id IN (SELECT id FROM admins)
+WITH admins AS (SELECT u.id FROM users u WHERE lower(u.email) = ANY($2) AND u.email_verified_at IS NOT NULL
+                AND u.role_confirmed_at IS NOT NULL
+                AND (NOT $3 OR EXISTS (SELECT 1 FROM user_totp t WHERE t.user_id = u.id AND t.confirmed_at IS NOT NULL)))
+SELECT s.id, s.user_id, s.url, '', s.events, s.is_primary, s.enabled, s.all_events, s.created_at, s.updated_at,
+       s.all_events AND s.user_id IN (SELECT id FROM admins)
 FROM webhook_subscriptions s
-WHERE s.enabled AND (s.user_id = ANY($1) OR s.user_id IN (SELECT id FROM admins))`
+WHERE s.enabled AND (s.user_id = ANY($1) OR (s.all_events AND s.user_id IN (SELECT id FROM admins)))`
 
-// Candidates returns the enabled subscriptions owned by any of userIDs or by
-// a user whose (lower-cased) e-mail is in adminEmails. Secrets are left
-// empty.
+// Candidates returns the enabled subscriptions owned by any of userIDs, and
+// the all-events ones whose owner's (lower-cased) e-mail is in adminEmails
+// and who is a confirmed admin now (with two-factor on, under
+// RequireAdminMFA): whether a subscription gets every event is re-checked
+// at every batch, never kept from when it was made. Secrets are left empty.
 func (s *Store) Candidates(ctx context.Context, userIDs, adminEmails []string) ([]Candidate, error) {
-	rows, err := s.pool.Query(ctx, candidatesSQL, userIDs, adminEmails)
+	rows, err := s.pool.Query(ctx, candidatesSQL, userIDs, adminEmails, s.adminMFA)
 	if err != nil {
 		return nil, fmt.Errorf("load webhook candidates: %w", err)
 	}
@@ -247,7 +266,7 @@ func (s *Store) Candidates(ctx context.Context, userIDs, adminEmails []string) (
 	var out []Candidate
 	for rows.Next() {
 		var c Candidate
-		if err := rows.Scan(&c.ID, &c.UserID, &c.URL, &c.Secret, &c.Events, &c.Primary, &c.Enabled, &c.CreatedAt, &c.UpdatedAt, &c.Admin); err != nil {
+		if err := rows.Scan(&c.ID, &c.UserID, &c.URL, &c.Secret, &c.Events, &c.Primary, &c.Enabled, &c.AllEvents, &c.CreatedAt, &c.UpdatedAt, &c.Admin); err != nil {
 			return nil, fmt.Errorf("scan webhook candidate: %w", err)
 		}
 		out = append(out, c)

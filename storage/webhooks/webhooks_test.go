@@ -72,6 +72,61 @@ func TestSubscriptions(t *testing.T) {
 	}
 }
 
+// TestAllEventsAudience: an admin's subscription receives every event only
+// when it was made as an all-events one (an admin's login session, never an
+// API key), and only while its owner is a confirmed admin — with two-factor
+// on under RequireAdminMFA — re-checked at every batch; replacing the URL
+// without the right drops it.
+func TestAllEventsAudience(t *testing.T) {
+	pool, _ := pgtest.NewDB(t)
+	st := webhooks.NewStore(pool)
+	ctx := context.Background()
+	adm := addUser(t, pool, "root@example.com")
+	if _, err := pool.Exec(ctx, `UPDATE users SET email_verified_at = now(), role_confirmed_at = now() WHERE id = $1`, adm); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	_, err := st.Add(ctx, webhooks.Subscription{ID: schemas.NewID(), UserID: adm, URL: "https://key.example",
+		Secret: "secret-0123456789ab", CreatedAt: now}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySession, err := st.Add(ctx, webhooks.Subscription{ID: schemas.NewID(), UserID: adm, URL: "https://session.example",
+		Secret: "secret-0123456789ab", CreatedAt: now, AllEvents: true}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admins := []string{"root@example.com"}
+	allEvents := func(what string, want ...string) {
+		t.Helper()
+		cands, err := st.Candidates(ctx, []string{"someone-else"}, admins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range cands {
+			if c.Admin {
+				got = append(got, c.ID)
+			}
+		}
+		if len(got) != len(want) || (len(want) == 1 && got[0] != want[0]) {
+			t.Fatalf("%s: all-events subscriptions %v, want %v", what, got, want)
+		}
+	}
+	allEvents("development", bySession.ID)
+	st.RequireAdminMFA(true)
+	allEvents("production, admin without two-factor")
+	if _, err := pool.Exec(ctx, `INSERT INTO user_totp (user_id, secret, created_at, confirmed_at) VALUES ($1, 'x', now(), now())`, adm); err != nil {
+		t.Fatal(err)
+	}
+	allEvents("production, admin with two-factor", bySession.ID)
+	url := "https://elsewhere.example"
+	if _, err := st.Update(ctx, adm, bySession.ID, webhooks.Patch{URL: &url}, now); err != nil {
+		t.Fatal(err)
+	}
+	allEvents("after a new URL without the right")
+}
+
 func TestDeliveryLifecycle(t *testing.T) {
 	pool, _ := pgtest.NewDB(t)
 	st := webhooks.NewStore(pool)
@@ -89,7 +144,7 @@ func TestDeliveryLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	admSub, _, err := st.SavePrimary(ctx, webhooks.Subscription{ID: schemas.NewID(), UserID: adm, URL: "https://adm.example",
-		Secret: "secret-0123456789ab", CreatedAt: now})
+		Secret: "secret-0123456789ab", CreatedAt: now, AllEvents: true})
 	if err != nil {
 		t.Fatal(err)
 	}

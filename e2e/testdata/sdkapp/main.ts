@@ -219,7 +219,9 @@ async function webhooks(): Promise<void> {
   const hooks = await receiver();
   try {
     const secret = `whsec_${randomBytes(24).toString("base64")}`;
-    await erin.client.POST("/api/fiat/me/webhook", { body: { url: hooks.url, secret, events: ["transfer.completed"] } });
+    await erin.client.POST("/api/fiat/me/webhook", {
+      body: { url: hooks.url, secret, events: ["transfer.completed"], password: "correct-horse-1" },
+    });
     const tx = await erin.client.POST("/api/fiat/transfer", { body: { fromWalletId: walletId, toEmail: frank.email, amountKzt: 1_234 } });
     const hit = await hooks.next((body) => body.includes(tx.transactionId));
     const event: PlatformEvent<{ txId: string; amountKzt: number }> = verifyWebhook(secret, hit.body, hit.headers);

@@ -34,7 +34,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange e-mail and password (and a second factor when on) for a token
-         * @description Checks the e-mail and password and, for an account with TOTP two-factor, a current `code` or an unused `recoveryCode`, and answers a bearer token of a new session (GET /api/auth/sessions lists them). A TOTP code is accepted once: a replay within its window is refused.
+         * @description Checks the e-mail and password and, for an account with TOTP two-factor, a current `code` or an unused `recoveryCode`, and answers a bearer token of a new session (GET /api/auth/sessions lists them). A TOTP code is accepted once: a replay within its window is refused. For an account with two-factor on the answer never tells whether the password was right: without a code it is mfa_required either way, and a wrong password and a wrong code are the same invalid_credentials. Wrong codes are limited per account: after 5 within 15 minutes, from any address, every attempt answers 429 with Retry-After, a right code included.
          *
          *     **Who may call:** anyone; no token.
          */
@@ -62,7 +62,7 @@ export interface paths {
         put?: never;
         /**
          * Create a restricted API key for a backend
-         * @description Creates a key that acts as the caller limited to its scopes (account:read, account:write, build:read, build:write, charity:read, charity:write, constitution:read, constitution:write, fiat:read, fiat:write, gov:read, gov:write, ledger:read, ledger:write, mask:read, mask:write, partner:read, partner:write, reputation:read, reputation:write, sign:read, sign:write, trade:read, trade:write, webhooks:read, webhooks:write; a write scope grants the read of its area), sent as `Authorization: Bearer <key>`. The key is answered once; only its SHA-256 is kept. Keys never reach admin routes, password, MFA, sessions or key management. Needs a login token.
+         * @description Creates a key that acts as the caller limited to its scopes (account:read, account:write, build:read, build:write, charity:read, charity:write, constitution:read, constitution:write, fiat:read, fiat:write, gov:read, gov:write, ledger:read, ledger:write, mask:read, mask:write, partner:read, partner:write, reputation:read, reputation:write, sign:read, sign:write, trade:read, trade:write, webhooks:read, webhooks:write; a write scope grants the read of its area), sent as `Authorization: Bearer <key>`. The key is answered once; only its SHA-256 is kept. Keys never reach admin routes, password, MFA, sessions or key management. Needs a login token and the caller's `password` (and `code` when two-factor is on); the owner is mailed a notice. A password change, a reset and signing out everywhere revoke every key.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
@@ -150,14 +150,14 @@ export interface paths {
         put?: never;
         /**
          * Start enrolling in TOTP two-factor
-         * @description Draws a TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for the caller and answers it with its otpauth:// URI for an authenticator app. It stays pending, replacing any earlier pending one, until POST /api/auth/mfa/totp/confirm; the secret is sealed at rest.
+         * @description Checks the caller's `password`, then draws a TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) and answers it with its otpauth:// URI for an authenticator app. It stays pending, replacing any earlier pending one, until POST /api/auth/mfa/totp/confirm; the secret is sealed at rest.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
         post: operations["postAuthMfaTotp"];
         /**
          * Turn TOTP two-factor off
-         * @description Checks a current code and turns two-factor off, removing the secret and the recovery codes.
+         * @description Checks the caller's `password` and a current `code` (or an unused recovery code), turns two-factor off, removing the secret and the recovery codes, and mails the owner a notice. Wrong codes count toward the account's limit of 5 per 15 minutes.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
@@ -178,7 +178,7 @@ export interface paths {
         put?: never;
         /**
          * Turn TOTP two-factor on with a first code
-         * @description Checks a current code of the pending secret and turns two-factor on; answers ten single-use recovery codes, shown this once (only their hashes are kept). From then on login needs `code` or `recoveryCode`.
+         * @description Checks a current code of the pending secret and turns two-factor on; answers ten single-use recovery codes, shown this once (only their hashes are kept), and mails the owner a notice. From then on login needs `code` or `recoveryCode`.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
@@ -200,7 +200,7 @@ export interface paths {
         put?: never;
         /**
          * Change the caller's password
-         * @description Checks the current password and sets the new one; every other session of the caller ends (this one goes on). Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
+         * @description Checks the current password and sets the new one; every other session of the caller ends (this one goes on) and every API key of the caller is revoked. Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
@@ -222,7 +222,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a one-time password-reset link
-         * @description Mails the account of the address a link `{PUBLIC_BASE_URL}/reset-password?token=…`, valid 30 minutes and once. Answers 202 with the same body, in the same time, whether or not an account has the address.
+         * @description Mails the account of the address a link `{PUBLIC_BASE_URL}/reset-password?token=…`, valid 30 minutes and once. Answers 202 with the same body, in the same time, whether or not an account has the address. An account is mailed at most 5 links a day; beyond that nothing is sent (the answer is the same).
          *
          *     **Who may call:** anyone; no token.
          */
@@ -244,7 +244,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset link's token
-         * @description Spends the link's token, sets the new password and ends every session of the account. Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
+         * @description Spends the link's token, sets the new password, ends every session of the account and revokes every API key of it. Password rules: 8 to 128 characters (Unicode code points, spaces count), and not one of the 10,000 most common passwords (compared case-insensitively; the list ships in the binary).
          *
          *     **Who may call:** anyone holding the one-time token; no bearer token.
          */
@@ -273,7 +273,7 @@ export interface paths {
         post?: never;
         /**
          * End every session of the caller but the current one
-         * @description Ends every live session of the caller except the one of this token (sign out everywhere else).
+         * @description Ends every live session of the caller except the one of this token, and revokes every API key of the caller (sign out everywhere else).
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`.
          */
@@ -1232,7 +1232,7 @@ export interface paths {
         put?: never;
         /**
          * Create or replace the caller's webhook endpoint
-         * @description Sets the URL and the event types of the caller's webhook endpoint, replacing any before, and answers its signing secret.
+         * @description Sets the URL and the event types of the caller's webhook endpoint, replacing any before, and answers its signing secret. Needs the caller's `password` (and `code` when two-factor is on); the owner is mailed a notice. Only a fiat admin's login session (with two-factor in production), never an API key, makes an endpoint that receives every user's events; others receive the events about the caller.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
@@ -1780,7 +1780,7 @@ export interface paths {
         put?: never;
         /**
          * Add a further webhook subscription
-         * @description Adds a subscription (URL and event types) to the caller's webhook endpoints. With an Idempotency-Key a retry answers the first answer byte for byte (Idempotent-Replayed: true) and creates nothing.
+         * @description Adds a subscription (URL and event types) to the caller's webhook endpoints. With an Idempotency-Key a retry answers the first answer byte for byte (Idempotent-Replayed: true) and creates nothing. Needs the caller's `password` (and `code` when two-factor is on); the owner is mailed a notice. Only a fiat admin's login session (with two-factor in production), never an API key, makes an endpoint that receives every user's events; others receive the events about the caller.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
@@ -1818,7 +1818,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook endpoint: url, events, enabled, secret
-         * @description Changes the url, events or enabled flag of one of the caller's endpoints; `secret` rotates the signing secret (null mints a whsec_ secret, returned once).
+         * @description Changes the url, events or enabled flag of one of the caller's endpoints; `secret` rotates the signing secret (null mints a whsec_ secret, returned once). A new `url` needs the caller's `password` (and `code` when two-factor is on) and mails the owner a notice.
          *
          *     **Who may call:** any signed-in user, with `Authorization: Bearer <token>`. A restricted API key needs the scope `webhooks:write`.
          */
@@ -5585,6 +5585,8 @@ export interface components {
             [key: string]: unknown;
         };
         CreateKeyRequest: {
+            /** @description when two-factor is on: a current TOTP code or an unused recovery code */
+            code?: string;
             /**
              * Format: date-time
              * @description when the key stops working; left out, it works until revoked
@@ -5596,6 +5598,11 @@ export interface components {
              * @example Example name
              */
             name: string;
+            /**
+             * @description the caller's current password: a stolen token alone cannot mint a key
+             * @example correct-horse-battery-7
+             */
+            password: string;
             /** @description the scopes the key carries, e.g. fiat:read, fiat:write, webhooks:write */
             scopes: string[] | null;
         } & {
@@ -7420,11 +7427,18 @@ export interface components {
             message: string;
         };
         PatchEndpointRequest: {
+            /** @description with url, when two-factor is on: a current TOTP code or an unused recovery code */
+            code?: string;
             /** @description false pauses the endpoint: no new deliveries, queued ones wait; true resumes it */
             enabled?: boolean | null;
             events?: components["schemas"]["EventsPatch"];
             /** @description with secret: seconds the previous secret keeps signing beside the new one: 86400 (24 h) when left out, at most 172800 (48 h); 0 stops it at once */
             expiresIn?: number | null;
+            /**
+             * @description with url: the caller's current password (a new destination is a new endpoint); the owner is mailed a notice
+             * @example correct-horse-battery-7
+             */
+            password?: string;
             /**
              * @description a new signing secret; null: the server mints a whsec_ secret and returns it once, in this answer; left out: unchanged
              * @example example-secret-e
@@ -8209,6 +8223,15 @@ export interface components {
             /** @enum {string} */
             source: "qright" | "cyberchess" | "planet";
         };
+        StartRequest: {
+            /**
+             * @description the caller's current password: a stolen token alone cannot enrol
+             * @example correct-horse-battery-7
+             */
+            password: string;
+        } & {
+            [key: string]: unknown;
+        };
         StreamTicket: {
             /**
              * Format: date-time
@@ -8218,8 +8241,15 @@ export interface components {
             ticket: string;
         };
         SubscribeRequest: {
+            /** @description when two-factor is on: a current TOTP code or an unused recovery code */
+            code?: string;
             /** @description event types to receive; left out for every event about the caller */
             events?: string[] | null;
+            /**
+             * @description the caller's current password: a stolen token alone cannot add an endpoint; the owner is mailed a notice
+             * @example correct-horse-battery-7
+             */
+            password: string;
             /**
              * @description signs every delivery; never returned. Left out: the server mints a whsec_ (Standard Webhooks) secret and returns it once, in this answer
              * @example example-secret-e
@@ -8959,7 +8989,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description rate_limited: retry after the Retry-After seconds */
+            /** @description rate_limited: 5 wrong second-factor codes for this account within 15 minutes; Retry-After says when to try again */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9136,7 +9166,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: API keys cannot call this route */
+            /** @description invalid_credentials or mfa_required: the password or code is wrong, or two-factor is on and no code was sent */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9144,7 +9174,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "invalid_credentials" | "mfa_required" | "forbidden";
                     };
                 };
             };
@@ -9515,7 +9545,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Request bodies are JSON objects; fields a body does not declare are ignored (additionalProperties is true). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartRequest"];
+            };
+        };
         responses: {
             /** @description the pending secret */
             200: {
@@ -9550,7 +9585,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: API keys cannot call this route */
+            /** @description invalid_credentials: the password is wrong */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9558,7 +9593,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "invalid_credentials" | "forbidden";
                     };
                 };
             };
@@ -9640,7 +9675,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description verification_invalid: the code is wrong or was used already */
+            /** @description payload_too_large: the body is larger than 1 MiB */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9648,7 +9683,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "verification_invalid" | "payload_too_large";
+                        error?: "payload_too_large";
                     };
                 };
             };
@@ -9664,7 +9699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: API keys cannot call this route */
+            /** @description invalid_credentials: the password or the code is wrong or was used already */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9672,7 +9707,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "forbidden";
+                        error?: "invalid_credentials" | "forbidden";
                     };
                 };
             };
@@ -9700,7 +9735,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description rate_limited: retry after the Retry-After seconds */
+            /** @description rate_limited: 5 wrong codes within 15 minutes; Retry-After says when to try again */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -15202,7 +15237,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            /** @description invalid_credentials or mfa_required: the password or two-factor code is wrong, or two-factor is on and no code was sent */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15210,7 +15245,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "insufficient_scope";
+                        error?: "invalid_credentials" | "mfa_required" | "insufficient_scope";
                     };
                 };
             };
@@ -18674,7 +18709,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description insufficient_scope: the API key lacks the scope webhooks:write */
+            /** @description invalid_credentials or mfa_required: the password or two-factor code is wrong, or two-factor is on and no code was sent */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18682,7 +18717,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "insufficient_scope";
+                        error?: "invalid_credentials" | "mfa_required" | "insufficient_scope";
                     };
                 };
             };
