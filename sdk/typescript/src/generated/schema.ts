@@ -4397,6 +4397,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/platform/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The background audit's last run (fiat admin)
+         * @description The checks the platform ran last in the background (the ledger chain, every record with one ledger entry, every entry with its record), each ok, FAILED or SKIPPED with its detail. The console shows an alarm while one failed; `platform verify` runs them all on demand. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
+        get: operations["getPlatformAdminAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/platform/admin/deliveries": {
         parameters: {
             query?: never;
@@ -4565,6 +4587,28 @@ export interface paths {
          *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
          */
         get: operations["getPlatformAdminParked"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/platform/admin/slow-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest slow requests of this gateway process, with their trace ids (fiat admin)
+         * @description Requests this gateway process answered in SLOW_REQUEST_THRESHOLD or more, newest first, at most 50: each names its route, status, time and trace id, the traceId of its log lines on every process it crossed and of its spans, linked to the tracing UI when TRACE_URL_TEMPLATE is set. Each gateway process keeps its own. Read-only.
+         *
+         *     **Who may call:** a fiat admin, with `Authorization: Bearer <token>`; any other user gets 403 forbidden.
+         */
+        get: operations["getPlatformAdminSlowRequests"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5139,6 +5183,24 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        ConsoleAudit: {
+            checks: components["schemas"]["ConsoleAuditCheck"][];
+            /** @description checks that failed in the last run */
+            failed: number;
+            /**
+             * Format: date-time
+             * @description when the last run completed; null before the first
+             * @example 2026-11-27T09:30:00Z
+             */
+            ranAt: string | null;
+        };
+        ConsoleAuditCheck: {
+            check: string;
+            /** @description counts and a few ids when it failed; why when it was skipped */
+            detail: string;
+            /** @enum {string} */
+            status: "ok" | "FAILED" | "SKIPPED";
+        };
         ConsoleCurrencySeries: {
             /** @example KZT */
             currency: string;
@@ -5201,6 +5263,43 @@ export interface components {
              * @description records the topic holds
              */
             total: number;
+        };
+        ConsoleSlowRequest: {
+            /**
+             * Format: date-time
+             * @example 2026-11-27T09:30:00Z
+             */
+            at: string;
+            method: string;
+            /**
+             * Format: double
+             * @description milliseconds from the request to its answer
+             */
+            ms: number;
+            /** @example YPAjLVB7G9PBnU7qdEOjpmYh31s */
+            requestId: string;
+            /** @description the route's pattern, not the path with its ids */
+            route: string;
+            status: number;
+            /**
+             * @description the W3C trace id: the traceId of its log lines and its spans
+             * @example obBPhcpfSUjqQQuBCGhrJ9rcnDu
+             */
+            traceId: string;
+            /**
+             * @description the trace in the tracing UI (TRACE_URL_TEMPLATE), null when none is configured
+             * @example https://shop.example.com/webhooks/platform
+             */
+            traceUrl: string | null;
+        };
+        ConsoleSlowRequests: {
+            /** @description newest first, at most 50, of the gateway process that answered this request */
+            items: components["schemas"]["ConsoleSlowRequest"][];
+            /**
+             * Format: int64
+             * @description a request answered in this many milliseconds or more is kept (SLOW_REQUEST_THRESHOLD; 0: none kept)
+             */
+            thresholdMs: number;
         };
         ConsoleStateCount: {
             /** Format: int64 */
@@ -30239,6 +30338,98 @@ export interface operations {
             };
         };
     };
+    getPlatformAdminAudit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the last run; ranAt null before the first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleAudit"];
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden" | "mfa_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
     getPlatformAdminDeliveries: {
         parameters: {
             query?: never;
@@ -30997,6 +31188,98 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConsoleParked"];
+                };
+            };
+            /** @description auth_required: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "auth_required" | "key_invalid";
+                    };
+                };
+            };
+            /** @description forbidden or mfa_required: the caller is not a fiat admin (forbidden), or in production an admin who has not turned on two-factor (mfa_required) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden" | "mfa_required";
+                    };
+                };
+            };
+            /** @description validation_failed: a field is missing or invalid (fields names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "validation_failed";
+                    };
+                };
+            };
+            /** @description rate_limited: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal: the answer carries the requestId */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal";
+                    };
+                };
+            };
+            /** @description unavailable: a dependency did not answer; retry (writes with the same Idempotency-Key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getPlatformAdminSlowRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the latest slow requests, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleSlowRequests"];
                 };
             };
             /** @description auth_required: no valid bearer token */
