@@ -273,3 +273,13 @@ func captureStdout(t *testing.T, f func() int) (string, int) {
 	<-done
 	return buf.String(), code
 }
+
+func TestParseEnv(t *testing.T) {
+	got, err := parseEnv(" OTEL_EXPORTER_OTLP_ENDPOINT={otlp}, OTEL_TRACES_SAMPLER_ARG=0.01,,EMPTY=")
+	if err != nil || len(got) != 3 || got["OTEL_EXPORTER_OTLP_ENDPOINT"] != "{otlp}" || got["OTEL_TRACES_SAMPLER_ARG"] != "0.01" || got["EMPTY"] != "" {
+		t.Fatalf("parseEnv = %v, %v", got, err)
+	}
+	if _, err := parseEnv("NOEQUALS"); err == nil {
+		t.Fatal("a pair without = accepted")
+	}
+}

@@ -32,7 +32,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	neturl "net/url"
 	"os"
 	"runtime"
@@ -68,11 +71,16 @@ type options struct {
 	baselineBin      string
 	baselineName     string
 	statsSettle      time.Duration
+	// env and baselineEnv are settings of this tree's runs and of the
+	// -baseline-bin runs (an A/B of one binary in two configurations, such
+	// as tracing on against off); {otlp} stands for the bench's own OTLP
+	// collector, which receives spans and drops them.
+	env, baselineEnv map[string]string
 }
 
 func main() {
 	var o options
-	var clients, baselines string
+	var clients, baselines, env, baselineEnv string
 	flag.IntVar(&o.users, "users", 100, "users (and KZT wallets) to create")
 	flag.StringVar(&clients, "clients", "32", "comma-separated concurrent client counts, e.g. 8,32,128 for the scaling table")
 	flag.Func("concurrency", "one client count (the old name of -clients)", func(v string) error { clients = v; return nil })
@@ -92,7 +100,16 @@ func main() {
 	flag.StringVar(&o.baselineBin, "baseline-bin", "", "a platform binary built from another commit (make bench BENCH_AGAINST=<commit> builds one): it runs in every round next to the current binary, first place alternating, and the summary prints the median ratios current/baseline")
 	flag.StringVar(&o.baselineName, "baseline-name", "baseline", "what the summary calls -baseline-bin (e.g. its commit)")
 	flag.DurationVar(&o.statsSettle, "stats-settle", 11*time.Second, "wait after the setup so that every Postgres backend has flushed its statistics (an idle one holds them up to 10 s) before the commit count starts")
+	flag.StringVar(&env, "env", "", "KEY=VALUE,... settings of this tree's platform runs; {otlp} is the bench's own span sink, e.g. OTEL_EXPORTER_OTLP_ENDPOINT={otlp}")
+	flag.StringVar(&baselineEnv, "baseline-env", "", "KEY=VALUE,... settings of the -baseline-bin runs (with -baseline-bin bin/platform: one binary, two configurations)")
 	flag.Parse()
+	var err error
+	if o.env, err = parseEnv(env); err != nil {
+		usage("bad -env: %v", err)
+	}
+	if o.baselineEnv, err = parseEnv(baselineEnv); err != nil {
+		usage("bad -baseline-env: %v", err)
+	}
 	if o.baselineDuration == 0 {
 		o.baselineDuration = o.duration
 	}
@@ -120,6 +137,32 @@ func main() {
 	os.Exit(run(o))
 }
 
+// parseEnv reads KEY=VALUE,... pairs.
+func parseEnv(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q is not KEY=VALUE", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// spanSink is an OTLP/HTTP collector that answers every export and keeps
+// nothing: the cost of tracing is the platform's, not a collector's.
+func spanSink() (string, func()) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	return srv.URL, srv.Close
+}
+
 func usage(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 	os.Exit(2)
@@ -139,6 +182,7 @@ type round struct {
 type subject struct {
 	name string
 	bin  string
+	env  map[string]string
 }
 
 func run(o options) int {
@@ -161,9 +205,18 @@ func run(o options) int {
 	}
 	defer admin.Close()
 
-	subjects := []subject{{name: "platform"}}
+	sink, stopSink := spanSink()
+	defer stopSink()
+	withSink := func(env map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range env {
+			out[k] = strings.ReplaceAll(v, "{otlp}", sink)
+		}
+		return out
+	}
+	subjects := []subject{{name: "platform", env: withSink(o.env)}}
 	if o.baselineBin != "" {
-		subjects = append(subjects, subject{name: o.baselineName, bin: o.baselineBin})
+		subjects = append(subjects, subject{name: o.baselineName, bin: o.baselineBin, env: withSink(o.baselineEnv)})
 		fmt.Printf("A/B: platform = %s, %s = %s, alternating first place every round, each run on a fresh database and data directory\n",
 			harness.Binary(ptb), o.baselineName, o.baselineBin)
 	}
@@ -311,6 +364,9 @@ func runPlatform(ctx context.Context, admin *pgxpool.Pool, o options, s subject,
 	}
 	if o.kafka != "embedded" {
 		env["KAFKA_BROKERS"] = o.kafka
+	}
+	for k, v := range s.env {
+		env[k] = v
 	}
 	var prof *profiler
 	if o.pprofDir != "" {
