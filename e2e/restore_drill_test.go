@@ -215,6 +215,10 @@ func TestRestoreDrill(t *testing.T) {
 	pg := startArchivedPostgres(t)
 	p := harness.Start(t, harness.Options{DatabaseURL: pg.newDatabase(t)})
 	l := newDrillLoad(t, p, 8, 10_000_000)
+	// A ring of near-empty wallets, sent around after T: re-applied after
+	// the restore in another order, its hops must keep their answers.
+	ring := l.newRing(t, 10, 5, 1_000)
+	tring := newTradeRing(t, p, 6)
 
 	l.send(t, "before-backup", 40)
 	backupDone := make(chan string, 1)
@@ -239,6 +243,8 @@ func TestRestoreDrill(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	beforeT := len(l.acked)
 	l.send(t, "after-t", 60)
+	ring.send(t, "ring-after-t", 5)
+	tring.send(t, "trade-ring-after-t", 3)
 	if t.Failed() {
 		return
 	}
@@ -271,6 +277,8 @@ func TestRestoreDrill(t *testing.T) {
 	t.Logf("restore to T: the %d transfers after T re-applied from the topics in %s", len(l.acked)-beforeT,
 		time.Since(reapplyStart).Round(time.Millisecond))
 	l.checkConserved(t)
+	ring.checkTold(t)
+	tring.checkTold(t)
 	t.Logf("platform verify after the restore to T:\n%s", verifyDatabase(t, p))
 	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupFiat, topics.GroupLedger, topics.GroupReputation)
 	t.Logf("restore to T: %s", l.checkLedger(t))

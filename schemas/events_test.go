@@ -21,6 +21,8 @@ var notEvents = map[string]bool{
 	TypeWebhookDeliveryUpdated: true,
 	// The carrier of bundled events, expanded before delivery.
 	TypeEventBundle: true,
+	// The outcome journals' records (topics.OutcomesOf), read by appliers only.
+	TypeCommandOutcome: true,
 }
 
 // commandTypes reads this package's source for the message types that

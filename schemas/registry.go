@@ -19,6 +19,7 @@ var moduleVersions = []map[string]int{
 	buildVersions,
 	webhookVersions,
 	bundleVersions,
+	outcomeVersions,
 }
 
 func lookupVersion(typ string) (int, bool) {

@@ -19,6 +19,31 @@ const (
 	GatewayReplies     = "gateway.replies"     // key: gateway instance id
 )
 
+// Outcome journals: what an applier decided for each command of a command
+// topic, on the partition number of the command (consumers/pipeline
+// journal.go). They keep records as long as their command topic, so a
+// database restored to any point the commands still cover re-applies them
+// with the outcomes the clients were given.
+const (
+	FiatOutcomes  = "fiat.outcomes"
+	MaskOutcomes  = "mask.outcomes"
+	TradeOutcomes = "trade.outcomes"
+)
+
+// OutcomesOf names the outcome journal of a command topic; ok is false for
+// a topic without one.
+func OutcomesOf(commandTopic string) (journal string, ok bool) {
+	switch commandTopic {
+	case FiatCommands:
+		return FiatOutcomes, true
+	case MaskCommands:
+		return MaskOutcomes, true
+	case TradeCommands:
+		return TradeOutcomes, true
+	}
+	return "", false
+}
+
 // Event topics, one per module, keyed by subject id.
 const (
 	EventsIdentity   = "events.identity"
@@ -98,6 +123,16 @@ func All() []Spec {
 		{Name: LedgerAppend, Partitions: 1, RetentionMs: -1, Bundled: true},
 		{Name: GatewayReplies, Partitions: 12, RetentionMs: 3600 * 1000, Volatile: true},
 		{Name: AnalyticsWebhooks, Partitions: 6, RetentionMs: -1},
+		// The journals have their command topic's partitions and retention.
+		// On the embedded broker they are volatile: an entry is written before
+		// its reply leaves but not fsynced (the fsync round cost the pipeline
+		// 4-5x its throughput in BenchmarkPipelineRoundTrip), so a host crash
+		// of the broker loses the entries of its last seconds; only a database
+		// restored to before those commands then decides them again. A real
+		// cluster replicates them (acks=all) before the reply.
+		{Name: FiatOutcomes, Partitions: 12, RetentionMs: week, Volatile: true},
+		{Name: MaskOutcomes, Partitions: 12, RetentionMs: week, Volatile: true},
+		{Name: TradeOutcomes, Partitions: 6, RetentionMs: week, Volatile: true},
 	}
 	for _, t := range EventTopics() {
 		specs = append(specs, Spec{Name: t, Partitions: 6, RetentionMs: -1,

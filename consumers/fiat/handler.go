@@ -135,12 +135,8 @@ type loaded struct {
 // Decide applies the fresh commands (a subsequence of those loaded, in
 // order) under the locks Load queued, and queues the batch's writes.
 func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, writes *pgx.Batch) ([]pipeline.Outcome, error) {
-	out := make([]pipeline.Outcome, len(fresh))
+	cmds := make([]pipeline.Decider[*batch], len(fresh))
 	j := 0
-	base := l.b.h.stamps(l.b.h.now().UTC().Truncate(time.Microsecond), len(fresh))
-	if err := l.b.settle(base); err != nil {
-		return nil, err
-	}
 	for i, c := range fresh {
 		for j < len(l.cmds) && l.cmds[j].id != c.Env.ID {
 			j++
@@ -148,14 +144,31 @@ func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, writes *pgx
 		if j == len(l.cmds) {
 			return nil, fmt.Errorf("command %s was not loaded", c.Env.ID)
 		}
+		cmds[i] = l.cmds[j].cmd
+	}
+	base := l.b.h.stamps(l.b.h.now().UTC().Truncate(time.Microsecond), len(fresh))
+	if err := l.b.settle(base); err != nil {
+		return nil, err
+	}
+	// Passes decides them in order, or, re-applying commands after a
+	// restore, reproduces their first outcomes.
+	out, err := pipeline.Passes(fresh, func(i int) pipeline.Outcome {
 		// Each command of the batch is stamped a microsecond after the one
 		// before it, so newest-first lists (created_at, then id) keep the
-		// order commands were applied in, within one batch too.
-		l.b.now = base.Add(time.Duration(i) * time.Microsecond)
-		l.b.deciding(c.Env)
-		out[i] = l.cmds[j].cmd.Decide(l.b, c.Env)
+		// order commands were applied in, within one batch too. A
+		// re-applied command is decided at its first clock: its caps'
+		// month and createdAt are those it was answered with.
+		l.b.now = fresh[i].Clock(base.Add(time.Duration(i) * time.Microsecond))
+		l.b.month = schemas.MonthKey(l.b.now)
+		l.b.deciding(fresh[i].Env)
+		o := cmds[i].Decide(l.b, fresh[i].Env)
+		o.DecidedAt = l.b.now
+		return o
+	})
+	if err != nil {
+		return nil, err
 	}
-	l.b.now = base
+	l.b.now, l.b.month = base, schemas.MonthKey(base)
 	l.b.queueWrites(writes)
 	return out, nil
 }

@@ -119,12 +119,22 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 	if err := b.load(ctx, tx); err != nil {
 		return nil, err
 	}
-	outcomes := make([]pipeline.Outcome, len(cmds))
-	for i, d := range ds {
-		outcomes[i] = d.Decide(b, cmds[i].Env)
-		if err := b.Err(); err != nil {
-			return nil, err
-		}
+	// Passes decides them in order, or, re-applying commands after a
+	// restore, reproduces their first outcomes (a re-applied command at its
+	// first clock).
+	now := b.now
+	outcomes, err := pipeline.Passes(cmds, func(i int) pipeline.Outcome {
+		b.now = cmds[i].Clock(now)
+		o := ds[i].Decide(b, cmds[i].Env)
+		o.DecidedAt = b.now
+		return o
+	})
+	b.now = now
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
 	if err := b.save(ctx, tx); err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ type round struct {
 	done       chan struct{} // every batch of the poll is finished
 	errs       []error
 	fenced     []*batchPositions // batches of the poll refused by the fence (position.go)
+	carry      [][]*kgo.Record   // held back, by worker (reproduce.go)
 }
 
 // start applies one poll, split over the workers by partition, each batch
@@ -37,7 +38,8 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 			groups[w] = append(groups[w], rec)
 		}
 	}
-	rd := &round{recs: recs, committing: make(chan struct{}), done: make(chan struct{}), errs: make([]error, len(groups))}
+	rd := &round{recs: recs, committing: make(chan struct{}), done: make(chan struct{}), errs: make([]error, len(groups)),
+		carry: make([][]*kgo.Record, len(groups))}
 	var turns []*turn
 	var wg sync.WaitGroup
 	fenced := make([]*batchPositions, len(groups))
@@ -59,7 +61,7 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rd.errs[w] = r.processGroup(ctx, stop, g, at, &fenced[w])
+			rd.carry[w], rd.errs[w] = r.processGroup(ctx, stop, g, at, &fenced[w])
 		}()
 	}
 	go func() {
@@ -88,12 +90,21 @@ func (r *Runner) finish(rd *round) error {
 	if err := errors.Join(rd.errs...); err != nil {
 		return err
 	}
-	if len(rd.fenced) == 0 {
+	var held []*kgo.Record
+	for _, c := range rd.carry {
+		held = append(held, c...)
+	}
+	if len(rd.fenced) == 0 && len(held) == 0 {
 		r.client.MarkCommitRecords(rd.recs...)
 		return nil
 	}
-	// The records of fenced partitions come again: their offsets are not
-	// marked.
+	// The records of fenced partitions come again, and those held back are
+	// applied again first (reproduce.go): their offsets are not marked.
+	r.setCarry(held)
+	isHeld := make(map[*kgo.Record]bool, len(held))
+	for _, rec := range held {
+		isHeld[rec] = true
+	}
 	type tp struct {
 		topic string
 		part  int32
@@ -105,7 +116,7 @@ func (r *Runner) finish(rd *round) error {
 		}
 	}
 	for _, rec := range rd.recs {
-		if !skip[tp{rec.Topic, rec.Partition}] {
+		if !skip[tp{rec.Topic, rec.Partition}] && !isHeld[rec] {
 			r.client.MarkCommitRecords(rec)
 		}
 	}
@@ -123,8 +134,9 @@ func partitionWorker(topic string, partition int32, workers int) int {
 
 // processGroup applies records of a fixed set of partitions in one
 // transaction (split only to isolate a failing command). It leaves the
-// batch's positions in *pos, to tell finish when the fence refused them.
-func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at place, pos **batchPositions) (err error) {
+// batch's positions in *pos, to tell finish when the fence refused them,
+// and returns the records it held back (reproduce.go).
+func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at place, pos **batchPositions) (carry []*kgo.Record, err error) {
 	defer func() { at.own.finish(err != nil) }()
 	start := time.Now()
 	cmds := make([]Command, 0, len(recs))
@@ -147,13 +159,14 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 					Body: schemas.ErrorJSON(schemas.CodeValidationFailed, "the command carries NUL characters or invalid UTF-8",
 						map[string]any{"fields": map[string]string{field: "must be valid UTF-8 text without NUL characters"}})})
 				if err != nil {
-					return err
+					return nil, err
 				}
 				refused = append(refused, rep)
 			}
 			continue
 		}
-		cmds = append(cmds, Command{Env: env, Topic: rec.Topic, Trace: topics.TraceOf(rec)})
+		cmds = append(cmds, Command{Env: env, Topic: rec.Topic, Trace: topics.TraceOf(rec), Partition: rec.Partition,
+			Offset: rec.Offset, Recorded: r.replays.get(rec.Topic, rec.Partition, env.ID)})
 	}
 
 	ctx, span := r.startBatchSpan(ctx, cmds)
@@ -165,32 +178,54 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 	// so every batch's transaction carries its positions, and the fence of
 	// the batch after it sees them.
 	if err := r.produceUntilDone(ctx, stop, parked); err != nil {
-		return err
+		return nil, err
 	}
 	at.pos = positions
 	replies := refused
 	if len(cmds) > 0 {
 		applied, stillParked, err := r.applyWithRetry(ctx, stop, cmds, parked, at)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if positions.fenced {
-			return nil // sought back: the records come again (position.go)
+			return nil, nil // sought back: the records come again (position.go)
 		}
 		replies, parked = append(replies, applied...), stillParked
 		r.logApplied(ctx, cmds)
+		if reapplies(cmds) {
+			held := heldFrom(cmds)
+			r.noteHolds(cmds)
+			holdPositions(positions.ps, held)
+			carry = carried(recs, held)
+		}
 		if r.cfg.AfterDBCommit != nil {
 			if err := r.cfg.AfterDBCommit(ctx); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	if err := r.produceUntilDone(ctx, stop, parked[upfront:]); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.savePositions(ctx, stop, positions); err != nil || positions.fenced {
-		return err
+		return nil, err
 	}
+	// The outcomes go on their journal before any reply leaves: every
+	// answer a client gets is on it (journal.go).
+	journal := replies[:0:0]
+	sent := replies[:0]
+	for _, rep := range replies {
+		if isJournal(rep) {
+			journal = append(journal, rep)
+		} else {
+			sent = append(sent, rep)
+		}
+	}
+	if err := r.produceUntilDone(ctx, stop, journal); err != nil {
+		return nil, err
+	}
+	replies = sent
+	r.replays.done(cmds)
 	for _, p := range parked {
 		r.metrics.DLQ.WithLabelValues(r.cfg.Group, p.Topic).Inc()
 	}
@@ -201,7 +236,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 	}
 	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))
 	r.metrics.ApplySecs.WithLabelValues(r.cfg.Group).Observe(time.Since(start).Seconds())
-	return nil
+	return carry, nil
 }
 
 // startBatchSpan starts the span of one batch: in the trace of its first

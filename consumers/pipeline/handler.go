@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel/trace"
@@ -30,6 +31,15 @@ type Command struct {
 	// Trace is the span context in the record's traceparent header (not
 	// valid without one): its reply and the events it emits carry it on.
 	Trace trace.SpanContext
+	// Partition and Offset place its record.
+	Partition int32
+	Offset    int64
+	// Recorded is the outcome the command was given the first time it was
+	// applied, when that application is on the outcome journal but not in
+	// the database (a restore to an earlier point): the command is
+	// re-applied reproducing it (journal.go). Nil for a command applied
+	// for the first time.
+	Recorded *Recorded
 }
 
 // Emission is a record the applied command causes, queued in the outbox in
@@ -57,6 +67,13 @@ type Outcome struct {
 	// lookup finds this command once the batch commits, and a unique key on
 	// that row makes a concurrent second application fail.
 	SelfRecorded bool
+	// DecidedAt is the clock the handler decided the command with: the
+	// journal keeps it, and a re-application decides with it (Clock).
+	DecidedAt time.Time
+	// Held marks a re-applied command that cannot be decided yet as it
+	// was the first time (Passes): it is not recorded, and its partition
+	// is applied again from it in a later batch.
+	Held bool
 }
 
 // Handler applies a batch of never-applied commands inside tx, in the order

@@ -34,8 +34,9 @@ func dlqEnvelope(c Command, cause error) *kgo.Record {
 	return dlq.ParkEnvelope(c.Topic, c.Env, cause)
 }
 
-// produceUntilDone publishes DLQ records, retrying until the broker has them:
-// the offsets of a parked record are committed only after it is on the DLQ.
+// produceUntilDone publishes DLQ records (and journal entries,
+// journal.go), retrying until the broker has them: the offsets of a parked
+// record are committed only after it is on the DLQ.
 func (r *Runner) produceUntilDone(ctx, stop context.Context, recs []*kgo.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -45,7 +46,7 @@ func (r *Runner) produceUntilDone(ctx, stop context.Context, recs []*kgo.Record)
 		if err == nil {
 			return nil
 		}
-		r.log.Warn("parking on DLQ failed, retrying", "err", err)
+		r.log.Warn("producing to "+recs[0].Topic+" failed, retrying", "err", err)
 		select {
 		case <-stop.Done():
 			return fmt.Errorf("shutdown while parking records: %w", err)

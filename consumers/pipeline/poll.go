@@ -46,7 +46,7 @@ func (r *Runner) consume(ctx context.Context) error {
 			}
 		})
 		var next *round
-		if recs := fetches.Records(); len(recs) > 0 {
+		if recs := r.takeCarry(fetches.Records()); len(recs) > 0 {
 			// The batch is finished even when shutdown starts meanwhile, so
 			// that its offsets are committed and nothing is redelivered.
 			next = r.start(context.WithoutCancel(ctx), ctx, recs)
@@ -82,6 +82,9 @@ func (r *Runner) consume(ctx context.Context) error {
 // overlapNext reports whether to read the next poll while the one in
 // flight commits.
 func (r *Runner) overlapNext() bool {
+	if r.reproducing() {
+		return false
+	}
 	switch r.cfg.Overlap {
 	case OverlapAlways:
 		return true
@@ -98,6 +101,15 @@ func (r *Runner) overlapNext() bool {
 // a rebalance waits, so that Run can mark it and allow the rebalance.
 func (r *Runner) poll(ctx context.Context, inflight *round) kgo.Fetches {
 	if inflight == nil {
+		if r.holding() {
+			// Records held back are tried again after a pause, whatever
+			// arrives meanwhile (reproduce.go).
+			pctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			stop := time.AfterFunc(holdRetry, cancel)
+			defer stop.Stop()
+			return r.client.PollRecords(pctx, r.cfg.MaxBatch)
+		}
 		return r.client.PollRecords(ctx, r.cfg.MaxBatch)
 	}
 	select {

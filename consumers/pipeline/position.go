@@ -480,5 +480,8 @@ func (r *Runner) adjustOffsets(ctx context.Context, assigned map[string]map[int3
 			ps[p] = kgo.NewOffset().At(g.ResumeAt).WithEpoch(-1)
 		}
 	}
+	if err := r.loadReplays(ctx, firstOffsets(assigned, stored)); err != nil {
+		return nil, fmt.Errorf("load the outcome journal: %w", err)
+	}
 	return assigned, nil
 }

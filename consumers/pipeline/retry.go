@@ -63,13 +63,21 @@ func (r *Runner) applyWithRetry(ctx, stop context.Context, cmds []Command, parke
 			}
 			return nil, parked, nil
 		}
+		if div := (*DivergedError)(nil); errors.As(err, &div) {
+			// Never recorded, never parked: the runner stops (reproduce.go).
+			r.log.Error(div.Error())
+			return nil, nil, err
+		}
 		switch r.stepAfter(err, len(cmds), &tries) {
 		case splitBatch:
 			// Split the batch so one bad command cannot hold back the others.
 			// Each command's transaction checks the batch's positions (the
 			// fence), and the batch stores them once all are applied.
 			var all []*kgo.Record
-			for _, c := range cmds {
+			for k, c := range cmds {
+				if isHeld(heldFrom(cmds[:k]), c) {
+					continue // after a command held back (reproduce.go)
+				}
 				rep, p, err := r.applyWithRetry(ctx, stop, []Command{c}, nil, place{lock: at.lock, pos: at.pos, fenceOnly: true})
 				if err != nil {
 					return nil, nil, err

@@ -7,13 +7,16 @@ package pipeline
 // Handler's, a Pipelined one's); retry.go retries, splits and parks a batch
 // that fails; record.go turns outcomes into processed rows, event log rows
 // (bundled where the topic is) and replies; park.go puts what cannot be
-// applied on the DLQ; position.go keeps the positions in Postgres.
+// applied on the DLQ; position.go keeps the positions in Postgres;
+// journal.go journals each command's outcome on Kafka and loads it for a
+// re-application after a restore, which reproduce.go makes reproduce it.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -168,6 +171,13 @@ type Runner struct {
 	revalidating atomic.Bool
 	// lastRecords is when a poll last returned records (gather.go).
 	lastRecords time.Time
+	// replays are the journal entries of the commands to re-apply; carry
+	// the records a batch held back, applied again first; holds names the
+	// commands that wait (reproduce.go).
+	replays replays
+	carryMu sync.Mutex
+	carry   []*kgo.Record
+	holds   holds
 }
 
 // NewRunner joins the consumer group. Offsets are marked by Run only after
@@ -217,6 +227,9 @@ func NewRunner(cfg Config, pool *pgxpool.Pool, handler Handler, metrics *Metrics
 		kgo.FetchMinBytes(cfg.MinBytes),
 		kgo.FetchMaxWait(cfg.MaxWait),
 		kgo.SessionTimeout(10*time.Second),
+		kgo.RecordPartitioner(newJournalPartitioner()),
+		kgo.OnPartitionsRevoked(r.forget),
+		kgo.OnPartitionsLost(r.forget),
 	)
 	if err != nil {
 		return nil, err

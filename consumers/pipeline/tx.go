@@ -51,16 +51,24 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command, at place) ([]*k
 	pipeline.QueueOrderLock(lookup, at.lock)
 	seen := make(map[string]pipeline.Processed)
 	r.queueLookup(lookup, commandIDs(cmds), seen)
-	r.queuePositions(lookup, at)
+	// A batch that re-applies commands may hold some back (reproduce.go):
+	// it stores its positions once it knows.
+	late := reapplies(cmds)
+	if !late {
+		r.queuePositions(lookup, at)
+	}
 	if err := tx.SendBatch(ctx, lookup).Close(); err != nil {
 		return nil, fmt.Errorf("lock and look up batch: %w", err)
 	}
 	at.own.hold()
 	s := sortOut(cmds, seen)
-	if len(s.fresh) > 0 {
-		outcomes, err := r.applySafely(ctx, tx, s.fresh)
-		if err != nil {
-			return nil, fmt.Errorf("apply %d commands: %w", len(s.fresh), err)
+	if len(s.fresh) > 0 || len(s.reproduced) > 0 {
+		var outcomes []Outcome
+		if len(s.fresh) > 0 {
+			outcomes, err = r.applySafely(ctx, tx, s.fresh)
+			if err != nil {
+				return nil, fmt.Errorf("apply %d commands: %w", len(s.fresh), err)
+			}
 		}
 		processed, outbox, err := s.record(outcomes, r.bundled)
 		if err != nil {
@@ -73,6 +81,14 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command, at place) ([]*k
 			return nil, err
 		}
 	}
+	if late && at.pos != nil {
+		holdPositions(at.pos.ps, s.held)
+		positions := &pgx.Batch{}
+		r.queuePositions(positions, at)
+		if err := tx.SendBatch(ctx, positions).Close(); err != nil {
+			return nil, fmt.Errorf("store positions: %w", err)
+		}
+	}
 	if !at.mayCommit() {
 		return nil, errBeforeFailed
 	}
@@ -81,7 +97,7 @@ func (r *Runner) applyBatch(ctx context.Context, cmds []Command, at place) ([]*k
 		return nil, fmt.Errorf("commit batch: %w", err)
 	}
 	r.positionsCommitted(at)
-	return s.replies(cmds)
+	return s.answers(cmds)
 }
 
 // applyPipelined applies the batch of a Pipelined handler in two round
@@ -128,10 +144,13 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 	at.own.hold()
 	s := sortOut(cmds, seen)
 	writes := &pgx.Batch{}
-	if len(s.fresh) > 0 {
-		outcomes, err := loaded.Decide(ctx, s.fresh, writes)
-		if err != nil {
-			return nil, true, fmt.Errorf("apply %d commands: %w", len(s.fresh), err)
+	if len(s.fresh) > 0 || len(s.reproduced) > 0 {
+		var outcomes []Outcome
+		if len(s.fresh) > 0 {
+			outcomes, err = loaded.Decide(ctx, s.fresh, writes)
+			if err != nil {
+				return nil, true, fmt.Errorf("apply %d commands: %w", len(s.fresh), err)
+			}
 		}
 		processed, outbox, err := s.record(outcomes, r.bundled)
 		if err != nil {
@@ -139,6 +158,9 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 		}
 		pipeline.QueueInsertProcessed(writes, processed)
 		pipeline.QueueInsertOutbox(writes, outbox)
+		if at.pos != nil {
+			holdPositions(at.pos.ps, s.held)
+		}
 	}
 	writes.Queue("COMMIT")
 	if !at.mayCommit() {
@@ -151,7 +173,7 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 	}
 	committed = true
 	r.positionsCommitted(at)
-	replies, err = s.replies(cmds)
+	replies, err = s.answers(cmds)
 	return replies, true, err
 }
 
@@ -160,10 +182,16 @@ func (r *Runner) applyPipelined(ctx context.Context, ph Pipelined, cmds []Comman
 // it is a Recorder. Closing b fills seen.
 func (r *Runner) queueLookup(b *pgx.Batch, ids []string, seen map[string]pipeline.Processed) {
 	rec, _ := r.handler.(Recorder)
-	pipeline.QueueLookupApplied(b, r.lookup, ids, func(p pipeline.Processed) { seen[p.CommandID] = p },
+	// A command with both keeps its processed row: a re-applied command's
+	// recorded answer (reproduce.go).
+	processed := map[string]bool{}
+	pipeline.QueueLookupApplied(b, r.lookup, ids, func(p pipeline.Processed) { seen[p.CommandID], processed[p.CommandID] = p, true },
 		func(id, hash, record string) error {
 			if rec == nil {
 				return fmt.Errorf("command %s has a record but the handler keeps none", id)
+			}
+			if processed[id] {
+				return nil
 			}
 			status, body, err := rec.Recorded(record)
 			if err != nil {
@@ -172,6 +200,16 @@ func (r *Runner) queueLookup(b *pgx.Batch, ids []string, seen map[string]pipelin
 			seen[id] = pipeline.Processed{CommandID: id, RequestHash: hash, Status: status, Body: body}
 			return nil
 		})
+}
+
+// reapplies reports whether any of cmds is re-applied (journal.go).
+func reapplies(cmds []Command) bool {
+	for _, c := range cmds {
+		if c.Recorded != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func commandIDs(cmds []Command) []string {

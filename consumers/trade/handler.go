@@ -79,15 +79,22 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 		b.accounts[id] = &r
 	}
 
-	outcomes := make([]pipeline.Outcome, len(cmds))
 	base := h.now().UTC().Truncate(time.Microsecond)
-	for i, d := range ds {
+	// Passes decides them in order, or, re-applying commands after a
+	// restore, reproduces their first outcomes (a re-applied command at its
+	// first clock).
+	outcomes, err := pipeline.Passes(cmds, func(i int) pipeline.Outcome {
 		// A microsecond apart: newest-first lists keep the applied order within one batch.
-		b.now = base.Add(time.Duration(i) * time.Microsecond)
-		outcomes[i] = d.Decide(b, cmds[i].Env)
-		if err := b.Err(); err != nil {
-			return nil, err
-		}
+		b.now = cmds[i].Clock(base.Add(time.Duration(i) * time.Microsecond))
+		o := ds[i].Decide(b, cmds[i].Env)
+		o.DecidedAt = b.now
+		return o
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
 	if err := h.store.Save(ctx, tx, b.balances(), b.ops); err != nil {
 		return nil, err
