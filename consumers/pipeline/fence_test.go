@@ -230,3 +230,33 @@ func TestRevalidatesPositionsAfterFollowingANewPrimary(t *testing.T) {
 	produceOn(partA, "a-2", 100)
 	stayTotal(t, pool, 131)
 }
+
+// TestPartitionWithoutStoredPositionStartsOver: the database is restored
+// to before the group applied anything of a partition (no stored position)
+// while the group's Kafka offset is past those records: the partition
+// starts over from its first record instead of skipping them at the Kafka
+// offset for good.
+func TestPartitionWithoutStoredPositionStartsOver(t *testing.T) {
+	pool, brokers := setup(t)
+	ctx := context.Background()
+	cl, err := topics.NewClient(brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produceOnKey(t, cl, "wallet-1", "c-", 1, 2, 3, 4, 5)
+	stop, _ := runGroup(t, pool, brokers, false)
+	waitTotal(t, pool, 15)
+	if err := stop(); err != nil { // commits the group's Kafka offsets
+		t.Fatal(err)
+	}
+	// The restore: nothing of it applied, no position stored.
+	if _, err := pool.Exec(ctx, `UPDATE test_counter SET total = 0; DELETE FROM processed_commands; DELETE FROM consumer_positions`); err != nil {
+		t.Fatal(err)
+	}
+	stop, _ = runGroup(t, pool, brokers, false)
+	defer func() { _ = stop() }()
+	waitTotal(t, pool, 15)
+	produceOnKey(t, cl, "wallet-1", "after-", 100)
+	stayTotal(t, pool, 115)
+}

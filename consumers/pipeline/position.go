@@ -396,6 +396,22 @@ func (r *Runner) stopOnGap(g pipeline.Gap) {
 	}
 }
 
+// storedOrZero is where a partition resumes by the database: its stored
+// position, or 0 when it has none but the group has a Kafka offset there.
+// That database never applied the partition's records — it was restored
+// to before the group applied any, or is another database — while the
+// group did: resuming at the Kafka offset would skip every record before
+// it for good, so the partition starts over from its first record (the
+// applied ones are answered from processed_commands, re-applied ones
+// reproduce their journaled outcome) or, when that is gone, stops on the
+// gap like any other. ok is false for a new group (no Kafka offset either).
+func storedOrZero(stored map[string]map[int32]int64, topic string, p int32, kafka kgo.Offset) (next int64, ok bool) {
+	if next, ok := stored[topic][p]; ok {
+		return next, true
+	}
+	return 0, kafka.EpochOffset().Offset >= 0
+}
+
 // adjustOffsets is called by the client when partitions are assigned, with
 // the Kafka group offsets: it returns the stored positions instead where
 // the group has them. A partition that cannot resume is left out of the
@@ -415,7 +431,7 @@ func (r *Runner) adjustOffsets(ctx context.Context, assigned map[string]map[int3
 	var names []string
 	for topic, ps := range assigned {
 		for p := range ps {
-			if _, ok := stored[topic][p]; ok {
+			if _, ok := storedOrZero(stored, topic, p, ps[p]); ok {
 				names = append(names, topic)
 				break
 			}
@@ -436,9 +452,9 @@ func (r *Runner) adjustOffsets(ctx context.Context, assigned map[string]map[int3
 	}
 	for topic, ps := range assigned {
 		for p := range ps {
-			next, ok := stored[topic][p]
+			next, ok := storedOrZero(stored, topic, p, ps[p])
 			if !ok {
-				continue // never stored here: the Kafka offset
+				continue // a new group: from its reset offset, the log start
 			}
 			start, sok := starts.Lookup(topic, p)
 			end, eok := ends.Lookup(topic, p)
