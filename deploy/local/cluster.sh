@@ -762,6 +762,18 @@ pgbr() {
     --pg1-path="$PG_ROOT/data$n" --pg1-port="${PG_PORTS[$((n - 1))]}" --pg1-socket-path="$PG_ROOT/sock$n" "$@"
 }
 
+# pgbr_data N ARGS...: pgBackRest commands on member N's data directory
+# alone (restore)
+pgbr_data() {
+  local n="$1"; shift
+  as_pg pgbackrest --config="$BACKUP_CONF" --stanza="$STANZA" --pg1-path="$PG_ROOT/data$n" "$@"
+}
+
+# pgbr_repo ARGS...: pgBackRest commands on the repository alone (info)
+pgbr_repo() {
+  as_pg pgbackrest --config="$BACKUP_CONF" --stanza="$STANZA" "$@"
+}
+
 # primary_member: 1 or 2, the member answering 200 on /primary
 primary_member() {
   local i
@@ -785,7 +797,7 @@ backup_up() {
   fi
   pgbr "$n" stanza-create >/dev/null || die "pgbackrest stanza-create failed (log under $BACKUP_ROOT/log)"
   pgbr "$n" check >/dev/null || die "pgbackrest check failed: WAL archiving does not work (log under $BACKUP_ROOT/log)"
-  if ! pgbr "$n" info --output=json | grep -q '"label"'; then
+  if ! pgbr_repo info --output=json | grep -q '"label"'; then
     log "pgbackrest: no backup yet: taking the first full backup from pg$n"
     pgbr "$n" --type=full backup || die "pgbackrest backup failed (log under $BACKUP_ROOT/log)"
   fi
@@ -796,7 +808,7 @@ backup_up() {
 backup_info() {
   [ -f "$BACKUP_CONF" ] || { echo "backups: none configured ($BACKUP_CONF missing: cluster.sh up)"; return 1; }
   local n; n="$(primary_member)" || { echo "backups: no Postgres primary answers"; return 1; }
-  pgbr "$n" info
+  pgbr_repo info
   psql_primary -d postgres -tA -c "$(archive_status_sql)"
 }
 
@@ -823,6 +835,13 @@ cluster_restore() {
   [ -f "$BACKUP_CONF" ] || die "no pgBackRest repository under $BACKUP_ROOT"
   ensure_installed
   etcd_up
+  # the primary, if one still runs, archives the segment it is writing
+  # (check switches it and waits): the archive then holds all it wrote
+  local n
+  if n="$(primary_member)"; then
+    log "restore: archiving pg$n's current WAL segment (pgbackrest check)"
+    pgbr "$n" check >/dev/null 2>&1 || log "restore: WARNING: pgbackrest check failed: the archive may lack the last minute"
+  fi
   log "restore: stopping HAProxy, the platform's processes and both Patroni members"
   stop_member haproxy
   while read -r name; do stop_member "$name"; done < <(members | cut -d' ' -f1)
@@ -839,7 +858,7 @@ cluster_restore() {
   as_pg mkdir -p "$PG_ROOT/data1"
   as_pg chmod 700 "$PG_ROOT/data1"
   log "restore: pgbackrest restore ${args[*]} into $PG_ROOT/data1"
-  pgbr 1 "${args[@]}" restore || die "pgbackrest restore failed (log under $BACKUP_ROOT/log)"
+  pgbr_data 1 "${args[@]}" restore || die "pgbackrest restore failed (log under $BACKUP_ROOT/log)"
   # Patroni's postgresql.conf in the backup names the member that was
   # primary then: this Postgres runs as member 1, alone, until it promotes.
   local d="$PG_ROOT/data1" rlog="$LOGS/restore-pg1.log" i state=""
@@ -861,6 +880,13 @@ cluster_restore() {
   as_pg "$PG_BIN/pg_ctl" -D "$d" -m fast -w -t 120 -s stop || die "the restored Postgres did not stop"
   log "restore: deleting pg2's data directory: it clones the restored member"
   rm -rf "$PG_ROOT/data2"
+  # pg1 alone first: with no cluster in etcd, an empty pg2 started beside it
+  # would bootstrap a new, empty one and win the race
+  log "restore: starting Patroni on pg1 alone: it takes the restored data as the new cluster"
+  backup_prepare
+  patroni_conf 0
+  patroni_spawn 0
+  wait_for 180 "pg1 as the primary" primary_port
   cluster_up
   log "restore: done; take a full backup (cluster.sh backup full) and check the books: eval \"\$(cluster.sh env)\"; platform verify"
 }
