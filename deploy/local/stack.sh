@@ -248,6 +248,8 @@ jit = off
 autovacuum_naptime = 10s
 logging_collector = off
 log_min_duration_statement = 1000
+# DDL with its time: the log names T for a restore (README "Backups and restore")
+log_statement = ddl
 log_line_prefix = '%m [%p] %q%u@%d '
 timezone = 'UTC'
 EOF
