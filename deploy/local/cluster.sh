@@ -587,6 +587,7 @@ backend gateways
     source $PROXY_SOURCE
     server gw1 127.0.0.1:${GW_PORTS[0]} check
     server gw2 127.0.0.1:${GW_PORTS[1]} check
+$(haproxy_conf_ops)
 listen stats
     bind 127.0.0.1:$STATS_PORT
     stats enable
@@ -898,6 +899,24 @@ backup_env() {
   echo "PGBACKREST_CONFIG=$BACKUP_CONF"
   echo "PGBACKREST_STANZA=$STANZA"
   echo "PGBACKREST_LOG_LEVEL_FILE=off"
+}
+
+# haproxy_conf_ops: backends the stats page shows the database by (no
+# client goes through them: the platform uses its multi-host DSN). Patroni's
+# REST API answers 200 on /primary from the primary only and on /replica
+# from a running standby: a database outage is a red row.
+haproxy_conf_ops() {
+  local role i
+  for role in primary replica; do
+    echo "backend postgres-$role"
+    echo "    mode tcp"
+    echo "    option httpchk GET /$role"
+    echo "    http-check expect status 200"
+    echo "    default-server inter 1s fall 2 rise 2"
+    for i in 0 1; do
+      echo "    server pg$((i + 1)) 127.0.0.1:${PG_PORTS[$i]} check port ${REST_PORTS[$i]}"
+    done
+  done
 }
 
 # cluster_status_ops: the backups and the WAL archive, and the log rotation
