@@ -861,17 +861,19 @@ cluster_restore() {
   log "restore: pgbackrest restore ${args[*]} into $PG_ROOT/data1"
   pgbr_data 1 "${args[@]}" restore || die "pgbackrest restore failed (log under $BACKUP_ROOT/log)"
   # Patroni's postgresql.conf in the backup names the member that was
-  # primary then: this Postgres runs as member 1, alone, until it promotes.
+  # primary then: this Postgres runs as member 1, alone, until it promotes,
+  # on its socket only (no client reaches it before Patroni has it).
   local d="$PG_ROOT/data1" rlog="$LOGS/restore-pg1.log" i state=""
   : >"$rlog"
   if is_root; then chown postgres "$rlog"; fi
   log "restore: replaying the archive (Postgres log $rlog)"
-  as_pg "$PG_BIN/pg_ctl" -D "$d" -l "$rlog" -w -t 3600 -s start -o "-c port=${PG_PORTS[0]} -c listen_addresses=127.0.0.1 \
+  as_pg "$PG_BIN/pg_ctl" -D "$d" -l "$rlog" -w -t 3600 -s start -o "-c port=${PG_PORTS[0]} -c listen_addresses= \
 -c unix_socket_directories=$PG_ROOT/sock1 -c hba_file=$d/pg_hba.conf -c ident_file=$d/pg_ident.conf \
 -c synchronous_standby_names= -c archive_command='pgbackrest --config=$BACKUP_CONF --stanza=$STANZA --pg1-path=$d archive-push %p'" \
     || { tail -n 20 "$rlog" >&2; die "the restored Postgres did not start (recovery target not in the archive?)"; }
   for i in $(seq 1 3600); do
-    state="$(PGPASSWORD="$POSTGRES_PASSWORD" "$PG_BIN/psql" -X -h 127.0.0.1 -p "${PG_PORTS[0]}" -U postgres -d postgres -tAc 'SELECT pg_is_in_recovery()' 2>/dev/null || true)"
+    state="$(as_pg env PGPASSWORD="$POSTGRES_PASSWORD" "$PG_BIN/psql" -X -h "$PG_ROOT/sock1" -p "${PG_PORTS[0]}" -U postgres -d postgres \
+      -tAc 'SELECT pg_is_in_recovery()' 2>/dev/null || true)"
     [ "$state" = f ] && break
     sleep 1
   done

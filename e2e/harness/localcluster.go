@@ -46,7 +46,7 @@ type LocalCluster struct {
 
 // LocalClusterPackages are the commands cluster.sh needs from Debian
 // (`make cluster-deps` installs them).
-var LocalClusterPackages = map[string]string{"etcd": "etcd-server", "etcdctl": "etcd-client", "patroni": "patroni", "haproxy": "haproxy"}
+var LocalClusterPackages = map[string]string{"etcd": "etcd-server", "etcdctl": "etcd-client", "patroni": "patroni", "haproxy": "haproxy", "pgbackrest": "pgbackrest"}
 
 // MissingClusterPackages names the Debian packages whose commands are not on
 // PATH.
@@ -359,4 +359,23 @@ func (c *LocalCluster) Secret(name string) string {
 	}
 	c.t.Fatalf("cluster secrets: no %s", name)
 	return ""
+}
+
+// Script runs `deploy/local/cluster.sh ARGS...` against this cluster (its
+// directory and ports) and returns what it printed.
+func (c *LocalCluster) Script(args ...string) ([]byte, error) { return c.script1(args...) }
+
+// Env is `cluster.sh env` as KEY=VALUE pairs (the exports, unquoted).
+func (c *LocalCluster) Env() []string {
+	out, err := c.script1("env")
+	if err != nil {
+		c.t.Fatalf("cluster.sh env: %v\n%s", err, out)
+	}
+	var env []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok && strings.HasPrefix(line, "export ") {
+			env = append(env, k+"="+strings.Trim(v, "'"))
+		}
+	}
+	return env
 }
