@@ -97,9 +97,7 @@ func TestClusterBackupRestore(t *testing.T) {
 	}
 	t.Logf("T = %s (the DROP's log line)", target)
 
-	start := time.Now()
 	out := script("restore", target)
-	t.Logf("restore took %s", time.Since(start).Round(time.Second))
 	stopped := regexp.MustCompile(`recovery stopping before commit of transaction \d+, time .*|last completed transaction was at log time .*`).FindAllString(out, -1)
 	if len(stopped) != 2 {
 		t.Fatalf("cluster.sh restore does not say where recovery stopped:\n%s", out)

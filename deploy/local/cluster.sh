@@ -793,7 +793,7 @@ backup_up() {
   command -v pgbackrest >/dev/null 2>&1 || die "pgbackrest is not installed (cluster.sh install)"
   local n; n="$(primary_member)" || die "no Postgres primary: no backup"
   if [ "$(psql_primary -d postgres -tAc 'SHOW archive_mode')" != "on" ]; then
-    log "pgbackrest: WARNING: the members run without WAL archiving (made before it was configured); restart them: patronictl -c $PG_ROOT/patroni-1.yml restart $SCOPE --force"
+    log "pgbackrest: WARNING: the members run without WAL archiving (started before it was configured): cluster.sh down, then up (each Patroni reads its new configuration when it starts)"
     return 0
   fi
   pgbr "$n" stanza-create >/dev/null || die "pgbackrest stanza-create failed (log under $BACKUP_ROOT/log)"
