@@ -756,10 +756,12 @@ EOT
 }
 
 # pgbr N ARGS...: pgBackRest on the cluster's repository for member N (1 or
-# 2), as the postgres user (the password for its socket connection).
+# 2), as the postgres user (the password for its socket connection in the
+# environment, which runuser keeps: never on a command line, which every
+# local user can read).
 pgbr() {
   local n="$1"; shift
-  as_pg env PGPASSWORD="$POSTGRES_PASSWORD" pgbackrest --config="$BACKUP_CONF" --stanza="$STANZA" \
+  PGPASSWORD="$POSTGRES_PASSWORD" as_pg pgbackrest --config="$BACKUP_CONF" --stanza="$STANZA" \
     --pg1-path="$PG_ROOT/data$n" --pg1-port="${PG_PORTS[$((n - 1))]}" --pg1-socket-path="$PG_ROOT/sock$n" "$@"
 }
 
@@ -872,7 +874,7 @@ cluster_restore() {
 -c synchronous_standby_names= -c archive_command='pgbackrest --config=$BACKUP_CONF --stanza=$STANZA --pg1-path=$d archive-push %p'" \
     || { tail -n 20 "$rlog" >&2; die "the restored Postgres did not start (recovery target not in the archive?)"; }
   for i in $(seq 1 3600); do
-    state="$(as_pg env PGPASSWORD="$POSTGRES_PASSWORD" "$PG_BIN/psql" -X -h "$PG_ROOT/sock1" -p "${PG_PORTS[0]}" -U postgres -d postgres \
+    state="$(PGPASSWORD="$POSTGRES_PASSWORD" as_pg "$PG_BIN/psql" -X -h "$PG_ROOT/sock1" -p "${PG_PORTS[0]}" -U postgres -d postgres \
       -tAc 'SELECT pg_is_in_recovery()' 2>/dev/null || true)"
     [ "$state" = f ] && break
     sleep 1
