@@ -379,3 +379,27 @@ func (c *LocalCluster) Env() []string {
 	}
 	return env
 }
+
+// SetScriptEnv adds KEY=VALUE to the environment of the cluster.sh
+// commands that follow (e.g. CLUSTER_ALERT_WEBHOOK, read when Alertmanager
+// starts).
+func (c *LocalCluster) SetScriptEnv(kv string) { c.env = append(c.env, kv) }
+
+// Stop sends member SIGTERM and waits until its process is gone.
+func (c *LocalCluster) Stop(member string, within time.Duration) {
+	c.t.Helper()
+	pid := c.Pid(member)
+	if pid <= 0 {
+		c.t.Fatalf("no pid for %s", member)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		c.t.Fatalf("stop %s: %v", member, err)
+	}
+	deadline := time.Now().Add(within)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s (pid %d) still runs %s after SIGTERM", member, pid, within)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
