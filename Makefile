@@ -42,16 +42,24 @@ build:
 stack:
 	deploy/local/stack.sh up
 
-# A stopped stack is an answer, not a failure of make.
+# A stopped stack is an answer, not a failure of make. With a local cluster
+# running (make cluster; CLUSTER_DIR), its members, backups and archive
+# follow: the database the platform uses is then the cluster's.
 status:
 	@deploy/local/stack.sh status || echo "the local stack is not (fully) running: make stack starts it (DATA_DIR=$(DATA_DIR))"
+	@if deploy/local/cluster.sh running; then echo; echo "local cluster:"; deploy/local/cluster.sh status || true; fi
 
-# A pgBackRest backup of the local stack's Postgres: make backup (full),
-# make backup TYPE=incr or TYPE=diff. `make status` shows the backups and
-# the WAL archive's lag.
+# A pgBackRest backup: make backup (full), make backup TYPE=incr or
+# TYPE=diff; of the local cluster's Postgres when a cluster runs, else of
+# the local stack's (BACKUP_OF=stack or BACKUP_OF=cluster chooses). `make
+# status` shows the backups and the WAL archive's lag.
 TYPE ?= full
+BACKUP_OF ?=
 backup:
-	deploy/local/stack.sh backup $(TYPE)
+	@of="$(BACKUP_OF)"; \
+	if [ -z "$$of" ]; then if deploy/local/cluster.sh running; then of=cluster; else of=stack; fi; fi; \
+	case "$$of" in stack|cluster) ;; *) echo "BACKUP_OF=$$of: stack or cluster"; exit 2 ;; esac; \
+	echo "deploy/local/$$of.sh backup $(TYPE)"; deploy/local/$$of.sh backup $(TYPE)
 
 # The restore drills (e2e/restore_drill_test.go) with a private Postgres and
 # pgBackRest repository of their own: restore to a time T and to the latest
@@ -184,8 +192,9 @@ cluster-down:
 cluster-status:
 	deploy/local/cluster.sh status
 
-# The Debian packages the cluster (and e2e TestNemesis) needs, and promtool
-# (Debian's prometheus; cmd/platform TestAlertRules checks deploy/prometheus).
+# The Debian packages the cluster (and e2e TestNemesis) needs, pgBackRest
+# included (both members archive), and promtool (Debian's prometheus;
+# cmd/platform TestAlertRules checks deploy/prometheus).
 cluster-deps:
 	deploy/local/cluster.sh install
 

@@ -134,6 +134,7 @@ ensure_installed() {
   # cmd/platform TestAlertRules in make test)
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
+  command -v pgbackrest >/dev/null 2>&1 || missing+=(pgbackrest)
   find_pg_bin
   [ -n "$PG_BIN" ] || missing+=(postgresql)
   if [ ${#missing[@]} -gt 0 ]; then
@@ -308,6 +309,8 @@ postgresql:
   pg_hba:
     - host replication replicator 127.0.0.1/32 scram-sha-256
     - host all all 127.0.0.1/32 scram-sha-256
+    # pgBackRest connects through the socket (backup_patroni_conf)
+    - local all postgres scram-sha-256
   listen: 127.0.0.1:${PG_PORTS[$i]}
   connect_address: 127.0.0.1:${PG_PORTS[$i]}
   data_dir: $PG_ROOT/data$n
@@ -322,9 +325,9 @@ postgresql:
       password: '$REPLICATION_PASSWORD'
   parameters:
     password_encryption: scram-sha-256
-    unix_socket_directories: ''
     logging_collector: "off"
     log_line_prefix: '%m [%p] %q%u@%d '
+$(backup_patroni_conf "$n")
 tags:
   nofailover: false
   noloadbalance: false
@@ -417,9 +420,9 @@ secrets() {
   cat "$f"
 }
 
-# platform_env DATA_DIR ADDR METRICS: the environment of one platform process
+# platform_env DATA_DIR ADDR METRICS [NAME]: the environment of one platform process
 platform_env() {
-  local data="$1" addr="$2" metrics="$3"
+  local data="$1" addr="$2" metrics="$3" name="${4:-}"
   echo "PLATFORM_ENV=development"
   echo "DATABASE_URL=$DSN"
   echo "KAFKA_BROKERS=127.0.0.1:$BROKER_PORT"
@@ -433,7 +436,8 @@ platform_env() {
   echo "PLATFORM_ADDR=$addr"
   echo "METRICS_ADDR=$metrics"
   echo "DB_MAX_CONNS=${CLUSTER_DB_MAX_CONNS:-12}"
-  echo "LOG_LEVEL=${LOG_LEVEL:-warn}"
+  echo "LOG_LEVEL=$(member_log_level "$name")"
+  backup_env
   secrets
   [ -f "$ENV_FILE" ] && grep -E '^[A-Za-z_][A-Za-z0-9_]*=' "$ENV_FILE" || true
 }
@@ -456,7 +460,7 @@ start_platform_member() { # NAME ADDR METRICS ARGS...
   case "$name" in gateway-*) data="$DIR/data/gateway" ;; esac
   mkdir -p "$data"
   local envs=()
-  mapfile -t envs < <(platform_env "$data" "$addr" "$metrics")
+  mapfile -t envs < <(platform_env "$data" "$addr" "$metrics" "$name")
   # The marker is in the environment: member_pid finds it there.
   printf '%s' "$marker" >"$RUN/$name.marker"
   setsid env "$marker" "${envs[@]}" "$BIN" "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
@@ -550,9 +554,12 @@ haproxy_conf() {
 # Written by deploy/local/cluster.sh on every 'up'; edits are overwritten.
 global
     maxconn 4096
+    # one line per request (option httplog) on its stdout: $LOGS/haproxy.log
+    log stdout format raw local0 info
     pidfile $RUN/haproxy.pid.haproxy
 defaults
     mode http
+    log global
     option httplog
     timeout connect 2s
     timeout client 60s
@@ -580,6 +587,7 @@ backend gateways
     source $PROXY_SOURCE
     server gw1 127.0.0.1:${GW_PORTS[0]} check
     server gw2 127.0.0.1:${GW_PORTS[1]} check
+$(haproxy_conf_ops)
 listen stats
     bind 127.0.0.1:$STATS_PORT
     stats enable
@@ -680,6 +688,314 @@ monitoring_up() {
   fi
 }
 
+# ---------------------------------------------------------------- backups
+
+# Both Patroni members archive their WAL with pgBackRest (stanza "platform")
+# into one repository, $DIR/backup/repo: whichever is primary pushes
+# (archive_mode=on archives on the primary only), and a standby that fell
+# behind its primary's wal_keep_size fetches from it (restore_command).
+# `up` creates the stanza and takes a first full backup when the repository
+# has none; `backup` takes one from the current primary; `restore` is
+# Patroni's documented procedure (README "Backups and restore").
+STANZA=platform
+BACKUP_ROOT="$DIR/backup"
+BACKUP_CONF="$BACKUP_ROOT/pgbackrest.conf"
+
+# backup_patroni_conf N: the lines of member N's patroni.yml that archive
+# (under postgresql.parameters, then postgresql.recovery_conf). pgBackRest
+# reaches Postgres through a Unix socket only: each member has one in a
+# directory only the postgres user can enter, and pg_hba.conf admits only
+# the postgres role there, with its password.
+backup_patroni_conf() {
+  local n="$1" cmd
+  cmd="pgbackrest --config=$BACKUP_CONF --stanza=$STANZA --pg1-path=$PG_ROOT/data$n"
+  cat <<EOT
+    unix_socket_directories: '$PG_ROOT/sock$n'
+    unix_socket_permissions: '0700'
+    archive_mode: "on"
+    # a segment with any change is archived within a minute (the RPO of a
+    # restore to the latest point)
+    archive_timeout: ${ARCHIVE_TIMEOUT:-60}
+    archive_command: '$cmd archive-push %p'
+    # DDL is logged with its time: the Postgres log names T for a restore
+    log_statement: ddl
+  recovery_conf:
+    restore_command: '$cmd archive-get %f "%p"'
+EOT
+}
+
+backup_prepare() {
+  mkdir -p "$BACKUP_ROOT"/{repo,log,lock,spool}
+  local n
+  for n in 1 2; do mkdir -p "$PG_ROOT/sock$n"; done
+  if is_root; then
+    chown -R postgres:postgres "$BACKUP_ROOT" "$PG_ROOT"/sock1 "$PG_ROOT"/sock2
+  fi
+  chmod 750 "$BACKUP_ROOT"
+  chmod 700 "$PG_ROOT"/sock1 "$PG_ROOT"/sock2
+  as_pg tee "$BACKUP_CONF" >/dev/null <<EOT
+# Written by deploy/local/cluster.sh on every 'up'; edits are overwritten.
+# The member (pg1-path, -port, -socket-path) is given on each command line:
+# archive_command names its own data directory, backups the current primary.
+[global]
+repo1-path=$BACKUP_ROOT/repo
+repo1-retention-full=2
+log-path=$BACKUP_ROOT/log
+lock-path=$BACKUP_ROOT/lock
+spool-path=$BACKUP_ROOT/spool
+log-level-console=warn
+log-level-file=info
+compress-type=lz4
+start-fast=y
+delta=y
+process-max=2
+
+[$STANZA]
+pg1-user=postgres
+EOT
+}
+
+# pgbr N ARGS...: pgBackRest on the cluster's repository for member N (1 or
+# 2), as the postgres user (the password for its socket connection in the
+# environment, which runuser keeps: never on a command line, which every
+# local user can read).
+pgbr() {
+  local n="$1"; shift
+  PGPASSWORD="$POSTGRES_PASSWORD" as_pg pgbackrest --config="$BACKUP_CONF" --stanza="$STANZA" \
+    --pg1-path="$PG_ROOT/data$n" --pg1-port="${PG_PORTS[$((n - 1))]}" --pg1-socket-path="$PG_ROOT/sock$n" "$@"
+}
+
+# pgbr_data N ARGS...: pgBackRest commands on member N's data directory
+# alone (restore)
+pgbr_data() {
+  local n="$1"; shift
+  as_pg pgbackrest --config="$BACKUP_CONF" --stanza="$STANZA" --pg1-path="$PG_ROOT/data$n" "$@"
+}
+
+# pgbr_repo ARGS...: pgBackRest commands on the repository alone (info)
+pgbr_repo() {
+  as_pg pgbackrest --config="$BACKUP_CONF" --stanza="$STANZA" "$@"
+}
+
+# primary_member: 1 or 2, the member answering 200 on /primary
+primary_member() {
+  local i
+  for i in 0 1; do
+    if curl -fsS -m 2 -o /dev/null "http://127.0.0.1:${REST_PORTS[$i]}/primary" 2>/dev/null; then
+      echo $((i + 1)); return 0
+    fi
+  done
+  return 1
+}
+
+# backup_up: the stanza, a check that WAL reaches the repository, and a
+# first full backup when there is none. A cluster made before it archived
+# says how to restart its members into archiving.
+backup_up() {
+  command -v pgbackrest >/dev/null 2>&1 || die "pgbackrest is not installed (cluster.sh install)"
+  local n; n="$(primary_member)" || die "no Postgres primary: no backup"
+  if [ "$(psql_primary -d postgres -tAc 'SHOW archive_mode')" != "on" ]; then
+    log "pgbackrest: WARNING: the members run without WAL archiving (started before it was configured): cluster.sh down, then up (each Patroni reads its new configuration when it starts)"
+    return 0
+  fi
+  pgbr "$n" stanza-create >/dev/null || die "pgbackrest stanza-create failed (log under $BACKUP_ROOT/log)"
+  pgbr "$n" check >/dev/null || die "pgbackrest check failed: WAL archiving does not work (log under $BACKUP_ROOT/log)"
+  if ! pgbr_repo info --output=json | grep -q '"label"'; then
+    log "pgbackrest: no backup yet: taking the first full backup from pg$n"
+    pgbr "$n" --type=full backup || die "pgbackrest backup failed (log under $BACKUP_ROOT/log)"
+  fi
+  log "pgbackrest: archiving to $BACKUP_ROOT/repo (stanza $STANZA)"
+}
+
+# backup_info: the backups and the primary's WAL archive (archive_status_sql)
+backup_info() {
+  [ -f "$BACKUP_CONF" ] || { echo "backups: none configured ($BACKUP_CONF missing: cluster.sh up)"; return 1; }
+  local n; n="$(primary_member)" || { echo "backups: no Postgres primary answers"; return 1; }
+  pgbr_repo info
+  psql_primary -d postgres -tA -c "$(archive_status_sql)"
+}
+
+cluster_backup() { # TYPE
+  local type="${1:-full}" n
+  case "$type" in full|incr|diff) ;; *) die "backup type '$type': full, incr or diff" ;; esac
+  n="$(primary_member)" || die "no Postgres primary answers: cluster.sh up"
+  log "pgbackrest: $type backup from the primary pg$n"
+  pgbr "$n" --type="$type" backup || die "pgbackrest backup failed (log under $BACKUP_ROOT/log)"
+  backup_info
+}
+
+# cluster_restore [TIME]: Patroni's procedure for a restore. Everything but
+# etcd (and the broker) stops; the cluster's state is removed from etcd
+# (patronictl remove); pgBackRest restores member 1's data directory, to
+# the latest point or to TIME ("2026-11-26 23:05:00+00"); that Postgres
+# alone replays the archive, says where recovery stopped and is stopped;
+# member 2's data directory is deleted; `up` then starts Patroni on member 1
+# (it takes the data it finds as the new cluster, with a new timeline) and
+# member 2 clones it, and the platform resumes from the database's
+# positions. Check with `platform verify` before letting clients in.
+cluster_restore() {
+  local target="${1:-}" name
+  [ -f "$BACKUP_CONF" ] || die "no pgBackRest repository under $BACKUP_ROOT"
+  ensure_installed
+  etcd_up
+  # the primary, if one still runs, archives the segment it is writing
+  # (check switches it and waits): the archive then holds all it wrote
+  local n
+  if n="$(primary_member)"; then
+    log "restore: archiving pg$n's current WAL segment (pgbackrest check)"
+    pgbr "$n" check >/dev/null 2>&1 || log "restore: WARNING: pgbackrest check failed: the archive may lack the last minute"
+  fi
+  log "restore: stopping HAProxy, the platform's processes and both Patroni members"
+  stop_member haproxy
+  while read -r name; do stop_member "$name"; done < <(members | cut -d' ' -f1)
+  stop_member patroni-2
+  stop_member patroni-1
+  pg_orphans_down
+  log "restore: removing the cluster's state from etcd (patronictl remove $SCOPE)"
+  printf '%s\nYes I am aware\n' "$SCOPE" | patronictl -c "$PG_ROOT/patroni-1.yml" remove "$SCOPE" >>"$LOGS/restore.log" 2>&1 \
+    || { tail -n 5 "$LOGS/restore.log" >&2; die "patronictl remove failed"; }
+  local args=(--delta)
+  if [ -n "$target" ]; then
+    args+=(--type=time "--target=$target" --target-action=promote)
+  fi
+  as_pg mkdir -p "$PG_ROOT/data1"
+  as_pg chmod 700 "$PG_ROOT/data1"
+  log "restore: pgbackrest restore ${args[*]} into $PG_ROOT/data1"
+  pgbr_data 1 "${args[@]}" restore || die "pgbackrest restore failed (log under $BACKUP_ROOT/log)"
+  # Patroni's postgresql.conf in the backup names the member that was
+  # primary then: this Postgres runs as member 1, alone, until it promotes,
+  # on its socket only (no client reaches it before Patroni has it).
+  local d="$PG_ROOT/data1" rlog="$LOGS/restore-pg1.log" i state=""
+  : >"$rlog"
+  if is_root; then chown postgres "$rlog"; fi
+  log "restore: replaying the archive (Postgres log $rlog)"
+  as_pg "$PG_BIN/pg_ctl" -D "$d" -l "$rlog" -w -t 3600 -s start -o "-c port=${PG_PORTS[0]} -c listen_addresses= \
+-c unix_socket_directories=$PG_ROOT/sock1 -c hba_file=$d/pg_hba.conf -c ident_file=$d/pg_ident.conf \
+-c synchronous_standby_names= -c archive_command='pgbackrest --config=$BACKUP_CONF --stanza=$STANZA --pg1-path=$d archive-push %p'" \
+    || { tail -n 20 "$rlog" >&2; die "the restored Postgres did not start (recovery target not in the archive?)"; }
+  for i in $(seq 1 3600); do
+    state="$(PGPASSWORD="$POSTGRES_PASSWORD" as_pg "$PG_BIN/psql" -X -h "$PG_ROOT/sock1" -p "${PG_PORTS[0]}" -U postgres -d postgres \
+      -tAc 'SELECT pg_is_in_recovery()' 2>/dev/null || true)"
+    [ "$state" = f ] && break
+    sleep 1
+  done
+  [ "$state" = f ] || { tail -n 20 "$rlog" >&2; die "the restored Postgres did not finish recovery"; }
+  log "restore: where recovery stopped (from $rlog):"
+  grep -E 'recovery stopping|last completed transaction|redo done|selected new timeline|archive recovery complete|consistent recovery state' "$rlog" | sed 's/^/    /' || true
+  as_pg "$PG_BIN/pg_ctl" -D "$d" -m fast -w -t 120 -s stop || die "the restored Postgres did not stop"
+  log "restore: deleting pg2's data directory: it clones the restored member"
+  rm -rf "$PG_ROOT/data2"
+  # pg1 alone first: with no cluster in etcd, an empty pg2 started beside it
+  # would bootstrap a new, empty one and win the race
+  log "restore: starting Patroni on pg1 alone: it takes the restored data as the new cluster"
+  backup_prepare
+  patroni_conf 0
+  patroni_spawn 0
+  wait_for 180 "pg1 as the primary" primary_port
+  cluster_up
+  log "restore: done; take a full backup (cluster.sh backup full) and check the books: eval \"\$(cluster.sh env)\"; platform verify"
+}
+
+# backup_env: what a platform process needs to read the repository
+# (`pgbackrest info`: the newest backup's time on /metrics); it never writes
+# pgBackRest's log files, which belong to the postgres user.
+backup_env() {
+  echo "PGBACKREST_CONFIG=$BACKUP_CONF"
+  echo "PGBACKREST_STANZA=$STANZA"
+  echo "PGBACKREST_LOG_LEVEL_FILE=off"
+}
+
+# haproxy_conf_ops: backends the stats page shows the database by (no
+# client goes through them: the platform uses its multi-host DSN). Patroni's
+# REST API answers 200 on /primary from the primary only and on /replica
+# from a running standby: a database outage is a red row.
+haproxy_conf_ops() {
+  local role i
+  for role in primary replica; do
+    echo "backend postgres-$role"
+    echo "    mode tcp"
+    echo "    option httpchk GET /$role"
+    echo "    http-check expect status 200"
+    echo "    default-server inter 1s fall 2 rise 2"
+    for i in 0 1; do
+      echo "    server pg$((i + 1)) 127.0.0.1:${PG_PORTS[$i]} check port ${REST_PORTS[$i]}"
+    done
+  done
+}
+
+# cluster_status_ops: the backups and the WAL archive, and the log rotation
+cluster_status_ops() {
+  local rc=0 pid
+  echo
+  backup_info || rc=1
+  pid="$(logs_rotation_pid)"
+  echo "log rotation: ${pid:+running (pid $pid), }logs over ${LOG_MAX_MB} MB are rotated, $LOG_KEEP kept ($LOGS, $BACKUP_ROOT/log)"
+  return "$rc"
+}
+
+# print_env_ops: LEDGER_SALT (`platform verify` recomputes the ledger's
+# hashes with it, not only their links) and pgBackRest's configuration
+print_env_ops() {
+  local salt
+  salt="$(sed -n 's/^LEDGER_SALT=//p' "$DIR/secrets.env" 2>/dev/null || true)"
+  [ -z "$salt" ] || echo "export LEDGER_SALT='$salt'"
+  echo "export PGBACKREST_CONFIG='$BACKUP_CONF'"
+  echo "export PGBACKREST_STANZA='$STANZA'"
+}
+
+# ---------------------------------------------------------------- logs
+
+# member_log_level NAME: gateways log at info (their access log: one line
+# per request), the others at warn; LOG_LEVEL sets every member's.
+member_log_level() {
+  case "$1" in
+    gateway-*) echo "${LOG_LEVEL:-info}" ;;
+    *) echo "${LOG_LEVEL:-warn}" ;;
+  esac
+}
+
+# Every member appends to $LOGS/NAME.log (Patroni a line a second, the
+# gateways a line a request): a loop of this script (rotate-loop) copies a
+# log that reached LOG_MAX_MB to NAME.log.1 (older ones shift, LOG_KEEP
+# kept) and truncates it; the writers append (O_APPEND), so they go on at
+# its start. pgBackRest's logs are rotated alike.
+LOG_MAX_MB="${CLUSTER_LOG_MAX_MB:-20}"
+LOG_KEEP=3
+case "$LOG_MAX_MB" in ''|*[!0-9]*) die "CLUSTER_LOG_MAX_MB '$LOG_MAX_MB' is not a number" ;; esac
+LOGS_ROTATION_PID="$RUN/logs-rotation.pidfile"   # not *.pid: not a member
+
+logs_rotate() {
+  local f k
+  for f in "$LOGS"/*.log "$BACKUP_ROOT"/log/*.log; do
+    [ -f "$f" ] || continue
+    [ "$(stat -c %s "$f" 2>/dev/null || echo 0)" -ge $((LOG_MAX_MB * 1048576)) ] || continue
+    for k in $(seq $((LOG_KEEP - 1)) -1 1); do
+      [ ! -f "$f.$k" ] || mv -f "$f.$k" "$f.$((k + 1))"
+    done
+    cp -p "$f" "$f.1" && : >"$f"
+  done
+}
+
+logs_rotation_pid() {
+  local pid
+  pid="$(cat "$LOGS_ROTATION_PID" 2>/dev/null || true)"
+  if pid_cmdline_has "$pid" "rotate-loop $DIR"; then echo "$pid"; fi
+}
+
+logs_rotation_up() {
+  [ -z "$(logs_rotation_pid)" ] || return 0
+  CLUSTER_DIR="$DIR" CLUSTER_PORT_BASE="$BASE" setsid bash "$SCRIPT_DIR/cluster.sh" rotate-loop "$DIR" \
+    >>"$LOGS/logs-rotation.log" 2>&1 </dev/null &
+  echo $! >"$LOGS_ROTATION_PID"
+}
+
+logs_rotation_down() {
+  local pid; pid="$(logs_rotation_pid)"
+  # its session: the loop and its sleep
+  [ -z "$pid" ] || kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  rm -f "$LOGS_ROTATION_PID"
+}
+
 # ---------------------------------------------------------------- status
 
 all_members() {
@@ -735,6 +1051,7 @@ cluster_status() {
   for job in platform-gateway platform-relay platform-consumer platform-broker patroni; do
     echo "  $job: $(metrics_targets "$job" | tr '\n' ' ')"
   done
+  cluster_status_ops || rc=1
   return "$rc"
 }
 
@@ -757,13 +1074,17 @@ print_env() {
   echo "# metrics of broker: http://127.0.0.1:$BROKER_METRICS/metrics"
   local i
   for i in 0 1; do echo "# metrics of patroni-$((i + 1)): http://127.0.0.1:${REST_PORTS[$i]}/metrics"; done
+  print_env_ops
 }
 
 cluster_up() {
   ensure_installed
   mkdir -p "$DIR" "$RUN" "$LOGS"
   etcd_up
+  logs_rotation_up
+  backup_prepare
   patroni_up
+  backup_up
   platform_up
   haproxy_up
   monitoring_up
@@ -797,6 +1118,7 @@ cluster_down() {
   stop_member patroni-1
   pg_orphans_down
   stop_member etcd
+  logs_rotation_down
   log "cluster is down (data kept in $DIR)"
 }
 
@@ -806,5 +1128,10 @@ case "${1:-}" in
   status) auth_load; cluster_status ;;
   env) auth_load; print_env ;;
   install) ensure_installed ;;
-  *) echo "usage: $0 up|down|status|env|install" >&2; exit 2 ;;
+  backup) auth_load; find_pg_bin; cluster_backup "${2:-full}" ;;
+  backup-info) auth_load; find_pg_bin; backup_info ;;
+  restore) auth_load; cluster_restore "${2:-}" ;;
+  running) [ -n "$(member_pid patroni-1)$(member_pid patroni-2)" ] ;;
+  rotate-loop) while :; do logs_rotate; sleep 60; done ;;
+  *) echo "usage: $0 up|down|status|env|install|backup [full|incr|diff]|backup-info|restore [TIME]|running" >&2; exit 2 ;;
 esac

@@ -56,3 +56,30 @@ as_pg() {
     "$@"
   fi
 }
+
+# archive_status_sql: a query for one line on a primary's WAL archive: the
+# last segment archived and when, the segment being written, how far the
+# archive is behind the current WAL position (bytes written after the end of
+# the last archived segment: at most one segment, until archive_timeout
+# switches it, when all is well; left out when the last file archived is a
+# backup's or timeline's history file), the segments waiting for archive_command
+# (their .ready files) and the age of the oldest, which is the lag: an idle
+# database with nothing pending lags 0 s however long ago it last archived.
+archive_status_sql() {
+  cat <<'SQL'
+SELECT 'archive: last archived ' || coalesce(a.last_archived_wal, 'none') ||
+       ' at ' || coalesce(to_char(a.last_archived_time, 'YYYY-MM-DD HH24:MI:SS TZ'), '-') ||
+       ', current ' || pg_walfile_name(pg_current_wal_lsn()) ||
+       coalesce(', unarchived ' || pg_size_pretty(CASE WHEN a.last_archived_wal ~ '^[0-9A-F]{24}$' THEN greatest(pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') -
+           (('x' || substr(a.last_archived_wal, 9, 8))::bit(32)::bigint * 4294967296 +
+            (('x' || substr(a.last_archived_wal, 17, 8))::bit(32)::bigint + 1) * pg_size_bytes(current_setting('wal_segment_size'))), 0) END),
+         '') ||
+       ', pending ' || r.n || ' segment(s)' ||
+       ', lag ' || CASE WHEN r.n = 0 THEN '0 s' ELSE round(extract(epoch FROM now() - r.oldest))::text || ' s' END ||
+       ', failed ' || a.failed_count ||
+       coalesce(' (last ' || a.last_failed_wal || ' at ' || to_char(a.last_failed_time, 'YYYY-MM-DD HH24:MI:SS TZ') || ')', '')
+  FROM pg_stat_archiver a,
+       (SELECT count(*) AS n, min(modification) AS oldest
+          FROM pg_ls_archive_statusdir() WHERE name ~ '^[0-9A-F]{24}\.ready$') r
+SQL
+}

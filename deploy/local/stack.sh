@@ -196,12 +196,7 @@ backup_up() {
 backup_info() {
   pgbackrest_run info
   local psql=("$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d "$PG_DB" -tA)
-  "${psql[@]}" -c "SELECT 'archive: last archived ' || coalesce(last_archived_wal, 'none') ||
-      ' at ' || coalesce(to_char(last_archived_time, 'YYYY-MM-DD HH24:MI:SS TZ'), '-') ||
-      ', current ' || pg_walfile_name(pg_current_wal_lsn()) ||
-      ', lag ' || coalesce(round(extract(epoch FROM now() - last_archived_time))::text || ' s', '-') ||
-      ', failed ' || failed_count || coalesce(' (last ' || last_failed_wal || ')', '')
-    FROM pg_stat_archiver"
+  "${psql[@]}" -c "$(archive_status_sql)"
 }
 
 # pid of the running private postmaster, empty if none
@@ -253,6 +248,8 @@ jit = off
 autovacuum_naptime = 10s
 logging_collector = off
 log_min_duration_statement = 1000
+# DDL with its time: the log names T for a restore (README "Backups and restore")
+log_statement = ddl
 log_line_prefix = '%m [%p] %q%u@%d '
 timezone = 'UTC'
 EOF

@@ -46,7 +46,7 @@ type LocalCluster struct {
 
 // LocalClusterPackages are the commands cluster.sh needs from Debian
 // (`make cluster-deps` installs them).
-var LocalClusterPackages = map[string]string{"etcd": "etcd-server", "etcdctl": "etcd-client", "patroni": "patroni", "haproxy": "haproxy"}
+var LocalClusterPackages = map[string]string{"etcd": "etcd-server", "etcdctl": "etcd-client", "patroni": "patroni", "haproxy": "haproxy", "pgbackrest": "pgbackrest"}
 
 // MissingClusterPackages names the Debian packages whose commands are not on
 // PATH.
@@ -359,4 +359,47 @@ func (c *LocalCluster) Secret(name string) string {
 	}
 	c.t.Fatalf("cluster secrets: no %s", name)
 	return ""
+}
+
+// Script runs `deploy/local/cluster.sh ARGS...` against this cluster (its
+// directory and ports) and returns what it printed.
+func (c *LocalCluster) Script(args ...string) ([]byte, error) { return c.script1(args...) }
+
+// Env is `cluster.sh env` as KEY=VALUE pairs (the exports, unquoted).
+func (c *LocalCluster) Env() []string {
+	out, err := c.script1("env")
+	if err != nil {
+		c.t.Fatalf("cluster.sh env: %v\n%s", err, out)
+	}
+	var env []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok && strings.HasPrefix(line, "export ") {
+			env = append(env, k+"="+strings.Trim(v, "'"))
+		}
+	}
+	return env
+}
+
+// SetScriptEnv adds KEY=VALUE to the environment of the cluster.sh
+// commands that follow (e.g. CLUSTER_ALERT_WEBHOOK, read when Alertmanager
+// starts).
+func (c *LocalCluster) SetScriptEnv(kv string) { c.env = append(c.env, kv) }
+
+// Stop sends member SIGTERM and waits until its process is gone.
+func (c *LocalCluster) Stop(member string, within time.Duration) {
+	c.t.Helper()
+	pid := c.Pid(member)
+	if pid <= 0 {
+		c.t.Fatalf("no pid for %s", member)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		c.t.Fatalf("stop %s: %v", member, err)
+	}
+	deadline := time.Now().Add(within)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s (pid %d) still runs %s after SIGTERM", member, pid, within)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
