@@ -15,6 +15,8 @@
 #   deploy/local/cluster.sh status   each member, its pid and health; Patroni leader, replica, sync state
 #   deploy/local/cluster.sh env      export lines for clients (API URL, DATABASE_URL, KAFKA_BROKERS)
 #   deploy/local/cluster.sh install  only install the Debian packages it needs
+#   deploy/local/cluster.sh addrs    each member's own loopback address (NAME ADDR lines)
+#   deploy/local/cluster.sh fault ... cut a link, delay or drop on Postgres, skew a clock (see fault_usage)
 #
 # The platform connects to Postgres with a multi-host DSN and
 # target_session_attrs=read-write: after a failover its new connections find
@@ -39,6 +41,8 @@
 #                      every platform process gets (e.g. admin e-mails)
 #   CLUSTER_PROXY_SOURCE default 127.0.1.1: the loopback address HAProxy
 #                      connects to the gateways from (their TRUSTED_PROXIES)
+#   CLUSTER_NET        default 127.0.2: the members' own loopback addresses
+#                      are CLUSTER_NET.N (see addr_layout)
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -69,6 +73,47 @@ PROXY_PORT=$((BASE + 6));     STATS_PORT=$((BASE + 7))
 BROKER_PORT=$((BASE + 8))
 GW_PORTS=($((BASE + 10)) $((BASE + 11)))
 # metrics listeners: BASE+12 onwards, one per platform process (see members)
+
+# ---------------------------------------------------------------- addresses
+
+# addr_layout: every member has its own loopback address, so that a fault can
+# cut or slow one link (iptables, tc netem on lo) and leave the others. The
+# whole 127.0.0.0/8 is local on Linux's lo: nothing to configure.
+#   etcd listens on 127.0.0.1 and on one address per Patroni member
+#     (ETCD_ADDRS[i], the only one member i knows: use_proxies, no discovery)
+#   Postgres member i listens on 127.0.0.1 (clients, Patroni's own
+#     connections) and on PG_ADDRS[i], its connect_address: the one its
+#     standby replicates from and pg_rewind reaches
+#   each platform process connects to Postgres and the broker from its own
+#     address (PLATFORM_SOURCE_ADDR): CLUSTER_NET.(100 + its place in members)
+# Other clusters on the machine use other ports: a fault names its ports.
+CLUSTER_NET="${CLUSTER_NET:-127.0.2}"
+addr_layout() {
+  [[ "$CLUSTER_NET" =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || die "CLUSTER_NET '$CLUSTER_NET' is not 127.X.Y"
+  [ "$CLUSTER_NET" != 127.0.0 ] || die "CLUSTER_NET must not be 127.0.0 (127.0.0.1 is everyone's)"
+  ETCD_ADDRS=("$CLUSTER_NET.11" "$CLUSTER_NET.12")
+  PG_ADDRS=("$CLUSTER_NET.21" "$CLUSTER_NET.22")
+}
+
+# member_addr NAME: the source address of platform process NAME
+member_addr() {
+  local i=0 n rest
+  while read -r n rest; do
+    [ "$n" = "$1" ] && { echo "$CLUSTER_NET.$((100 + i))"; return 0; }
+    i=$((i + 1))
+  done < <(members)
+  return 1
+}
+
+print_addrs() {
+  local n rest
+  echo "etcd@patroni-1 ${ETCD_ADDRS[0]} $ETCD_CLIENT"
+  echo "etcd@patroni-2 ${ETCD_ADDRS[1]} $ETCD_CLIENT"
+  echo "pg-1 ${PG_ADDRS[0]} ${PG_PORTS[0]}"
+  echo "pg-2 ${PG_ADDRS[1]} ${PG_PORTS[1]}"
+  echo "broker 127.0.0.1 $BROKER_PORT"
+  while read -r n rest; do echo "$n $(member_addr "$n") -"; done < <(members)
+}
 
 GROUPS_ALL=(fiat-applier mask-applier reputation-applier ledger-appender trade-applier webhook-dispatcher clickhouse-sink)
 
@@ -107,6 +152,7 @@ auth_load() {
         printf -v "${line%%=*}" '%s' "${line#*=}" ;;
     esac
   done < <(cat "$AUTH_FILE" 2>/dev/null || true)
+  addr_layout
   local hosts="127.0.0.1:${PG_PORTS[0]},127.0.0.1:${PG_PORTS[1]}" opts="sslmode=disable&target_session_attrs=read-write&connect_timeout=3"
   # what the platform connects as; migrations; operators and tests
   DSN="postgres://platform_app:$PLATFORM_DB_PASSWORD@$hosts/platform?$opts"
@@ -122,6 +168,10 @@ ensure_installed() {
   command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
   command -v patroni >/dev/null 2>&1 || missing+=(patroni)
   command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+  # the faults of the nemesis (fault_cmd): links, netem, clocks
+  command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+  command -v tc >/dev/null 2>&1 || missing+=(iproute2)
+  command -v faketime >/dev/null 2>&1 || missing+=(faketime)
   find_pg_bin
   [ -n "$PG_BIN" ] || missing+=(postgresql)
   if [ ${#missing[@]} -gt 0 ]; then
@@ -195,7 +245,8 @@ etcd_up() {
   chmod 700 "$DIR/etcd"   # its users and their password hashes
   log "etcd: starting on 127.0.0.1:$ETCD_CLIENT"
   spawn etcd "$DIR/etcd" etcd --name cluster-etcd --data-dir "$DIR/etcd" \
-    --listen-client-urls "http://127.0.0.1:$ETCD_CLIENT" --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_CLIENT,http://${ETCD_ADDRS[0]}:$ETCD_CLIENT,http://${ETCD_ADDRS[1]}:$ETCD_CLIENT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" \
     --initial-cluster "cluster-etcd=http://127.0.0.1:$ETCD_PEER" --initial-cluster-state new \
     --enable-v2=true --heartbeat-interval 100 --election-timeout 1000
@@ -251,7 +302,9 @@ restapi:
     username: patroni
     password: '$PATRONI_REST_PASSWORD'
 etcd3:
-  hosts: 127.0.0.1:$ETCD_CLIENT
+  # its own address of etcd's (addr_layout), and no other: a fault can cut it
+  hosts: ${ETCD_ADDRS[$i]}:$ETCD_CLIENT
+  use_proxies: true
   username: patroni
   password: '$ETCD_PATRONI_PASSWORD'
 bootstrap:
@@ -283,6 +336,11 @@ bootstrap:
         max_replication_slots: 10
         wal_keep_size: 512MB
         synchronous_commit: "on"
+        # A synchronous standby cut off (not killed: its packets dropped)
+        # holds every commit until the walsender gives up on it; then
+        # Patroni drops it from synchronous_standby_names (not strict).
+        wal_sender_timeout: 10s
+        wal_receiver_timeout: 10s
         jit: "off"
         fsync: "on"
   initdb:
@@ -293,11 +351,14 @@ bootstrap:
     - auth-local: scram-sha-256
 postgresql:
   # every local user shares 127.0.0.1: a password from each (no socket)
+  # (the platform's processes each from their own 127.0.2.N: addr_layout)
   pg_hba:
-    - host replication replicator 127.0.0.1/32 scram-sha-256
-    - host all all 127.0.0.1/32 scram-sha-256
-  listen: 127.0.0.1:${PG_PORTS[$i]}
-  connect_address: 127.0.0.1:${PG_PORTS[$i]}
+    - host replication replicator 127.0.0.0/8 scram-sha-256
+    - host all all 127.0.0.0/8 scram-sha-256
+  # 127.0.0.1 first: Patroni's own connections; the second is what the
+  # standby replicates from (addr_layout)
+  listen: 127.0.0.1,${PG_ADDRS[$i]}:${PG_PORTS[$i]}
+  connect_address: ${PG_ADDRS[$i]}:${PG_PORTS[$i]}
   data_dir: $PG_ROOT/data$n
   bin_dir: $PG_BIN
   pgpass: $PG_ROOT/pgpass$n
@@ -323,13 +384,15 @@ EOF
 patroni_spawn() { # I
   local i="$1" name="patroni-$(( $1 + 1 ))"
   log "$name: starting (postgres 127.0.0.1:${PG_PORTS[$i]}, REST ${REST_PORTS[$i]})"
+  local clock=()
+  mapfile -t clock < <(clock_env "$name")
   # A postmaster left behind by a killed Patroni is adopted by the new one.
   if is_root; then
     # setpriv execs (runuser would fork): the pid is Patroni's own
-    spawn "$name" "$PG_ROOT/$name.yml" env HOME="$PG_ROOT" setpriv --reuid=postgres --regid=postgres --init-groups \
+    spawn "$name" "$PG_ROOT/$name.yml" env HOME="$PG_ROOT" "${clock[@]}" setpriv --reuid=postgres --regid=postgres --init-groups \
       patroni "$PG_ROOT/$name.yml"
   else
-    spawn "$name" "$PG_ROOT/$name.yml" patroni "$PG_ROOT/$name.yml"
+    spawn "$name" "$PG_ROOT/$name.yml" env "${clock[@]}" patroni "$PG_ROOT/$name.yml"
   fi
 }
 
@@ -405,9 +468,9 @@ secrets() {
   cat "$f"
 }
 
-# platform_env DATA_DIR ADDR METRICS: the environment of one platform process
+# platform_env DATA_DIR ADDR METRICS [SOURCE]: the environment of one platform process
 platform_env() {
-  local data="$1" addr="$2" metrics="$3"
+  local data="$1" addr="$2" metrics="$3" source="${4:-}"
   echo "PLATFORM_ENV=development"
   echo "DATABASE_URL=$DSN"
   echo "KAFKA_BROKERS=127.0.0.1:$BROKER_PORT"
@@ -420,6 +483,7 @@ platform_env() {
   echo "DATA_DIR=$data"
   echo "PLATFORM_ADDR=$addr"
   echo "METRICS_ADDR=$metrics"
+  [ -z "$source" ] || echo "PLATFORM_SOURCE_ADDR=$source"
   echo "DB_MAX_CONNS=${CLUSTER_DB_MAX_CONNS:-12}"
   echo "LOG_LEVEL=${LOG_LEVEL:-warn}"
   secrets
@@ -444,7 +508,7 @@ start_platform_member() { # NAME ADDR METRICS ARGS...
   case "$name" in gateway-*) data="$DIR/data/gateway" ;; esac
   mkdir -p "$data"
   local envs=()
-  mapfile -t envs < <(platform_env "$data" "$addr" "$metrics")
+  mapfile -t envs < <(platform_env "$data" "$addr" "$metrics" "$(member_addr "$name")")
   # The marker is in the environment: member_pid finds it there.
   printf '%s' "$marker" >"$RUN/$name.marker"
   setsid env "$marker" "${envs[@]}" "$BIN" "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
@@ -585,6 +649,126 @@ haproxy_up() {
   wait_for 30 "the API through HAProxy" http_ok "http://127.0.0.1:$PROXY_PORT/api/platform/version"
 }
 
+# ---------------------------------------------------------------- faults
+
+# The nemesis's tools (e2e TestNemesis): cut a link, slow or drop packets on
+# the Postgres links, skew a Patroni machine's clock. Every rule names only
+# loopback addresses, the lo interface and this cluster's ports, carries the
+# comment fault-$SCOPE, and is removed by 'fault clear' and by 'down'.
+FAULT_TAG="fault-$SCOPE"
+FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
+
+fault_usage() {
+  cat >&2 <<USAGE
+usage: $0 fault cut SRC DST PORT   drop TCP between SRC (a 127.x address or
+                                   127.0.0.0/8) and DST:PORT, both ways
+       $0 fault heal SRC DST PORT  undo that cut
+       $0 fault netem PORT...      delay and loss (NETEM, default "delay 200ms
+                                   100ms loss 5%") on TCP to and from PORT...;
+                                   without sch_netem, loss alone (NETEM_LOSS 0.05)
+       $0 fault clock NAME OFFSET  the wall clock of patroni-N (Patroni's
+                                   own; its Postgres keeps the real one): +30s, -30s, +0
+       $0 fault clear              undo every fault of this cluster
+PORTs are this cluster's: $BASE to $((BASE + 29)).
+USAGE
+  exit 2
+}
+
+fault_addr_ok() { [[ "$1" =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(/(8|16|24|32))?$ ]]; }
+fault_port_ok() { [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge "$BASE" ] && [ "$1" -lt $((BASE + 30)) ]; }
+
+# fault_rule -I|-D SRC DST PORT: both directions of the link
+fault_rule() {
+  local op="$1" src="$2" dst="$3" port="$4"
+  if ! fault_addr_ok "$src" || ! fault_addr_ok "$dst"; then die "fault: '$src' or '$dst' is not a loopback address"; fi
+  fault_port_ok "$port" || die "fault: port '$port' is not this cluster's ($BASE-$((BASE + 29)))"
+  iptables -w 5 "$op" OUTPUT -o lo -p tcp -s "$src" -d "$dst" --dport "$port" -m comment --comment "$FAULT_TAG" -j DROP
+  iptables -w 5 "$op" OUTPUT -o lo -p tcp -s "$dst" --sport "$port" -d "$src" -m comment --comment "$FAULT_TAG" -j DROP
+}
+
+# fault_netem PORT...: delay and loss on TCP to and from PORT... with tc
+# netem on lo; a kernel without sch_netem (some VMs) gets the loss alone,
+# from iptables' statistic match. Prints what it did: "netem SPEC" or "loss P".
+fault_netem() {
+  [ $# -gt 0 ] || fault_usage
+  local spec="${NETEM:-delay 200ms 100ms loss 5%}" loss="${NETEM_LOSS:-0.05}" port
+  for port in "$@"; do fault_port_ok "$port" || die "fault: port '$port' is not this cluster's"; done
+  [[ "$loss" =~ ^0?\.[0-9]+$ ]] || die "fault: NETEM_LOSS '$loss' is not a probability like 0.05"
+  if [ ! -f "$RUN/netem" ]; then
+    # a root qdisc on lo that is not ours is left alone
+    tc qdisc show dev lo | grep -q '^qdisc noqueue 0: root' || die "fault: lo has a root qdisc that this cluster did not add: $(tc qdisc show dev lo | head -n1)"
+    # four bands: 1-3 as pfifo_fast would, the fourth (only our filters) netem
+    if tc qdisc add dev lo root handle 1: prio bands 4 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 2>/dev/null; then
+      # shellcheck disable=SC2086
+      tc qdisc add dev lo parent 1:4 handle 40: netem limit 100000 $spec || { tc qdisc del dev lo root; die "fault: tc qdisc netem failed"; }
+      echo "$spec" >"$RUN/netem"
+    fi
+  fi
+  if [ ! -f "$RUN/netem" ]; then
+    for port in "$@"; do
+      iptables -w 5 -I OUTPUT -o lo -p tcp -d 127.0.0.0/8 --dport "$port" -m statistic --mode random --probability "$loss" \
+        -m comment --comment "$FAULT_TAG" -j DROP
+      iptables -w 5 -I OUTPUT -o lo -p tcp -s 127.0.0.0/8 --sport "$port" -m statistic --mode random --probability "$loss" \
+        -m comment --comment "$FAULT_TAG" -j DROP
+    done
+    echo "loss $loss"
+    return 0
+  fi
+  for port in "$@"; do
+    tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 6 0xff match ip dst 127.0.0.0/8 \
+      match ip dport "$port" 0xffff flowid 1:4
+    tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 6 0xff match ip src 127.0.0.0/8 \
+      match ip sport "$port" 0xffff flowid 1:4
+  done
+  echo "netem $(cat "$RUN/netem")"
+}
+
+# clock_env NAME: the environment that lets 'fault clock' move the wall
+# clock of Patroni member NAME (libfaketime reads its offset file once a
+# second; Postgres itself keeps the real clock). Nothing without faketime.
+clock_env() {
+  [ -f "$FAKETIME_LIB" ] || return 0
+  [ -f "$RUN/$1.clock" ] || echo "+0" >"$RUN/$1.clock"
+  echo "LD_PRELOAD=$FAKETIME_LIB"
+  echo "FAKETIME_TIMESTAMP_FILE=$RUN/$1.clock"
+  echo "FAKETIME_CACHE_DURATION=1"
+  echo "FAKETIME_SKIP_CMDS=postgres,pg_ctl,pg_rewind,pg_basebackup,pg_controldata,initdb,psql"
+}
+
+fault_clock() {
+  local name="$1" offset="$2"
+  [[ "$name" =~ ^patroni-[12]$ ]] || die "fault clock: '$name' is not patroni-1 or patroni-2"
+  [[ "$offset" =~ ^[+-][0-9]+[smhd]?$ ]] || die "fault clock: offset '$offset' is not like +30s"
+  [ -f "$RUN/$name.clock" ] || die "fault clock: $name was not started under faketime (make cluster-deps)"
+  echo "$offset" >"$RUN/$name.clock"
+}
+
+fault_clear() {
+  local line n
+  if command -v iptables >/dev/null 2>&1; then
+    while IFS= read -r line; do
+      # shellcheck disable=SC2086
+      iptables -w 5 -D ${line#-A } || true
+    done < <(iptables -w 5 -S OUTPUT 2>/dev/null | grep -F -- "--comment $FAULT_TAG -j DROP" || true)
+  fi
+  if [ -f "$RUN/netem" ]; then
+    tc qdisc del dev lo root 2>/dev/null || true
+    rm -f "$RUN/netem"
+  fi
+  for n in 1 2; do [ ! -f "$RUN/patroni-$n.clock" ] || echo "+0" >"$RUN/patroni-$n.clock"; done
+}
+
+fault_cmd() {
+  case "${1:-}" in
+    cut) [ $# -eq 4 ] || fault_usage; fault_rule -I "$2" "$3" "$4" ;;
+    heal) [ $# -eq 4 ] || fault_usage; fault_rule -D "$2" "$3" "$4" ;;
+    netem) shift; fault_netem "$@" ;;
+    clock) [ $# -eq 3 ] || fault_usage; fault_clock "$2" "$3" ;;
+    clear) fault_clear ;;
+    *) fault_usage ;;
+  esac
+}
+
 # ---------------------------------------------------------------- status
 
 all_members() {
@@ -672,6 +856,7 @@ pg_orphans_down() { # [N...]: members 1 and 2 by default
 
 cluster_down() {
   local name
+  fault_clear
   stop_member haproxy
   while read -r name; do stop_member "$name"; done < <(members | cut -d' ' -f1)
   stop_member broker
@@ -689,5 +874,7 @@ case "${1:-}" in
   status) auth_load; cluster_status ;;
   env) auth_load; print_env ;;
   install) ensure_installed ;;
-  *) echo "usage: $0 up|down|status|env|install" >&2; exit 2 ;;
+  addrs) addr_layout; print_addrs ;;
+  fault) addr_layout; shift; fault_cmd "$@" ;;
+  *) echo "usage: $0 up|down|status|env|install|addrs|fault" >&2; exit 2 ;;
 esac
