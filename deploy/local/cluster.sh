@@ -16,7 +16,7 @@
 #   deploy/local/cluster.sh env      export lines for clients (API URL, DATABASE_URL, KAFKA_BROKERS)
 #   deploy/local/cluster.sh install  only install the Debian packages it needs
 #   deploy/local/cluster.sh addrs    each member's own loopback address (NAME ADDR lines)
-#   deploy/local/cluster.sh fault ... cut a link, delay or drop on Postgres, skew a clock (see fault_usage)
+#   deploy/local/cluster.sh fault ... cut a link, delay or drop on Postgres (see fault_usage)
 #
 # The platform connects to Postgres with a multi-host DSN and
 # target_session_attrs=read-write: after a failover its new connections find
@@ -168,7 +168,7 @@ ensure_installed() {
   command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
   command -v patroni >/dev/null 2>&1 || missing+=(patroni)
   command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
-  # the faults of the nemesis (fault_cmd): links, netem, clocks
+  # the faults of the nemesis (fault_cmd): links and netem; faketime for clocks
   command -v iptables >/dev/null 2>&1 || missing+=(iptables)
   command -v tc >/dev/null 2>&1 || missing+=(iproute2)
   command -v faketime >/dev/null 2>&1 || missing+=(faketime)
@@ -384,15 +384,13 @@ EOF
 patroni_spawn() { # I
   local i="$1" name="patroni-$(( $1 + 1 ))"
   log "$name: starting (postgres 127.0.0.1:${PG_PORTS[$i]}, REST ${REST_PORTS[$i]})"
-  local clock=()
-  mapfile -t clock < <(clock_env "$name")
   # A postmaster left behind by a killed Patroni is adopted by the new one.
   if is_root; then
     # setpriv execs (runuser would fork): the pid is Patroni's own
-    spawn "$name" "$PG_ROOT/$name.yml" env HOME="$PG_ROOT" "${clock[@]}" setpriv --reuid=postgres --regid=postgres --init-groups \
+    spawn "$name" "$PG_ROOT/$name.yml" env HOME="$PG_ROOT" setpriv --reuid=postgres --regid=postgres --init-groups \
       patroni "$PG_ROOT/$name.yml"
   else
-    spawn "$name" "$PG_ROOT/$name.yml" env "${clock[@]}" patroni "$PG_ROOT/$name.yml"
+    spawn "$name" "$PG_ROOT/$name.yml" patroni "$PG_ROOT/$name.yml"
   fi
 }
 
@@ -652,11 +650,10 @@ haproxy_up() {
 # ---------------------------------------------------------------- faults
 
 # The nemesis's tools (e2e TestNemesis): cut a link, slow or drop packets on
-# the Postgres links, skew a Patroni machine's clock. Every rule names only
+# the Postgres links. Every rule names only
 # loopback addresses, the lo interface and this cluster's ports, carries the
 # comment fault-$SCOPE, and is removed by 'fault clear' and by 'down'.
 FAULT_TAG="fault-$SCOPE"
-FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
 
 fault_usage() {
   cat >&2 <<USAGE
@@ -666,8 +663,7 @@ usage: $0 fault cut SRC DST PORT   drop TCP between SRC (a 127.x address or
        $0 fault netem PORT...      delay and loss (NETEM, default "delay 200ms
                                    100ms loss 5%") on TCP to and from PORT...;
                                    without sch_netem, loss alone (NETEM_LOSS 0.05)
-       $0 fault clock NAME OFFSET  the wall clock of patroni-N (Patroni's
-                                   own; its Postgres keeps the real one): +30s, -30s, +0
+       $0 fault unnetem PORT...    undo that
        $0 fault clear              undo every fault of this cluster
 PORTs are this cluster's: $BASE to $((BASE + 29)).
 USAGE
@@ -723,28 +719,25 @@ fault_netem() {
   echo "netem $(cat "$RUN/netem")"
 }
 
-# clock_env NAME: the environment that lets 'fault clock' move the wall
-# clock of Patroni member NAME (libfaketime reads its offset file once a
-# second; Postgres itself keeps the real clock). Nothing without faketime.
-clock_env() {
-  [ -f "$FAKETIME_LIB" ] || return 0
-  [ -f "$RUN/$1.clock" ] || echo "+0" >"$RUN/$1.clock"
-  echo "LD_PRELOAD=$FAKETIME_LIB"
-  echo "FAKETIME_TIMESTAMP_FILE=$RUN/$1.clock"
-  echo "FAKETIME_CACHE_DURATION=1"
-  echo "FAKETIME_SKIP_CMDS=postgres,pg_ctl,pg_rewind,pg_basebackup,pg_controldata,initdb,psql"
-}
-
-fault_clock() {
-  local name="$1" offset="$2"
-  [[ "$name" =~ ^patroni-[12]$ ]] || die "fault clock: '$name' is not patroni-1 or patroni-2"
-  [[ "$offset" =~ ^[+-][0-9]+[smhd]?$ ]] || die "fault clock: offset '$offset' is not like +30s"
-  [ -f "$RUN/$name.clock" ] || die "fault clock: $name was not started under faketime (make cluster-deps)"
-  echo "$offset" >"$RUN/$name.clock"
+# fault_unnetem PORT...: the delay and loss on PORT... undone (tc's root
+# qdisc, when netem is ours, goes with every port)
+fault_unnetem() {
+  local port line
+  if [ -f "$RUN/netem" ]; then
+    tc qdisc del dev lo root 2>/dev/null || true
+    rm -f "$RUN/netem"
+  fi
+  for port in "$@"; do
+    fault_port_ok "$port" || die "fault: port '$port' is not this cluster's"
+    while IFS= read -r line; do
+      # shellcheck disable=SC2086
+      iptables -w 5 -D ${line#-A } || true
+    done < <(iptables -w 5 -S OUTPUT 2>/dev/null | grep -F -- "--comment $FAULT_TAG -j DROP" | grep -E -- "--[sd]port $port -m statistic" || true)
+  done
 }
 
 fault_clear() {
-  local line n
+  local line
   if command -v iptables >/dev/null 2>&1; then
     while IFS= read -r line; do
       # shellcheck disable=SC2086
@@ -755,7 +748,6 @@ fault_clear() {
     tc qdisc del dev lo root 2>/dev/null || true
     rm -f "$RUN/netem"
   fi
-  for n in 1 2; do [ ! -f "$RUN/patroni-$n.clock" ] || echo "+0" >"$RUN/patroni-$n.clock"; done
 }
 
 fault_cmd() {
@@ -763,7 +755,7 @@ fault_cmd() {
     cut) [ $# -eq 4 ] || fault_usage; fault_rule -I "$2" "$3" "$4" ;;
     heal) [ $# -eq 4 ] || fault_usage; fault_rule -D "$2" "$3" "$4" ;;
     netem) shift; fault_netem "$@" ;;
-    clock) [ $# -eq 3 ] || fault_usage; fault_clock "$2" "$3" ;;
+    unnetem) shift; fault_unnetem "$@" ;;
     clear) fault_clear ;;
     *) fault_usage ;;
   esac
