@@ -44,16 +44,42 @@ type nemesisFence struct {
 	done         chan struct{}
 }
 
-// startFence begins probing member i (0 or 1) directly, from 127.0.0.1.
-func (n *nemesis) startFence(t *testing.T, i int) *nemesisFence {
+// memberConfig connects to Postgres member i (0 or 1) itself, from
+// 127.0.0.1, as the superuser: not through the multi-host DSN.
+func (n *nemesis) memberConfig(t *testing.T, i int) *pgx.ConnConfig {
 	t.Helper()
 	cfg, err := pgx.ParseConfig(n.c.DatabaseURL)
 	if err != nil {
-		t.Fatalf("fence: %v", err)
+		t.Fatalf("member %d: %v", i, err)
 	}
 	cfg.Host, cfg.Port = "127.0.0.1", uint16(n.addrs[fmt.Sprintf("pg-%d", i+1)].Port)
 	cfg.Fallbacks, cfg.ValidateConnect = nil, nil
 	cfg.ConnectTimeout = time.Second
+	return cfg
+}
+
+// memberSkew is member i's clock less ours, as now() shows it.
+func (n *nemesis) memberSkew(t *testing.T, i int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, n.memberConfig(t, i))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var at time.Time
+	before := time.Now()
+	if err := conn.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&at); err != nil {
+		return 0, err
+	}
+	return at.Sub(before.Add(time.Since(before) / 2)), nil
+}
+
+// startFence begins probing member i (0 or 1) directly, from 127.0.0.1.
+func (n *nemesis) startFence(t *testing.T, i int) *nemesisFence {
+	t.Helper()
+	cfg := n.memberConfig(t, i)
+	var err error
 	f := &nemesisFence{member: i, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
@@ -314,6 +340,27 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		f.member = "Postgres links: " + n.fault(t, "netem", p1, p2)
 		time.Sleep(20 * time.Second)
 		n.fault(t, "unnetem", p1, p2)
+	case "clock-skew":
+		// A Postgres machine's wall clock jumps 30 s ahead or behind, stays
+		// there, and jumps back (libfaketime under its postgres: the
+		// platform's Go processes read the vDSO clock, which no LD_PRELOAD
+		// reaches).
+		i := n.intn(2)
+		offset := "+30s"
+		if n.intn(2) == 0 {
+			offset = "-30s"
+		}
+		f.member = fmt.Sprintf("pg%d clock %s", i+1, offset)
+		f.start = time.Now()
+		n.fault(t, "clock", strconv.Itoa(i+1), offset)
+		time.Sleep(2500 * time.Millisecond)
+		if skew, err := n.memberSkew(t, i); err == nil {
+			f.note = fmt.Sprintf("now() there %+.1fs from ours", skew.Seconds())
+		} else {
+			f.note = fmt.Sprintf("now() there not read: %v", err)
+		}
+		n.hold(15*time.Second, 10*time.Second)
+		n.fault(t, "clock", strconv.Itoa(i+1), "+0")
 	default:
 		return false
 	}

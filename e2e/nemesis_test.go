@@ -88,6 +88,9 @@ var nemesisRecovery = history.Bounds{
 	// Lost packets cost retransmissions; statements slow, a few commands
 	// time out.
 	"pg-loss": nemesisCommandTimeout + 10*time.Second,
+	// A Postgres machine's clock 30 s off, then back: nothing should wait
+	// on it.
+	"clock-skew": nemesisCommandTimeout + 5*time.Second,
 }
 
 // TestNemesis drives the cluster of deploy/local/cluster.sh (HAProxy, two
@@ -601,7 +604,7 @@ type nemesis struct {
 
 var nemesisKinds = []string{"gateway-kill", "consumer-kill", "consumer-stop", "primary-kill", "relay-lock",
 	"broker-kill", "machine-kill", "postgres-both-down", "etcd-cut-primary", "replication-cut",
-	"gateway-broker-cut", "consumer-pg-cut", "relay-broker-cut", "pg-loss", "overlap"}
+	"gateway-broker-cut", "consumer-pg-cut", "relay-broker-cut", "pg-loss", "clock-skew", "overlap"}
 
 // run injects faults, one at a time (an "overlap" is two at once): the
 // kinds in a seeded order, then random kinds, until until — every kind once

@@ -360,7 +360,7 @@ postgresql:
   listen: 127.0.0.1,${PG_ADDRS[$i]}:${PG_PORTS[$i]}
   connect_address: ${PG_ADDRS[$i]}:${PG_PORTS[$i]}
   data_dir: $PG_ROOT/data$n
-  bin_dir: $PG_BIN
+  bin_dir: $(pg_clock_bin "$n")
   pgpass: $PG_ROOT/pgpass$n
   authentication:
     superuser:
@@ -650,7 +650,7 @@ haproxy_up() {
 # ---------------------------------------------------------------- faults
 
 # The nemesis's tools (e2e TestNemesis): cut a link, slow or drop packets on
-# the Postgres links. Every rule names only
+# the Postgres links, move a Postgres member's clock. Every rule names only
 # loopback addresses, the lo interface and this cluster's ports, carries the
 # comment fault-$SCOPE, and is removed by 'fault clear' and by 'down'.
 FAULT_TAG="fault-$SCOPE"
@@ -664,6 +664,8 @@ usage: $0 fault cut SRC DST PORT   drop TCP between SRC (a 127.x address or
                                    100ms loss 5%") on TCP to and from PORT...;
                                    without sch_netem, loss alone (NETEM_LOSS 0.05)
        $0 fault unnetem PORT...    undo that
+       $0 fault clock N OFFSET     Postgres member N's wall clock off by OFFSET
+                                   (+30s, -30s; +0 puts it back)
        $0 fault clear              undo every fault of this cluster
 PORTs are this cluster's: $BASE to $((BASE + 29)).
 USAGE
@@ -736,6 +738,39 @@ fault_unnetem() {
   done
 }
 
+# pg_clock_bin N: the bin_dir Patroni runs member N's Postgres from. With
+# libfaketime installed it is the server's binaries, except that 'postgres'
+# starts the real one under libfaketime with the wall-clock offset in
+# \$RUN/pg-N.clock ('fault clock'): a machine whose clock is off. Postgres
+# only: libfaketime under Patroni (Python) left its timed waits hanging, and
+# the platform's Go processes read the clock from the vDSO, past any
+# LD_PRELOAD. Monotonic time stays real (as NTP leaves it).
+pg_clock_bin() {
+  local n="$1" lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 dir="$PG_ROOT/bin$1" f
+  if [ ! -f "$lib" ]; then echo "$PG_BIN"; return 0; fi
+  mkdir -p "$dir"
+  for f in "$PG_BIN"/*; do [ "$(basename "$f")" = postgres ] || ln -sfn "$f" "$dir/$(basename "$f")"; done
+  [ -f "$RUN/pg-$n.clock" ] || echo "+0" >"$RUN/pg-$n.clock"
+  cat >"$dir/postgres" <<WRAP
+#!/bin/sh
+# Written by deploy/local/cluster.sh: Postgres under libfaketime (fault clock)
+exec env LD_PRELOAD=$lib FAKETIME_TIMESTAMP_FILE=$RUN/pg-$n.clock FAKETIME_CACHE_DURATION=1 \\
+  FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_DISABLE_SHM=1 $PG_BIN/postgres "\$@"
+WRAP
+  chmod 755 "$dir/postgres"
+  is_root && chown -R postgres:postgres "$dir"
+  echo "$dir"
+}
+
+# fault_clock N OFFSET: Postgres member N's wall clock moves by OFFSET
+# (+30s, -30s; +0 puts it back), within a second
+fault_clock() {
+  [[ "$1" =~ ^[12]$ ]] || die "fault clock: member '$1' is not 1 or 2"
+  [[ "$2" =~ ^[+-][0-9]+[smh]?$ ]] || die "fault clock: offset '$2' is not like +30s"
+  [ -f "$RUN/pg-$1.clock" ] || die "fault clock: pg$1 does not run under libfaketime (make cluster-deps, then a new cluster)"
+  echo "$2" >"$RUN/pg-$1.clock"
+}
+
 fault_clear() {
   local line
   if command -v iptables >/dev/null 2>&1; then
@@ -748,6 +783,8 @@ fault_clear() {
     tc qdisc del dev lo root 2>/dev/null || true
     rm -f "$RUN/netem"
   fi
+  local n
+  for n in 1 2; do [ ! -f "$RUN/pg-$n.clock" ] || echo "+0" >"$RUN/pg-$n.clock"; done
 }
 
 fault_cmd() {
@@ -756,6 +793,7 @@ fault_cmd() {
     heal) [ $# -eq 4 ] || fault_usage; fault_rule -D "$2" "$3" "$4" ;;
     netem) shift; fault_netem "$@" ;;
     unnetem) shift; fault_unnetem "$@" ;;
+    clock) [ $# -eq 3 ] || fault_usage; fault_clock "$2" "$3" ;;
     clear) fault_clear ;;
     *) fault_usage ;;
   esac
