@@ -407,10 +407,9 @@ func strings2(a, b string) string {
 	return a + "; " + b
 }
 
-// nemesisRTOTable logs, per fault kind, the count, the time from the
-// fault's start to the first write answered 2xx (median, max) and the 503s
-// and cut answers inside its windows.
-func nemesisRTOTable(t *testing.T, faults []*nemesisFault, unavailable []int) {
+// nemesisRTOTable logs, per fault kind, the count, the RTO (nemesisRTOs:
+// median, max) and the 503s and cut answers its faults caused.
+func nemesisRTOTable(t *testing.T, faults []*nemesisFault) {
 	t.Helper()
 	type row struct {
 		n, u     int
@@ -418,7 +417,7 @@ func nemesisRTOTable(t *testing.T, faults []*nemesisFault, unavailable []int) {
 		overlaps int
 	}
 	rows := map[string]*row{}
-	for i, f := range faults {
+	for _, f := range faults {
 		r := rows[f.kind]
 		if r == nil {
 			r = &row{}
@@ -428,10 +427,8 @@ func nemesisRTOTable(t *testing.T, faults []*nemesisFault, unavailable []int) {
 		if f.overlap {
 			r.overlaps++
 		}
-		if i < len(unavailable) {
-			r.u += unavailable[i]
-		}
-		if f.rto > 0 {
+		r.u += f.unavailable
+		if f.rto >= 0 {
 			r.rtos = append(r.rtos, f.rto)
 		}
 	}

@@ -542,27 +542,29 @@ func nemesisCheckHistory(t *testing.T, h history.History, s history.State, fault
 		t.Errorf("history: %s", x)
 	}
 	var rtos []time.Duration
-	for i, f := range faults {
+	nemesisRTOs(h, faults)
+	for _, f := range faults {
 		line := fmt.Sprintf("fault %-18s %-34s at +%5.1fs for %5.1fs (window to +%5.1fs): %d answers 503 or cut", f.kind, f.member,
 			f.start.Sub(faults[0].start).Seconds(), f.end.Sub(f.start).Seconds(),
-			f.end.Add(nemesisRecovery[f.kind]).Sub(faults[0].start).Seconds(), v.Unavailable[i])
-		// RTO: the fault's start to the first write sent after it and
-		// answered 2xx
-		if ok := h.FirstWriteOK(f.start); !ok.IsZero() {
-			f.rto = ok.Sub(f.start)
+			f.end.Add(nemesisRecovery[f.kind]).Sub(faults[0].start).Seconds(), f.unavailable)
+		if f.unavailable > 0 {
+			line += fmt.Sprintf(" from %+.1fs to %+.1fs", f.firstBad.Sub(f.start).Seconds(), f.lastBad.Sub(f.start).Seconds())
+		}
+		switch {
+		case f.rto < 0:
+			t.Errorf("no write answered 2xx after the %s at %s", f.kind, f.start.Format(time.StampMilli))
+		default:
 			line += fmt.Sprintf(", RTO %.1fs", f.rto.Seconds())
 			if f.kind == "primary-kill" {
 				rtos = append(rtos, f.rto)
 			}
-		} else {
-			t.Errorf("no write answered 2xx after the %s at %s", f.kind, f.start.Format(time.StampMilli))
 		}
 		if f.note != "" {
 			line += " (" + f.note + ")"
 		}
 		t.Log(line)
 	}
-	nemesisRTOTable(t, faults, v.Unavailable)
+	nemesisRTOTable(t, faults)
 	sort.Slice(rtos, func(i, j int) bool { return rtos[i] < rtos[j] })
 	if len(rtos) > 0 {
 		t.Logf("RTO (primary kill -> next 2xx write) median %.1fs, max %.1fs over %d kills (target <= 15s)",
@@ -586,6 +588,52 @@ type nemesisFault struct {
 	rto          time.Duration
 	note         string // what the fault saw (a promotion, the fence)
 	overlap      bool   // injected with another one
+	// the 503s and cut answers it caused (nemesisRTOs), the first and last
+	unavailable       int
+	firstBad, lastBad time.Time
+}
+
+// nemesisRTOs gives each fault its unavailable answers — each 503 or cut
+// answer goes to the latest fault started before it whose window holds it —
+// and its RTO: the start to the first write sent after its last unavailable
+// answer and answered 2xx (0 when clients saw nothing; -1 when no write
+// succeeded after it).
+func nemesisRTOs(h history.History, faults []*nemesisFault) {
+	for _, o := range h.Ops {
+		if o.Status != http.StatusServiceUnavailable && o.Status != 0 {
+			continue
+		}
+		var best *nemesisFault
+		for _, f := range faults {
+			if !o.End.Before(f.start) && !o.End.After(f.end.Add(nemesisRecovery[f.kind])) && (best == nil || f.start.After(best.start)) {
+				best = f
+			}
+		}
+		if best == nil {
+			continue
+		}
+		best.unavailable++
+		if best.firstBad.IsZero() || o.End.Before(best.firstBad) {
+			best.firstBad = o.End
+		}
+		if o.End.After(best.lastBad) {
+			best.lastBad = o.End
+		}
+	}
+	for _, f := range faults {
+		since := f.start
+		if f.unavailable > 0 {
+			since = f.lastBad
+		}
+		switch ok := h.FirstWriteOK(since); {
+		case ok.IsZero():
+			f.rto = -1
+		case f.unavailable == 0:
+			f.rto = 0
+		default:
+			f.rto = ok.Sub(f.start)
+		}
+	}
 }
 
 type nemesis struct {
