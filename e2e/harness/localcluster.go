@@ -217,8 +217,11 @@ func (c *LocalCluster) Signal(member string, sig syscall.Signal) error {
 
 // patroniMember is what a Patroni REST API says of its node.
 type patroniMember struct {
-	Role        string `json:"role"`
-	State       string `json:"state"`
+	Role  string `json:"role"`
+	State string `json:"state"`
+	// SyncStandby: a replica that Patroni's /sync key names, the only one
+	// it will promote on its own in synchronous mode
+	SyncStandby bool `json:"sync_standby"`
 	Replication []struct {
 		SyncState string `json:"sync_state"`
 		State     string `json:"state"`
@@ -248,10 +251,15 @@ func (c *LocalCluster) Primary() int {
 }
 
 // Replicated reports whether a primary runs with the other member streaming
-// as its synchronous standby.
+// as its synchronous standby, and Patroni's /sync key names that member: a
+// primary lost before the key does is not failed over (Patroni promotes
+// only the standby the key names), as a nemesis run found.
 func (c *LocalCluster) Replicated() bool {
 	p := c.Primary()
 	if p < 0 {
+		return false
+	}
+	if s, ok := c.patroni(1 - p); !ok || !s.SyncStandby {
 		return false
 	}
 	m, _ := c.patroni(p)
