@@ -567,7 +567,7 @@ func nemesisCheckHistory(t *testing.T, h history.History, s history.State, fault
 	nemesisRTOTable(t, faults)
 	sort.Slice(rtos, func(i, j int) bool { return rtos[i] < rtos[j] })
 	if len(rtos) > 0 {
-		t.Logf("RTO (primary kill -> next 2xx write) median %.1fs, max %.1fs over %d kills (target <= 15s)",
+		t.Logf("RTO of the primary kills (start to the first 2xx write after their last 503) median %.1fs, max %.1fs over %d kills (target <= 15s)",
 			rtos[len(rtos)/2].Seconds(), rtos[len(rtos)-1].Seconds(), len(rtos))
 		if rtos[len(rtos)-1] > 15*time.Second {
 			t.Errorf("RTO %.1fs above the 15 s target", rtos[len(rtos)-1].Seconds())
