@@ -193,16 +193,18 @@ cluster-status:
 	deploy/local/cluster.sh status
 
 # The Debian packages the cluster (and e2e TestNemesis) needs, pgBackRest
-# included (both members archive), and promtool (Debian's prometheus;
-# cmd/platform TestAlertRules checks deploy/prometheus).
+# included (both members archive), promtool (Debian's prometheus; cmd/platform
+# TestAlertRules checks deploy/prometheus) and the nemesis's fault tools:
+# iptables, iproute2 (tc), faketime.
 cluster-deps:
 	deploy/local/cluster.sh install
 
-# The nemesis test alone, longer: NEMESIS_DURATION (default 5m), replay a
-# schedule with NEMESIS_SEED.
-NEMESIS_DURATION ?= 5m
+# The nemesis test alone, longer: DURATION (default 5m), replay a schedule
+# with SEED (default random, printed); every fault kind once first.
+DURATION ?= $(or $(NEMESIS_DURATION),5m)
+SEED ?= $(NEMESIS_SEED)
 nemesis: stack cluster-deps build
-	NEMESIS_DURATION=$(NEMESIS_DURATION) $(GO) test -count=1 -timeout 60m -v ./e2e -run '^TestNemesis$$'
+	NEMESIS_DURATION=$(DURATION) NEMESIS_SEED=$(SEED) NEMESIS_EVERY_KIND=1 $(GO) test -count=1 -timeout 60m -v ./e2e -run '^TestNemesis$$'
 
 migrate: stack build
 	PLATFORM_ENV=development $(BIN) migrate

@@ -62,6 +62,35 @@ var nemesisRecovery = history.Bounds{
 	"primary-kill": nemesisCommandTimeout + 5*time.Second,
 	// The relay re-takes its lock within seconds; commands do not wait on it.
 	"relay-lock": nemesisCommandTimeout + 5*time.Second,
+	// Issue 44's second round (nemesis_links_test.go). The broker back:
+	// its clients reconnect, a command sent meanwhile timed out.
+	"broker-kill": nemesisCommandTimeout + 10*time.Second,
+	// The fault ends once the lost machine is back as synchronous standby;
+	// the promotion itself waits for the leader key's 20 s TTL.
+	"machine-kill": nemesisCommandTimeout + 5*time.Second,
+	// Both back, one promoted, the other synchronous again: then the
+	// platform's pools find the primary.
+	"postgres-both-down": nemesisCommandTimeout + 10*time.Second,
+	// The cut primary demotes itself; the fault ends once both replicate.
+	"etcd-cut-primary": nemesisCommandTimeout + 10*time.Second,
+	// Commits wait for the cut standby until wal_sender_timeout (10 s) and
+	// Patroni's next loop; the fault ends when it is synchronous again.
+	"replication-cut": nemesisCommandTimeout + 15*time.Second,
+	// Commands through the cut gateway time out; after the heal its
+	// producer's retransmissions wait out TCP's backoff.
+	"gateway-broker-cut": nemesisCommandTimeout + 15*time.Second,
+	// The consumer's statements in flight wait for TCP's retransmission
+	// after the heal (backoff doubling from 200 ms: up to ~13 s for a 10 s
+	// cut); commands on its partitions time out meanwhile.
+	"consumer-pg-cut": nemesisSessionTimeout + nemesisCommandTimeout + 15*time.Second,
+	// Commands do not wait on the relay.
+	"relay-broker-cut": nemesisCommandTimeout + 5*time.Second,
+	// Lost packets cost retransmissions; statements slow, a few commands
+	// time out.
+	"pg-loss": nemesisCommandTimeout + 10*time.Second,
+	// A Postgres machine's clock 30 s off, then back: nothing should wait
+	// on it.
+	"clock-skew": nemesisCommandTimeout + 5*time.Second,
 }
 
 // TestNemesis drives the cluster of deploy/local/cluster.sh (HAProxy, two
@@ -90,7 +119,7 @@ func TestNemesis(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	duration := 75 * time.Second
+	duration := 2 * time.Minute
 	if d, err := time.ParseDuration(os.Getenv("NEMESIS_DURATION")); err == nil {
 		duration = d
 	}
@@ -118,6 +147,7 @@ func TestNemesis(t *testing.T) {
 	t.Logf("cluster up in %s on ports %d+", c.Dir, c.PortBase)
 	secret := c.Secret("PROCESSOR_WEBHOOK_SECRET")
 	nemesisBodyLimitThroughProxy(t, p)
+	nemesisFenceSetup(t, c)
 
 	// The world: funded fiat users (one of them with a webhook endpoint),
 	// donors and a campaign, trade accounts, masks, a gov proposal (the
@@ -196,7 +226,8 @@ func TestNemesis(t *testing.T) {
 	// The nemesis: one fault at a time, every kind once first (shuffled),
 	// then random kinds, until ten seconds before the duration ends; the load
 	// goes on five seconds past the last recovery.
-	nem := &nemesis{c: c, rng: rand.New(rand.NewPCG(seed, 2)), rec: rec}
+	nem := &nemesis{c: c, rng: rand.New(rand.NewPCG(seed, 2)), rec: rec, addrs: c.Addrs(), fenceAcked: map[int]int{},
+		everyKind: os.Getenv("NEMESIS_EVERY_KIND") != ""}
 	nem.run(t, begin.Add(duration-10*time.Second))
 	time.Sleep(max(5*time.Second, time.Until(begin.Add(duration))))
 	close(stop)
@@ -228,6 +259,7 @@ func TestNemesis(t *testing.T) {
 	// fault's window, conservation, one ledger entry per source, each
 	// webhook event once and signed at receipt.
 	nemesisCheckHistory(t, rec.History(), nemesisState(t, db, fiat, dons, nemesisWebhooks(t, hook, fiat)), nem.faults)
+	nemesisFenceCheck(t, c, nem.fenceAcked)
 
 	// Every acknowledged request applied once; RPO 0: the acknowledged
 	// writes are all there after the failovers.
@@ -510,23 +542,32 @@ func nemesisCheckHistory(t *testing.T, h history.History, s history.State, fault
 		t.Errorf("history: %s", x)
 	}
 	var rtos []time.Duration
-	for i, f := range faults {
-		line := fmt.Sprintf("fault %-14s %-22s at +%5.1fs for %5.1fs (bound +%.0fs): %d answers 503 or cut", f.kind, f.member,
-			f.start.Sub(faults[0].start).Seconds(), f.end.Sub(f.start).Seconds(), nemesisRecovery[f.kind].Seconds(), v.Unavailable[i])
-		if f.kind == "primary-kill" {
-			if ok := h.FirstWriteOK(f.start); !ok.IsZero() {
-				f.rto = ok.Sub(f.start)
+	nemesisRTOs(h, faults)
+	for _, f := range faults {
+		line := fmt.Sprintf("fault %-18s %-34s at +%5.1fs for %5.1fs (window to +%5.1fs): %d answers 503 or cut", f.kind, f.member,
+			f.start.Sub(faults[0].start).Seconds(), f.end.Sub(f.start).Seconds(),
+			f.end.Add(nemesisRecovery[f.kind]).Sub(faults[0].start).Seconds(), f.unavailable)
+		if f.unavailable > 0 {
+			line += fmt.Sprintf(" from %+.1fs to %+.1fs", f.firstBad.Sub(f.start).Seconds(), f.lastBad.Sub(f.start).Seconds())
+		}
+		switch {
+		case f.rto < 0:
+			t.Errorf("no write answered 2xx after the %s at %s", f.kind, f.start.Format(time.StampMilli))
+		default:
+			line += fmt.Sprintf(", RTO %.1fs", f.rto.Seconds())
+			if f.kind == "primary-kill" {
 				rtos = append(rtos, f.rto)
-				line += fmt.Sprintf(", RTO %.1fs", f.rto.Seconds())
-			} else {
-				t.Errorf("no write answered 2xx after the primary kill at %s", f.start.Format(time.StampMilli))
 			}
+		}
+		if f.note != "" {
+			line += " (" + f.note + ")"
 		}
 		t.Log(line)
 	}
+	nemesisRTOTable(t, faults)
 	sort.Slice(rtos, func(i, j int) bool { return rtos[i] < rtos[j] })
 	if len(rtos) > 0 {
-		t.Logf("RTO (primary kill -> next 2xx write) median %.1fs, max %.1fs over %d kills (target <= 15s)",
+		t.Logf("RTO of the primary kills (start to the first 2xx write after their last 503) median %.1fs, max %.1fs over %d kills (target <= 15s)",
 			rtos[len(rtos)/2].Seconds(), rtos[len(rtos)-1].Seconds(), len(rtos))
 		if rtos[len(rtos)-1] > 15*time.Second {
 			t.Errorf("RTO %.1fs above the 15 s target", rtos[len(rtos)-1].Seconds())
@@ -545,34 +586,98 @@ type nemesisFault struct {
 	kind, member string
 	start, end   time.Time
 	rto          time.Duration
+	note         string // what the fault saw (a promotion, the fence)
+	overlap      bool   // injected with another one
+	// the 503s and cut answers it caused (nemesisRTOs), the first and last
+	unavailable       int
+	firstBad, lastBad time.Time
+}
+
+// nemesisRTOs gives each fault its unavailable answers — each 503 or cut
+// answer goes to the latest fault started before it whose window holds it —
+// and its RTO: the start to the first write sent after its last unavailable
+// answer and answered 2xx (0 when clients saw nothing; -1 when no write
+// succeeded after it).
+func nemesisRTOs(h history.History, faults []*nemesisFault) {
+	for _, o := range h.Ops {
+		if o.Status != http.StatusServiceUnavailable && o.Status != 0 {
+			continue
+		}
+		var best *nemesisFault
+		for _, f := range faults {
+			if !o.End.Before(f.start) && !o.End.After(f.end.Add(nemesisRecovery[f.kind])) && (best == nil || f.start.After(best.start)) {
+				best = f
+			}
+		}
+		if best == nil {
+			continue
+		}
+		best.unavailable++
+		if best.firstBad.IsZero() || o.End.Before(best.firstBad) {
+			best.firstBad = o.End
+		}
+		if o.End.After(best.lastBad) {
+			best.lastBad = o.End
+		}
+	}
+	for _, f := range faults {
+		since := f.start
+		if f.unavailable > 0 {
+			since = f.lastBad
+		}
+		switch ok := h.FirstWriteOK(since); {
+		case ok.IsZero():
+			f.rto = -1
+		case f.unavailable == 0:
+			f.rto = 0
+		default:
+			f.rto = ok.Sub(f.start)
+		}
+	}
 }
 
 type nemesis struct {
 	c      *harness.LocalCluster
-	rng    *rand.Rand
+	rng    *rand.Rand // under mu (overlapping faults draw from it)
 	rec    *history.Recorder
 	faults []*nemesisFault
+	// addrs is the cluster's address layout (cluster.sh addrs)
+	addrs map[string]harness.Addr
+	// fenceAcked counts the probe writes each isolated primary acknowledged
+	fenceAcked map[int]int
+	// everyKind: every kind once (shuffled) before the deadline counts
+	everyKind bool
+	mu, upMu  sync.Mutex
 }
 
-var nemesisKinds = []string{"gateway-kill", "consumer-kill", "consumer-stop", "primary-kill", "relay-lock"}
+var nemesisKinds = []string{"gateway-kill", "consumer-kill", "consumer-stop", "primary-kill", "relay-lock",
+	"broker-kill", "machine-kill", "postgres-both-down", "etcd-cut-primary", "replication-cut",
+	"gateway-broker-cut", "consumer-pg-cut", "relay-broker-cut", "pg-loss", "clock-skew", "overlap"}
 
-// run injects faults, one at a time: every kind once, then random kinds
-// until until; each is recovered (the member restored, Postgres replicated
-// again) before the next.
+// run injects faults, one at a time (an "overlap" is two at once): the
+// kinds in a seeded order, then random kinds, until until — every kind once
+// first when everyKind (NEMESIS_EVERY_KIND), whatever until says; each is
+// recovered (the member restored, Postgres replicated again) before the next.
 func (n *nemesis) run(t *testing.T, until time.Time) {
 	t.Helper()
 	order := append([]string(nil), nemesisKinds...)
 	n.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	for i := 0; i < len(order) || time.Now().Before(until); i++ {
-		kind := nemesisKinds[n.rng.IntN(len(nemesisKinds))]
+	for i := 0; (n.everyKind && i < len(order)) || time.Now().Before(until); i++ {
+		kind := nemesisKinds[n.intn(len(nemesisKinds))]
 		if i < len(order) {
 			kind = order[i]
 		}
-		time.Sleep(time.Duration(1000+n.rng.IntN(2000)) * time.Millisecond)
-		if f := n.inject(t, kind); f != nil {
+		time.Sleep(time.Duration(1000+n.intn(2000)) * time.Millisecond)
+		var fs []*nemesisFault
+		if kind == "overlap" {
+			fs = n.overlap(t)
+		} else if f := n.inject(t, kind); f != nil {
+			fs = append(fs, f)
+		}
+		for _, f := range fs {
 			n.faults = append(n.faults, f)
 			n.rec.Fault(history.Fault{Kind: f.kind, Member: f.member, Start: f.start, End: f.end})
-			t.Logf("fault %s %s: %.1fs", f.kind, f.member, f.end.Sub(f.start).Seconds())
+			t.Logf("fault %s %s: %.1fs %s", f.kind, f.member, f.end.Sub(f.start).Seconds(), f.note)
 		}
 	}
 }
@@ -591,35 +696,42 @@ func (n *nemesis) consumer() string {
 func (n *nemesis) inject(t *testing.T, kind string) *nemesisFault {
 	t.Helper()
 	f := &nemesisFault{kind: kind}
+	if n.injectLink(t, f) {
+		return f
+	}
 	switch kind {
 	case "gateway-kill":
-		f.member = fmt.Sprintf("gateway-%d", 1+n.rng.IntN(2))
+		f.member = fmt.Sprintf("gateway-%d", 1+n.intn(2))
 		f.start = time.Now()
 		if err := n.c.Signal(f.member, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill %s: %v", f.member, err)
 		}
-		time.Sleep(time.Duration(500+n.rng.IntN(2500)) * time.Millisecond)
-		n.c.Up()
+		time.Sleep(time.Duration(500+n.intn(2500)) * time.Millisecond)
+		n.up()
 	case "consumer-kill":
+		n.mu.Lock()
 		f.member = n.consumer()
+		n.mu.Unlock()
 		f.start = time.Now()
 		if err := n.c.Signal(f.member, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill %s: %v", f.member, err)
 		}
-		time.Sleep(time.Duration(500+n.rng.IntN(2500)) * time.Millisecond)
-		n.c.Up()
+		time.Sleep(time.Duration(500+n.intn(2500)) * time.Millisecond)
+		n.up()
 	case "consumer-stop":
 		// A zombie: it wakes after the group moved its partitions.
+		n.mu.Lock()
 		f.member = n.consumer()
+		n.mu.Unlock()
 		f.start = time.Now()
 		if err := n.c.Signal(f.member, syscall.SIGSTOP); err != nil {
 			t.Fatalf("stop %s: %v", f.member, err)
 		}
-		time.Sleep(nemesisSessionTimeout + time.Duration(2000+n.rng.IntN(3000))*time.Millisecond)
+		time.Sleep(nemesisSessionTimeout + time.Duration(2000+n.intn(3000))*time.Millisecond)
 		if err := n.c.Signal(f.member, syscall.SIGCONT); err != nil {
 			t.Fatalf("continue %s: %v", f.member, err)
 		}
-		n.c.Up()
+		n.up()
 	case "primary-kill":
 		// Only with a synchronous standby to promote.
 		harness.Eventually(t, 90*time.Second, "a synchronous standby before the primary kill", n.c.Replicated)
@@ -635,7 +747,7 @@ func (n *nemesis) inject(t *testing.T, kind string) *nemesisFault {
 		}
 		harness.Eventually(t, 60*time.Second, "the standby promoted", func() bool { p := n.c.Primary(); return p >= 0 && p != i })
 		harness.Eventually(t, 120*time.Second, "the old primary back as synchronous standby", n.c.Replicated)
-		n.c.Up()
+		n.up()
 	case "relay-lock":
 		f.member = "relay lock"
 		f.start = time.Now()

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fintech/platform/topics/netsource"
 )
 
 // ParseBrokers splits a comma-separated broker list.
@@ -36,6 +38,10 @@ func NewClient(brokers []string, extra ...kgo.Opt) (*kgo.Client, error) {
 		// larger ones are refused as MESSAGE_TOO_LARGE.
 		kgo.ProducerBatchMaxBytes(1_000_000),
 		kgo.MaxBufferedRecords(100_000),
+	}
+	if d := netsource.Dialer(); d != nil {
+		// from this process's own address (the local cluster's link faults)
+		opts = append(opts, kgo.Dialer(d.DialContext))
 	}
 	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)

@@ -19,6 +19,8 @@
 #   deploy/local/cluster.sh status   each member, its pid and health; Patroni leader, replica, sync state
 #   deploy/local/cluster.sh env      export lines for clients (API URL, DATABASE_URL, KAFKA_BROKERS)
 #   deploy/local/cluster.sh install  only install the Debian packages it needs
+#   deploy/local/cluster.sh addrs    each member's own loopback address (NAME ADDR lines)
+#   deploy/local/cluster.sh fault ... cut a link, delay or drop on Postgres (see fault_usage)
 #
 # The platform connects to Postgres with a multi-host DSN and
 # target_session_attrs=read-write: after a failover its new connections find
@@ -45,6 +47,8 @@
 #                      connects to the gateways from (their TRUSTED_PROXIES)
 #   CLUSTER_ALERT_WEBHOOK  URL Alertmanager posts alerts to (webhook receiver,
 #                      resolved ones too); unset: no receiver
+#   CLUSTER_NET        default 127.0.2: the members' own loopback addresses
+#                      are CLUSTER_NET.N (see addr_layout)
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -77,6 +81,47 @@ GW_PORTS=($((BASE + 10)) $((BASE + 11)))
 # metrics listeners: BASE+12 onwards, one per platform process (see members:
 # 18 of them, to BASE+29)
 PROM_PORT=$((BASE + 30));     AM_PORT=$((BASE + 31))
+
+# ---------------------------------------------------------------- addresses
+
+# addr_layout: every member has its own loopback address, so that a fault can
+# cut or slow one link (iptables, tc netem on lo) and leave the others. The
+# whole 127.0.0.0/8 is local on Linux's lo: nothing to configure.
+#   etcd listens on 127.0.0.1 and on one address per Patroni member
+#     (ETCD_ADDRS[i], the only one member i knows: use_proxies, no discovery)
+#   Postgres member i listens on 127.0.0.1 (clients, Patroni's own
+#     connections) and on PG_ADDRS[i], its connect_address: the one its
+#     standby replicates from and pg_rewind reaches
+#   each platform process connects to Postgres and the broker from its own
+#     address (PLATFORM_SOURCE_ADDR): CLUSTER_NET.(100 + its place in members)
+# Other clusters on the machine use other ports: a fault names its ports.
+CLUSTER_NET="${CLUSTER_NET:-127.0.2}"
+addr_layout() {
+  [[ "$CLUSTER_NET" =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || die "CLUSTER_NET '$CLUSTER_NET' is not 127.X.Y"
+  [ "$CLUSTER_NET" != 127.0.0 ] || die "CLUSTER_NET must not be 127.0.0 (127.0.0.1 is everyone's)"
+  ETCD_ADDRS=("$CLUSTER_NET.11" "$CLUSTER_NET.12")
+  PG_ADDRS=("$CLUSTER_NET.21" "$CLUSTER_NET.22")
+}
+
+# member_addr NAME: the source address of platform process NAME
+member_addr() {
+  local i=0 n rest
+  while read -r n rest; do
+    [ "$n" = "$1" ] && { echo "$CLUSTER_NET.$((100 + i))"; return 0; }
+    i=$((i + 1))
+  done < <(members)
+  return 1
+}
+
+print_addrs() {
+  local n rest
+  echo "etcd@patroni-1 ${ETCD_ADDRS[0]} $ETCD_CLIENT"
+  echo "etcd@patroni-2 ${ETCD_ADDRS[1]} $ETCD_CLIENT"
+  echo "pg-1 ${PG_ADDRS[0]} ${PG_PORTS[0]}"
+  echo "pg-2 ${PG_ADDRS[1]} ${PG_PORTS[1]}"
+  echo "broker 127.0.0.1 $BROKER_PORT"
+  while read -r n rest; do echo "$n $(member_addr "$n") -"; done < <(members)
+}
 
 GROUPS_ALL=(fiat-applier mask-applier reputation-applier ledger-appender trade-applier webhook-dispatcher clickhouse-sink)
 
@@ -115,6 +160,7 @@ auth_load() {
         printf -v "${line%%=*}" '%s' "${line#*=}" ;;
     esac
   done < <(cat "$AUTH_FILE" 2>/dev/null || true)
+  addr_layout
   local hosts="127.0.0.1:${PG_PORTS[0]},127.0.0.1:${PG_PORTS[1]}" opts="sslmode=disable&target_session_attrs=read-write&connect_timeout=3"
   # what the platform connects as; migrations; operators and tests
   DSN="postgres://platform_app:$PLATFORM_DB_PASSWORD@$hosts/platform?$opts"
@@ -135,6 +181,10 @@ ensure_installed() {
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
   command -v pgbackrest >/dev/null 2>&1 || missing+=(pgbackrest)
+  # the faults of the nemesis (fault_cmd): links and netem; faketime for clocks
+  command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+  command -v tc >/dev/null 2>&1 || missing+=(iproute2)
+  command -v faketime >/dev/null 2>&1 || missing+=(faketime)
   find_pg_bin
   [ -n "$PG_BIN" ] || missing+=(postgresql)
   if [ ${#missing[@]} -gt 0 ]; then
@@ -208,7 +258,8 @@ etcd_up() {
   chmod 700 "$DIR/etcd"   # its users and their password hashes
   log "etcd: starting on 127.0.0.1:$ETCD_CLIENT"
   spawn etcd "$DIR/etcd" etcd --name cluster-etcd --data-dir "$DIR/etcd" \
-    --listen-client-urls "http://127.0.0.1:$ETCD_CLIENT" --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_CLIENT,http://${ETCD_ADDRS[0]}:$ETCD_CLIENT,http://${ETCD_ADDRS[1]}:$ETCD_CLIENT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" \
     --initial-cluster "cluster-etcd=http://127.0.0.1:$ETCD_PEER" --initial-cluster-state new \
     --enable-v2=true --heartbeat-interval 100 --election-timeout 1000
@@ -264,7 +315,9 @@ restapi:
     username: patroni
     password: '$PATRONI_REST_PASSWORD'
 etcd3:
-  hosts: 127.0.0.1:$ETCD_CLIENT
+  # its own address of etcd's (addr_layout), and no other: a fault can cut it
+  hosts: ${ETCD_ADDRS[$i]}:$ETCD_CLIENT
+  use_proxies: true
   username: patroni
   password: '$ETCD_PATRONI_PASSWORD'
 bootstrap:
@@ -296,6 +349,11 @@ bootstrap:
         max_replication_slots: 10
         wal_keep_size: 512MB
         synchronous_commit: "on"
+        # A synchronous standby cut off (not killed: its packets dropped)
+        # holds every commit until the walsender gives up on it; then
+        # Patroni drops it from synchronous_standby_names (not strict).
+        wal_sender_timeout: 10s
+        wal_receiver_timeout: 10s
         jit: "off"
         fsync: "on"
   initdb:
@@ -306,15 +364,18 @@ bootstrap:
     - auth-local: scram-sha-256
 postgresql:
   # every local user shares 127.0.0.1: a password from each (no socket)
+  # (the platform's processes each from their own 127.0.2.N: addr_layout)
   pg_hba:
-    - host replication replicator 127.0.0.1/32 scram-sha-256
-    - host all all 127.0.0.1/32 scram-sha-256
+    - host replication replicator 127.0.0.0/8 scram-sha-256
+    - host all all 127.0.0.0/8 scram-sha-256
     # pgBackRest connects through the socket (backup_patroni_conf)
     - local all postgres scram-sha-256
-  listen: 127.0.0.1:${PG_PORTS[$i]}
-  connect_address: 127.0.0.1:${PG_PORTS[$i]}
+  # 127.0.0.1 first: Patroni's own connections; the second is what the
+  # standby replicates from (addr_layout)
+  listen: 127.0.0.1,${PG_ADDRS[$i]}:${PG_PORTS[$i]}
+  connect_address: ${PG_ADDRS[$i]}:${PG_PORTS[$i]}
   data_dir: $PG_ROOT/data$n
-  bin_dir: $PG_BIN
+  bin_dir: $(pg_clock_bin "$n")
   pgpass: $PG_ROOT/pgpass$n
   authentication:
     superuser:
@@ -422,7 +483,10 @@ secrets() {
 
 # platform_env DATA_DIR ADDR METRICS [NAME]: the environment of one platform process
 platform_env() {
-  local data="$1" addr="$2" metrics="$3" name="${4:-}"
+  local data="$1" addr="$2" metrics="$3" name="${4:-}" source=""
+  # its own loopback address to connect from (addr_layout): a fault can cut
+  # one process's links
+  [ -z "$name" ] || source="$(member_addr "$name" || true)"
   echo "PLATFORM_ENV=development"
   echo "DATABASE_URL=$DSN"
   echo "KAFKA_BROKERS=127.0.0.1:$BROKER_PORT"
@@ -435,6 +499,7 @@ platform_env() {
   echo "DATA_DIR=$data"
   echo "PLATFORM_ADDR=$addr"
   echo "METRICS_ADDR=$metrics"
+  [ -z "$source" ] || echo "PLATFORM_SOURCE_ADDR=$source"
   echo "DB_MAX_CONNS=${CLUSTER_DB_MAX_CONNS:-12}"
   echo "LOG_LEVEL=$(member_log_level "$name")"
   backup_env
@@ -996,6 +1061,159 @@ logs_rotation_down() {
   rm -f "$LOGS_ROTATION_PID"
 }
 
+
+# ---------------------------------------------------------------- faults
+
+# The nemesis's tools (e2e TestNemesis): cut a link, slow or drop packets on
+# the Postgres links, move a Postgres member's clock. Every rule names only
+# loopback addresses, the lo interface and this cluster's ports, carries the
+# comment fault-$SCOPE, and is removed by 'fault clear' and by 'down'.
+FAULT_TAG="fault-$SCOPE"
+
+fault_usage() {
+  cat >&2 <<USAGE
+usage: $0 fault cut SRC DST PORT   drop TCP between SRC (a 127.x address or
+                                   127.0.0.0/8) and DST:PORT, both ways
+       $0 fault heal SRC DST PORT  undo that cut
+       $0 fault netem PORT...      delay and loss (NETEM, default "delay 200ms
+                                   100ms loss 5%") on TCP to and from PORT...;
+                                   without sch_netem, loss alone (NETEM_LOSS 0.05)
+       $0 fault unnetem PORT...    undo that
+       $0 fault clock N OFFSET     Postgres member N's wall clock off by OFFSET
+                                   (+30s, -30s; +0 puts it back)
+       $0 fault clear              undo every fault of this cluster
+PORTs are this cluster's: $BASE to $((BASE + 29)).
+USAGE
+  exit 2
+}
+
+fault_addr_ok() { [[ "$1" =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(/(8|16|24|32))?$ ]]; }
+fault_port_ok() { [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge "$BASE" ] && [ "$1" -lt $((BASE + 30)) ]; }
+
+# fault_rule -I|-D SRC DST PORT: both directions of the link
+fault_rule() {
+  local op="$1" src="$2" dst="$3" port="$4"
+  if ! fault_addr_ok "$src" || ! fault_addr_ok "$dst"; then die "fault: '$src' or '$dst' is not a loopback address"; fi
+  fault_port_ok "$port" || die "fault: port '$port' is not this cluster's ($BASE-$((BASE + 29)))"
+  iptables -w 5 "$op" OUTPUT -o lo -p tcp -s "$src" -d "$dst" --dport "$port" -m comment --comment "$FAULT_TAG" -j DROP
+  iptables -w 5 "$op" OUTPUT -o lo -p tcp -s "$dst" --sport "$port" -d "$src" -m comment --comment "$FAULT_TAG" -j DROP
+}
+
+# fault_netem PORT...: delay and loss on TCP to and from PORT... with tc
+# netem on lo; a kernel without sch_netem (some VMs) gets the loss alone,
+# from iptables' statistic match. Prints what it did: "netem SPEC" or "loss P".
+fault_netem() {
+  [ $# -gt 0 ] || fault_usage
+  local spec="${NETEM:-delay 200ms 100ms loss 5%}" loss="${NETEM_LOSS:-0.05}" port
+  for port in "$@"; do fault_port_ok "$port" || die "fault: port '$port' is not this cluster's"; done
+  [[ "$loss" =~ ^0?\.[0-9]+$ ]] || die "fault: NETEM_LOSS '$loss' is not a probability like 0.05"
+  if [ ! -f "$RUN/netem" ]; then
+    # a root qdisc on lo that is not ours is left alone
+    tc qdisc show dev lo | grep -q '^qdisc noqueue 0: root' || die "fault: lo has a root qdisc that this cluster did not add: $(tc qdisc show dev lo | head -n1)"
+    # four bands: 1-3 as pfifo_fast would, the fourth (only our filters) netem
+    if tc qdisc add dev lo root handle 1: prio bands 4 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 2>/dev/null; then
+      # shellcheck disable=SC2086
+      tc qdisc add dev lo parent 1:4 handle 40: netem limit 100000 $spec || { tc qdisc del dev lo root; die "fault: tc qdisc netem failed"; }
+      echo "$spec" >"$RUN/netem"
+    fi
+  fi
+  if [ ! -f "$RUN/netem" ]; then
+    for port in "$@"; do
+      iptables -w 5 -I OUTPUT -o lo -p tcp -d 127.0.0.0/8 --dport "$port" -m statistic --mode random --probability "$loss" \
+        -m comment --comment "$FAULT_TAG" -j DROP
+      iptables -w 5 -I OUTPUT -o lo -p tcp -s 127.0.0.0/8 --sport "$port" -m statistic --mode random --probability "$loss" \
+        -m comment --comment "$FAULT_TAG" -j DROP
+    done
+    echo "loss $loss"
+    return 0
+  fi
+  for port in "$@"; do
+    tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 6 0xff match ip dst 127.0.0.0/8 \
+      match ip dport "$port" 0xffff flowid 1:4
+    tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 6 0xff match ip src 127.0.0.0/8 \
+      match ip sport "$port" 0xffff flowid 1:4
+  done
+  echo "netem $(cat "$RUN/netem")"
+}
+
+# fault_unnetem PORT...: the delay and loss on PORT... undone (tc's root
+# qdisc, when netem is ours, goes with every port)
+fault_unnetem() {
+  local port line
+  if [ -f "$RUN/netem" ]; then
+    tc qdisc del dev lo root 2>/dev/null || true
+    rm -f "$RUN/netem"
+  fi
+  for port in "$@"; do
+    fault_port_ok "$port" || die "fault: port '$port' is not this cluster's"
+    while IFS= read -r line; do
+      # shellcheck disable=SC2086
+      iptables -w 5 -D ${line#-A } || true
+    done < <(iptables -w 5 -S OUTPUT 2>/dev/null | grep -F -- "--comment $FAULT_TAG -j DROP" | grep -E -- "--[sd]port $port -m statistic" || true)
+  done
+}
+
+# pg_clock_bin N: the bin_dir Patroni runs member N's Postgres from. With
+# libfaketime installed it is the server's binaries, except that 'postgres'
+# starts the real one under libfaketime with the wall-clock offset in
+# \$RUN/pg-N.clock ('fault clock'): a machine whose clock is off. Postgres
+# only: libfaketime under Patroni (Python) left its timed waits hanging, and
+# the platform's Go processes read the clock from the vDSO, past any
+# LD_PRELOAD. Monotonic time stays real (as NTP leaves it).
+pg_clock_bin() {
+  local n="$1" lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 dir="$PG_ROOT/bin$1" f
+  if [ ! -f "$lib" ]; then echo "$PG_BIN"; return 0; fi
+  mkdir -p "$dir"
+  for f in "$PG_BIN"/*; do [ "$(basename "$f")" = postgres ] || ln -sfn "$f" "$dir/$(basename "$f")"; done
+  [ -f "$RUN/pg-$n.clock" ] || echo "+0" >"$RUN/pg-$n.clock"
+  cat >"$dir/postgres" <<WRAP
+#!/bin/sh
+# Written by deploy/local/cluster.sh: Postgres under libfaketime (fault clock)
+exec env LD_PRELOAD=$lib FAKETIME_TIMESTAMP_FILE=$RUN/pg-$n.clock FAKETIME_CACHE_DURATION=1 \\
+  FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_DISABLE_SHM=1 $PG_BIN/postgres "\$@"
+WRAP
+  chmod 755 "$dir/postgres"
+  is_root && chown -R postgres:postgres "$dir"
+  echo "$dir"
+}
+
+# fault_clock N OFFSET: Postgres member N's wall clock moves by OFFSET
+# (+30s, -30s; +0 puts it back), within a second
+fault_clock() {
+  [[ "$1" =~ ^[12]$ ]] || die "fault clock: member '$1' is not 1 or 2"
+  [[ "$2" =~ ^[+-][0-9]+[smh]?$ ]] || die "fault clock: offset '$2' is not like +30s"
+  [ -f "$RUN/pg-$1.clock" ] || die "fault clock: pg$1 does not run under libfaketime (make cluster-deps, then a new cluster)"
+  echo "$2" >"$RUN/pg-$1.clock"
+}
+
+fault_clear() {
+  local line
+  if command -v iptables >/dev/null 2>&1; then
+    while IFS= read -r line; do
+      # shellcheck disable=SC2086
+      iptables -w 5 -D ${line#-A } || true
+    done < <(iptables -w 5 -S OUTPUT 2>/dev/null | grep -F -- "--comment $FAULT_TAG -j DROP" || true)
+  fi
+  if [ -f "$RUN/netem" ]; then
+    tc qdisc del dev lo root 2>/dev/null || true
+    rm -f "$RUN/netem"
+  fi
+  local n
+  for n in 1 2; do [ ! -f "$RUN/pg-$n.clock" ] || echo "+0" >"$RUN/pg-$n.clock"; done
+}
+
+fault_cmd() {
+  case "${1:-}" in
+    cut) [ $# -eq 4 ] || fault_usage; fault_rule -I "$2" "$3" "$4" ;;
+    heal) [ $# -eq 4 ] || fault_usage; fault_rule -D "$2" "$3" "$4" ;;
+    netem) shift; fault_netem "$@" ;;
+    unnetem) shift; fault_unnetem "$@" ;;
+    clock) [ $# -eq 3 ] || fault_usage; fault_clock "$2" "$3" ;;
+    clear) fault_clear ;;
+    *) fault_usage ;;
+  esac
+}
+
 # ---------------------------------------------------------------- status
 
 all_members() {
@@ -1110,6 +1328,7 @@ cluster_down() {
   local name
   stop_member prometheus
   stop_member alertmanager
+  fault_clear
   stop_member haproxy
   while read -r name; do stop_member "$name"; done < <(members | cut -d' ' -f1)
   stop_member broker
@@ -1133,5 +1352,7 @@ case "${1:-}" in
   restore) auth_load; cluster_restore "${2:-}" ;;
   running) [ -n "$(member_pid patroni-1)$(member_pid patroni-2)" ] ;;
   rotate-loop) while :; do logs_rotate; sleep 60; done ;;
-  *) echo "usage: $0 up|down|status|env|install|backup [full|incr|diff]|backup-info|restore [TIME]|running" >&2; exit 2 ;;
+  addrs) addr_layout; print_addrs ;;
+  fault) addr_layout; shift; fault_cmd "$@" ;;
+  *) echo "usage: $0 up|down|status|env|install|backup [full|incr|diff]|backup-info|restore [TIME]|running|addrs|fault" >&2; exit 2 ;;
 esac

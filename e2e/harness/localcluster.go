@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,14 +40,18 @@ type LocalCluster struct {
 	// ClickHouseDB is the sink's database on the shared ClickHouse.
 	ClickHouseDB string
 
-	t      TB
-	script string
-	env    []string
+	t         TB
+	script    string
+	env       []string
+	faultOnce sync.Once
 }
 
 // LocalClusterPackages are the commands cluster.sh needs from Debian
 // (`make cluster-deps` installs them).
-var LocalClusterPackages = map[string]string{"etcd": "etcd-server", "etcdctl": "etcd-client", "patroni": "patroni", "haproxy": "haproxy", "pgbackrest": "pgbackrest"}
+var LocalClusterPackages = map[string]string{"etcd": "etcd-server", "etcdctl": "etcd-client", "patroni": "patroni", "haproxy": "haproxy",
+	"pgbackrest": "pgbackrest",
+	// the nemesis's faults: links, loss, clocks (cluster.sh fault)
+	"iptables": "iptables", "tc": "iproute2", "faketime": "faketime"}
 
 // MissingClusterPackages names the Debian packages whose commands are not on
 // PATH.
@@ -228,8 +233,11 @@ func (c *LocalCluster) Signal(member string, sig syscall.Signal) error {
 
 // patroniMember is what a Patroni REST API says of its node.
 type patroniMember struct {
-	Role        string `json:"role"`
-	State       string `json:"state"`
+	Role  string `json:"role"`
+	State string `json:"state"`
+	// SyncStandby: a replica that Patroni's /sync key names, the only one
+	// it will promote on its own in synchronous mode
+	SyncStandby bool `json:"sync_standby"`
 	Replication []struct {
 		SyncState string `json:"sync_state"`
 		State     string `json:"state"`
@@ -259,10 +267,15 @@ func (c *LocalCluster) Primary() int {
 }
 
 // Replicated reports whether a primary runs with the other member streaming
-// as its synchronous standby.
+// as its synchronous standby, and Patroni's /sync key names that member: a
+// primary lost before the key does is not failed over (Patroni promotes
+// only the standby the key names), as a nemesis run found.
 func (c *LocalCluster) Replicated() bool {
 	p := c.Primary()
 	if p < 0 {
+		return false
+	}
+	if s, ok := c.patroni(1 - p); !ok || !s.SyncStandby {
 		return false
 	}
 	m, _ := c.patroni(p)
@@ -402,4 +415,89 @@ func (c *LocalCluster) Stop(member string, within time.Duration) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// Addr is one line of `cluster.sh addrs`: a member's own loopback address
+// and, for a listener, its port (0 for a platform process, which only
+// connects from Addr).
+type Addr struct {
+	IP   string
+	Port int
+}
+
+// Addrs is the cluster's address layout (`cluster.sh addrs`): etcd@patroni-N
+// (the etcd address member N knows), pg-N (member N's replication address),
+// broker, and every platform process by name.
+func (c *LocalCluster) Addrs() map[string]Addr {
+	c.t.Helper()
+	out, err := c.script1("addrs")
+	if err != nil {
+		c.t.Fatalf("cluster.sh addrs: %v\n%s", err, out)
+	}
+	m := map[string]Addr{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		port, _ := strconv.Atoi(f[2])
+		m[f[0]] = Addr{IP: f[1], Port: port}
+	}
+	return m
+}
+
+// Fault runs `cluster.sh fault ARGS...` (cut, heal, netem, unnetem, clock,
+// clear) and returns its output. The first call registers a cleanup that
+// undoes every fault of the cluster when the test ends, failed or not
+// (`cluster.sh down` does it too).
+func (c *LocalCluster) Fault(args ...string) (string, error) {
+	c.faultOnce.Do(func() {
+		c.t.Cleanup(func() {
+			if out, err := c.script1("fault", "clear"); err != nil {
+				fmt.Fprintf(os.Stderr, "cluster.sh fault clear: %v\n%s", err, out)
+			}
+		})
+	})
+	out, err := c.script1(append([]string{"fault"}, args...)...)
+	if err != nil {
+		return string(out), fmt.Errorf("cluster.sh fault %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// KillMachine kills Postgres member i's machine: its Patroni and its
+// postmaster together, with SIGKILL, as when a host dies.
+func (c *LocalCluster) KillMachine(i int) error {
+	patroni, pm := c.Pid(fmt.Sprintf("patroni-%d", i+1)), c.PostmasterPid(i)
+	if patroni <= 0 || pm <= 0 {
+		return fmt.Errorf("member %d: patroni pid %d, postmaster pid %d", i, patroni, pm)
+	}
+	err1 := syscall.Kill(patroni, syscall.SIGKILL)
+	err2 := syscall.Kill(pm, syscall.SIGKILL)
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
+
+// ActiveRelay names the relay process holding the outbox lock (from its
+// connection's source address), "" when none is found.
+func (c *LocalCluster) ActiveRelay(ctx context.Context) string {
+	conn, err := pgx.Connect(ctx, c.DatabaseURL)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close(ctx)
+	var addr string
+	if conn.QueryRow(ctx, `SELECT host(a.client_addr) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 1`,
+		uint32(0x6f75), uint32(0x74626f78)).Scan(&addr) != nil {
+		return ""
+	}
+	for name, a := range c.Addrs() {
+		if a.IP == addr && strings.HasPrefix(name, "relay-") {
+			return name
+		}
+	}
+	return ""
 }

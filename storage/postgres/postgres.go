@@ -16,6 +16,7 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"github.com/fintech/platform/storage/migrations"
+	"github.com/fintech/platform/topics/netsource"
 )
 
 // ErrNotFound means the row does not exist.
@@ -57,6 +58,9 @@ func Connect(ctx context.Context, url string, maxConns int32, opts ...Option) (*
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	if dial := netsource.DialContext(); dial != nil {
+		cfg.ConnConfig.DialFunc = dial
 	}
 	for _, o := range opts {
 		o(cfg)
