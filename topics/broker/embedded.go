@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -72,6 +73,15 @@ func WithFloor(floor Floor) Option { return func(e *Embedded) { e.floor = floor 
 // a time). Records no consumer needs any more are dropped (trim.go).
 func Start(dataDir string, port int, options ...Option) (*Embedded, error) {
 	dir := filepath.Join(dataDir, "kafka")
+	// The segments hold every command and event (e-mails, memos): only
+	// the platform's own user may enter their directory, whatever mode
+	// the broker gives the files in it (issue 45).
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded broker data directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded broker data directory: %w", err)
+	}
 	volatile := map[string]bool{}
 	for _, s := range topics.All() {
 		if s.Volatile {

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,5 +31,27 @@ func TestListensOnLoopbackOnly(t *testing.T) {
 		if err != nil || !ap.Addr().IsLoopback() {
 			t.Fatalf("the broker listens on %s", a)
 		}
+	}
+}
+
+// TestSegmentsOnlyForTheOwner: the broker's data directory, which holds
+// every command and event, is entered by its owner only, also when it
+// existed before with a wider mode.
+func TestSegmentsOnlyForTheOwner(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "kafka"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Start(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	fi, err := os.Stat(filepath.Join(dir, "kafka"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := fi.Mode().Perm(); mode != 0o700 {
+		t.Fatalf("the broker's data directory has mode %o, want 700", mode)
 	}
 }
