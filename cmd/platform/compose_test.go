@@ -193,7 +193,7 @@ func TestComposeRunsProduction(t *testing.T) {
 	// Everything given: the platform's environment loads in production mode.
 	given := map[string]string{}
 	for _, s := range composeSecrets {
-		given[s] = strings.Repeat("s", 40)
+		given[s] = hex.EncodeToString(randomBytes(t, 20)) // 40 random characters
 	}
 	// Keys in the formats production demands (README Configuration).
 	for _, k := range []string{"DATA_ENCRYPTION_KEY", "SIGNING_MASTER_KEY", "LEDGER_SALT"} {

@@ -90,7 +90,7 @@ var productionEnv = map[string]string{
 	"PUBLIC_BASE_URL":          "https://pay.example.com",
 	"PROCESSOR_API_KEY":        "sk_live_x",
 	"SMTP_URL":                 "smtps://u:p@mail.example.com:465",
-	"JWT_SECRET":               strings.Repeat("j", 32),
+	"JWT_SECRET":               "9f2c4e7a1b3d5f60817263a4b5c6d7e8",
 	"LEDGER_SALT":              "5f1c0e2a9b7d4c3e8a6f1b2d0c9e7a5b3d1f8e6c4a2b0d9f7e5c3a1b8d6f4e2c",
 	"PROCESSOR_WEBHOOK_SECRET": "whsec_MfKQ9r8d2ut8sCh2Gn7i1ZbJ5xR3vHwLzA6eTYk0pUc=",
 	"SIGNING_MASTER_KEY":       "9a3e7c1f5b2d8e4a6c0f3b9d1e7a5c2f8b4d6e0a3c9f1b7d5e2a8c4f6b0d3e9a",

@@ -17,6 +17,13 @@ import (
 //   - PROCESSOR_WEBHOOK_SECRET: `whsec_` then the base64 (standard alphabet,
 //     padding optional) of 24 or more random bytes, as Standard Webhooks
 //     secrets and the processor's dashboard give it.
+//   - JWT_SECRET, REPUTATION_SERVICE_KEY and the partner secrets
+//     (PARTNER_WEBHOOK_SECRET, RIGHTS_/CHESS_/CERT_WEBHOOK_SECRET and the
+//     legacy RIGHTS_/CHESS_/CERT_SECRET): any text of 32 or more characters
+//     with at least 8 distinct ones — a placeholder such as "changeme…" or
+//     one character repeated is refused, as any 32 random characters of
+//     even the hex alphabet pass (fewer than 8 distinct of 32 random hex
+//     characters: below 1e-7).
 //
 // Length alone lets "0000…" through: a key must also use at least half as
 // many distinct byte values as 32 random bytes nearly always do (16 of 32,
@@ -27,7 +34,21 @@ const (
 	minKeyDistinct   = 16
 	minWhsecBytes    = 24
 	minWhsecDistinct = 12
+	minTextSecret    = 32
+	minTextDistinct  = 8
 )
+
+// textSecretProblem says what is wrong with a shared text secret ("" when
+// nothing).
+func textSecretProblem(v string) string {
+	if len(v) < minTextSecret {
+		return "must be at least 32 random characters (e.g. `openssl rand -hex 32`)"
+	}
+	if distinctBytes([]byte(v)) < minTextDistinct {
+		return "is not random: too few distinct characters (e.g. `openssl rand -hex 32`)"
+	}
+	return ""
+}
 
 // hexKeyProblem says what is wrong with a hex key ("" when nothing).
 func hexKeyProblem(v string) string {
@@ -97,6 +118,19 @@ func (c Config) checkKeyFormats(r *envReader) {
 	if c.ProcessorHook != "" {
 		if p := whsecProblem(c.ProcessorHook); p != "" {
 			r.fail("PROCESSOR_WEBHOOK_SECRET", "%s", p)
+		}
+	}
+	for _, k := range []struct{ name, value string }{
+		{"JWT_SECRET", c.JWTSecret}, {"REPUTATION_SERVICE_KEY", c.ReputationKey},
+		{"PARTNER_WEBHOOK_SECRET", c.Partner.HMAC}, {"RIGHTS_WEBHOOK_SECRET", c.Partner.RightsHMAC},
+		{"CHESS_WEBHOOK_SECRET", c.Partner.ChessHMAC}, {"CERT_WEBHOOK_SECRET", c.Partner.CertHMAC},
+		{"RIGHTS_SECRET", c.Partner.Rights}, {"CHESS_SECRET", c.Partner.Chess}, {"CERT_SECRET", c.Partner.Cert},
+	} {
+		if k.value == "" {
+			continue // unset: the feature is off, or named as missing
+		}
+		if p := textSecretProblem(k.value); p != "" {
+			r.fail(k.name, "%s", p)
 		}
 	}
 }

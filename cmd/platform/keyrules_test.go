@@ -30,6 +30,10 @@ func TestProductionRefusesWeakKeys(t *testing.T) {
 		{"whsec_ of 18 bytes", "PROCESSOR_WEBHOOK_SECRET", "whsec_MfKQ9r8d2ut8sCh2Gn7i1ZbJ"},
 		{"whsec_ not base64", "PROCESSOR_WEBHOOK_SECRET", "whsec_" + strings.Repeat("!", 40)},
 		{"whsec_ of zeros", "PROCESSOR_WEBHOOK_SECRET", "whsec_" + strings.Repeat("A", 44)},
+		{"one character repeated", "JWT_SECRET", strings.Repeat("j", 32)},
+		{"a placeholder", "REPUTATION_SERVICE_KEY", strings.Repeat("changeme", 4)},
+		{"a short partner secret", "CHESS_WEBHOOK_SECRET", "partner-secret"},
+		{"a placeholder partner secret", "RIGHTS_SECRET", strings.Repeat("secret", 6)},
 	}
 	for _, c := range cases {
 		_, err := LoadConfig(env(withProduction(map[string]string{c.variable: c.value})))
