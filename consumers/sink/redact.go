@@ -22,7 +22,14 @@ import (
 //     per type would have to follow every schema change by hand);
 //   - every e-mail address inside any other string (a memo, a description, a
 //     field added later that nobody listed), which is what makes a denylist
-//     safe enough: the most common personal datum is caught by its shape;
+//     safe enough: the most common personal datum is caught by its shape —
+//     international ones too (letters of any script, the full-width ＠ and
+//     small ﹫, ideographic full stops);
+//   - every phone number or national id inside a string: a run of 10 or
+//     more digits (separated by at most two spaces, dots, dashes or
+//     parentheses, after an optional '+') that is not part of a longer
+//     word such as an id; a person's name in free text has no shape and is
+//     not caught (a memo is its author's own text);
 //   - an e-mail used as the partition key (the partner rails key their
 //     events by the address);
 //   - the actor of an anonymous donation, and of the goal that a donation
@@ -39,11 +46,48 @@ var personalKeys = map[string]bool{
 	"documentnumber": true, "clientip": true, "secret": true,
 }
 
-// emailShape matches an e-mail address inside a string.
-var emailShape = regexp.MustCompile(`[A-Za-z0-9.!#$%&'*+/=?^_{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+`)
+// emailShape matches an e-mail address inside a string, in any script, with
+// an ASCII, full-width or small commercial at.
+var emailShape = regexp.MustCompile(`[\p{L}\p{N}.!#$%&'*+/=?^_{|}~-]+[@＠﹫][\p{L}\p{N}-]+(?:[.。．｡][\p{L}\p{N}-]+)+`)
 
 // redactedEmail replaces an address found inside a longer string.
 const redactedEmail = "[email]"
+
+// numberShape matches a phone number or a national id: 10 or more digits.
+var numberShape = regexp.MustCompile(`\+?\d(?:[ ().-]{0,2}\d){9,}`)
+
+// redactedNumber replaces a phone number or national id in a string.
+const redactedNumber = "[number]"
+
+// minNumberDigits is the run of digits that may be a phone or an id.
+const minNumberDigits = 10
+
+// scrubText replaces the addresses, phone numbers and national ids in s.
+func scrubText(s string) string {
+	s = emailShape.ReplaceAllString(s, redactedEmail)
+	locs := numberShape.FindAllStringIndex(s, -1)
+	if len(locs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, l := range locs {
+		before, _ := utf8.DecodeLastRuneInString(s[:l[0]])
+		after, _ := utf8.DecodeRuneInString(s[l[1]:])
+		if l[0] > 0 && wordRune(before) || l[1] < len(s) && wordRune(after) {
+			continue // digits inside an id or a word
+		}
+		b.WriteString(s[last:l[0]])
+		b.WriteString(redactedNumber)
+		last = l[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// wordRune is a rune next to which digits are part of something else: a
+// word or an id, or a time of day (":" after "2026-11-29 07").
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == ':' }
 
 // maxPersonalKey is the length of the longest key on personalKeys.
 const maxPersonalKey = len("destinationhint")
@@ -57,12 +101,24 @@ const maxPersonalKey = len("destinationhint")
 // denied key, e.g. "\u0065mail") is parsed too.
 func mayHoldPersonal[T ~string | ~[]byte](data T) bool {
 	var buf [maxPersonalKey]byte
+	digits := 0 // the digits of the run that may be a phone or an id
 	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '@':
+		switch c := data[i]; {
+		case c == '@':
 			return true
-		case '"':
+		case c == 0xEF && i+2 < len(data) && (data[i+1] == 0xBC && data[i+2] == 0xA0 || data[i+1] == 0xB9 && data[i+2] == 0xAB):
+			return true // ＠ or ﹫
+		case '0' <= c && c <= '9':
+			if digits++; digits >= minNumberDigits {
+				return true
+			}
+			continue
+		case c == ' ' || c == '.' || c == '-' || c == '(' || c == ')' || c == '+':
+			continue // a separator keeps the run
+		case c == '"':
+			digits = 0
 		default:
+			digits = 0
 			continue
 		}
 		// Every '"' may open a key (as a substring test would), so the
@@ -128,7 +184,7 @@ func redactParsed(data []byte) string {
 	dec.UseNumber() // amounts stay exact integers
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return emailShape.ReplaceAllString(string(data), redactedEmail)
+		return scrubText(string(data))
 	}
 	v, changed := redactValue(v)
 	if !changed {
@@ -138,7 +194,7 @@ func redactParsed(data []byte) string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return emailShape.ReplaceAllString(string(data), redactedEmail)
+		return scrubText(string(data))
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
 }
@@ -166,7 +222,7 @@ func redactValue(v any) (any, bool) {
 		}
 		return x, changed
 	case string:
-		r := emailShape.ReplaceAllString(x, redactedEmail)
+		r := scrubText(x)
 		return r, r != x
 	default:
 		return v, false
@@ -176,7 +232,7 @@ func redactValue(v any) (any, bool) {
 // redactKey drops a partition key that is an e-mail address.
 func redactKey(key string) string {
 	// An address holds an '@': the regexp runs only on keys that may be one.
-	if strings.IndexByte(key, '@') >= 0 && emailShape.MatchString(key) {
+	if strings.ContainsAny(key, "@＠﹫") && emailShape.MatchString(key) {
 		return ""
 	}
 	return key

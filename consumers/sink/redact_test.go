@@ -35,6 +35,15 @@ func TestRedactDataDropsPersonalFields(t *testing.T) {
 		{"kelvin sign raw", "{\"ban\u212aaccount\":\"KZ000\",\"x\":1}", []string{"KZ000"}, []string{`"x":1`}},
 		{"dotted capital I", "{\"cl\u0130entIP\":\"10.0.0.1\",\"x\":1}", []string{"10.0.0.1"}, []string{`"x":1`}},
 		{"longest key", `{"DestinationHint":"****9","BankAccountHint":"****8","x":1}`, []string{"****9", "****8"}, []string{`"x":1`}},
+		// Issue 45: international addresses, phones and national ids in free text.
+		{"full-width at", `{"memo":"pay ann＠mail.kz now"}`, []string{"ann＠mail.kz"}, []string{"pay [email] now"}},
+		{"small commercial at", `{"memo":"to bob﹫mail.kz"}`, []string{"bob﹫mail.kz"}, []string{"to [email]"}},
+		{"international address", `{"memo":"счёт для айгүл@пошта.қаз"}`, []string{"айгүл@пошта.қаз"}, []string{"счёт для [email]"}},
+		{"phone in a memo", `{"memo":"call +7 (701) 234-56-78 tonight","amountKzt":5}`,
+			[]string{"234-56-78", "701"}, []string{"call [number] tonight", `"amountKzt":5`}},
+		{"national id", `{"description":"ИИН 900101300123, rent"}`, []string{"900101300123"}, []string{"ИИН [number], rent"}},
+		{"ids and short numbers stay", `{"memo":"order tx_12345678901abc, flat 12, 2026-11-29 07:10","ref":"3MlmtXe0312345678901"}`,
+			nil, []string{"tx_12345678901abc", "flat 12", "2026-11-29 07:10", "3MlmtXe0312345678901"}},
 	}
 	for _, c := range cases {
 		got := RedactData([]byte(c.in))
