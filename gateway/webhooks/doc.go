@@ -76,7 +76,7 @@
 //     20 records before the end, so a resume works across gateway
 //     restarts); ?recent=N replays the last N kept events on a fresh
 //     connection. The page at GET /admin/stream holds no data: it takes an
-//     admin login or a token (or #token= in the URL fragment), mints a ticket
+//     admin login (with its two-factor code) or a typed token, mints a ticket
 //     with the Authorization header and opens the stream with it (fetch(),
 //     which unlike EventSource sees every event type), a fresh ticket for
 //     each reconnection.
