@@ -105,6 +105,15 @@ func TestComposePatroniREST(t *testing.T) {
 	if !strings.Contains(raw, "PATRONI_REST_PASSWORD:?PATRONI_REST_PASSWORD is required") {
 		t.Error("PATRONI_REST_PASSWORD is not required")
 	}
+	// The backups are encrypted, their passphrase from the environment.
+	for _, p := range []string{"patroni-1", "patroni-2"} {
+		if !strings.HasPrefix(f.Services[p].Environment["PGBACKREST_REPO1_CIPHER_PASS"], "${BACKUP_CIPHER_PASS:?") {
+			t.Errorf("%s: PGBACKREST_REPO1_CIPHER_PASS is not the required BACKUP_CIPHER_PASS", p)
+		}
+	}
+	if conf, err := os.ReadFile("../../deploy/patroni/pgbackrest.conf"); err != nil || !strings.Contains(string(conf), "\nrepo1-cipher-type=aes-256-cbc\n") {
+		t.Errorf("deploy/patroni/pgbackrest.conf does not encrypt the repository (%v)", err)
+	}
 	b, err := os.ReadFile("../../deploy/patroni/patroni.yml")
 	if err != nil {
 		t.Fatal(err)

@@ -798,12 +798,16 @@ backup_prepare() {
   fi
   chmod 750 "$BACKUP_ROOT"
   chmod 700 "$PG_ROOT"/sock1 "$PG_ROOT"/sock2
+  local cipher
+  cipher="$(backup_cipher_conf "$BACKUP_ROOT/repo" "$DIR/backup-cipher.pass")"
   as_pg tee "$BACKUP_CONF" >/dev/null <<EOT
 # Written by deploy/local/cluster.sh on every 'up'; edits are overwritten.
 # The member (pg1-path, -port, -socket-path) is given on each command line:
 # archive_command names its own data directory, backups the current primary.
+# Encrypted (aes-256-cbc); the passphrase is $DIR/backup-cipher.pass.
 [global]
 repo1-path=$BACKUP_ROOT/repo
+$cipher
 repo1-retention-full=2
 log-path=$BACKUP_ROOT/log
 lock-path=$BACKUP_ROOT/lock
@@ -818,6 +822,7 @@ process-max=2
 [$STANZA]
 pg1-user=postgres
 EOT
+  as_pg chmod 600 "$BACKUP_CONF" # it holds the passphrase
 }
 
 # pgbr N ARGS...: pgBackRest on the cluster's repository for member N (1 or

@@ -150,15 +150,19 @@ pg_sockdir() {
 }
 
 backup_write_conf() {
-  local d real sock
+  local d real sock cipher
   d="$(pg_data)"
   real="$(backup_dir)"
   sock="$(pg_sockdir "$d")"
+  cipher="$(backup_cipher_conf "$real/repo" "$DATA_DIR/secrets/backup_cipher_pass")"
   as_pg tee "$real/pgbackrest.conf" >/dev/null <<EOF
 # Written by deploy/local/stack.sh on every 'up'; edits are overwritten.
 # Production: point repo1 at object storage instead (README "Backups and restore").
+# Encrypted (aes-256-cbc); the passphrase is DATA_DIR/secrets/backup_cipher_pass:
+# back it up apart from the repository, which cannot be read without it.
 [global]
 repo1-path=$real/repo
+$cipher
 repo1-retention-full=2
 log-path=$real/log
 lock-path=$real/lock
@@ -176,6 +180,7 @@ pg1-port=$PG_PORT
 pg1-socket-path=$sock
 pg1-user=postgres
 EOF
+  as_pg chmod 600 "$real/pgbackrest.conf" # it holds the passphrase
 }
 
 backup_up() {
