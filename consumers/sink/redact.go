@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -35,7 +36,8 @@ import (
 //   - the actor of an anonymous donation, and of the goal that a donation
 //     reached (the ledger and every public read show "anonymous"), and the
 //     campaign in a donor's charity-donor reputation source, which would
-//     name the campaign an anonymous donor gave to.
+//     name the campaign an anonymous donor gave to, and the time of that
+//     credit past the hour (donorTime).
 //
 // Redacted values are removed, not replaced, so a query reads ” or 0 for
 // them as for any absent field.
@@ -256,6 +258,16 @@ func anonymousActor(typ, data string) bool {
 
 // redactScoreSource drops the source of a charity-donor reputation event:
 // it names the campaign (and day) a donor gave to, anonymous or not.
+// donorTime is when a charity donor's reputation credit happened, to the
+// hour: the second would pair it with its donation (an anonymous one shows
+// no actor, but a credit of its weight at the same second names the donor).
+func donorTime(kind string, t time.Time) time.Time {
+	if kind == schemas.RepKindCharityDonor {
+		return t.Truncate(time.Hour)
+	}
+	return t
+}
+
 func redactScoreSource(kind, source string) string {
 	if kind == schemas.RepKindCharityDonor {
 		return ""
@@ -272,10 +284,13 @@ func redactRow(r clickhouse.EventRow) clickhouse.EventRow {
 	r.Key = redactKey(r.Key)
 	r.Data = redactString(r.Data)
 	if r.Type == schemas.TypeScoreUpdated {
-		if u, err := schemas.DataAs[schemas.ScoreUpdated](envelopeOf(orig)); err == nil && redactScoreSource(u.Kind, u.SourceID) != u.SourceID {
-			u.SourceID = ""
-			if raw, err := json.Marshal(u); err == nil {
-				r.Data = string(raw)
+		if u, err := schemas.DataAs[schemas.ScoreUpdated](envelopeOf(orig)); err == nil {
+			r.OccurredAt = donorTime(u.Kind, r.OccurredAt)
+			if redactScoreSource(u.Kind, u.SourceID) != u.SourceID {
+				u.SourceID = ""
+				if raw, err := json.Marshal(u); err == nil {
+					r.Data = string(raw)
+				}
 			}
 		}
 	}

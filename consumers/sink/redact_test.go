@@ -138,6 +138,14 @@ func TestRedactRowAnonymousDonorAndEmailKey(t *testing.T) {
 	if strings.Contains(out[4].Data, "c1") {
 		t.Errorf("charity-donor score update names the campaign: %s", out[4].Data)
 	}
+	// Its time is the hour's: a credit at the donation's second would name
+	// the anonymous donor.
+	if !out[4].OccurredAt.Equal(now.Truncate(time.Hour)) {
+		t.Errorf("charity-donor score update at %s, want the hour %s", out[4].OccurredAt, now.Truncate(time.Hour))
+	}
+	if !out[1].OccurredAt.Equal(now) {
+		t.Errorf("a donation's own time changed: %s", out[1].OccurredAt)
+	}
 }
 
 // TestScrubRemovesPersonalDataAlreadySunk writes rows as the sink did

@@ -325,7 +325,7 @@ func Convert(recs []*kgo.Record, log *slog.Logger) (clickhouse.Rows, []*kgo.Reco
 			}
 			out.Reputation = append(out.Reputation, clickhouse.ReputationRow{ID: env.ID, EventID: u.EventID,
 				UserID: u.UserID, Kind: u.Kind, SourceModule: u.SourceModule, Weight: u.Weight, NewScore: u.NewScore,
-				PreviousRank: u.PreviousRank, NewRank: u.NewRank, Seq: u.Seq, OccurredAt: env.OccurredAt,
+				PreviousRank: u.PreviousRank, NewRank: u.NewRank, Seq: u.Seq, OccurredAt: donorTime(u.Kind, env.OccurredAt),
 				SourceID: redactScoreSource(u.Kind, u.SourceID)})
 		default:
 			if err := convertDimension(env, &out); err != nil {
