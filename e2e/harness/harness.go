@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"mime/quotedprintable"
 	"net"
 	"net/http"
@@ -158,25 +159,34 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// FreePort returns a loopback port that is free now.
+// FreePort returns a loopback port that is free now, from the private range
+// 10000–17999: below the kernel's ephemeral range (32768 and up), where an
+// outgoing connection of any process may take a port between the moment it
+// was found free and the moment the platform binds it (a METRICS_ADDR once
+// lost that race), and below the cluster's blocks (20000–32000). The scan
+// starts at a random port so that test processes running side by side
+// rarely try the same ones; this process never hands a port out twice.
 func FreePort(t TB) int {
 	t.Helper()
 	handedOut.Lock()
 	defer handedOut.Unlock()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	const from, to = 10000, 18000
+	start := from + rand.IntN(to-from)
+	for i := 0; i < to-from; i++ {
+		port := from + (start-from+i)%(to-from)
+		if handedOut.ports[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
-			t.Fatalf("free port: %v", err)
+			continue
 		}
-		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		// The kernel may hand a just-closed port out again: one platform's
-		// HTTP and broker ports once came back equal.
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
-		}
+		handedOut.ports[port] = true
+		return port
 	}
+	t.Fatalf("free port: none free in %d-%d", from, to-1)
+	return 0
 }
 
 // handedOut remembers the ports FreePort gave this test process.
