@@ -47,27 +47,12 @@ func TestNoServerErrorsForHostileInput(t *testing.T) {
 	}
 	// After the route's own real resources: a real id of another kind, ids
 	// that name nothing, and ids carrying NUL or invalid UTF-8.
-	others := []string{u.ID, "nope", "2ZZZZZZZZZZZZZZZZZZZZZZZZZZ", "%27%3B--", strings.Repeat("9", 300), "%00", "%ff%fe"}
+	others := append([]string{u.ID}, hostileIDs...)
 	tokens := []string{"", u.Token}
 	for _, a := range admins {
 		tokens = append(tokens, a.Token)
 	}
-	queries := []string{"", "?limit=-1&cursor=%25%25&since=yesterday", "?cursor=AA&maskId=%00&offset=-5", "?kind=%ff&limit=99999999999999999999&city=%00"}
-	bodies := []hostileBody{
-		{raw: []byte(`not json`)}, {raw: []byte(`[]`)}, {raw: []byte(`{}`)}, {raw: []byte(`null`)},
-		{raw: []byte(`{"a":{"b":{"c":{"d":{"e":[[[[[[[[[[{}]]]]]]]]]]}}}}}`)},
-		{json: map[string]any{"amount": "10", "amountKzt": -1, "walletId": 5, "currency": "EUR", "maskId": []int{1}}},
-		{json: map[string]any{"amount": 1.5, "amountKzt": 1e300, "fromWalletId": strings.Repeat("x", 5000), "toEmail": "a@b.co",
-			"email": "x@example.com", "password": strings.Repeat("p", 200), "url": "javascript:alert(1)", "secret": "s"}},
-		{json: map[string]any{"memo": "a\u0000b", "name": "x\u0000", "title": "\u0000", "walletId": wallet, "amount": 100}},
-		{raw: []byte("{\"description\":\"\xff\xfe\",\"title\":\"ok\",\"walletId\":\"" + wallet + "\"}")},
-		{raw: []byte(`{"walletId":"` + wallet + `","amount":100}`), contentType: "text/plain"},
-		{raw: []byte(`{"walletId":"` + wallet + `","amount":100}`), contentType: "-"},
-	}
-	headers := map[string]string{"X-API-Key": "mk_live_bogus", "Stripe-Signature": "t=1,v1=00",
-		"X-Reputation-Service-Key": "wrong", "X-Build-Key": "qb_pk_bogus", "X-Platform-Signature": "sha256=00",
-		"X-Platform-Timestamp": "1"}
-
+	queries, bodies, headers := hostileQueries, hostileBodies(wallet), hostileHeaders
 	seen := map[string]bool{}
 	send := func(req harness.Request) {
 		key := fmt.Sprintf("%s %s %s %v %v", req.Method, req.Path, req.Token, req.Body, req.Headers)
@@ -119,22 +104,7 @@ func TestNoServerErrorsForHostileInput(t *testing.T) {
 					if i > 0 && j > 1 {
 						break
 					}
-					h := map[string]string{}
-					for k, v := range headers {
-						h[k] = v
-					}
-					switch b.contentType {
-					case "":
-					case "-":
-						h["Content-Type"] = ""
-					default:
-						h["Content-Type"] = b.contentType
-					}
-					var body any = b.raw
-					if b.json != nil {
-						body = b.json
-					}
-					send(harness.Request{Method: rt.method, Path: path, Token: token, Body: body, Headers: h})
+					send(b.request(rt.method, path, token, headers))
 				}
 			}
 		}
@@ -316,6 +286,55 @@ type hostileBody struct {
 	raw         []byte
 	json        map[string]any
 	contentType string // "-" sends none
+}
+
+// The hostile walk's inputs, shared with the selection sent through the
+// proxy (TestContractThroughProxy): ids that name nothing or carry NUL and
+// invalid UTF-8, malformed queries, and credentials that are all wrong.
+var (
+	hostileIDs     = []string{"nope", "2ZZZZZZZZZZZZZZZZZZZZZZZZZZ", "%27%3B--", strings.Repeat("9", 300), "%00", "%ff%fe"}
+	hostileQueries = []string{"", "?limit=-1&cursor=%25%25&since=yesterday", "?cursor=AA&maskId=%00&offset=-5", "?kind=%ff&limit=99999999999999999999&city=%00"}
+	hostileHeaders = map[string]string{"X-API-Key": "mk_live_bogus", "Stripe-Signature": "t=1,v1=00",
+		"X-Reputation-Service-Key": "wrong", "X-Build-Key": "qb_pk_bogus", "X-Platform-Signature": "sha256=00",
+		"X-Platform-Timestamp": "1"}
+)
+
+// hostileBodies are the malformed bodies of the walk: not JSON, the wrong
+// JSON, deep nesting, wrong types and huge values, NUL bytes and invalid
+// UTF-8 (around a real wallet), a wrong and a missing content type.
+func hostileBodies(wallet string) []hostileBody {
+	return []hostileBody{
+		{raw: []byte(`not json`)}, {raw: []byte(`[]`)}, {raw: []byte(`{}`)}, {raw: []byte(`null`)},
+		{raw: []byte(`{"a":{"b":{"c":{"d":{"e":[[[[[[[[[[{}]]]]]]]]]]}}}}}`)},
+		{json: map[string]any{"amount": "10", "amountKzt": -1, "walletId": 5, "currency": "EUR", "maskId": []int{1}}},
+		{json: map[string]any{"amount": 1.5, "amountKzt": 1e300, "fromWalletId": strings.Repeat("x", 5000), "toEmail": "a@b.co",
+			"email": "x@example.com", "password": strings.Repeat("p", 200), "url": "javascript:alert(1)", "secret": "s"}},
+		{json: map[string]any{"memo": "a\u0000b", "name": "x\u0000", "title": "\u0000", "walletId": wallet, "amount": 100}},
+		{raw: []byte("{\"description\":\"\xff\xfe\",\"title\":\"ok\",\"walletId\":\"" + wallet + "\"}")},
+		{raw: []byte(`{"walletId":"` + wallet + `","amount":100}`), contentType: "text/plain"},
+		{raw: []byte(`{"walletId":"` + wallet + `","amount":100}`), contentType: "-"},
+	}
+}
+
+// request is b sent as method path by token, with headers and b's content
+// type.
+func (b hostileBody) request(method, path, token string, headers map[string]string) harness.Request {
+	h := map[string]string{}
+	for k, v := range headers {
+		h[k] = v
+	}
+	switch b.contentType {
+	case "":
+	case "-":
+		h["Content-Type"] = ""
+	default:
+		h["Content-Type"] = b.contentType
+	}
+	var body any = b.raw
+	if b.json != nil {
+		body = b.json
+	}
+	return harness.Request{Method: method, Path: path, Token: token, Body: body, Headers: h}
 }
 
 type route struct{ method, path string }

@@ -54,6 +54,9 @@ type conformance struct {
 	once sync.Once
 	err  error
 	docs []conformanceDoc
+	// this platform's own counts (ConformanceStats adds up every
+	// platform of the test process)
+	requests, responses, failed atomic.Int64
 }
 
 type conformanceDoc struct {
@@ -90,6 +93,13 @@ func UndocumentedPrefixes() map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// Conformance reports how many requests and responses sent to this
+// platform were validated against its documents, and how many mismatches
+// were found (a test running beside others reads its own).
+func (p *Platform) Conformance() (requests, responses, failed int64) {
+	return p.conf.requests.Load(), p.conf.responses.Load(), p.conf.failed.Load()
 }
 
 // load fetches and parses the documents once per platform.
@@ -297,11 +307,13 @@ func (p *Platform) check(t testing.TB, req Request, sent []byte, resp Response) 
 		if resp.Status >= 200 && resp.Status < 300 {
 			hreq.Body = io.NopCloser(bytes.NewReader(sent))
 			checkedRequests.Add(1)
+			p.conf.requests.Add(1)
 			if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
 				p.mismatch(t, "request", d.name, req, resp, err)
 			}
 		}
 		checkedResponses.Add(1)
+		p.conf.responses.Add(1)
 		err = openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
 			RequestValidationInput: in, Status: resp.Status, Header: resp.Header,
 			Body: io.NopCloser(bytes.NewReader(resp.Body)), Options: opts,
@@ -327,6 +339,7 @@ func (p *Platform) check(t testing.TB, req Request, sent []byte, resp Response) 
 func (p *Platform) mismatch(t testing.TB, what, doc string, req Request, resp Response, err error) {
 	t.Helper()
 	mismatches.Add(1)
+	p.conf.failed.Add(1)
 	body := string(resp.Body)
 	if len(body) > 600 {
 		body = body[:600] + "…"

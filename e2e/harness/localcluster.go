@@ -501,3 +501,56 @@ func (c *LocalCluster) ActiveRelay(ctx context.Context) string {
 	}
 	return ""
 }
+
+// StartProxied is the harness's proxy mode: instead of one `platform run`,
+// the target is a fresh local cluster (StartLocalCluster) reached through
+// HAProxy. The Platform it returns sends every request to the proxy, with
+// the conformance checker on (every answer is held to the documents the
+// cluster serves, as for Start); its admin helpers (RegisterEmail of an
+// admin address, ConfirmAdmin) run `platform admin verify` against the
+// cluster's database, and VerifyEmail/MailedLink read the mail the gateways
+// write to their shared data directory. MetricsAddr is gateway-1's metrics
+// listener. The cluster runs with the harness's test admins, open rate
+// limits and private webhook targets (as Start's processes do); extra
+// overrides them. What does not work through the proxy: Logs, Stop, Kill,
+// Restart and Pid (the cluster's members are its own, see LocalCluster),
+// and fiatSecret's DATA_DIR/secrets file — the processor secret is
+// c.Secret("PROCESSOR_WEBHOOK_SECRET").
+func StartProxied(t TB, failed func() bool, extra map[string]string) (*Platform, *LocalCluster) {
+	t.Helper()
+	env := map[string]string{
+		"WEBHOOK_ALLOW_PRIVATE": "1", "RATE_LIMIT_READ": "0", "RATE_LIMIT_WRITE": "0", "RATE_LIMIT_AUTH": "0",
+		"RATE_LIMIT_MONEY": "0", "RATE_LIMIT_PARTNER": "0", "RATE_LIMIT_PARTNER_IP": "0", "ABUSE_BUDGETS": "0",
+		"FIAT_ADMIN_EMAILS": FiatAdminEmail, "GOV_ADMIN_EMAILS": GovAdminEmail,
+		"CHARITY_ADMIN_EMAILS": CharityAdminEmail, "REPUTATION_ADMIN_EMAILS": ReputationAdminEmail,
+		"REPUTATION_SERVICE_KEY": ReputationServiceKey,
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	c := StartLocalCluster(t, failed, env)
+	p := c.Proxy(nil)
+	p.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", c.PortBase+12)
+	// `platform admin verify` (ConfirmAdmin) runs as the members do: in
+	// development mode with the cluster's secrets and allowlists.
+	p.Env = append(os.Environ(), "PLATFORM_ENV=development", "CLICKHOUSE_ADDR="+clickHouseAddr(),
+		"CLICKHOUSE_DATABASE="+c.ClickHouseDB, "KAFKA_BROKERS="+c.KafkaAddr())
+	if raw, err := os.ReadFile(filepath.Join(c.Dir, "secrets.env")); err == nil {
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			if strings.Contains(line, "=") {
+				p.Env = append(p.Env, line)
+			}
+		}
+	}
+	for k, v := range env {
+		p.Env = append(p.Env, k+"="+v)
+	}
+	return p, c
+}
+
+func clickHouseAddr() string {
+	if a := os.Getenv("CLICKHOUSE_ADDR"); a != "" {
+		return a
+	}
+	return "127.0.0.1:19000"
+}
