@@ -213,12 +213,17 @@ func TestRestoreDrill(t *testing.T) {
 		rounds = v
 	}
 	pg := startArchivedPostgres(t)
-	p := harness.Start(t, harness.Options{DatabaseURL: pg.newDatabase(t)})
+	p := harness.Start(t, harness.Options{DatabaseURL: pg.newDatabase(t),
+		Env: map[string]string{"FIAT_CAP_MONTHLY": strconv.Itoa(drillMonthlyCap)}})
 	l := newDrillLoad(t, p, 8, 10_000_000)
 	// A ring of near-empty wallets, sent around after T: re-applied after
 	// the restore in another order, its hops must keep their answers.
 	ring := l.newRing(t, 10, 5, 1_000)
 	tring := newTradeRing(t, p, 6)
+	// Mask charges near a mask's limit, donations from near-empty wallets,
+	// transfers at the pre-KYC monthly cap: sent after T, re-applied after
+	// the restore, each must keep its answer, rows and ledger entry.
+	told := newToldLoad(t, l)
 
 	l.send(t, "before-backup", 40)
 	backupDone := make(chan string, 1)
@@ -245,10 +250,13 @@ func TestRestoreDrill(t *testing.T) {
 	l.send(t, "after-t", 60)
 	ring.send(t, "ring-after-t", 5)
 	tring.send(t, "trade-ring-after-t", 3)
+	told.sendAfterT(t, "told-after-t")
 	if t.Failed() {
 		return
 	}
 	l.waitAllOnce(t, 30*time.Second)
+	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupFiat, topics.GroupMask, topics.GroupLedger, topics.GroupReputation)
+	told.snapshot(t, ring)
 	pg.archiveNow(t, p.DatabaseURL)
 
 	p.Kill()
@@ -282,6 +290,8 @@ func TestRestoreDrill(t *testing.T) {
 	t.Logf("platform verify after the restore to T:\n%s", verifyDatabase(t, p))
 	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupFiat, topics.GroupLedger, topics.GroupReputation)
 	t.Logf("restore to T: %s", l.checkLedger(t))
+	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupMask)
+	t.Logf("restore to T: %s", told.checkTold(t, ring))
 
 	for round := 1; round <= rounds; round++ {
 		l.send(t, fmt.Sprintf("round%d", round), 60*round)
