@@ -61,10 +61,12 @@ func newToldLoad(t *testing.T, l *drillLoad) *toldLoad {
 	tl.maskID = createMask(t, p, tl.maskUser.Token, map[string]any{"label": "drill", "kind": "recurring", "spendLimitCents": 1_000}).ID
 	proposer := p.Register(t, "drill-proposer")
 	tl.campaign = charityActiveCampaign(t, p, proposer, "water", 1_000_000).ID
-	for i := 0; i < 3; i++ {
-		u, w := charityFundedDonor(t, p, secret, fmt.Sprintf("drill-donor%d", i), 500)
+	// Donor 2 holds 100 and donates 500 after T, once the cap user paid it
+	// 400: a credit from another partition of fiat.commands.
+	for i, funds := range []int64{500, 500, 100} {
+		u, w := charityFundedDonor(t, p, secret, fmt.Sprintf("drill-donor%d", i), funds)
 		tl.donors, tl.donorW = append(tl.donors, u), append(tl.donorW, w)
-		l.wallets, l.funded = append(l.wallets, w), l.funded+500
+		l.wallets, l.funded = append(l.wallets, w), l.funded+funds
 	}
 	tl.capUser = p.Register(t, "drill-cap")
 	tl.capW = fiatCreateWallet(t, p, tl.capUser, "KZT")
@@ -114,10 +116,10 @@ func (tl *toldLoad) sendAfterT(t *testing.T, prefix string) {
 			tl.l.funded -= amount // now the campaign's, not a user's or the fee wallet's
 		}
 	}
-	capTransfer := func(n int, amount int64, want int, wantIn string) {
+	capTransfer := func(n int, to harness.User, amount int64, want int, wantIn string) {
 		key := fmt.Sprintf("%s-cap-%d", prefix, n)
 		tl.do(t, key, "/api/fiat/transfer", tl.capUser.Token,
-			map[string]any{"fromWalletId": tl.capW, "toEmail": tl.l.users[0].Email, "amountKzt": amount, "memo": key}, want, wantIn)
+			map[string]any{"fromWalletId": tl.capW, "toEmail": to.Email, "amountKzt": amount, "memo": key}, want, wantIn)
 		if want == http.StatusOK {
 			tl.l.mu.Lock()
 			tl.l.acked[key] = time.Now()
@@ -126,20 +128,24 @@ func (tl *toldLoad) sendAfterT(t *testing.T, prefix string) {
 	}
 	// The mask: limit 1,000; 400 + 400 leave 200, 201 is over it, 150
 	// (scored with the decline just before it) leaves 50, 51 is over it.
+	// The cap user sends 150,000 + 400 of its monthly 200,000, then 1 tiyn
+	// over what is left (refused), 1 under it, and 2 (refused).
+	to := tl.l.users[0]
 	charge(0, 400, http.StatusCreated, `"authorized"`)
 	donate(0, 400, http.StatusCreated, `"donationId"`) // donor 0: 100 left (a donation has no fee)
-	capTransfer(0, 150_000, http.StatusOK, `"`)
+	capTransfer(0, to, 150_000, http.StatusOK, `"`)
 	charge(1, 400, http.StatusCreated, `"authorized"`)
 	donate(1, 450, http.StatusCreated, `"donationId"`)
 	charge(2, 201, http.StatusPaymentRequired, "limit_exceeded")
 	donate(3, 101, http.StatusBadRequest, "insufficient_balance") // donor 0 again: 100 left
-	capTransfer(1, drillMonthlyCap-150_000+1, http.StatusForbidden, "kyc_required")
+	capTransfer(1, tl.donors[2], 400, http.StatusOK, `"`)
+	donate(2, 500, http.StatusCreated, `"donationId"`) // donor 2: 100 + the 400 just received
+	capTransfer(2, to, drillMonthlyCap-150_400+1, http.StatusForbidden, "kyc_required")
 	charge(3, 150, http.StatusCreated, `"authorized"`)
-	donate(2, 500, http.StatusCreated, `"donationId"`)
-	capTransfer(2, drillMonthlyCap-150_000-1, http.StatusOK, `"`)
+	capTransfer(3, to, drillMonthlyCap-150_400-1, http.StatusOK, `"`)
 	charge(4, 51, http.StatusPaymentRequired, "limit_exceeded")
 	donate(4, 50, http.StatusCreated, `"donationId"`) // donor 1: what 450 left
-	capTransfer(3, 2, http.StatusForbidden, "kyc_required")
+	capTransfer(4, to, 2, http.StatusForbidden, "kyc_required")
 	charge(5, 50, http.StatusCreated, `"authorized"`)
 }
 
