@@ -284,14 +284,14 @@ func TestRestoreDrill(t *testing.T) {
 	l.waitAllOnce(t, 60*time.Second)
 	t.Logf("restore to T: the %d transfers after T re-applied from the topics in %s", len(l.acked)-beforeT,
 		time.Since(reapplyStart).Round(time.Millisecond))
+	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupFiat, topics.GroupMask, topics.GroupLedger, topics.GroupReputation)
+	t.Logf("restore to T: %s", told.checkTold(t, ring))
 	l.checkConserved(t)
 	ring.checkTold(t)
 	tring.checkTold(t)
 	t.Logf("platform verify after the restore to T:\n%s", verifyDatabase(t, p))
 	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupFiat, topics.GroupLedger, topics.GroupReputation)
 	t.Logf("restore to T: %s", l.checkLedger(t))
-	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupMask)
-	t.Logf("restore to T: %s", told.checkTold(t, ring))
 
 	for round := 1; round <= rounds; round++ {
 		l.send(t, fmt.Sprintf("round%d", round), 60*round)
