@@ -197,7 +197,14 @@ func dbSize(t *testing.T, dbURL string) int64 {
 // database had not applied, are re-read from the command topic at the
 // position the database stored and applied once; money is conserved and
 // `platform verify` passes (chain, balances = transactions, reputation =
-// events, positions within the topics).
+// events, positions within the topics). After T also go commands whose
+// re-application in another order, or at another time, would decide
+// otherwise: a ring of near-empty wallets, a trade ring, mask charges near
+// the mask's limit (some declined), donations from near-empty wallets (one
+// refused, one paid from a credit on another partition) and transfers at
+// the pre-KYC monthly cap (FIAT_CAP_MONTHLY, one refused 1 tiyn over it);
+// after the restore each is answered what it was, byte for byte, and its
+// rows, amounts, ledger entries and its users' reputation are as before.
 //
 // Restore to the latest point, per round: more transfers, Postgres killed
 // with SIGKILL right after the last acknowledgement and its data directory
