@@ -197,7 +197,14 @@ func dbSize(t *testing.T, dbURL string) int64 {
 // database had not applied, are re-read from the command topic at the
 // position the database stored and applied once; money is conserved and
 // `platform verify` passes (chain, balances = transactions, reputation =
-// events, positions within the topics).
+// events, positions within the topics). After T also go commands whose
+// re-application in another order, or at another time, would decide
+// otherwise: a ring of near-empty wallets, a trade ring, mask charges near
+// the mask's limit (some declined), donations from near-empty wallets (one
+// refused, one paid from a credit on another partition) and transfers at
+// the pre-KYC monthly cap (FIAT_CAP_MONTHLY, one refused 1 tiyn over it);
+// after the restore each is answered what it was, byte for byte, and its
+// rows, amounts, ledger entries and its users' reputation are as before.
 //
 // Restore to the latest point, per round: more transfers, Postgres killed
 // with SIGKILL right after the last acknowledgement and its data directory
@@ -213,12 +220,17 @@ func TestRestoreDrill(t *testing.T) {
 		rounds = v
 	}
 	pg := startArchivedPostgres(t)
-	p := harness.Start(t, harness.Options{DatabaseURL: pg.newDatabase(t)})
+	p := harness.Start(t, harness.Options{DatabaseURL: pg.newDatabase(t),
+		Env: map[string]string{"FIAT_CAP_MONTHLY": strconv.Itoa(drillMonthlyCap)}})
 	l := newDrillLoad(t, p, 8, 10_000_000)
 	// A ring of near-empty wallets, sent around after T: re-applied after
 	// the restore in another order, its hops must keep their answers.
 	ring := l.newRing(t, 10, 5, 1_000)
 	tring := newTradeRing(t, p, 6)
+	// Mask charges near a mask's limit, donations from near-empty wallets,
+	// transfers at the pre-KYC monthly cap: sent after T, re-applied after
+	// the restore, each must keep its answer, rows and ledger entry.
+	told := newToldLoad(t, l)
 
 	l.send(t, "before-backup", 40)
 	backupDone := make(chan string, 1)
@@ -245,10 +257,13 @@ func TestRestoreDrill(t *testing.T) {
 	l.send(t, "after-t", 60)
 	ring.send(t, "ring-after-t", 5)
 	tring.send(t, "trade-ring-after-t", 3)
+	told.sendAfterT(t, "told-after-t")
 	if t.Failed() {
 		return
 	}
 	l.waitAllOnce(t, 30*time.Second)
+	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupFiat, topics.GroupMask, topics.GroupLedger, topics.GroupReputation)
+	told.snapshot(t, ring)
 	pg.archiveNow(t, p.DatabaseURL)
 
 	p.Kill()
@@ -276,6 +291,8 @@ func TestRestoreDrill(t *testing.T) {
 	l.waitAllOnce(t, 60*time.Second)
 	t.Logf("restore to T: the %d transfers after T re-applied from the topics in %s", len(l.acked)-beforeT,
 		time.Since(reapplyStart).Round(time.Millisecond))
+	waitQuiet(t, p, mustPool(t, p.DatabaseURL), topics.GroupFiat, topics.GroupMask, topics.GroupLedger, topics.GroupReputation)
+	t.Logf("restore to T: %s", told.checkTold(t, ring))
 	l.checkConserved(t)
 	ring.checkTold(t)
 	tring.checkTold(t)

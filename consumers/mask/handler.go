@@ -107,6 +107,13 @@ type batch struct {
 	charges []store.ChargeRow
 }
 
+// WritesRejection: a charge declined 402 is a declined charge row, which
+// the risk score of the mask's later charges reads (recent_decline); re-
+// applied after a restore, it is decided again and must decline again.
+func (h *Handler) WritesRejection(status int) bool { return status == http.StatusPaymentRequired }
+
+var _ pipeline.RejectionWriter = (*Handler)(nil)
+
 // Apply decides the commands in partition order inside tx. Masks are locked
 // and their history read once per batch; the changes are written once per
 // batch (one update per mask however many charges it took).

@@ -84,6 +84,17 @@ type Handler interface {
 	Apply(ctx context.Context, tx pgx.Tx, cmds []Command) ([]Outcome, error)
 }
 
+// RejectionWriter is a handler some of whose rejections change something:
+// a mask charge declined 402 is a declined charge row, which the risk score
+// of the mask's later charges reads (recent_decline). A re-applied command
+// recorded with such a status is decided again like a success, at its first
+// clock, and must decide the same status (reproduce.go); the others are
+// answered their recorded rejection without being decided.
+type RejectionWriter interface {
+	Handler
+	WritesRejection(status int) bool
+}
+
 // JSON encodes v as an outcome body with the given status.
 func JSON(status int, v any) Outcome {
 	b, err := json.Marshal(v)

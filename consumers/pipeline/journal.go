@@ -44,11 +44,15 @@ type Recorded struct {
 	// decided then (reproduce.go).
 	held bool
 	now  Outcome
+	// writes is set for a rejection whose status the handler says changed
+	// something (RejectionWriter): it is decided again like a success.
+	writes bool
 }
 
 // success reports whether the command changed something the first time:
-// a 4xx or 5xx answer changes nothing.
-func (r *Recorded) success() bool { return r.Status < 400 }
+// a 4xx or 5xx answer changes nothing, unless the handler says a rejection
+// of its status writes (a declined mask charge is a row).
+func (r *Recorded) success() bool { return r.Status < 400 || r.writes }
 
 // Clock returns the clock to decide c with: the one of its first
 // application when it is re-applied (its occurredAt when the journal does
@@ -304,6 +308,9 @@ func (r *Runner) readJournal(ctx context.Context, want map[string]map[int32]int6
 		}
 		if _, dup := loaded[k][o.CommandID]; !dup { // the first outcome is the fact
 			rec := &Recorded{Status: o.Status, Body: o.Body, At: o.DecidedAt}
+			if w, ok := r.handler.(RejectionWriter); ok && o.Status >= 400 {
+				rec.writes = w.WritesRejection(o.Status)
+			}
 			for _, e := range o.Events {
 				rec.Emit = append(rec.Emit, Emission{Topic: e.Topic, Env: e.Event})
 			}

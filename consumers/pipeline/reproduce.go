@@ -21,6 +21,9 @@ import (
 //     sends the recorded answer, and nothing changes (a rejection changed
 //     nothing the first time either). Its events (transfer.failed) were
 //     published by the first application and are not emitted again.
+//     A rejection whose status the handler says writes (RejectionWriter: a
+//     declined mask charge is a row later risk scores read) is decided
+//     again like a success below, and must decide the same status.
 //   - A recorded success is decided again, with the clock of its first
 //     application (Command.Clock), which mints the same ids (derived from
 //     the command); its stored and sent answer is the recorded body, what

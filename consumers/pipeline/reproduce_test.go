@@ -88,3 +88,31 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// TestRejectionThatWritesIsDecidedAgain: a re-applied command recorded with
+// a rejection is answered its record without being decided, unless the
+// handler says a rejection of its status writes (a declined mask charge is
+// a row): then it is decided again, like a success.
+func TestRejectionThatWritesIsDecidedAgain(t *testing.T) {
+	cmd := func(id string, rec *Recorded) Command {
+		c := Command{Topic: "t", Recorded: rec}
+		c.Env.ID = id
+		return c
+	}
+	s := sortOut([]Command{
+		cmd("declined", &Recorded{Status: 402, writes: true}),
+		cmd("refused", &Recorded{Status: 400}),
+		cmd("paid", &Recorded{Status: 201}),
+		cmd("new", nil),
+	}, nil)
+	var fresh []string
+	for _, c := range s.fresh {
+		fresh = append(fresh, c.Env.ID)
+	}
+	if want := []string{"declined", "paid", "new"}; !slices.Equal(fresh, want) {
+		t.Fatalf("decided %v, want %v", fresh, want)
+	}
+	if len(s.reproduced) != 1 || s.cmds[s.reproduced[0]].Env.ID != "refused" {
+		t.Fatalf("answered from the record: %v, want [refused]", s.reproduced)
+	}
+}
