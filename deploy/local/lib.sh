@@ -89,12 +89,12 @@ SQL
 # PASSFILE (mode 600, kept apart from the repository: a copy of the
 # repository alone reveals nothing). A repository made unencrypted before
 # stays so (pgBackRest cannot encrypt one in place; its backup.info is then
-# plain text): it is said, and nothing is printed.
+# plain text): it is said on stderr, and nothing is printed.
 backup_cipher_conf() {
   local repo="$1" pass="$2" info
   for info in "$repo"/backup/*/backup.info; do
     if [ -f "$info" ] && head -c 10 "$info" | grep -q '^\[backrest'; then
-      log "pgbackrest: WARNING: $repo was made unencrypted and stays so; move it away and back up again for an encrypted one"
+      log "pgbackrest: WARNING: $repo was made unencrypted and stays so; move it away and back up again for an encrypted one" >&2
       return 0
     fi
   done
