@@ -382,7 +382,8 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 // starting one to three seconds into it. Each keeps its own kind and window.
 func (n *nemesis) overlap(t *testing.T) []*nemesisFault {
 	t.Helper()
-	first := nemesisOverlapFirst[n.intn(len(nemesisOverlapFirst))]
+	firsts := n.kinds(nemesisOverlapFirst)
+	first := firsts[n.intn(len(firsts))]
 	second := nemesisLightKinds[n.intn(len(nemesisLightKinds))]
 	for second == first {
 		second = nemesisLightKinds[n.intn(len(nemesisLightKinds))]
