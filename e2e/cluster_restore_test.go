@@ -17,8 +17,8 @@ import (
 	"github.com/fintech/platform/e2e/harness"
 )
 
-// TestClusterBackupRestore drills the local cluster's backups (README
-// "Backups and restore", local cluster): both Patroni members archive with
+// TestClusterBackupRestore drills the local cluster's backups (deploy/docs/backups.md,
+// local cluster): both Patroni members archive with
 // pgBackRest into one repository and `up` takes a first full backup; an
 // incremental one is taken from the primary; a table is filled, then
 // dropped (the bad event), then another is created; T is read where an

@@ -10,7 +10,7 @@ import "time"
 // no more than the IP and global budgets. Exceeding an IP or global budget
 // answers 429 rate_limited with Retry-After (decisions.md: the existing
 // rate-limit answer); the per-account budgets keep their own answers (402
-// spend_limit_exceeded, 429 key_limit_reached). The README's "Abuse budgets"
+// spend_limit_exceeded, 429 key_limit_reached). deploy/docs/security.md's "Abuse budgets"
 // lists these values.
 
 // BudgetPeriod is the fixed window a budget counts in (UTC).

@@ -24,7 +24,7 @@ func (a *app) signModule() (module, error) {
 		h.Register(r)
 		return nil
 	}, background: []func() (runnable, error){
-		// Signed payloads are kept schemas.SignRetention (README: Security).
+		// Signed payloads are kept schemas.SignRetention (deploy/docs/security.md).
 		func() (runnable, error) {
 			return retention.NewPruner("signatures", st.PruneSignatures, time.Hour, schemas.SignRetention, a.now, a.log), nil
 		},

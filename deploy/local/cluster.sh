@@ -761,7 +761,7 @@ monitoring_up() {
 # behind its primary's wal_keep_size fetches from it (restore_command).
 # `up` creates the stanza and takes a first full backup when the repository
 # has none; `backup` takes one from the current primary; `restore` is
-# Patroni's documented procedure (README "Backups and restore").
+# Patroni's documented procedure (deploy/docs/backups.md).
 STANZA=platform
 BACKUP_ROOT="$DIR/backup"
 BACKUP_CONF="$BACKUP_ROOT/pgbackrest.conf"

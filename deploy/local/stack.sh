@@ -157,7 +157,7 @@ backup_write_conf() {
   cipher="$(backup_cipher_conf "$real/repo" "$DATA_DIR/secrets/backup_cipher_pass")"
   as_pg tee "$real/pgbackrest.conf" >/dev/null <<EOF
 # Written by deploy/local/stack.sh on every 'up'; edits are overwritten.
-# Production: point repo1 at object storage instead (README "Backups and restore").
+# Production: point repo1 at object storage instead (deploy/docs/backups.md).
 # Encrypted (aes-256-cbc); the passphrase is DATA_DIR/secrets/backup_cipher_pass:
 # back it up apart from the repository, which cannot be read without it.
 [global]
@@ -237,7 +237,7 @@ effective_cache_size = 2GB
 fsync = on
 synchronous_commit = on
 full_page_writes = on
-# continuous WAL archiving with pgBackRest (README "Backups and restore")
+# continuous WAL archiving with pgBackRest (deploy/docs/backups.md)
 wal_level = replica
 max_wal_senders = 0
 archive_mode = on
@@ -253,7 +253,7 @@ jit = off
 autovacuum_naptime = 10s
 logging_collector = off
 log_min_duration_statement = 1000
-# DDL with its time: the log names T for a restore (README "Backups and restore")
+# DDL with its time: the log names T for a restore (deploy/docs/backups.md)
 log_statement = ddl
 log_line_prefix = '%m [%p] %q%u@%d '
 timezone = 'UTC'
