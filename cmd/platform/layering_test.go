@@ -220,7 +220,7 @@ func TestLayerViolations(t *testing.T) {
 		m("consumers/fiat [" + m("consumers/fiat.test") + "]"):      {m("storage/fiat"), m("internal/testkit")},
 		m("consumers/fiat_test [" + m("consumers/fiat.test") + "]"): {m("consumers/fiat [" + m("consumers/fiat.test") + "]")},
 		m("consumers/fiat.test"):                                    {m("consumers/fiat_test [" + m("consumers/fiat.test") + "]")},
-		m("internal/testkit"):                                      {m("gateway/server")},
+		m("internal/testkit"):                                       {m("gateway/server")},
 		m("gateway/server"):                                         {m("schemas")},
 		m("gateway/fiat"):                                           {m("storage/fiat"), m("topics")},
 	}
