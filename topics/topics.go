@@ -6,28 +6,37 @@ package topics
 import (
 	"strings"
 	"time"
+
+	"github.com/fintech/platform/topics/names"
 )
 
-// Command topics. Every command touching one wallet (or mask, or user) is keyed
-// so it lands on one partition and is applied in order by one consumer.
+// The topic names; topics/names, a leaf storage may import, says what each
+// carries and how it is keyed.
 const (
-	FiatCommands       = "fiat.commands"       // key: source wallet id
-	MaskCommands       = "mask.commands"       // key: mask id
-	ReputationCommands = "reputation.commands" // key: user id
-	TradeCommands      = "trade.commands"      // key: account id
-	LedgerAppend       = "ledger.append"       // one partition: the chain order
-	GatewayReplies     = "gateway.replies"     // key: gateway instance id
-)
+	FiatCommands       = names.FiatCommands
+	MaskCommands       = names.MaskCommands
+	ReputationCommands = names.ReputationCommands
+	TradeCommands      = names.TradeCommands
+	LedgerAppend       = names.LedgerAppend
+	GatewayReplies     = names.GatewayReplies
 
-// Outcome journals: what an applier decided for each command of a command
-// topic, on the partition number of the command (consumers/pipeline
-// journal.go). They keep records as long as their command topic, so a
-// database restored to any point the commands still cover re-applies them
-// with the outcomes the clients were given.
-const (
-	FiatOutcomes  = "fiat.outcomes"
-	MaskOutcomes  = "mask.outcomes"
-	TradeOutcomes = "trade.outcomes"
+	FiatOutcomes  = names.FiatOutcomes
+	MaskOutcomes  = names.MaskOutcomes
+	TradeOutcomes = names.TradeOutcomes
+
+	EventsIdentity     = names.EventsIdentity
+	EventsFiat         = names.EventsFiat
+	EventsMask         = names.EventsMask
+	EventsLedger       = names.EventsLedger
+	EventsReputation   = names.EventsReputation
+	EventsGov          = names.EventsGov
+	EventsCharity      = names.EventsCharity
+	EventsTrade        = names.EventsTrade
+	EventsPartner      = names.EventsPartner
+	EventsBuild        = names.EventsBuild
+	EventsConstitution = names.EventsConstitution
+
+	AnalyticsWebhooks = names.AnalyticsWebhooks
 )
 
 // OutcomesOf names the outcome journal of a command topic; ok is false for
@@ -43,22 +52,6 @@ func OutcomesOf(commandTopic string) (journal string, ok bool) {
 	}
 	return "", false
 }
-
-// Event topics, one per module, keyed by subject id.
-const (
-	EventsIdentity   = "events.identity"
-	EventsFiat       = "events.fiat"
-	EventsMask       = "events.mask"
-	EventsLedger     = "events.ledger"
-	EventsReputation = "events.reputation"
-	EventsGov        = "events.gov"
-	EventsCharity    = "events.charity"
-	EventsTrade      = "events.trade"
-	EventsPartner    = "events.partner"
-	EventsBuild      = "events.build"
-	// EventsConstitution carries the constitution and planet events, keyed by user id.
-	EventsConstitution = "events.constitution"
-)
 
 // Consumer group names. Renaming a group makes it start over from the
 // retention horizon, re-consuming history: commands are deduplicated by id, but

@@ -15,16 +15,16 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fintech/platform/gateway/dlq"
 	"github.com/fintech/platform/schemas"
 	dlqstore "github.com/fintech/platform/storage/dlq"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/topics"
-	"github.com/fintech/platform/topics/dlq"
 )
 
 // cmdDLQ lists, shows, replays and discards the records the consumers
 // parked on the <topic>.dlq topics, with the same environment as `platform
-// run` and the same code as /api/platform/admin/dlq (topics/dlq, so the same
+// run` and the same code as /api/platform/admin/dlq (gateway/dlq, so the same
 // audit rows):
 //
 //	platform dlq list [-topic fiat.commands] [-limit 50]

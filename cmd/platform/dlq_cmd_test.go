@@ -16,13 +16,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/consumers/pipeline"
+	"github.com/fintech/platform/gateway/dlq"
 	"github.com/fintech/platform/schemas"
 	dlqstore "github.com/fintech/platform/storage/dlq"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
 	"github.com/fintech/platform/topics/broker"
-	"github.com/fintech/platform/topics/dlq"
 )
 
 // flakyApplier records every application of a command in a row of its

@@ -4,13 +4,13 @@ import (
 	"context"
 
 	"github.com/fintech/platform/gateway/console"
+	"github.com/fintech/platform/gateway/dlq"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/storage/audit"
 	"github.com/fintech/platform/storage/clickhouse"
 	dlqstore "github.com/fintech/platform/storage/dlq"
 	webhookstore "github.com/fintech/platform/storage/webhooks"
 	"github.com/fintech/platform/topics"
-	"github.com/fintech/platform/topics/dlq"
 )
 
 // consoleModule wires the admin console (/admin) and its data routes,

@@ -16,10 +16,10 @@ import (
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/topics"
 	"github.com/fintech/platform/topics/broker"
+	"github.com/fintech/platform/topics/commandbus"
 )
 
 // sendAcrossCrash sends cmd through the real bus to a fiat-applier that
@@ -75,7 +75,7 @@ func sendAcrossCrash(t *testing.T, pool *pgxpool.Pool, h *cfiat.Handler, cmd pip
 	firstDone := make(chan error, 1)
 	go func() { firstDone <- first.Run(ctx) }()
 
-	bus, err := commands.NewBus(ctx, broker.Addrs(), 30*time.Second, log)
+	bus, err := commandbus.New(ctx, broker.Addrs(), 30*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func sendAcrossCrash(t *testing.T, pool *pgxpool.Pool, h *cfiat.Handler, cmd pip
 	cmd.Env.RequestHash = "h"
 	replied := make(chan schemas.Reply, 1)
 	go func() {
-		rep, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: cmd.Env})
+		rep, err := bus.Send(ctx, commandbus.Command{Topic: topics.FiatCommands, Env: cmd.Env})
 		if err != nil {
 			t.Error(err)
 		}
@@ -99,7 +99,7 @@ func sendAcrossCrash(t *testing.T, pool *pgxpool.Pool, h *cfiat.Handler, cmd pip
 		t.Fatalf("reply after the crash: %d %s", rep.Status, rep.Body)
 	}
 	// Sent again (a client retry with the same Idempotency-Key): the stored answer.
-	again, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: cmd.Env})
+	again, err := bus.Send(ctx, commandbus.Command{Topic: topics.FiatCommands, Env: cmd.Env})
 	if err != nil || !again.Replayed || string(again.Body) != string(rep.Body) {
 		t.Fatalf("retry: %+v %v", again, err)
 	}

@@ -18,12 +18,12 @@ import (
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
 	"github.com/fintech/platform/topics/broker"
+	"github.com/fintech/platform/topics/commandbus"
 )
 
 var (
@@ -294,23 +294,23 @@ func TestRunnerRedelivery(t *testing.T) {
 	}
 
 	// A command sent again through the bus gets the stored reply.
-	bus, err := commands.NewBus(ctx, kafka.Addrs(), 10*time.Second, quiet)
+	bus, err := commandbus.New(ctx, kafka.Addrs(), 10*time.Second, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bus.Close()
 	cmd := transferCmd(t, wallets[0], wallets[1], "ua", "ub", 10)
-	rep1, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: cmd.Env})
+	rep1, err := bus.Send(ctx, commandbus.Command{Topic: topics.FiatCommands, Env: cmd.Env})
 	if err != nil || rep1.Status != http.StatusOK || rep1.Replayed {
 		t.Fatalf("first send: %+v %v", rep1, err)
 	}
-	rep2, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: cmd.Env})
+	rep2, err := bus.Send(ctx, commandbus.Command{Topic: topics.FiatCommands, Env: cmd.Env})
 	if err != nil || !rep2.Replayed || string(rep2.Body) != string(rep1.Body) {
 		t.Fatalf("second send: %+v %v", rep2, err)
 	}
 	changed := cmd.Env
 	changed.RequestHash = "other"
-	rep3, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: changed})
+	rep3, err := bus.Send(ctx, commandbus.Command{Topic: topics.FiatCommands, Env: changed})
 	if err != nil || rep3.Status != http.StatusConflict {
 		t.Fatalf("same id, other body: %+v %v", rep3, err)
 	}

@@ -15,12 +15,12 @@ import (
 
 	cfiat "github.com/fintech/platform/consumers/fiat"
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
 	"github.com/fintech/platform/topics/broker"
+	"github.com/fintech/platform/topics/commandbus"
 )
 
 // fakeClock is a clock a test moves.
@@ -50,7 +50,7 @@ type restoreRig struct {
 	clock   *fakeClock
 	pool    *pgxpool.Pool
 	url     string
-	bus     *commands.Bus
+	bus     *commandbus.Bus
 	stopRun func()
 }
 
@@ -63,7 +63,7 @@ func newRestoreRig(t *testing.T, start time.Time) *restoreRig {
 	t.Cleanup(kafka.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	bus, err := commands.NewBus(ctx, kafka.Addrs(), 20*time.Second, quiet)
+	bus, err := commandbus.New(ctx, kafka.Addrs(), 20*time.Second, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func (r *restoreRig) stop() {
 func (r *restoreRig) send(cmd pipeline.Command) schemas.Reply {
 	r.t.Helper()
 	cmd.Env.RequestHash = "h-" + cmd.Env.ID
-	rep, err := r.bus.Send(context.Background(), commands.Command{Topic: topics.FiatCommands, Env: cmd.Env})
+	rep, err := r.bus.Send(context.Background(), commandbus.Command{Topic: topics.FiatCommands, Env: cmd.Env})
 	if err != nil {
 		r.t.Fatalf("send %s: %v", cmd.Env.ID, err)
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/commandbus"
 )
 
 // scoringHandler is counterHandler emitting three score updates (a bundled
@@ -52,7 +52,7 @@ func TestEmissionsToBundledTopicsAreBundled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commands.NewBus(ctx, brokers, 20*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 20*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,12 +14,12 @@ import (
 	"github.com/segmentio/ksuid"
 
 	"github.com/fintech/platform/consumers/relay"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
 	"github.com/fintech/platform/topics/broker"
+	"github.com/fintech/platform/topics/commandbus"
 )
 
 // TestRunnerAndRelayFollowTheNewPrimary: the platform connects with a
@@ -90,7 +90,7 @@ func TestRunnerAndRelayFollowTheNewPrimary(t *testing.T) {
 	defer b.Close()
 	brokers := b.Addrs()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commands.NewBus(ctx, brokers, 30*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 30*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/commandbus"
 )
 
 // stepHandler is a pipelined handler that adds each command's amount to the
@@ -166,7 +166,7 @@ func (f *overlapFixture) redone(t *testing.T) float64 {
 	return m.GetCounter().GetValue()
 }
 
-func step(t *testing.T, id string, seq int, amount int64, gate bool) commands.Command {
+func step(t *testing.T, id string, seq int, amount int64, gate bool) commandbus.Command {
 	t.Helper()
 	env, err := schemas.New(testType, "wallet-1", "user-1", stepData{Amount: amount, Seq: seq, Gate: gate}, time.Now())
 	if err != nil {
@@ -174,12 +174,12 @@ func step(t *testing.T, id string, seq int, amount int64, gate bool) commands.Co
 	}
 	env.ID = id
 	env.RequestHash = "h"
-	return commands.Command{Topic: topics.FiatCommands, Env: env}
+	return commandbus.Command{Topic: topics.FiatCommands, Env: env}
 }
 
 // publishTogether produces cmds in one request, so that one poll reads
 // them all.
-func publishTogether(t *testing.T, ctx context.Context, cl *kgo.Client, cmds []commands.Command) {
+func publishTogether(t *testing.T, ctx context.Context, cl *kgo.Client, cmds []commandbus.Command) {
 	t.Helper()
 	recs := make([]*kgo.Record, len(cmds))
 	for i, c := range cmds {
@@ -233,7 +233,7 @@ func appliedSeqs(t *testing.T, ctx context.Context, pool *pgxpool.Pool) []int {
 // overlapTwoBatches publishes first (batch N, its first command waiting on
 // the gate row in its commit round trip) and, once N waits there, then
 // (batch N+1), and waits until N+1 is waiting too: queued behind N.
-func (f *overlapFixture) overlapTwoBatches(t *testing.T, ctx context.Context, first, then []commands.Command) func() {
+func (f *overlapFixture) overlapTwoBatches(t *testing.T, ctx context.Context, first, then []commandbus.Command) func() {
 	t.Helper()
 	publishTogether(t, ctx, f.cl, first)
 	stop := f.run(t, ctx)
@@ -254,8 +254,8 @@ func TestCommandInTwoOverlappedBatchesIsAppliedOnce(t *testing.T) {
 	defer cancel()
 	f := newOverlapFixture(t, ctx)
 	stop := f.overlapTwoBatches(t, ctx,
-		[]commands.Command{step(t, "first", 1, 1, true), step(t, "dup", 2, 10, false)},
-		[]commands.Command{step(t, "dup", 2, 10, false), step(t, "second", 3, 100, false)})
+		[]commandbus.Command{step(t, "first", 1, 1, true), step(t, "dup", 2, 10, false)},
+		[]commandbus.Command{step(t, "dup", 2, 10, false), step(t, "second", 3, 100, false)})
 	f.openGate(t, ctx)
 	waitDrained(t, ctx, f.cl, "test-group")
 	stop()
@@ -283,8 +283,8 @@ func TestFailedBatchRollsBackTheOverlappedOne(t *testing.T) {
 	defer cancel()
 	f := newOverlapFixture(t, ctx)
 	stop := f.overlapTwoBatches(t, ctx,
-		[]commands.Command{step(t, "a1", 1, 1, true), step(t, "a2", 2, 10, false)},
-		[]commands.Command{step(t, "b1", 3, 100, false), step(t, "b2", 4, 1000, false)})
+		[]commandbus.Command{step(t, "a1", 1, 1, true), step(t, "a2", 2, 10, false)},
+		[]commandbus.Command{step(t, "b1", 3, 100, false), step(t, "b2", 4, 1000, false)})
 
 	var killed int
 	if err := f.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
@@ -333,8 +333,8 @@ func TestOverlappedBatchesKeepOrder(t *testing.T) {
 	f := newOverlapFixture(t, ctx)
 	const bursts, per = 20, 15
 	seq := 0
-	burst := func(gate bool) []commands.Command {
-		var cmds []commands.Command
+	burst := func(gate bool) []commandbus.Command {
+		var cmds []commandbus.Command
 		for range per {
 			seq++
 			cmds = append(cmds, step(t, fmt.Sprintf("s-%d", seq), seq, 1, gate && len(cmds) == 0))
@@ -389,7 +389,7 @@ func TestBacklogOverlaps(t *testing.T) {
 	}
 	defer cl.Close()
 	const n = 400
-	cmds := make([]commands.Command, n)
+	cmds := make([]commandbus.Command, n)
 	for i := range cmds {
 		cmds[i] = step(t, fmt.Sprintf("b-%d", i+1), i+1, 1, false)
 	}

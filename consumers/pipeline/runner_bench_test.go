@@ -15,9 +15,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/commandbus"
 )
 
 // BenchmarkPipelineRoundTrip measures the command pipeline alone: Bus.Send
@@ -44,7 +44,7 @@ func benchRoundTrip(b *testing.B, h pipeline.Handler, overlap pipeline.Overlap) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commands.NewBus(ctx, brokers, 30*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 30*time.Second, log)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func benchRoundTrip(b *testing.B, h pipeline.Handler, overlap pipeline.Overlap) 
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
 				env, _ := schemas.New(testType, "w", "u", addData{Amount: 1}, time.Now())
-				rep, err := bus.Send(ctx, commands.Command{Topic: topics.FiatCommands, Env: env})
+				rep, err := bus.Send(ctx, commandbus.Command{Topic: topics.FiatCommands, Env: env})
 				if err != nil || rep.Status != 200 {
 					b.Errorf("send: %v %+v", err, rep)
 					return

@@ -19,11 +19,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
 	"github.com/fintech/platform/topics/broker"
+	"github.com/fintech/platform/topics/commandbus"
 )
 
 // counterHandler adds each command's amount to a counter row: applying a
@@ -91,7 +91,7 @@ func newRunnerOf(t testing.TB, h pipeline.Handler, pool *pgxpool.Pool, brokers [
 	return r
 }
 
-func command(t *testing.T, id string, amount int64) commands.Command {
+func command(t *testing.T, id string, amount int64) commandbus.Command {
 	t.Helper()
 	env, err := schemas.New(testType, "wallet-1", "user-1", addData{Amount: amount}, time.Now())
 	if err != nil {
@@ -99,7 +99,7 @@ func command(t *testing.T, id string, amount int64) commands.Command {
 	}
 	env.ID = id
 	env.RequestHash = "h"
-	return commands.Command{Topic: topics.FiatCommands, Env: env}
+	return commandbus.Command{Topic: topics.FiatCommands, Env: env}
 }
 
 func total(t *testing.T, pool *pgxpool.Pool) int64 {
@@ -121,7 +121,7 @@ func TestCrashAfterCommitBeforeOffsets(t *testing.T) {
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	bus, err := commands.NewBus(ctx, brokers, 20*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 20*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestDuplicatesAndConflicts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commands.NewBus(ctx, brokers, 20*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 20*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestCommandWithBadTextIsRefusedWithoutSplittingItsBatch(t *testing.T) {
 }
 
 // publish produces commands to their topic and waits for the broker.
-func publish(t *testing.T, ctx context.Context, cl *kgo.Client, cmds ...commands.Command) {
+func publish(t *testing.T, ctx context.Context, cl *kgo.Client, cmds ...commandbus.Command) {
 	t.Helper()
 	for _, c := range cmds {
 		rec, err := topics.Record(c.Topic, c.Env)

@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/consumers/pipeline"
-	"github.com/fintech/platform/gateway/commands"
 	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/commandbus"
 )
 
 // failingFirst is counterHandler whose first failures attempts fail with
@@ -121,7 +121,7 @@ func wantAppliedOnce(t *testing.T, pool *pgxpool.Pool, brokers []string, h *fail
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commands.NewBus(ctx, brokers, 30*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 30*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}

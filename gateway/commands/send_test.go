@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 )
 
@@ -68,7 +69,7 @@ func TestExchange(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusCreated || string(body) != `{"ok":true}` ||
-		resp.Header.Get("Idempotent-Replayed") != "true" {
+		resp.Header.Get(server.HeaderIdempotentReplayed) != "true" {
 		t.Fatalf("response %d %s %v", resp.StatusCode, body, resp.Header)
 	}
 

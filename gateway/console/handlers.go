@@ -20,12 +20,12 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
+	"github.com/fintech/platform/gateway/dlq"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/clickhouse"
 	"github.com/fintech/platform/topics"
-	"github.com/fintech/platform/topics/dlq"
 )
 
 // Prefix is where the console's data routes are mounted.

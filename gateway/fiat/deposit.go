@@ -322,7 +322,7 @@ func (h *Handlers) webhook(c *fiber.Ctx, req *webhookRequest) error {
 		var cr schemas.FiatCreditResult
 		if json.Unmarshal(rep.Body, &cr) == nil {
 			cr.Idempotent = true
-			c.Set("Idempotent-Replayed", "true")
+			c.Set(server.HeaderIdempotentReplayed, "true")
 			return c.JSON(cr)
 		}
 	}

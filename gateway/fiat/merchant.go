@@ -381,7 +381,7 @@ func (h *Handlers) charge(c *fiber.Ctx, req *chargeRequest) error {
 			return apierr.New(http.StatusConflict, apierr.CodeIdempotencyReused,
 				"this paymentRef was used for a different charge")
 		}
-		c.Set("Idempotent-Replayed", "true")
+		c.Set(server.HeaderIdempotentReplayed, "true")
 		return c.Status(http.StatusOK).JSON(store.ChargeResultOf(prev, true))
 	case !isNotFound(err):
 		return err

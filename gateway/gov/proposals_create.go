@@ -11,6 +11,7 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/gov"
 	"github.com/fintech/platform/storage/pipeline"
@@ -144,7 +145,7 @@ func (h *Handlers) createProposal(c *fiber.Ctx, req *createProposalRequest) erro
 		if prior.RequestHash != idem.RequestHash {
 			return apierr.IdempotencyReused()
 		}
-		c.Set("Idempotent-Replayed", "true")
+		c.Set(server.HeaderIdempotentReplayed, "true")
 		body = prior.Body
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)

@@ -237,6 +237,11 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 // HeaderIdempotencyKey names the client's retry key.
 const HeaderIdempotencyKey = "Idempotency-Key"
 
+// HeaderIdempotentReplayed, "true" on an answer, says it is the stored
+// answer of a write already done with the same Idempotency-Key, sent again
+// byte for byte, not a second write.
+const HeaderIdempotentReplayed = "Idempotent-Replayed"
+
 // assignIdempotencyKey gives every write that came without an
 // Idempotency-Key one of its own and returns it in the response (on a 503
 // too), so a client that retries after a timeout with that key can never

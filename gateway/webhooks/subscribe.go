@@ -14,6 +14,7 @@ import (
 	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/commands"
+	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
@@ -173,7 +174,7 @@ func (h *Handlers) addSubscription(c *fiber.Ctx, req *subscribeRequest) error {
 		if err != nil {
 			return fmt.Errorf("open the recorded answer: %w", err)
 		}
-		c.Set("Idempotent-Replayed", "true")
+		c.Set(server.HeaderIdempotentReplayed, "true")
 		body, status = []byte(opened), prior.Status
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)

@@ -15,7 +15,7 @@ import (
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/postgres/pgtest"
-	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/names"
 )
 
 func create(t *testing.T, s *store.Campaigns, proposer, category string, endsAt *time.Time) store.Campaign {
@@ -28,7 +28,7 @@ func create(t *testing.T, s *store.Campaigns, proposer, category string, endsAt 
 	if err != nil {
 		t.Fatal(err)
 	}
-	row, err := pipeline.EventRow(topics.EventsCharity, env)
+	row, err := pipeline.EventRow(names.EventsCharity, env)
 	if err != nil {
 		t.Fatal(err)
 	}

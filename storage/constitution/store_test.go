@@ -16,7 +16,7 @@ import (
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/postgres/pgtest"
-	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/names"
 )
 
 func event(t *testing.T, user string) pipeline.OutboxRow {
@@ -25,7 +25,7 @@ func event(t *testing.T, user string) pipeline.OutboxRow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row, err := pipeline.EventRow(topics.EventsConstitution, env)
+	row, err := pipeline.EventRow(names.EventsConstitution, env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fintech/platform/schemas"
 	spipeline "github.com/fintech/platform/storage/pipeline"
-	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/names"
 )
 
 // WalletCreatedRow is the wallet.created event of a new wallet, for the
@@ -21,7 +21,7 @@ func WalletCreatedRow(id, userID, currency, kind string, at time.Time) (spipelin
 	if err != nil {
 		return spipeline.OutboxRow{}, err
 	}
-	return spipeline.EventRow(topics.EventsFiat, env)
+	return spipeline.EventRow(names.EventsFiat, env)
 }
 
 // insertWalletCreated appends the wallet.created event inside tx.

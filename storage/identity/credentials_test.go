@@ -12,7 +12,7 @@ import (
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres"
 	"github.com/fintech/platform/storage/postgres/pgtest"
-	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/names"
 )
 
 // TestCredentialsSpendOnce: under concurrent use, a TOTP step is accepted
@@ -24,7 +24,7 @@ func TestCredentialsSpendOnce(t *testing.T) {
 	users := identity.NewUsers(pool)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	u := identity.User{ID: "u1", Email: "u1@example.com", PasswordHash: "h0", CreatedAt: now}
-	row := pipeline.OutboxRow{Topic: topics.EventsIdentity, Key: "u1", Type: "user.registered", EventID: "e1", Payload: []byte(`{}`)}
+	row := pipeline.OutboxRow{Topic: names.EventsIdentity, Key: "u1", Type: "user.registered", EventID: "e1", Payload: []byte(`{}`)}
 	if err := users.Create(ctx, u, row); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres/pgtest"
-	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/names"
 )
 
 // TestAccountLimitsAndRetention: at most ResetMailsPerDay reset links per
@@ -26,7 +26,7 @@ func TestAccountLimitsAndRetention(t *testing.T) {
 	keys := identity.NewAPIKeys(pool)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	u := identity.User{ID: "u1", Email: "u1@example.com", PasswordHash: "h0", CreatedAt: now}
-	if err := users.Create(ctx, u, pipeline.OutboxRow{Topic: topics.EventsIdentity, Key: "u1", Type: "user.registered",
+	if err := users.Create(ctx, u, pipeline.OutboxRow{Topic: names.EventsIdentity, Key: "u1", Type: "user.registered",
 		EventID: "e1", Payload: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres/pgtest"
-	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/names"
 )
 
 // TestRefreshSessions: one RefreshSessions answers exactly the live ones
@@ -20,7 +20,7 @@ func TestRefreshSessions(t *testing.T) {
 	ctx := context.Background()
 	users := identity.NewUsers(pool)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	row := pipeline.OutboxRow{Topic: topics.EventsIdentity, Key: "u1", Type: "user.registered", EventID: "e1", Payload: []byte(`{}`)}
+	row := pipeline.OutboxRow{Topic: names.EventsIdentity, Key: "u1", Type: "user.registered", EventID: "e1", Payload: []byte(`{}`)}
 	if err := users.Create(ctx, identity.User{ID: "u1", Email: "u1@example.com", PasswordHash: "h", CreatedAt: now}, row); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/fintech/platform/storage/partner"
 	"github.com/fintech/platform/storage/pipeline"
 	"github.com/fintech/platform/storage/postgres/pgtest"
-	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/names"
 )
 
 func eventOf[T any](typ string) partner.EventFunc[T] {
@@ -24,7 +24,7 @@ func eventOf[T any](typ string) partner.EventFunc[T] {
 		if err != nil {
 			return pipeline.OutboxRow{}, err
 		}
-		return pipeline.EventRow(topics.EventsPartner, env)
+		return pipeline.EventRow(names.EventsPartner, env)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/pipeline"
-	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/names"
 )
 
 // deliveryChange is a delivery row as a write left it.
@@ -44,7 +44,7 @@ func appendDeliveryChanges(ctx context.Context, tx pgx.Tx, changes []deliveryCha
 		if c.envID != "" {
 			env.ID = c.envID
 		}
-		row, err := pipeline.EventRow(topics.AnalyticsWebhooks, env)
+		row, err := pipeline.EventRow(names.AnalyticsWebhooks, env)
 		if err != nil {
 			return fmt.Errorf("encode delivery change: %w", err)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/storage/webhooks"
-	"github.com/fintech/platform/topics"
+	"github.com/fintech/platform/topics/names"
 )
 
 // Every change of a delivery row puts one webhook.delivery.updated with the
@@ -69,7 +69,7 @@ func TestDeliveryChangesForAnalytics(t *testing.T) {
 		if err := json.Unmarshal(env.Data, &d); err != nil {
 			t.Fatal(err)
 		}
-		if topic != topics.AnalyticsWebhooks || key != sub.ID || d.DeliveryID != id || d.WebhookID != sub.ID ||
+		if topic != names.AnalyticsWebhooks || key != sub.ID || d.DeliveryID != id || d.WebhookID != sub.ID ||
 			d.EventID != ev.ID || d.EventType != "transfer.completed" {
 			t.Fatalf("change on %s keyed %s: %+v", topic, key, d)
 		}

@@ -1,3 +1,6 @@
+// Package dlq parks the records a consumer cannot read on <topic>.dlq. The
+// operators' tooling that lists, replays and discards them, with its
+// decisions in Postgres, is gateway/dlq.
 package dlq
 
 import (

@@ -11,6 +11,7 @@ import (
 	"github.com/fintech/platform/schemas"
 	dlqstore "github.com/fintech/platform/storage/dlq"
 	"github.com/fintech/platform/topics"
+	tdlq "github.com/fintech/platform/topics/dlq"
 )
 
 func TestParseID(t *testing.T) {
@@ -113,7 +114,7 @@ func TestParkKeepsReplayLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	replay.Partition, replay.Offset = 2, 9
-	again := Park(replay, errors.New("still bad"))
+	again := tdlq.Park(replay, errors.New("still bad"))
 	if again.Topic != "fiat.commands.dlq" || string(again.Key) != "k" || string(again.Value) != "v" ||
 		topics.Header(again, HeaderReplayOf) != "fiat.commands.dlq:0:4" || topics.Header(again, "id") != "c1" ||
 		topics.Header(again, topics.HeaderDLQError) != "still bad" || topics.Header(again, topics.HeaderDLQSource) != "fiat.commands/2/9" {

@@ -1,9 +1,11 @@
 // Package dlq is the dead letters: the records the consumers parked on the
-// <topic>.dlq topics, listed, shown, replayed and discarded by operators.
-// The console's routes (/api/platform/admin/dlq) and `platform dlq` both
-// call it, so a shell and the console act the same way and are audited the
-// same way. The records stay on the broker; the decisions about them and
-// their audit are in Postgres (storage/dlq).
+// <topic>.dlq topics (topics/dlq.Park), listed, shown, replayed and
+// discarded by operators. The console's routes (/api/platform/admin/dlq)
+// and `platform dlq` both call it, so a shell and the console act the same
+// way and are audited the same way. The records stay on the broker; the
+// decisions about them and their audit are in Postgres (storage/dlq). It
+// reads Kafka and writes Postgres, so it sits above both, beside the
+// console it serves, not in topics (below storage).
 package dlq
 
 import (

@@ -1,4 +1,4 @@
-package gov_test
+package ledger_test
 
 import (
 	"context"
@@ -12,13 +12,16 @@ import (
 	"github.com/fintech/platform/storage/postgres/pgtest"
 )
 
-// Closed proposals without a gov:decision entry are found by the ledger's
+// Closed proposals (storage/gov) without a gov:decision entry are found by
+// the ledger's
 // re-anchoring routine, with their frozen tally as meta.
 func TestMissingDecisionsSource(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.NewDB(t)
 	st := gov.NewStore(pool)
-	addUser(t, pool, "author")
+	if _, err := pool.Exec(ctx, `INSERT INTO users (id, email, name, password_hash, created_at) VALUES ('author', 'author@example.com', '', 'x', now())`); err != nil {
+		t.Fatal(err)
+	}
 	now := time.Now().UTC().Truncate(time.Second)
 	mk := func() string {
 		p := gov.Proposal{ID: schemas.NewID(), Title: "t", Category: "c", VoteMode: schemas.VoteModeYesNoAbstain,

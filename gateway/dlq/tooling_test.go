@@ -7,12 +7,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fintech/platform/gateway/dlq"
 	"github.com/fintech/platform/schemas"
 	dlqstore "github.com/fintech/platform/storage/dlq"
 	"github.com/fintech/platform/storage/postgres/pgtest"
 	"github.com/fintech/platform/topics"
 	"github.com/fintech/platform/topics/broker"
-	"github.com/fintech/platform/topics/dlq"
 )
 
 // TestReplayLinks, on Postgres and the embedded broker over TCP: a replay
