@@ -24,6 +24,8 @@ const envFileName = "platform.env"
 type envSource struct {
 	lookup func(string) (string, bool)
 	path   string // the env file read; "" when none
+	// explicit: the file was named (--env-file, PLATFORM_ENV_FILE)
+	explicit bool
 	file   map[string]string
 }
 
@@ -107,7 +109,7 @@ func loadEnvSource(flagPath string, flagSet bool, lookup func(string) (string, b
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	src.path, src.file = path, vars
+	src.path, src.file, src.explicit = path, vars, explicit
 	return src, nil
 }
 

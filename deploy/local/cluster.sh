@@ -59,6 +59,43 @@ LOG_TAG=cluster
 
 DIR="${CLUSTER_DIR:-$REPO_ROOT/.cluster}"
 case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
+
+# The settings 'up' started the cluster with, written into $DIR/settings.env
+# and read back by every later command (status, env, down, ...): CLUSTER_DIR
+# alone names a cluster, and a variable exported for another one does not
+# change what these commands look at. On 'up' the environment wins (and is
+# saved), the file filling what it leaves unset; the consumer groups are
+# asked of the binary again then.
+SETTINGS_FILE="$DIR/settings.env"
+SETTINGS=(CLUSTER_PORT_BASE CLUSTER_NET CLICKHOUSE_ADDR CLICKHOUSE_DATABASE PLATFORM_BIN CLUSTER_ENV_FILE
+  CLUSTER_PROXY_SOURCE CLUSTER_ALERT_WEBHOOK CLUSTER_GROUPS)
+settings_load() { # up|other
+  local line k
+  [ -f "$SETTINGS_FILE" ] || return 0
+  while IFS= read -r line; do
+    k="${line%%=*}"
+    case " ${SETTINGS[*]} " in *" $k "*) ;; *) continue ;; esac
+    if [ "$1" = up ]; then
+      [ "$k" != CLUSTER_GROUPS ] && [ -z "${!k:-}" ] || continue
+    fi
+    printf -v "$k" '%s' "${line#*=}"
+  done <"$SETTINGS_FILE"
+}
+settings_save() {
+  {
+    echo "CLUSTER_PORT_BASE=$BASE"
+    echo "CLUSTER_NET=$CLUSTER_NET"
+    echo "CLICKHOUSE_ADDR=$CH_ADDR"
+    echo "CLICKHOUSE_DATABASE=$CH_DB"
+    echo "PLATFORM_BIN=$BIN"
+    echo "CLUSTER_ENV_FILE=$ENV_FILE"
+    echo "CLUSTER_PROXY_SOURCE=$PROXY_SOURCE"
+    [ -z "${CLUSTER_ALERT_WEBHOOK:-}" ] || echo "CLUSTER_ALERT_WEBHOOK=$CLUSTER_ALERT_WEBHOOK"
+    echo "CLUSTER_GROUPS=$CLUSTER_GROUPS"
+  } >"$SETTINGS_FILE.tmp"
+  mv "$SETTINGS_FILE.tmp" "$SETTINGS_FILE"
+}
+if [ "${1:-}" = up ]; then settings_load up; else settings_load other; fi
 BASE="${CLUSTER_PORT_BASE:-56100}"
 case "$BASE" in ''|*[!0-9]*) die "CLUSTER_PORT_BASE '$BASE' is not a number" ;; esac
 [ "$BASE" -ge 1024 ] && [ "$BASE" -le 65500 ] || die "CLUSTER_PORT_BASE $BASE out of range"
@@ -123,7 +160,17 @@ print_addrs() {
   while read -r n rest; do echo "$n $(member_addr "$n") -"; done < <(members)
 }
 
-GROUPS_ALL=(fiat-applier mask-applier reputation-applier ledger-appender trade-applier webhook-dispatcher clickhouse-sink)
+# The consumer groups: the binary's (`platform consume --list`) when 'up'
+# starts the cluster, remembered in settings.env for the later commands
+# (a binary rebuilt meanwhile does not change what runs).
+groups_load() {
+  if [ -z "${CLUSTER_GROUPS:-}" ]; then
+    [ -x "$BIN" ] || die "no platform binary at $BIN (make build, or set PLATFORM_BIN)"
+    CLUSTER_GROUPS="$("$BIN" consume --list --env-file none | tr '\n' ' ')" || die "$BIN consume --list failed"
+    CLUSTER_GROUPS="${CLUSTER_GROUPS% }"
+  fi
+  read -r -a GROUPS_ALL <<<"$CLUSTER_GROUPS"
+}
 
 RUN="$DIR/run"
 LOGS="$DIR/log"
@@ -467,17 +514,11 @@ ensure_database() {
 
 # ---------------------------------------------------------------- platform
 
+# secrets: the platform's secrets, generated once by the binary in their
+# formats (`platform envfile secrets`, mode 600)
 secrets() {
-  local f="$DIR/secrets.env" k
-  if [ ! -f "$f" ]; then
-    umask 077
-    {
-      for k in JWT_SECRET LEDGER_SALT SIGNING_MASTER_KEY DATA_ENCRYPTION_KEY; do
-        echo "$k=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
-      done
-      echo "PROCESSOR_WEBHOOK_SECRET=whsec_$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
-    } >"$f"
-  fi
+  local f="$DIR/secrets.env"
+  [ -f "$f" ] || "$BIN" envfile secrets "$f" --env-file none || die "$BIN envfile secrets failed"
   cat "$f"
 }
 
@@ -1279,7 +1320,12 @@ cluster_status() {
 }
 
 print_env() {
+  echo "export CLUSTER_DIR='$DIR'"
+  echo "export CLUSTER_PORT_BASE='$BASE'"
   echo "export PLATFORM_URL='http://127.0.0.1:$PROXY_PORT'"
+  echo "export GATEWAY_URLS='http://127.0.0.1:${GW_PORTS[0]},http://127.0.0.1:${GW_PORTS[1]}'"
+  echo "export ETCD_URL='http://127.0.0.1:$ETCD_CLIENT'"
+  echo "export PATRONI_SCOPE='$SCOPE'"
   echo "export DATABASE_URL='$DSN'"
   echo "export MIGRATE_DATABASE_URL='$MIGRATE_DSN'"
   echo "export ADMIN_DATABASE_URL='$ADMIN_DSN'"
@@ -1347,7 +1393,10 @@ cluster_down() {
 }
 
 case "${1:-}" in
-  up) auth_load create; cluster_up ;;
+  up|down|status|env|running|addrs|fault|backup|backup-info|restore|rotate-loop) groups_load ;;
+esac
+case "${1:-}" in
+  up) auth_load create; mkdir -p "$DIR"; settings_save; cluster_up ;;
   down) cluster_down ;;
   status) auth_load; cluster_status ;;
   env) auth_load; print_env ;;
