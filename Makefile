@@ -39,7 +39,8 @@ build:
 	  fi
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/platform
 
-stack:
+# The binary renders the stack's pgBackRest configuration.
+stack: build
 	deploy/local/stack.sh up
 
 # A stopped stack is an answer, not a failure of make. With a local cluster

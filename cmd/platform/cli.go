@@ -74,7 +74,7 @@ var subcommands = []subcommand{
 		help: "write: record the configuration set in the environment (make run does);\n" +
 			"secrets: fresh development secrets in their formats (cluster.sh keeps them)",
 		run: runEnvFile},
-	{name: "render", synopsis: "patroni|pgbackrest [-set NAME=VALUE ...]",
+	{name: "render", synopsis: "patroni|pgbackrest [--stdin] [NAME=VALUE ...]",
 		help: "a Patroni member's or pgBackRest's configuration from the one embedded template\n" +
 			"(deploy/local/cluster.sh, stack.sh and compose's files)",
 		run: runRender},
@@ -85,7 +85,17 @@ var subcommands = []subcommand{
 		fmt.Fprintf(in.stdout, "platform %s (release %s)\n", apiVersion, release)
 		return nil
 	}},
-	{name: "help", help: "this list (also -h, --help)"}, // runMain prints it
+	{name: "help", help: "this list (also -h, --help)"}, // run: init (it prints this table)
+}
+
+func init() {
+	commandNamed("help").run = func(in *invocation) error {
+		if _, err := parseFlags("help", in.args, nil); err != nil {
+			return err
+		}
+		fmt.Fprint(in.stdout, usageText())
+		return nil
+	}
 }
 
 // commandNamed is the subcommand called name, or nil.
@@ -155,6 +165,9 @@ func (e configError) Error() string { return e.err.Error() }
 // config loads the configuration for the command (its production needs),
 // then tunes the collector and prints the target line.
 func (in *invocation) config() (Config, error) {
+	if err := checkServerMode(in.cmd, in.src); err != nil {
+		return Config{}, usageError{err.Error()}
+	}
 	cfg, err := loadConfig(in.src.getenv, in.cmd.needs)
 	if err != nil {
 		return cfg, configError{err, in.src}
@@ -193,7 +206,7 @@ func runMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "platform: "+err.Error())
 		return 2
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(os.Stderr, usageText())
 		if len(args) == 0 {
 			return 2
@@ -207,9 +220,6 @@ func runMain(args []string) int {
 		return 2
 	}
 	src, err := loadEnvSource(envPath, envSet, os.LookupEnv)
-	if err == nil && cmd.server {
-		err = checkServerMode(cmd.name, src)
-	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "platform: "+err.Error())
 		return 2

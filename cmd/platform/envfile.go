@@ -264,18 +264,17 @@ func brokerTarget(cfg Config) string {
 	return fmt.Sprintf("127.0.0.1:%d embedded (KAFKA_EMBEDDED_PORT)", cfg.KafkaPort)
 }
 
-// serverCommands start long-running processes that serve or apply: their
-// mode must come from their own environment.
-var serverCommands = map[string]bool{"run": true, "gateway": true, "consume": true, "relay": true, "broker": true}
-
 // checkServerMode refuses a server command whose environment leaves
 // PLATFORM_ENV unset while the env file names a mode other than production:
 // development (test processor, no admin two-factor, mail to a directory) is
 // never switched on by a file a server happens to find beside its data, only
 // by its own environment (issue 45). Operator commands may take the mode of
 // the stack they talk to from the file.
-func checkServerMode(cmd string, src envSource) error {
-	if !serverCommands[cmd] {
+//
+// The server commands (subcommand.server) start long-running processes
+// that serve or apply: their mode must come from their own environment.
+func checkServerMode(cmd *subcommand, src envSource) error {
+	if cmd == nil || !cmd.server {
 		return nil
 	}
 	if v, ok := src.lookup("PLATFORM_ENV"); ok && strings.TrimSpace(v) != "" {

@@ -289,21 +289,21 @@ func TestServerModeNotFromTheEnvFile(t *testing.T) {
 		return src
 	}
 	for _, cmd := range []string{"run", "gateway", "consume", "relay", "broker"} {
-		err := checkServerMode(cmd, load(nil))
+		err := checkServerMode(commandNamed(cmd), load(nil))
 		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "PLATFORM_ENV=development") {
 			t.Errorf("%s with development only in the file: %v, want a refusal naming the file", cmd, err)
 		}
-		if err := checkServerMode(cmd, load(map[string]string{"PLATFORM_ENV": "development"})); err != nil {
+		if err := checkServerMode(commandNamed(cmd), load(map[string]string{"PLATFORM_ENV": "development"})); err != nil {
 			t.Errorf("%s with PLATFORM_ENV=development in its environment: %v", cmd, err)
 		}
 	}
 	for _, cmd := range []string{"admin", "migrate", "ledger", "dlq", "topics"} {
-		if err := checkServerMode(cmd, load(nil)); err != nil {
+		if err := checkServerMode(commandNamed(cmd), load(nil)); err != nil {
 			t.Errorf("operator command %s: %v", cmd, err)
 		}
 	}
 	writeEnv(t, path, "PLATFORM_ENV=production\n", 0o600)
-	if err := checkServerMode("run", load(nil)); err != nil {
+	if err := checkServerMode(commandNamed("run"), load(nil)); err != nil {
 		t.Errorf("a file saying production: %v", err)
 	}
 }

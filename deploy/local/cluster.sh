@@ -345,102 +345,32 @@ pg_root_prepare() {
   chmod 700 "$PG_ROOT"
 }
 
-patroni_conf() { # patroni_conf I
-  local i="$1" n=$(( $1 + 1 )) conf="$PG_ROOT/patroni-$(( $1 + 1 )).yml"
-  as_pg tee "$conf" >/dev/null <<EOF
-# Written by deploy/local/cluster.sh on every 'up'; edits are overwritten.
-scope: $SCOPE
-name: pg$n
-log:
-  level: INFO
-restapi:
-  listen: 127.0.0.1:${REST_PORTS[$i]}
-  connect_address: 127.0.0.1:${REST_PORTS[$i]}
-  # every change (PATCH /config, POST /restart, /reload, /switchover, ...)
-  # wants this; reading (GET /patroni, /primary, /health) does not
-  authentication:
-    username: patroni
-    password: '$PATRONI_REST_PASSWORD'
-etcd3:
-  # its own address of etcd's (addr_layout), and no other: a fault can cut it
-  hosts: ${ETCD_ADDRS[$i]}:$ETCD_CLIENT
-  use_proxies: true
-  username: patroni
-  password: '$ETCD_PATRONI_PASSWORD'
-bootstrap:
-  dcs:
-    ttl: 20
-    loop_wait: 1
-    retry_timeout: 5
-    maximum_lag_on_failover: 0
-    # A crashed primary is not restarted in place: its synchronous standby
-    # is promoted at once (the RTO is Patroni's loop, not crash recovery).
-    primary_start_timeout: 0
-    # An acknowledged commit is on both servers while both run; with one
-    # down the survivor accepts writes alone (strict mode would stop every
-    # write until the second is back, which two servers cannot afford). A
-    # failover only ever promotes the synchronous standby: RPO 0.
-    synchronous_mode: true
-    synchronous_mode_strict: false
-    postgresql:
-      use_pg_rewind: true
-      remove_data_directory_on_rewind_failure: true
-      remove_data_directory_on_diverged_timelines: true
-      parameters:
-        max_connections: 600
-        shared_buffers: 256MB
-        wal_level: replica
-        wal_log_hints: "on"
-        hot_standby: "on"
-        max_wal_senders: 10
-        max_replication_slots: 10
-        wal_keep_size: 512MB
-        synchronous_commit: "on"
-        # A synchronous standby cut off (not killed: its packets dropped)
-        # holds every commit until the walsender gives up on it; then
-        # Patroni drops it from synchronous_standby_names (not strict).
-        wal_sender_timeout: 10s
-        wal_receiver_timeout: 10s
-        jit: "off"
-        fsync: "on"
-  initdb:
-    - encoding: UTF8
-    - locale: C
-    # the superuser's password comes from authentication below (--pwfile)
-    - auth-host: scram-sha-256
-    - auth-local: scram-sha-256
-postgresql:
-  # every local user shares 127.0.0.1: a password from each (no socket)
-  # (the platform's processes each from their own 127.0.2.N: addr_layout)
-  pg_hba:
-    - host replication replicator 127.0.0.0/8 scram-sha-256
-    - host all all 127.0.0.0/8 scram-sha-256
-    # pgBackRest connects through the socket (backup_patroni_conf)
-    - local all postgres scram-sha-256
-  # 127.0.0.1 first: Patroni's own connections; the second is what the
-  # standby replicates from (addr_layout)
-  listen: 127.0.0.1,${PG_ADDRS[$i]}:${PG_PORTS[$i]}
-  connect_address: ${PG_ADDRS[$i]}:${PG_PORTS[$i]}
-  data_dir: $PG_ROOT/data$n
-  bin_dir: $(pg_clock_bin "$n")
-  pgpass: $PG_ROOT/pgpass$n
-  authentication:
-    superuser:
-      username: postgres
-      password: '$POSTGRES_PASSWORD'
-    replication:
-      username: replicator
-      password: '$REPLICATION_PASSWORD'
-  parameters:
-    password_encryption: scram-sha-256
-    logging_collector: "off"
-    log_line_prefix: '%m [%p] %q%u@%d '
-$(backup_patroni_conf "$n")
-tags:
-  nofailover: false
-  noloadbalance: false
-  clonefrom: false
+# patroni_conf I: member I's patroni.yml, rendered by the binary from the
+# one Patroni template (`platform render patroni`, compose's too); the
+# passwords go on its stdin, never on a command line.
+patroni_conf() {
+  local i="$1" n=$(( $1 + 1 )) conf="$PG_ROOT/patroni-$(( $1 + 1 )).yml" yml
+  yml="$("$BIN" render patroni --stdin --env-file none <<EOF
+scope=$SCOPE
+name=pg$n
+rest_address=127.0.0.1:${REST_PORTS[$i]}
+rest_password=$PATRONI_REST_PASSWORD
+etcd_hosts=${ETCD_ADDRS[$i]}:$ETCD_CLIENT
+etcd_password=$ETCD_PATRONI_PASSWORD
+shared_buffers=256MB
+wal_keep_size=512MB
+pg_address=${PG_ADDRS[$i]}:${PG_PORTS[$i]}
+data_dir=$PG_ROOT/data$n
+bin_dir=$(pg_clock_bin "$n")
+pgpass=$PG_ROOT/pgpass$n
+postgres_password=$POSTGRES_PASSWORD
+replication_password=$REPLICATION_PASSWORD
+socket_dir=$PG_ROOT/sock$n
+archive_timeout=${ARCHIVE_TIMEOUT:-60}
+backup_command=pgbackrest --config=$BACKUP_CONF --stanza=$STANZA --pg1-path=$PG_ROOT/data$n
 EOF
+)" || die "platform render patroni failed"
+  printf '%s\n' "$yml" | as_pg tee "$conf" >/dev/null
 }
 
 patroni_spawn() { # I
@@ -807,29 +737,6 @@ STANZA=platform
 BACKUP_ROOT="$DIR/backup"
 BACKUP_CONF="$BACKUP_ROOT/pgbackrest.conf"
 
-# backup_patroni_conf N: the lines of member N's patroni.yml that archive
-# (under postgresql.parameters, then postgresql.recovery_conf). pgBackRest
-# reaches Postgres through a Unix socket only: each member has one in a
-# directory only the postgres user can enter, and pg_hba.conf admits only
-# the postgres role there, with its password.
-backup_patroni_conf() {
-  local n="$1" cmd
-  cmd="pgbackrest --config=$BACKUP_CONF --stanza=$STANZA --pg1-path=$PG_ROOT/data$n"
-  cat <<EOT
-    unix_socket_directories: '$PG_ROOT/sock$n'
-    unix_socket_permissions: '0700'
-    archive_mode: "on"
-    # a segment with any change is archived within a minute (the RPO of a
-    # restore to the latest point)
-    archive_timeout: ${ARCHIVE_TIMEOUT:-60}
-    archive_command: '$cmd archive-push %p'
-    # DDL is logged with its time: the Postgres log names T for a restore
-    log_statement: ddl
-  recovery_conf:
-    restore_command: '$cmd archive-get %f "%p"'
-EOT
-}
-
 backup_prepare() {
   mkdir -p "$BACKUP_ROOT"/{repo,log,lock,spool}
   local n
@@ -839,30 +746,15 @@ backup_prepare() {
   fi
   chmod 750 "$BACKUP_ROOT"
   chmod 700 "$PG_ROOT"/sock1 "$PG_ROOT"/sock2
-  local cipher
-  cipher="$(backup_cipher_conf "$BACKUP_ROOT/repo" "$DIR/backup-cipher.pass")"
-  as_pg tee "$BACKUP_CONF" >/dev/null <<EOT
-# Written by deploy/local/cluster.sh on every 'up'; edits are overwritten.
-# The member (pg1-path, -port, -socket-path) is given on each command line:
-# archive_command names its own data directory, backups the current primary.
-# Encrypted (aes-256-cbc); the passphrase is $DIR/backup-cipher.pass.
-[global]
-repo1-path=$BACKUP_ROOT/repo
-$cipher
-repo1-retention-full=2
-log-path=$BACKUP_ROOT/log
-lock-path=$BACKUP_ROOT/lock
-spool-path=$BACKUP_ROOT/spool
-log-level-console=warn
-log-level-file=info
-compress-type=lz4
-start-fast=y
-delta=y
-process-max=2
-
-[$STANZA]
-pg1-user=postgres
-EOT
+  # The member (pg1-path, -port, -socket-path) is given on each command
+  # line: archive_command names its own data directory, backups the
+  # current primary.
+  local conf
+  conf="$("$BIN" render pgbackrest --env-file none writer=deploy/local/cluster.sh repo="$BACKUP_ROOT/repo" \
+    cipher="$(backup_cipher "$BACKUP_ROOT/repo" "$DIR/backup-cipher.pass")" cipher_pass_file="$DIR/backup-cipher.pass" \
+    work_dir="$BACKUP_ROOT" stanza="$STANZA" \
+    note="The member (pg1-path, -port, -socket-path) is on each command line.")" || die "platform render pgbackrest failed"
+  printf '%s\n' "$conf" | as_pg tee "$BACKUP_CONF" >/dev/null
   as_pg chmod 600 "$BACKUP_CONF" # it holds the passphrase
 }
 
