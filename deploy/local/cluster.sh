@@ -76,7 +76,7 @@ settings_load() { # up|other
     k="${line%%=*}"
     case " ${SETTINGS[*]} " in *" $k "*) ;; *) continue ;; esac
     if [ "$1" = up ]; then
-      [ "$k" != CLUSTER_GROUPS ] && [ -z "${!k:-}" ] || continue
+      if [ "$k" = CLUSTER_GROUPS ] || [ -n "${!k:-}" ]; then continue; fi
     fi
     printf -v "$k" '%s' "${line#*=}"
   done <"$SETTINGS_FILE"
@@ -98,7 +98,7 @@ settings_save() {
 if [ "${1:-}" = up ]; then settings_load up; else settings_load other; fi
 BASE="${CLUSTER_PORT_BASE:-56100}"
 case "$BASE" in ''|*[!0-9]*) die "CLUSTER_PORT_BASE '$BASE' is not a number" ;; esac
-[ "$BASE" -ge 1024 ] && [ "$BASE" -le 65500 ] || die "CLUSTER_PORT_BASE $BASE out of range"
+if [ "$BASE" -lt 1024 ] || [ "$BASE" -gt 65500 ]; then die "CLUSTER_PORT_BASE $BASE out of range"; fi
 CH_ADDR="${CLICKHOUSE_ADDR:-127.0.0.1:19000}"
 CH_DB="${CLICKHOUSE_DATABASE:-platform_cluster}"
 BIN="${PLATFORM_BIN:-$REPO_ROOT/bin/platform}"
@@ -475,7 +475,7 @@ platform_env() {
   echo "LOG_LEVEL=$(member_log_level "$name")"
   backup_env
   secrets
-  [ -f "$ENV_FILE" ] && grep -E '^[A-Za-z_][A-Za-z0-9_]*=' "$ENV_FILE" || true
+  if [ -f "$ENV_FILE" ]; then grep -E '^[A-Za-z_][A-Za-z0-9_]*=' "$ENV_FILE" || true; fi
 }
 
 # members: one line per platform process: NAME ADDR METRICS ARGS...
@@ -1263,7 +1263,7 @@ pg_orphans_down() { # [N...]: members 1 and 2 by default
     log "postgres pg$n (pid $pid) outlived its Patroni: stopping it"
     kill -INT "$pid" 2>/dev/null || true
     for i in $(seq 1 80); do pid_cmdline_has "$pid" "$PG_ROOT/data$n" || break; sleep 0.25; done
-    pid_cmdline_has "$pid" "$PG_ROOT/data$n" && kill -KILL "$pid" 2>/dev/null || true
+    if pid_cmdline_has "$pid" "$PG_ROOT/data$n"; then kill -KILL "$pid" 2>/dev/null || true; fi
   done
 }
 

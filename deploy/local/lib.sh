@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers shared by deploy/local/stack.sh and deploy/local/cluster.sh
 # (sourced, not run). LOG_TAG names the script in its messages.
 
@@ -35,16 +36,19 @@ pid_cmdline_has() {
   [[ "$cmd" == *"$needle"* ]]
 }
 
+# PG_BIN: the newest PostgreSQL's bin directory (find_pg_bin), for the
+# scripts that source this file
 PG_BIN=""
 find_pg_bin() {
   local d best="" bestv=0 v
   for d in /usr/lib/postgresql/*/bin; do
-    [ -x "$d/postgres" ] && [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] || continue
+    if [ ! -x "$d/postgres" ] || [ ! -x "$d/initdb" ] || [ ! -x "$d/pg_ctl" ]; then continue; fi
     v="$(basename "$(dirname "$d")")"
     v="${v%%.*}"
     case "$v" in ''|*[!0-9]*) continue ;; esac
     if [ "$v" -gt "$bestv" ]; then bestv="$v"; best="$d"; fi
   done
+  # shellcheck disable=SC2034 # read by the scripts that source this file
   PG_BIN="$best"
 }
 

@@ -355,7 +355,7 @@ ch_ensure_installed() {
     log "ClickHouse not found: installing"
     apt_install clickhouse-server clickhouse-client
     find_ch
-    [ -n "$CH_SERVER" ] && [ -n "$CH_CLIENT" ] || die "clickhouse-server/clickhouse-client still missing after install"
+    if [ -z "$CH_SERVER" ] || [ -z "$CH_CLIENT" ]; then die "clickhouse-server/clickhouse-client still missing after install"; fi
   fi
 }
 
@@ -603,14 +603,14 @@ case "$cmd" in
   backup)
     type="${2:-full}"
     case "$type" in full|incr|diff) ;; *) die "backup type '$type': full, incr or diff" ;; esac
-    [ -e "$PG_DIR" ] && [ -n "$(pg_running_pid)" ] || die "postgres is not running: deploy/local/stack.sh up"
+    if [ ! -e "$PG_DIR" ] || [ -z "$(pg_running_pid)" ]; then die "postgres is not running: deploy/local/stack.sh up"; fi
     find_pg_bin
     log "pgbackrest: $type backup"
     pgbackrest_run --type="$type" backup
     backup_info
     ;;
   backup-info)
-    [ -e "$PG_DIR" ] && [ -n "$(pg_running_pid)" ] || die "postgres is not running: deploy/local/stack.sh up"
+    if [ ! -e "$PG_DIR" ] || [ -z "$(pg_running_pid)" ]; then die "postgres is not running: deploy/local/stack.sh up"; fi
     find_pg_bin
     backup_info
     ;;
