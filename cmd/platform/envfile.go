@@ -26,7 +26,7 @@ type envSource struct {
 	path   string // the env file read; "" when none
 	// explicit: the file was named (--env-file, PLATFORM_ENV_FILE)
 	explicit bool
-	file   map[string]string
+	file     map[string]string
 }
 
 // getenv is the LoadConfig reader: a non-empty variable of the real
