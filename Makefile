@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc uplot backup restore-drill cluster cluster-down cluster-status cluster-deps nemesis
+.PHONY: shellcheck-deps all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc uplot backup restore-drill cluster cluster-down cluster-status cluster-deps nemesis
 
 all: build
 
@@ -39,7 +39,8 @@ build:
 	  fi
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/platform
 
-stack:
+# The binary renders the stack's pgBackRest configuration.
+stack: build
 	deploy/local/stack.sh up
 
 # A stopped stack is an answer, not a failure of make. With a local cluster
@@ -91,7 +92,7 @@ browser:
 
 # Node tools the tests run: Redocly (lint of the API documents) and the
 # TypeScript SDK's dependencies (its e2e test compiles and runs it).
-tools:
+tools: shellcheck-deps
 	cd e2e/tools && npm ci --prefer-offline --no-audit --no-fund
 	cd sdk/typescript && npm ci --prefer-offline --no-audit --no-fund
 
@@ -215,8 +216,18 @@ down:
 fmt:
 	find . -name '*.go' -not -path './.*' -not -path './bin/*' -exec gofmt -w {} +
 
-lint vet:
+# lint also runs shellcheck on the deploy scripts (make shellcheck-deps
+# installs it from Debian when missing).
+SHELL_SCRIPTS := $(wildcard deploy/local/*.sh deploy/patroni/*.sh)
+vet:
 	$(GO) vet ./...
+
+lint: vet
+	@command -v shellcheck >/dev/null 2>&1 || { echo "shellcheck is not installed: make shellcheck-deps (apt-get install shellcheck)"; exit 1; }
+	shellcheck -x $(SHELL_SCRIPTS)
+
+shellcheck-deps:
+	@command -v shellcheck >/dev/null 2>&1 || { apt-get update -q && apt-get install -y -q --no-install-recommends shellcheck; }
 
 compose-up:
 	docker compose up --build

@@ -85,7 +85,7 @@ func TestClusterControlPlane(t *testing.T) {
 	}
 
 	// etcd: no anonymous write (Patroni's keys would bypass its REST API).
-	key := base64.StdEncoding.EncodeToString([]byte("/service/platform-cluster-" + fmt.Sprint(c.PortBase) + "/config"))
+	key := base64.StdEncoding.EncodeToString([]byte("/service/" + c.Scope + "/config"))
 	if st, body := send(http.MethodPost, c.EtcdURL()+"/v3/kv/put", "", "",
 		`{"key":"`+key+`","value":"`+base64.StdEncoding.EncodeToString([]byte(evil))+`"}`); st == http.StatusOK && !strings.Contains(body, "error") {
 		t.Errorf("etcd took an anonymous write: %d %s", st, body)

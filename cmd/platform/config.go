@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -248,27 +247,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 }
 
 // LoadConfigFor is LoadConfig for one subcommand: in production it
-// requires only the settings that command uses (productionNeeds).
+// requires only the settings that command uses (its needs in subcommands).
 func LoadConfigFor(command string, getenv func(string) string) (Config, error) {
 	return loadConfig(getenv, productionNeeds(command))
-}
-
-// productionNeeds lists what a command needs set in production; nil is
-// everything (the serving commands). The operator commands work on the
-// database only and must not demand the serving secrets, or an operator
-// would paste them into a shell to run one.
-func productionNeeds(command string) []string {
-	switch command {
-	case "admin", "dlq", "ledger", "verify":
-		return []string{"DATABASE_URL"}
-	case "migrate":
-		// Its data step seals legacy withdrawal destinations and opens the
-		// keys, which checks each against its stored fingerprint.
-		return []string{"DATABASE_URL", "DATA_ENCRYPTION_KEY", "SIGNING_MASTER_KEY", "LEDGER_SALT"}
-	case "topics":
-		return []string{}
-	}
-	return nil
 }
 
 func loadConfig(getenv func(string) string, needs []string) (Config, error) {
@@ -296,7 +277,6 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		ClickHouseDB:   r.str("CLICKHOUSE_DATABASE", ""),
 		KafkaBrokers:   topics.ParseBrokers(r.str("KAFKA_BROKERS", "")),
 		KafkaPort:      int(r.integer("KAFKA_EMBEDDED_PORT", defaultKafkaPort, 0)),
-		JWTSecret:      r.str("JWT_SECRET", ""),
 		JWTTTL:         r.duration("JWT_TTL", 168*time.Hour),
 		Admins: auth.Admins{
 			Fiat:       auth.ParseAllowlist(r.str("FIAT_ADMIN_EMAILS", "")),
@@ -304,12 +284,6 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 			Charity:    auth.ParseAllowlist(r.str("CHARITY_ADMIN_EMAILS", "")),
 			Reputation: auth.ParseAllowlist(r.str("REPUTATION_ADMIN_EMAILS", "")),
 		},
-		ReputationKey:  r.str("REPUTATION_SERVICE_KEY", ""),
-		LedgerSalt:     r.str("LEDGER_SALT", ""),
-		ProcessorHook:  r.str("PROCESSOR_WEBHOOK_SECRET", ""),
-		ProcessorKey:   r.str("PROCESSOR_API_KEY", ""),
-		SigningKey:     r.str("SIGNING_MASTER_KEY", ""),
-		DataKey:        r.str("DATA_ENCRYPTION_KEY", ""),
 		WebhookTimeout: r.duration("WEBHOOK_TIMEOUT", 10*time.Second),
 		WebhookPrivate: r.flag("WEBHOOK_ALLOW_PRIVATE"),
 		RateLimits: ratelimit.Limits{
@@ -338,13 +312,11 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		GCPercent:          r.integer("GC_PERCENT", 200, -1),
 		MemoryLimit:        r.integer("MEMORY_LIMIT", 0, 0),
 		ReconcileURL:       r.str("RECONCILE_ALERT_URL", ""),
-		ReconcileKey:       r.str("RECONCILE_ALERT_SECRET", ""),
 		SMTPURL:            r.str("SMTP_URL", ""),
 		MetricsAddr:        r.str("METRICS_ADDR", "127.0.0.1:9464"),
 		BackupStanza:       r.str("PGBACKREST_STANZA", ""),
 		ProcessedRetention: r.duration("PROCESSED_RETENTION", topics.CommandRetention()),
 		AIURL:              r.str("AI_API_URL", ""),
-		AIKey:              r.str("AI_API_KEY", ""),
 		AIModel:            r.str("AI_MODEL", ""),
 		AIMonthlyLimit:     r.integer("AI_MONTHLY_LIMIT", 100, 0),
 		AITimeout:          r.duration("AI_TIMEOUT", 20*time.Second),
@@ -356,12 +328,9 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 		},
 	}
 	c.WebhookRetry = r.schedule("WEBHOOK_RETRY_SCHEDULE", "0s,5m,30m,2h,8h")
-	// the password untrimmed: it is what it is
-	c.ClickHouseUser, c.ClickHousePassword = r.str("CLICKHOUSE_USER", "default"), getenv("CLICKHOUSE_PASSWORD")
-	c.Partner = PartnerSecrets{HMAC: r.str("PARTNER_WEBHOOK_SECRET", ""), Rights: r.str("RIGHTS_SECRET", ""),
-		Chess: r.str("CHESS_SECRET", ""), Cert: r.str("CERT_SECRET", ""), RequireHMAC: r.flag("WEBHOOK_REQUIRE_HMAC"),
-		RightsHMAC: r.str("RIGHTS_WEBHOOK_SECRET", ""), ChessHMAC: r.str("CHESS_WEBHOOK_SECRET", ""),
-		CertHMAC: r.str("CERT_WEBHOOK_SECRET", "")}
+	c.ClickHouseUser = r.str("CLICKHOUSE_USER", "default")
+	c.Partner.RequireHMAC = r.flag("WEBHOOK_REQUIRE_HMAC")
+	c.readSecrets(r) // secretTable
 	if c.ReputationKey != "" && len(c.ReputationKey) < 32 {
 		r.fail("REPUTATION_SERVICE_KEY", "must be at least 32 characters")
 	}
@@ -418,19 +387,20 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 // those settings (an operator command).
 func (c Config) requireForProduction(r *envReader, needs []string) {
 	const hint = " (PLATFORM_ENV is production unless set to development)"
+	// The settings production needs besides the required secrets
+	// (secretTable).
 	required := []struct {
 		name, value, why string
 	}{
 		{"DATABASE_URL", c.DatabaseURL, "the Postgres DSN"},
 		{"CLICKHOUSE_ADDR", c.ClickHouseAddr, "the ClickHouse native address host:port"},
 		{"PUBLIC_BASE_URL", c.PublicBaseURL, "the public base of pay, checkout and e-mailed links"},
-		{"PROCESSOR_API_KEY", c.ProcessorKey, "the real processor's key: the embedded test processor signs deposits itself and runs only in development"},
 		{"SMTP_URL", c.SMTPURL, "verification links are mailed, never written to the log, in production"},
-		{"JWT_SECRET", c.JWTSecret, "32+ characters; generated secrets are a development convenience"},
-		{"LEDGER_SALT", c.LedgerSalt, "the ledger's hash salt; losing it breaks chain verification"},
-		{"PROCESSOR_WEBHOOK_SECRET", c.ProcessorHook, "the processor's whsec_… signing secret"},
-		{"SIGNING_MASTER_KEY", c.SigningKey, "seals users' signing keys; losing it loses them"},
-		{"DATA_ENCRYPTION_KEY", c.DataKey, "seals personal data and secrets at rest; losing it loses them"},
+	}
+	for _, s := range secretTable {
+		if s.required {
+			required = append(required, struct{ name, value, why string }{s.name, *s.field(&c), s.why})
+		}
 	}
 	for _, s := range required {
 		if s.value == "" && (needs == nil || slices.Contains(needs, s.name)) {
@@ -477,43 +447,6 @@ func oneLine(err error) string {
 // lines splits a joined error into its problems, one per line.
 func lines(err error) []string {
 	return strings.Split(err.Error(), "\n")
-}
-
-// loadSecrets fills every secret left unset from DATA_DIR/secrets, creating
-// each file with a fresh random value the first time, so a restart keeps
-// tokens, hashes and signatures valid.
-//
-// Only in development: production requires every secret set (LoadConfig),
-// since a key generated into a volume is lost, or silently replaced, with it.
-func (c *Config) loadSecrets() error {
-	if !c.development() {
-		return nil
-	}
-	dir := filepath.Join(c.DataDir, "secrets")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("DATA_DIR: create %s: %w", dir, err)
-	}
-	for _, s := range []struct {
-		env    string
-		dst    *string
-		prefix string
-	}{
-		{"JWT_SECRET", &c.JWTSecret, ""},
-		{"LEDGER_SALT", &c.LedgerSalt, ""},
-		{"PROCESSOR_WEBHOOK_SECRET", &c.ProcessorHook, "whsec_"},
-		{"SIGNING_MASTER_KEY", &c.SigningKey, ""},
-		{"DATA_ENCRYPTION_KEY", &c.DataKey, ""},
-	} {
-		if *s.dst != "" {
-			continue
-		}
-		v, err := readOrCreateSecret(filepath.Join(dir, strings.ToLower(s.env)), s.prefix)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.env, err)
-		}
-		*s.dst = v
-	}
-	return nil
 }
 
 // processorMode names the deposit processor: "test" is the embedded test

@@ -24,7 +24,9 @@ const envFileName = "platform.env"
 type envSource struct {
 	lookup func(string) (string, bool)
 	path   string // the env file read; "" when none
-	file   map[string]string
+	// explicit: the file was named (--env-file, PLATFORM_ENV_FILE)
+	explicit bool
+	file     map[string]string
 }
 
 // getenv is the LoadConfig reader: a non-empty variable of the real
@@ -107,7 +109,7 @@ func loadEnvSource(flagPath string, flagSet bool, lookup func(string) (string, b
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	src.path, src.file = path, vars
+	src.path, src.file, src.explicit = path, vars, explicit
 	return src, nil
 }
 
@@ -262,18 +264,17 @@ func brokerTarget(cfg Config) string {
 	return fmt.Sprintf("127.0.0.1:%d embedded (KAFKA_EMBEDDED_PORT)", cfg.KafkaPort)
 }
 
-// serverCommands start long-running processes that serve or apply: their
-// mode must come from their own environment.
-var serverCommands = map[string]bool{"run": true, "gateway": true, "consume": true, "relay": true, "broker": true}
-
 // checkServerMode refuses a server command whose environment leaves
 // PLATFORM_ENV unset while the env file names a mode other than production:
 // development (test processor, no admin two-factor, mail to a directory) is
 // never switched on by a file a server happens to find beside its data, only
 // by its own environment (issue 45). Operator commands may take the mode of
 // the stack they talk to from the file.
-func checkServerMode(cmd string, src envSource) error {
-	if !serverCommands[cmd] {
+//
+// The server commands (subcommand.server) start long-running processes
+// that serve or apply: their mode must come from their own environment.
+func checkServerMode(cmd *subcommand, src envSource) error {
+	if cmd == nil || !cmd.server {
 		return nil
 	}
 	if v, ok := src.lookup("PLATFORM_ENV"); ok && strings.TrimSpace(v) != "" {

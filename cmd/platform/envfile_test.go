@@ -149,14 +149,15 @@ func TestTargetLine(t *testing.T) {
 	}
 }
 
-// TestOperatorCommandsNeedOnlyTheDatabase: in production, admin, dlq,
-// ledger and verify need DATABASE_URL only and migrate also the data key,
+// TestOperatorCommandsNeedOnlyTheDatabase: in production, admin, dlq and
+// ledger need DATABASE_URL only (verify loads no configuration: it reads
+// DATABASE_URL itself) and migrate also the data key,
 // while the serving commands still demand every secret.
 func TestOperatorCommandsNeedOnlyTheDatabase(t *testing.T) {
 	t.Parallel()
 	dbOnly := map[string]string{"DATABASE_URL": "postgres://127.0.0.1:1/x"}
 	get := func(env map[string]string) func(string) string { return func(k string) string { return env[k] } }
-	for _, cmd := range []string{"admin", "dlq", "ledger", "verify"} {
+	for _, cmd := range []string{"admin", "dlq", "ledger"} {
 		if _, err := LoadConfigFor(cmd, get(dbOnly)); err != nil {
 			t.Errorf("%s with DATABASE_URL only: %v", cmd, err)
 		}
@@ -288,21 +289,21 @@ func TestServerModeNotFromTheEnvFile(t *testing.T) {
 		return src
 	}
 	for _, cmd := range []string{"run", "gateway", "consume", "relay", "broker"} {
-		err := checkServerMode(cmd, load(nil))
+		err := checkServerMode(commandNamed(cmd), load(nil))
 		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "PLATFORM_ENV=development") {
 			t.Errorf("%s with development only in the file: %v, want a refusal naming the file", cmd, err)
 		}
-		if err := checkServerMode(cmd, load(map[string]string{"PLATFORM_ENV": "development"})); err != nil {
+		if err := checkServerMode(commandNamed(cmd), load(map[string]string{"PLATFORM_ENV": "development"})); err != nil {
 			t.Errorf("%s with PLATFORM_ENV=development in its environment: %v", cmd, err)
 		}
 	}
 	for _, cmd := range []string{"admin", "migrate", "ledger", "dlq", "topics"} {
-		if err := checkServerMode(cmd, load(nil)); err != nil {
+		if err := checkServerMode(commandNamed(cmd), load(nil)); err != nil {
 			t.Errorf("operator command %s: %v", cmd, err)
 		}
 	}
 	writeEnv(t, path, "PLATFORM_ENV=production\n", 0o600)
-	if err := checkServerMode("run", load(nil)); err != nil {
+	if err := checkServerMode(commandNamed("run"), load(nil)); err != nil {
 		t.Errorf("a file saying production: %v", err)
 	}
 }

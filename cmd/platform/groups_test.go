@@ -2,6 +2,8 @@ package main
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -75,4 +77,89 @@ func TestModuleGroupsSorted(t *testing.T) {
 		{groups: map[string]func() (runnable, error){"c": nil}}}); strings.Join(got, ",") != "a,b,c" {
 		t.Errorf("moduleGroups = %v, want sorted a,b,c", got)
 	}
+}
+
+// TestGroupsAgree: the local cluster (deploy/local/cluster.sh, which asks
+// the binary: `platform consume --list`), compose (one service running
+// `consume <group>` per group) and the binary run the same consumer groups,
+// two processes of each; cluster.sh names no group itself.
+func TestGroupsAgree(t *testing.T) {
+	binary := groupNames()
+	script, err := os.ReadFile("../../deploy/local/cluster.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range strings.Split(binary, ", ") {
+		if strings.Contains(string(script), g) {
+			t.Errorf("cluster.sh names the group %s itself: it asks the binary (platform consume --list)", g)
+		}
+	}
+
+	// the binary of this tree: PLATFORM_BIN (make sets it) when it is
+	// newer than every source here, else built
+	dir := t.TempDir()
+	bin := os.Getenv("PLATFORM_BIN")
+	if bin == "" || !newerThanSources(t, bin) {
+		bin = filepath.Join(dir, "platform")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+	}
+	cmd := exec.Command("../../deploy/local/cluster.sh", "addrs")
+	cmd.Env = append(os.Environ(), "CLUSTER_DIR="+filepath.Join(dir, "cluster"), "PLATFORM_BIN="+bin, "CLUSTER_GROUPS=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cluster.sh addrs: %v\n%s", err, out)
+	}
+	processes := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, _, _ := strings.Cut(line, " ")
+		g, ok := strings.CutSuffix(name, "-1")
+		if !ok {
+			g, ok = strings.CutSuffix(name, "-2")
+		}
+		if ok && g != "gateway" && g != "relay" && g != "pg" && !strings.Contains(g, "@") {
+			processes[g]++
+		}
+	}
+	var local []string
+	for g, n := range processes {
+		if n != 2 {
+			t.Errorf("the local cluster runs %d processes of %s, want 2", n, g)
+		}
+		local = append(local, g)
+	}
+	slices.Sort(local)
+	if strings.Join(local, ", ") != binary {
+		t.Errorf("the local cluster runs groups %v; the binary %s\n%s", local, binary, out)
+	}
+
+	f, _ := readCompose(t)
+	var compose []string
+	for _, svc := range f.Services {
+		if len(svc.Command) == 2 && svc.Command[0] == "consume" {
+			compose = append(compose, svc.Command[1])
+		}
+	}
+	slices.Sort(compose)
+	if strings.Join(compose, ", ") != binary {
+		t.Errorf("compose runs groups %v; the binary %s", compose, binary)
+	}
+}
+
+// newerThanSources reports whether bin exists and is newer than every file
+// of this package.
+func newerThanSources(t *testing.T, bin string) bool {
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return false
+	}
+	files, _ := filepath.Glob("*.go")
+	tmpl, _ := filepath.Glob("templates/*")
+	for _, f := range append(files, tmpl...) {
+		if st, err := os.Stat(f); err != nil || st.ModTime().After(fi.ModTime()) {
+			return false
+		}
+	}
+	return true
 }

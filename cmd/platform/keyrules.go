@@ -6,24 +6,22 @@ import (
 	"strings"
 )
 
-// The key formats production accepts (README, Configuration). One format
-// per key, so a key cannot be read two ways and an operator knows what to
-// generate:
+// The key formats production accepts (README, Configuration), one per
+// secret in secretTable, so a key cannot be read two ways and an operator
+// knows what to generate:
 //
-//   - DATA_ENCRYPTION_KEY, SIGNING_MASTER_KEY, LEDGER_SALT: hex of 32 or more
-//     random bytes (64+ hex characters, `openssl rand -hex 32`). Of a
-//     "new,old" list only the first is checked: it seals, and the older ones
-//     are listed precisely to be rotated away from.
-//   - PROCESSOR_WEBHOOK_SECRET: `whsec_` then the base64 (standard alphabet,
-//     padding optional) of 24 or more random bytes, as Standard Webhooks
-//     secrets and the processor's dashboard give it.
-//   - JWT_SECRET, REPUTATION_SERVICE_KEY and the partner secrets
-//     (PARTNER_WEBHOOK_SECRET, RIGHTS_/CHESS_/CERT_WEBHOOK_SECRET and the
-//     legacy RIGHTS_/CHESS_/CERT_SECRET): any text of 32 or more characters
-//     with at least 8 distinct ones — a placeholder such as "changeme…" or
-//     one character repeated is refused, as any 32 random characters of
-//     even the hex alphabet pass (fewer than 8 distinct of 32 random hex
-//     characters: below 1e-7).
+//   - formatHex: hex of 32 or more random bytes (64+ hex characters,
+//     `openssl rand -hex 32`). Of a "new,old" list only the first is
+//     checked: it seals, and the older ones are listed precisely to be
+//     rotated away from.
+//   - formatWhsec: `whsec_` then the base64 (standard alphabet, padding
+//     optional) of 24 or more random bytes, as Standard Webhooks secrets
+//     and the processor's dashboard give it.
+//   - formatText: any text of 32 or more characters with at least 8
+//     distinct ones — a placeholder such as "changeme…" or one character
+//     repeated is refused, as any 32 random characters of even the hex
+//     alphabet pass (fewer than 8 distinct of 32 random hex characters:
+//     below 1e-7).
 //
 // Length alone lets "0000…" through: a key must also use at least half as
 // many distinct byte values as 32 random bytes nearly always do (16 of 32,
@@ -100,37 +98,36 @@ func firstKey(list string) string {
 	return strings.TrimSpace(first)
 }
 
-// checkKeyFormats reports, one line per variable, a production key that
-// does not follow its format.
+// checkKeyFormats reports, one line per variable, a production secret
+// that does not follow its format (secretTable); an unset one is named as
+// missing or turns its feature off.
 func (c Config) checkKeyFormats(r *envReader) {
-	for _, k := range []struct{ name, value string }{
-		{"DATA_ENCRYPTION_KEY", firstKey(c.DataKey)},
-		{"SIGNING_MASTER_KEY", firstKey(c.SigningKey)},
-		{"LEDGER_SALT", c.LedgerSalt},
-	} {
-		if k.value == "" {
-			continue // named as missing
+	for _, s := range secretTable {
+		if s.field == nil {
+			continue
 		}
-		if p := hexKeyProblem(k.value); p != "" {
-			r.fail(k.name, "%s", p)
+		v := *s.field(&c)
+		if s.list {
+			v = firstKey(v)
 		}
-	}
-	if c.ProcessorHook != "" {
-		if p := whsecProblem(c.ProcessorHook); p != "" {
-			r.fail("PROCESSOR_WEBHOOK_SECRET", "%s", p)
+		if v == "" {
+			continue
+		}
+		if p := formatProblem(s.format, v); p != "" {
+			r.fail(s.name, "%s", p)
 		}
 	}
-	for _, k := range []struct{ name, value string }{
-		{"JWT_SECRET", c.JWTSecret}, {"REPUTATION_SERVICE_KEY", c.ReputationKey},
-		{"PARTNER_WEBHOOK_SECRET", c.Partner.HMAC}, {"RIGHTS_WEBHOOK_SECRET", c.Partner.RightsHMAC},
-		{"CHESS_WEBHOOK_SECRET", c.Partner.ChessHMAC}, {"CERT_WEBHOOK_SECRET", c.Partner.CertHMAC},
-		{"RIGHTS_SECRET", c.Partner.Rights}, {"CHESS_SECRET", c.Partner.Chess}, {"CERT_SECRET", c.Partner.Cert},
-	} {
-		if k.value == "" {
-			continue // unset: the feature is off, or named as missing
-		}
-		if p := textSecretProblem(k.value); p != "" {
-			r.fail(k.name, "%s", p)
-		}
+}
+
+// formatProblem says what is wrong with v in format f ("" when nothing).
+func formatProblem(f secretFormat, v string) string {
+	switch f {
+	case formatHex:
+		return hexKeyProblem(v)
+	case formatWhsec:
+		return whsecProblem(v)
+	case formatText:
+		return textSecretProblem(v)
 	}
+	return ""
 }

@@ -40,11 +40,7 @@ func (a *app) openKeys(ctx context.Context) error {
 	}
 	dataKeys, signKeys := splitKeys(a.cfg.DataKey), splitKeys(a.cfg.SigningKey)
 	if !a.cfg.development() {
-		if err := keys.Check(ctx, a.pool, salt, []keys.Key{
-			{Variable: "DATA_ENCRYPTION_KEY", Current: first(dataKeys), Older: rest(dataKeys)},
-			{Variable: "SIGNING_MASTER_KEY", Current: first(signKeys), Older: rest(signKeys)},
-			{Variable: "LEDGER_SALT", Current: a.cfg.LedgerSalt},
-		}); err != nil {
+		if err := keys.Check(ctx, a.pool, salt, fingerprintedKeys(a.cfg)); err != nil {
 			return err
 		}
 	}
@@ -61,6 +57,24 @@ func (a *app) openKeys(ctx context.Context) error {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	return nil
+}
+
+// fingerprintedKeys are the secrets of secretTable checked against the
+// fingerprints the database keeps.
+func fingerprintedKeys(c Config) []keys.Key {
+	var out []keys.Key
+	for _, s := range secretTable {
+		if !s.fingerprinted {
+			continue
+		}
+		k := keys.Key{Variable: s.name, Current: *s.field(&c)}
+		if s.list {
+			ks := splitKeys(k.Current)
+			k.Current, k.Older = first(ks), rest(ks)
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 func splitKeys(list string) []string {

@@ -11,9 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/segmentio/ksuid"
@@ -45,10 +43,8 @@ type listenOptions struct {
 
 // runWebhooks runs `platform webhooks …` until interrupted and returns the
 // exit code.
-func runWebhooks(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := cmdWebhooks(ctx, args, os.Getenv, os.Stdout)
+func runWebhooks(ctx context.Context, args []string, getenv func(string) string) int {
+	err := cmdWebhooks(ctx, args, getenv, os.Stdout)
 	var usage usageError
 	switch {
 	case err == nil:

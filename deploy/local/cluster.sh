@@ -59,9 +59,46 @@ LOG_TAG=cluster
 
 DIR="${CLUSTER_DIR:-$REPO_ROOT/.cluster}"
 case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
+
+# The settings 'up' started the cluster with, written into $DIR/settings.env
+# and read back by every later command (status, env, down, ...): CLUSTER_DIR
+# alone names a cluster, and a variable exported for another one does not
+# change what these commands look at. On 'up' the environment wins (and is
+# saved), the file filling what it leaves unset; the consumer groups are
+# asked of the binary again then.
+SETTINGS_FILE="$DIR/settings.env"
+SETTINGS=(CLUSTER_PORT_BASE CLUSTER_NET CLICKHOUSE_ADDR CLICKHOUSE_DATABASE PLATFORM_BIN CLUSTER_ENV_FILE
+  CLUSTER_PROXY_SOURCE CLUSTER_ALERT_WEBHOOK CLUSTER_GROUPS)
+settings_load() { # up|other
+  local line k
+  [ -f "$SETTINGS_FILE" ] || return 0
+  while IFS= read -r line; do
+    k="${line%%=*}"
+    case " ${SETTINGS[*]} " in *" $k "*) ;; *) continue ;; esac
+    if [ "$1" = up ]; then
+      if [ "$k" = CLUSTER_GROUPS ] || [ -n "${!k:-}" ]; then continue; fi
+    fi
+    printf -v "$k" '%s' "${line#*=}"
+  done <"$SETTINGS_FILE"
+}
+settings_save() {
+  {
+    echo "CLUSTER_PORT_BASE=$BASE"
+    echo "CLUSTER_NET=$CLUSTER_NET"
+    echo "CLICKHOUSE_ADDR=$CH_ADDR"
+    echo "CLICKHOUSE_DATABASE=$CH_DB"
+    echo "PLATFORM_BIN=$BIN"
+    echo "CLUSTER_ENV_FILE=$ENV_FILE"
+    echo "CLUSTER_PROXY_SOURCE=$PROXY_SOURCE"
+    [ -z "${CLUSTER_ALERT_WEBHOOK:-}" ] || echo "CLUSTER_ALERT_WEBHOOK=$CLUSTER_ALERT_WEBHOOK"
+    echo "CLUSTER_GROUPS=$CLUSTER_GROUPS"
+  } >"$SETTINGS_FILE.tmp"
+  mv "$SETTINGS_FILE.tmp" "$SETTINGS_FILE"
+}
+if [ "${1:-}" = up ]; then settings_load up; else settings_load other; fi
 BASE="${CLUSTER_PORT_BASE:-56100}"
 case "$BASE" in ''|*[!0-9]*) die "CLUSTER_PORT_BASE '$BASE' is not a number" ;; esac
-[ "$BASE" -ge 1024 ] && [ "$BASE" -le 65500 ] || die "CLUSTER_PORT_BASE $BASE out of range"
+if [ "$BASE" -lt 1024 ] || [ "$BASE" -gt 65500 ]; then die "CLUSTER_PORT_BASE $BASE out of range"; fi
 CH_ADDR="${CLICKHOUSE_ADDR:-127.0.0.1:19000}"
 CH_DB="${CLICKHOUSE_DATABASE:-platform_cluster}"
 BIN="${PLATFORM_BIN:-$REPO_ROOT/bin/platform}"
@@ -123,7 +160,17 @@ print_addrs() {
   while read -r n rest; do echo "$n $(member_addr "$n") -"; done < <(members)
 }
 
-GROUPS_ALL=(fiat-applier mask-applier reputation-applier ledger-appender trade-applier webhook-dispatcher clickhouse-sink)
+# The consumer groups: the binary's (`platform consume --list`) when 'up'
+# starts the cluster, remembered in settings.env for the later commands
+# (a binary rebuilt meanwhile does not change what runs).
+groups_load() {
+  if [ -z "${CLUSTER_GROUPS:-}" ]; then
+    [ -x "$BIN" ] || die "no platform binary at $BIN (make build, or set PLATFORM_BIN)"
+    CLUSTER_GROUPS="$("$BIN" consume --list --env-file none | tr '\n' ' ')" || die "$BIN consume --list failed"
+    CLUSTER_GROUPS="${CLUSTER_GROUPS% }"
+  fi
+  read -r -a GROUPS_ALL <<<"$CLUSTER_GROUPS"
+}
 
 RUN="$DIR/run"
 LOGS="$DIR/log"
@@ -298,102 +345,32 @@ pg_root_prepare() {
   chmod 700 "$PG_ROOT"
 }
 
-patroni_conf() { # patroni_conf I
-  local i="$1" n=$(( $1 + 1 )) conf="$PG_ROOT/patroni-$(( $1 + 1 )).yml"
-  as_pg tee "$conf" >/dev/null <<EOF
-# Written by deploy/local/cluster.sh on every 'up'; edits are overwritten.
-scope: $SCOPE
-name: pg$n
-log:
-  level: INFO
-restapi:
-  listen: 127.0.0.1:${REST_PORTS[$i]}
-  connect_address: 127.0.0.1:${REST_PORTS[$i]}
-  # every change (PATCH /config, POST /restart, /reload, /switchover, ...)
-  # wants this; reading (GET /patroni, /primary, /health) does not
-  authentication:
-    username: patroni
-    password: '$PATRONI_REST_PASSWORD'
-etcd3:
-  # its own address of etcd's (addr_layout), and no other: a fault can cut it
-  hosts: ${ETCD_ADDRS[$i]}:$ETCD_CLIENT
-  use_proxies: true
-  username: patroni
-  password: '$ETCD_PATRONI_PASSWORD'
-bootstrap:
-  dcs:
-    ttl: 20
-    loop_wait: 1
-    retry_timeout: 5
-    maximum_lag_on_failover: 0
-    # A crashed primary is not restarted in place: its synchronous standby
-    # is promoted at once (the RTO is Patroni's loop, not crash recovery).
-    primary_start_timeout: 0
-    # An acknowledged commit is on both servers while both run; with one
-    # down the survivor accepts writes alone (strict mode would stop every
-    # write until the second is back, which two servers cannot afford). A
-    # failover only ever promotes the synchronous standby: RPO 0.
-    synchronous_mode: true
-    synchronous_mode_strict: false
-    postgresql:
-      use_pg_rewind: true
-      remove_data_directory_on_rewind_failure: true
-      remove_data_directory_on_diverged_timelines: true
-      parameters:
-        max_connections: 600
-        shared_buffers: 256MB
-        wal_level: replica
-        wal_log_hints: "on"
-        hot_standby: "on"
-        max_wal_senders: 10
-        max_replication_slots: 10
-        wal_keep_size: 512MB
-        synchronous_commit: "on"
-        # A synchronous standby cut off (not killed: its packets dropped)
-        # holds every commit until the walsender gives up on it; then
-        # Patroni drops it from synchronous_standby_names (not strict).
-        wal_sender_timeout: 10s
-        wal_receiver_timeout: 10s
-        jit: "off"
-        fsync: "on"
-  initdb:
-    - encoding: UTF8
-    - locale: C
-    # the superuser's password comes from authentication below (--pwfile)
-    - auth-host: scram-sha-256
-    - auth-local: scram-sha-256
-postgresql:
-  # every local user shares 127.0.0.1: a password from each (no socket)
-  # (the platform's processes each from their own 127.0.2.N: addr_layout)
-  pg_hba:
-    - host replication replicator 127.0.0.0/8 scram-sha-256
-    - host all all 127.0.0.0/8 scram-sha-256
-    # pgBackRest connects through the socket (backup_patroni_conf)
-    - local all postgres scram-sha-256
-  # 127.0.0.1 first: Patroni's own connections; the second is what the
-  # standby replicates from (addr_layout)
-  listen: 127.0.0.1,${PG_ADDRS[$i]}:${PG_PORTS[$i]}
-  connect_address: ${PG_ADDRS[$i]}:${PG_PORTS[$i]}
-  data_dir: $PG_ROOT/data$n
-  bin_dir: $(pg_clock_bin "$n")
-  pgpass: $PG_ROOT/pgpass$n
-  authentication:
-    superuser:
-      username: postgres
-      password: '$POSTGRES_PASSWORD'
-    replication:
-      username: replicator
-      password: '$REPLICATION_PASSWORD'
-  parameters:
-    password_encryption: scram-sha-256
-    logging_collector: "off"
-    log_line_prefix: '%m [%p] %q%u@%d '
-$(backup_patroni_conf "$n")
-tags:
-  nofailover: false
-  noloadbalance: false
-  clonefrom: false
+# patroni_conf I: member I's patroni.yml, rendered by the binary from the
+# one Patroni template (`platform render patroni`, compose's too); the
+# passwords go on its stdin, never on a command line.
+patroni_conf() {
+  local i="$1" n=$(( $1 + 1 )) conf="$PG_ROOT/patroni-$(( $1 + 1 )).yml" yml
+  yml="$("$BIN" render patroni --stdin --env-file none <<EOF
+scope=$SCOPE
+name=pg$n
+rest_address=127.0.0.1:${REST_PORTS[$i]}
+rest_password=$PATRONI_REST_PASSWORD
+etcd_hosts=${ETCD_ADDRS[$i]}:$ETCD_CLIENT
+etcd_password=$ETCD_PATRONI_PASSWORD
+shared_buffers=256MB
+wal_keep_size=512MB
+pg_address=${PG_ADDRS[$i]}:${PG_PORTS[$i]}
+data_dir=$PG_ROOT/data$n
+bin_dir=$(pg_clock_bin "$n")
+pgpass=$PG_ROOT/pgpass$n
+postgres_password=$POSTGRES_PASSWORD
+replication_password=$REPLICATION_PASSWORD
+socket_dir=$PG_ROOT/sock$n
+archive_timeout=${ARCHIVE_TIMEOUT:-60}
+backup_command=pgbackrest --config=$BACKUP_CONF --stanza=$STANZA --pg1-path=$PG_ROOT/data$n
 EOF
+)" || die "platform render patroni failed"
+  printf '%s\n' "$yml" | as_pg tee "$conf" >/dev/null
 }
 
 patroni_spawn() { # I
@@ -467,17 +444,11 @@ ensure_database() {
 
 # ---------------------------------------------------------------- platform
 
+# secrets: the platform's secrets, generated once by the binary in their
+# formats (`platform envfile secrets`, mode 600)
 secrets() {
-  local f="$DIR/secrets.env" k
-  if [ ! -f "$f" ]; then
-    umask 077
-    {
-      for k in JWT_SECRET LEDGER_SALT SIGNING_MASTER_KEY DATA_ENCRYPTION_KEY; do
-        echo "$k=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
-      done
-      echo "PROCESSOR_WEBHOOK_SECRET=whsec_$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
-    } >"$f"
-  fi
+  local f="$DIR/secrets.env"
+  [ -f "$f" ] || "$BIN" envfile secrets "$f" --env-file none || die "$BIN envfile secrets failed"
   cat "$f"
 }
 
@@ -504,7 +475,7 @@ platform_env() {
   echo "LOG_LEVEL=$(member_log_level "$name")"
   backup_env
   secrets
-  [ -f "$ENV_FILE" ] && grep -E '^[A-Za-z_][A-Za-z0-9_]*=' "$ENV_FILE" || true
+  if [ -f "$ENV_FILE" ]; then grep -E '^[A-Za-z_][A-Za-z0-9_]*=' "$ENV_FILE" || true; fi
 }
 
 # members: one line per platform process: NAME ADDR METRICS ARGS...
@@ -766,29 +737,6 @@ STANZA=platform
 BACKUP_ROOT="$DIR/backup"
 BACKUP_CONF="$BACKUP_ROOT/pgbackrest.conf"
 
-# backup_patroni_conf N: the lines of member N's patroni.yml that archive
-# (under postgresql.parameters, then postgresql.recovery_conf). pgBackRest
-# reaches Postgres through a Unix socket only: each member has one in a
-# directory only the postgres user can enter, and pg_hba.conf admits only
-# the postgres role there, with its password.
-backup_patroni_conf() {
-  local n="$1" cmd
-  cmd="pgbackrest --config=$BACKUP_CONF --stanza=$STANZA --pg1-path=$PG_ROOT/data$n"
-  cat <<EOT
-    unix_socket_directories: '$PG_ROOT/sock$n'
-    unix_socket_permissions: '0700'
-    archive_mode: "on"
-    # a segment with any change is archived within a minute (the RPO of a
-    # restore to the latest point)
-    archive_timeout: ${ARCHIVE_TIMEOUT:-60}
-    archive_command: '$cmd archive-push %p'
-    # DDL is logged with its time: the Postgres log names T for a restore
-    log_statement: ddl
-  recovery_conf:
-    restore_command: '$cmd archive-get %f "%p"'
-EOT
-}
-
 backup_prepare() {
   mkdir -p "$BACKUP_ROOT"/{repo,log,lock,spool}
   local n
@@ -798,30 +746,15 @@ backup_prepare() {
   fi
   chmod 750 "$BACKUP_ROOT"
   chmod 700 "$PG_ROOT"/sock1 "$PG_ROOT"/sock2
-  local cipher
-  cipher="$(backup_cipher_conf "$BACKUP_ROOT/repo" "$DIR/backup-cipher.pass")"
-  as_pg tee "$BACKUP_CONF" >/dev/null <<EOT
-# Written by deploy/local/cluster.sh on every 'up'; edits are overwritten.
-# The member (pg1-path, -port, -socket-path) is given on each command line:
-# archive_command names its own data directory, backups the current primary.
-# Encrypted (aes-256-cbc); the passphrase is $DIR/backup-cipher.pass.
-[global]
-repo1-path=$BACKUP_ROOT/repo
-$cipher
-repo1-retention-full=2
-log-path=$BACKUP_ROOT/log
-lock-path=$BACKUP_ROOT/lock
-spool-path=$BACKUP_ROOT/spool
-log-level-console=warn
-log-level-file=info
-compress-type=lz4
-start-fast=y
-delta=y
-process-max=2
-
-[$STANZA]
-pg1-user=postgres
-EOT
+  # The member (pg1-path, -port, -socket-path) is given on each command
+  # line: archive_command names its own data directory, backups the
+  # current primary.
+  local conf
+  conf="$("$BIN" render pgbackrest --env-file none writer=deploy/local/cluster.sh repo="$BACKUP_ROOT/repo" \
+    cipher="$(backup_cipher "$BACKUP_ROOT/repo" "$DIR/backup-cipher.pass")" cipher_pass_file="$DIR/backup-cipher.pass" \
+    work_dir="$BACKUP_ROOT" stanza="$STANZA" \
+    note="The member (pg1-path, -port, -socket-path) is on each command line.")" || die "platform render pgbackrest failed"
+  printf '%s\n' "$conf" | as_pg tee "$BACKUP_CONF" >/dev/null
   as_pg chmod 600 "$BACKUP_CONF" # it holds the passphrase
 }
 
@@ -1279,7 +1212,12 @@ cluster_status() {
 }
 
 print_env() {
+  echo "export CLUSTER_DIR='$DIR'"
+  echo "export CLUSTER_PORT_BASE='$BASE'"
   echo "export PLATFORM_URL='http://127.0.0.1:$PROXY_PORT'"
+  echo "export GATEWAY_URLS='http://127.0.0.1:${GW_PORTS[0]},http://127.0.0.1:${GW_PORTS[1]}'"
+  echo "export ETCD_URL='http://127.0.0.1:$ETCD_CLIENT'"
+  echo "export PATRONI_SCOPE='$SCOPE'"
   echo "export DATABASE_URL='$DSN'"
   echo "export MIGRATE_DATABASE_URL='$MIGRATE_DSN'"
   echo "export ADMIN_DATABASE_URL='$ADMIN_DSN'"
@@ -1325,7 +1263,7 @@ pg_orphans_down() { # [N...]: members 1 and 2 by default
     log "postgres pg$n (pid $pid) outlived its Patroni: stopping it"
     kill -INT "$pid" 2>/dev/null || true
     for i in $(seq 1 80); do pid_cmdline_has "$pid" "$PG_ROOT/data$n" || break; sleep 0.25; done
-    pid_cmdline_has "$pid" "$PG_ROOT/data$n" && kill -KILL "$pid" 2>/dev/null || true
+    if pid_cmdline_has "$pid" "$PG_ROOT/data$n"; then kill -KILL "$pid" 2>/dev/null || true; fi
   done
 }
 
@@ -1347,7 +1285,10 @@ cluster_down() {
 }
 
 case "${1:-}" in
-  up) auth_load create; cluster_up ;;
+  up|down|status|env|running|addrs|fault|backup|backup-info|restore|rotate-loop) groups_load ;;
+esac
+case "${1:-}" in
+  up) auth_load create; mkdir -p "$DIR"; settings_save; cluster_up ;;
   down) cluster_down ;;
   status) auth_load; cluster_status ;;
   env) auth_load; print_env ;;

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers shared by deploy/local/stack.sh and deploy/local/cluster.sh
 # (sourced, not run). LOG_TAG names the script in its messages.
 
@@ -35,16 +36,19 @@ pid_cmdline_has() {
   [[ "$cmd" == *"$needle"* ]]
 }
 
+# PG_BIN: the newest PostgreSQL's bin directory (find_pg_bin), for the
+# scripts that source this file
 PG_BIN=""
 find_pg_bin() {
   local d best="" bestv=0 v
   for d in /usr/lib/postgresql/*/bin; do
-    [ -x "$d/postgres" ] && [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] || continue
+    if [ ! -x "$d/postgres" ] || [ ! -x "$d/initdb" ] || [ ! -x "$d/pg_ctl" ]; then continue; fi
     v="$(basename "$(dirname "$d")")"
     v="${v%%.*}"
     case "$v" in ''|*[!0-9]*) continue ;; esac
     if [ "$v" -gt "$bestv" ]; then bestv="$v"; best="$d"; fi
   done
+  # shellcheck disable=SC2034 # read by the scripts that source this file
   PG_BIN="$best"
 }
 
@@ -84,23 +88,24 @@ SELECT 'archive: last archived ' || coalesce(a.last_archived_wal, 'none') ||
 SQL
 }
 
-# backup_cipher_conf REPO PASSFILE: the [global] lines that encrypt a
-# pgBackRest repository (aes-256-cbc), its passphrase generated once into
-# PASSFILE (mode 600, kept apart from the repository: a copy of the
-# repository alone reveals nothing). A repository made unencrypted before
-# stays so (pgBackRest cannot encrypt one in place; its backup.info is then
-# plain text): it is said on stderr, and nothing is printed.
-backup_cipher_conf() {
+# backup_cipher REPO PASSFILE: how a pgBackRest repository is encrypted,
+# for `platform render pgbackrest cipher=...`: "file" (aes-256-cbc), its
+# passphrase generated once into PASSFILE (mode 600, kept apart from the
+# repository: a copy of the repository alone reveals nothing), or "none"
+# for a repository made unencrypted before, which stays so (pgBackRest
+# cannot encrypt one in place; its backup.info is then plain text): it is
+# said on stderr.
+backup_cipher() {
   local repo="$1" pass="$2" info
   for info in "$repo"/backup/*/backup.info; do
     if [ -f "$info" ] && head -c 10 "$info" | grep -q '^\[backrest'; then
       log "pgbackrest: WARNING: $repo was made unencrypted and stays so; move it away and back up again for an encrypted one" >&2
+      echo none
       return 0
     fi
   done
   if [ ! -s "$pass" ]; then
     (umask 077; mkdir -p "$(dirname "$pass")"; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$pass")
   fi
-  echo "repo1-cipher-type=aes-256-cbc"
-  echo "repo1-cipher-pass=$(cat "$pass")"
+  echo file
 }

@@ -27,6 +27,8 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd -P)"
 
 DATA_DIR="${DATA_DIR:-$REPO_ROOT/.data}"
+# the binary renders the pgBackRest configuration (make stack builds it)
+PLATFORM_BIN="${PLATFORM_BIN:-$REPO_ROOT/bin/platform}"
 case "$DATA_DIR" in
   /*) ;;
   *) DATA_DIR="$PWD/$DATA_DIR" ;;
@@ -149,37 +151,19 @@ pg_sockdir() {
   if [ "$(( ${#1} + 20 ))" -gt 100 ]; then printf '/tmp\n'; else printf '%s\n' "$1"; fi
 }
 
+# backup_write_conf: pgbackrest.conf, rendered by the binary from the one
+# pgBackRest template (`platform render pgbackrest`), encrypted with the
+# passphrase DATA_DIR/secrets/backup_cipher_pass: back it up apart from the
+# repository, which cannot be read without it.
 backup_write_conf() {
-  local d real sock cipher
+  local d real conf pass="$DATA_DIR/secrets/backup_cipher_pass"
+  [ -x "$PLATFORM_BIN" ] || die "no platform binary at $PLATFORM_BIN (make build, or set PLATFORM_BIN)"
   d="$(pg_data)"
   real="$(backup_dir)"
-  sock="$(pg_sockdir "$d")"
-  cipher="$(backup_cipher_conf "$real/repo" "$DATA_DIR/secrets/backup_cipher_pass")"
-  as_pg tee "$real/pgbackrest.conf" >/dev/null <<EOF
-# Written by deploy/local/stack.sh on every 'up'; edits are overwritten.
-# Production: point repo1 at object storage instead (deploy/docs/backups.md).
-# Encrypted (aes-256-cbc); the passphrase is DATA_DIR/secrets/backup_cipher_pass:
-# back it up apart from the repository, which cannot be read without it.
-[global]
-repo1-path=$real/repo
-$cipher
-repo1-retention-full=2
-log-path=$real/log
-lock-path=$real/lock
-spool-path=$real/spool
-log-level-console=warn
-log-level-file=info
-compress-type=lz4
-start-fast=y
-delta=y
-process-max=2
-
-[$STANZA]
-pg1-path=$d
-pg1-port=$PG_PORT
-pg1-socket-path=$sock
-pg1-user=postgres
-EOF
+  conf="$("$PLATFORM_BIN" render pgbackrest --env-file none writer=deploy/local/stack.sh repo="$real/repo" \
+    cipher="$(backup_cipher "$real/repo" "$pass")" cipher_pass_file="$pass" work_dir="$real" stanza="$STANZA" \
+    pg_path="$d" pg_port="$PG_PORT" pg_socket="$(pg_sockdir "$d")")" || die "platform render pgbackrest failed"
+  printf '%s\n' "$conf" | as_pg tee "$real/pgbackrest.conf" >/dev/null
   as_pg chmod 600 "$real/pgbackrest.conf" # it holds the passphrase
 }
 
@@ -371,7 +355,7 @@ ch_ensure_installed() {
     log "ClickHouse not found: installing"
     apt_install clickhouse-server clickhouse-client
     find_ch
-    [ -n "$CH_SERVER" ] && [ -n "$CH_CLIENT" ] || die "clickhouse-server/clickhouse-client still missing after install"
+    if [ -z "$CH_SERVER" ] || [ -z "$CH_CLIENT" ]; then die "clickhouse-server/clickhouse-client still missing after install"; fi
   fi
 }
 
@@ -619,14 +603,14 @@ case "$cmd" in
   backup)
     type="${2:-full}"
     case "$type" in full|incr|diff) ;; *) die "backup type '$type': full, incr or diff" ;; esac
-    [ -e "$PG_DIR" ] && [ -n "$(pg_running_pid)" ] || die "postgres is not running: deploy/local/stack.sh up"
+    if [ ! -e "$PG_DIR" ] || [ -z "$(pg_running_pid)" ]; then die "postgres is not running: deploy/local/stack.sh up"; fi
     find_pg_bin
     log "pgbackrest: $type backup"
     pgbackrest_run --type="$type" backup
     backup_info
     ;;
   backup-info)
-    [ -e "$PG_DIR" ] && [ -n "$(pg_running_pid)" ] || die "postgres is not running: deploy/local/stack.sh up"
+    if [ ! -e "$PG_DIR" ] || [ -z "$(pg_running_pid)" ]; then die "postgres is not running: deploy/local/stack.sh up"; fi
     find_pg_bin
     backup_info
     ;;

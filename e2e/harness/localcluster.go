@@ -27,7 +27,15 @@ import (
 // drives it through the proxy and injures its members by pid.
 type LocalCluster struct {
 	Dir      string // CLUSTER_DIR: data, logs (log/), pids (run/)
-	PortBase int
+	PortBase int    // CLUSTER_PORT_BASE: where its block of ports starts
+	// The addresses below all come from `cluster.sh env`, never from port
+	// arithmetic here: the script owns its layout.
+	url, etcdURL, kafkaAddr, promURL, amURL string
+	gatewayURLs                             []string
+	// Scope is Patroni's scope (its etcd keys live under /service/Scope).
+	Scope string
+	// metrics is each member's metrics address (host:port) by name.
+	metrics map[string]string
 	// DatabaseURL is the multi-host DSN (target_session_attrs=read-write)
 	// of the superuser, for the tests' own reads and injuries;
 	// AppDatabaseURL is what the platform connects as (platform_app).
@@ -130,10 +138,25 @@ func (c *LocalCluster) readEnv() {
 		c.t.Fatalf("cluster.sh env: %v\n%s", err, out)
 	}
 	env := map[string]string{}
+	c.metrics = map[string]string{}
 	for _, line := range strings.Split(string(out), "\n") {
+		// # metrics of NAME: http://ADDR/metrics
+		if rest, ok := strings.CutPrefix(line, "# metrics of "); ok {
+			if name, u, ok := strings.Cut(rest, ": "); ok {
+				c.metrics[name] = strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/metrics")
+			}
+			continue
+		}
 		if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok {
 			env[k] = strings.Trim(v, "'")
 		}
+	}
+	c.url, c.etcdURL, c.kafkaAddr = env["PLATFORM_URL"], env["ETCD_URL"], env["KAFKA_BROKERS"]
+	c.promURL, c.amURL, c.Scope = env["PROMETHEUS_URL"], env["ALERTMANAGER_URL"], env["PATRONI_SCOPE"]
+	c.gatewayURLs = strings.Split(env["GATEWAY_URLS"], ",")
+	if c.url == "" || c.etcdURL == "" || c.kafkaAddr == "" || c.promURL == "" || c.amURL == "" || c.Scope == "" ||
+		len(c.gatewayURLs) != 2 || c.metrics["gateway-1"] == "" {
+		c.t.Fatalf("cluster.sh env lacks an address (PLATFORM_URL, ETCD_URL, KAFKA_BROKERS, PROMETHEUS_URL, ALERTMANAGER_URL, PATRONI_SCOPE, GATEWAY_URLS, metrics of gateway-1):\n%s", out)
 	}
 	c.DatabaseURL, c.AppDatabaseURL = env["ADMIN_DATABASE_URL"], env["DATABASE_URL"]
 	c.PatroniURLs = strings.Split(env["PATRONI_URLS"], ",")
@@ -165,30 +188,27 @@ func (c *LocalCluster) Status() string {
 }
 
 // URL is the API through HAProxy.
-func (c *LocalCluster) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase+6) }
+func (c *LocalCluster) URL() string { return c.url }
 
 // GatewayURL is gateway i (0 or 1) itself, not through the proxy.
-func (c *LocalCluster) GatewayURL(i int) string {
-	return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase+10+i)
-}
+func (c *LocalCluster) GatewayURL(i int) string { return c.gatewayURLs[i] }
 
 // EtcdURL is etcd's client URL.
-func (c *LocalCluster) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase) }
+func (c *LocalCluster) EtcdURL() string { return c.etcdURL }
 
 // KafkaAddr is the broker's address.
-func (c *LocalCluster) KafkaAddr() string { return fmt.Sprintf("127.0.0.1:%d", c.PortBase+8) }
+func (c *LocalCluster) KafkaAddr() string { return c.kafkaAddr }
 
 // PrometheusURL is the cluster's Prometheus, which evaluates the alert rules
 // of deploy/prometheus/alerts.yml over every member (/api/v1/alerts).
-func (c *LocalCluster) PrometheusURL() string {
-	return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase+30)
-}
+func (c *LocalCluster) PrometheusURL() string { return c.promURL }
 
 // AlertmanagerURL is the cluster's Alertmanager; CLUSTER_ALERT_WEBHOOK in
 // the script's environment is its webhook receiver.
-func (c *LocalCluster) AlertmanagerURL() string {
-	return fmt.Sprintf("http://127.0.0.1:%d", c.PortBase+31)
-}
+func (c *LocalCluster) AlertmanagerURL() string { return c.amURL }
+
+// MetricsAddr is member name's metrics listener (host:port), "" if none.
+func (c *LocalCluster) MetricsAddr(name string) string { return c.metrics[name] }
 
 // Proxy is a Platform whose requests go through HAProxy; DataDir is the
 // gateways' shared data directory (development mail, secrets).
@@ -530,7 +550,7 @@ func StartProxied(t TB, failed func() bool, extra map[string]string) (*Platform,
 	}
 	c := StartLocalCluster(t, failed, env)
 	p := c.Proxy(nil)
-	p.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", c.PortBase+12)
+	p.MetricsAddr = c.MetricsAddr("gateway-1")
 	// `platform admin verify` (ConfirmAdmin) runs as the members do: in
 	// development mode with the cluster's secrets and allowlists.
 	p.Env = append(os.Environ(), "PLATFORM_ENV=development", "CLICKHOUSE_ADDR="+clickHouseAddr(),
