@@ -38,6 +38,7 @@
 # Environment (all optional):
 #   CLUSTER_DIR        default <repo>/.cluster (made absolute); data, logs, pids
 #   CLUSTER_PORT_BASE  default 56100; the cluster uses the 32 ports from it
+#                      (and BASE+32 onwards for fiat appliers past the second)
 #   CLICKHOUSE_ADDR    default 127.0.0.1:19000
 #   CLICKHOUSE_DATABASE default platform_cluster
 #   PLATFORM_BIN       default <repo>/bin/platform (built by `make build`)
@@ -47,6 +48,7 @@
 #                      connects to the gateways from (their TRUSTED_PROXIES)
 #   CLUSTER_ALERT_WEBHOOK  URL Alertmanager posts alerts to (webhook receiver,
 #                      resolved ones too); unset: no receiver
+#   CLUSTER_FIAT_APPLIERS default 2: processes of the fiat applier (1-12)
 #   CLUSTER_NET        default 127.0.2: the members' own loopback addresses
 #                      are CLUSTER_NET.N (see addr_layout)
 set -euo pipefail
@@ -122,6 +124,12 @@ print_addrs() {
   echo "broker 127.0.0.1 $BROKER_PORT"
   while read -r n rest; do echo "$n $(member_addr "$n") -"; done < <(members)
 }
+
+# CLUSTER_FIAT_APPLIERS: processes of the fiat applier (1 to 12, its
+# partitions; default 2, like every group). `up` with another number starts
+# or stops the difference (make bench-cluster measures 1, 2 and 3).
+FIAT_APPLIERS="${CLUSTER_FIAT_APPLIERS:-2}"
+case "$FIAT_APPLIERS" in [1-9]|1[0-2]) ;; *) die "CLUSTER_FIAT_APPLIERS '$FIAT_APPLIERS' is not 1 to 12" ;; esac
 
 GROUPS_ALL=(fiat-applier mask-applier reputation-applier ledger-appender trade-applier webhook-dispatcher clickhouse-sink)
 
@@ -513,7 +521,27 @@ members() {
   for i in 1 2; do echo "gateway-$i 127.0.0.1:${GW_PORTS[$((i - 1))]} 127.0.0.1:$m gateway"; m=$((m + 1)); done
   for i in 1 2; do echo "relay-$i 127.0.0.1:0 127.0.0.1:$m relay"; m=$((m + 1)); done
   for g in "${GROUPS_ALL[@]}"; do
-    for i in 1 2; do echo "$g-$i 127.0.0.1:0 127.0.0.1:$m consume $g"; m=$((m + 1)); done
+    for i in 1 2; do
+      # CLUSTER_FIAT_APPLIERS=1: no fiat-applier-2 (its port stays unused)
+      [ "$g" != fiat-applier ] || [ "$i" -le "$FIAT_APPLIERS" ] || { m=$((m + 1)); continue; }
+      echo "$g-$i 127.0.0.1:0 127.0.0.1:$m consume $g"; m=$((m + 1))
+    done
+  done
+  # fiat appliers past the second: last, so that the others keep their
+  # ports and addresses; metrics on BASE+32 onwards
+  for i in $(seq 3 "$FIAT_APPLIERS"); do
+    echo "fiat-applier-$i 127.0.0.1:0 127.0.0.1:$((BASE + 29 + i)) consume fiat-applier"
+  done
+}
+
+# scaled_in: fiat appliers still running past CLUSTER_FIAT_APPLIERS (the
+# cluster was up with more): 'up' and 'down' stop them
+scaled_in() {
+  local f name
+  for f in "$RUN"/fiat-applier-*.pid; do
+    [ -f "$f" ] || continue
+    name="$(basename "$f" .pid)"
+    members | grep -q "^$name " || echo "$name"
   done
 }
 
@@ -567,6 +595,10 @@ platform_up() {
     echo "$stamp" >"$DIR/migrated"
   fi
   local line started=()
+  while read -r line; do
+    log "platform: stopping $line (CLUSTER_FIAT_APPLIERS=$FIAT_APPLIERS)"
+    stop_member "$line"
+  done < <(scaled_in)
   while read -r line; do
     # shellcheck disable=SC2086
     set -- $line
@@ -1335,7 +1367,7 @@ cluster_down() {
   stop_member alertmanager
   fault_clear
   stop_member haproxy
-  while read -r name; do stop_member "$name"; done < <(members | cut -d' ' -f1)
+  while read -r name; do stop_member "$name"; done < <(members | cut -d' ' -f1; scaled_in)
   stop_member broker
   # replica first, so the primary does not wait for it on the way down
   stop_member patroni-2
