@@ -528,9 +528,11 @@ members() {
     done
   done
   # fiat appliers past the second: last, so that the others keep their
-  # ports and addresses; metrics on BASE+32 onwards
+  # ports and addresses. Their metrics listen on BASE+32 onwards at their
+  # own address (member_addr), not 127.0.0.1: a port started late in the
+  # ephemeral range is often some 127.0.0.1 connection's (Prometheus's).
   for i in $(seq 3 "$FIAT_APPLIERS"); do
-    echo "fiat-applier-$i 127.0.0.1:0 127.0.0.1:$((BASE + 29 + i)) consume fiat-applier"
+    echo "fiat-applier-$i 127.0.0.1:0 $CLUSTER_NET.$((100 + 4 + 2 * ${#GROUPS_ALL[@]} + i - 3)):$((BASE + 29 + i)) consume fiat-applier"
   done
 }
 
