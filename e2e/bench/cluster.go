@@ -97,6 +97,10 @@ type clusterRun struct {
 	pg      pgDelta                  // the primary's, idle rate taken off
 	walStat int64                    // pg_stat_wal.wal_bytes, idle rate taken off
 	fiat    fiatCounters
+	// idleCommits is the platform database's commits per second with no
+	// load (the cluster's processes' own polling): the window's commits
+	// hold them too, as in make bench.
+	idleCommits float64
 }
 
 // fiatCounters are the fiat applier's batch counters summed over its
@@ -309,6 +313,7 @@ func clusterLoad(ctx context.Context, c *harness.LocalCluster, db *pgxpool.Pool,
 	w1 := walStatBytes(ctx, db)
 	idle := s0.sub(idle0, "platform")
 	idleWal := w1 - w0
+	run.idleCommits = float64(idle.commits) / settle.Seconds()
 	fmt.Printf("  idle, %s: %d commits, %d write transactions, %d WAL bytes (pg_stat_wal %d) on the primary\n",
 		settle, idle.commits, idle.writeXacts, idle.walBytes, idleWal)
 
@@ -497,11 +502,11 @@ func printClusterRun(run clusterRun) {
 // the rounds), in the README's table's columns.
 func summarizeCluster(o options, shapes []clusterShape, runs []clusterRun, failures []string) {
 	fmt.Printf("\n== cluster summary: %d round(s), clock includes the drain to lag 0; CPU in µs per transfer\n", o.rounds)
-	fmt.Println("| shape | clients | transfers/s | p50 / p99 ms | platform CPU | gw / fiat / other cons. / relay / broker | pg primary + standby | haproxy | commits/tr | write xacts/tr | WAL B/tr | fiat cmds/batch |")
+	fmt.Println("| shape | clients | transfers/s | p50 / p99 ms | platform CPU | gw / fiat / other cons. / relay / broker | pg primary + standby | haproxy | commits/tr (idle /s) | write xacts/tr | WAL B/tr | fiat cmds/batch |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, sh := range shapes {
 		for _, n := range o.clients {
-			var tp, p50, p99, plat, gw, fiat, other, relay, broker, pgp, pgs, hap, com, wx, wal, cmds []float64
+			var tp, p50, p99, plat, gw, fiat, other, relay, broker, pgp, pgs, hap, com, wx, wal, cmds, idle []float64
 			for _, run := range runs {
 				if run.shape != sh || run.clients != n || run.res.ok == 0 {
 					continue
@@ -516,6 +521,7 @@ func summarizeCluster(o options, shapes []clusterShape, runs []clusterRun, failu
 				pgp, pgs, hap = append(pgp, per("pg primary")), append(pgs, per("pg standby")), append(hap, per("haproxy"))
 				k := float64(r.ok)
 				com = append(com, float64(run.pg.commits)/k)
+				idle = append(idle, run.idleCommits)
 				wx = append(wx, float64(run.pg.writeXacts)/k)
 				wal = append(wal, float64(run.walStat)/k)
 				if run.fiat.batches > 0 {
@@ -525,9 +531,9 @@ func summarizeCluster(o options, shapes []clusterShape, runs []clusterRun, failu
 			if len(tp) == 0 {
 				continue
 			}
-			fmt.Printf("| %s | %d | %.1f | %.1f / %.1f | %.0f | %.0f / %.0f / %.0f / %.0f / %.0f | %.0f + %.0f | %.0f | %.3f | %.3f | %.0f | %s |\n",
+			fmt.Printf("| %s | %d | %.1f | %.1f / %.1f | %.0f | %.0f / %.0f / %.0f / %.0f / %.0f | %.0f + %.0f | %.0f | %.3f (%.0f) | %.3f | %.0f | %s |\n",
 				sh, n, median(tp), median(p50), median(p99), median(plat), median(gw), median(fiat), median(other), median(relay), median(broker),
-				median(pgp), median(pgs), median(hap), median(com), median(wx), median(wal), orDash(cmds, "%.1f"))
+				median(pgp), median(pgs), median(hap), median(com), median(idle), median(wx), median(wal), orDash(cmds, "%.1f"))
 		}
 	}
 	if len(failures) == 0 {
