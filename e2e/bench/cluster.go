@@ -101,6 +101,9 @@ type clusterRun struct {
 	// load (the cluster's processes' own polling): the window's commits
 	// hold them too, as in make bench.
 	idleCommits float64
+	// idleCPU is each role's CPU with no load, in cores (the fixed cost:
+	// polling, health checks, scrapes, Patroni's loop)
+	idleCPU map[string]float64
 }
 
 // fiatCounters are the fiat applier's batch counters summed over its
@@ -305,12 +308,23 @@ func clusterLoad(ctx context.Context, c *harness.LocalCluster, db *pgxpool.Pool,
 		return run, err
 	}
 	w0 := walStatBytes(ctx, db)
+	icpu0, it0 := clusterCPU(c), time.Now()
 	time.Sleep(settle)
+	icpu1, it1 := clusterCPU(c), time.Now()
 	s0, err := readSnapshot(ctx, db)
 	if err != nil {
 		return run, err
 	}
 	w1 := walStatBytes(ctx, db)
+	run.idleCPU = map[string]float64{}
+	var idleParts []string
+	for _, k := range clusterRoles {
+		if d := icpu1[k] - icpu0[k]; d > 0 {
+			run.idleCPU[k] = d.Seconds() / it1.Sub(it0).Seconds()
+			idleParts = append(idleParts, fmt.Sprintf("%s %.0f%%", k, 100*run.idleCPU[k]))
+		}
+	}
+	fmt.Printf("  idle CPU (share of a core): %s\n", strings.Join(idleParts, ", "))
 	idle := s0.sub(idle0, "platform")
 	idleWal := w1 - w0
 	run.idleCommits = float64(idle.commits) / settle.Seconds()
@@ -502,11 +516,11 @@ func printClusterRun(run clusterRun) {
 // the rounds), in the README's table's columns.
 func summarizeCluster(o options, shapes []clusterShape, runs []clusterRun, failures []string) {
 	fmt.Printf("\n== cluster summary: %d round(s), clock includes the drain to lag 0; CPU in µs per transfer\n", o.rounds)
-	fmt.Println("| shape | clients | transfers/s | p50 / p99 ms | platform CPU | gw / fiat / other cons. / relay / broker | pg primary + standby | haproxy | commits/tr (idle /s) | write xacts/tr | WAL B/tr | fiat cmds/batch |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| shape | clients | transfers/s | p50 / p99 ms | platform CPU | gw / fiat / other cons. / relay / broker | pg primary + standby | haproxy | commits/tr (idle /s) | write xacts/tr | WAL B/tr | fiat cmds/batch | idle CPU platform + pg primary, % of a core |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, sh := range shapes {
 		for _, n := range o.clients {
-			var tp, p50, p99, plat, gw, fiat, other, relay, broker, pgp, pgs, hap, com, wx, wal, cmds, idle []float64
+			var tp, p50, p99, plat, gw, fiat, other, relay, broker, pgp, pgs, hap, com, wx, wal, cmds, idle, iplat, ipg []float64
 			for _, run := range runs {
 				if run.shape != sh || run.clients != n || run.res.ok == 0 {
 					continue
@@ -522,6 +536,7 @@ func summarizeCluster(o options, shapes []clusterShape, runs []clusterRun, failu
 				k := float64(r.ok)
 				com = append(com, float64(run.pg.commits)/k)
 				idle = append(idle, run.idleCommits)
+				iplat, ipg = append(iplat, 100*run.idleCPU["platform"]), append(ipg, 100*run.idleCPU["pg primary"])
 				wx = append(wx, float64(run.pg.writeXacts)/k)
 				wal = append(wal, float64(run.walStat)/k)
 				if run.fiat.batches > 0 {
@@ -531,9 +546,9 @@ func summarizeCluster(o options, shapes []clusterShape, runs []clusterRun, failu
 			if len(tp) == 0 {
 				continue
 			}
-			fmt.Printf("| %s | %d | %.1f | %.1f / %.1f | %.0f | %.0f / %.0f / %.0f / %.0f / %.0f | %.0f + %.0f | %.0f | %.3f (%.0f) | %.3f | %.0f | %s |\n",
+			fmt.Printf("| %s | %d | %.1f | %.1f / %.1f | %.0f | %.0f / %.0f / %.0f / %.0f / %.0f | %.0f + %.0f | %.0f | %.3f (%.0f) | %.3f | %.0f | %s | %.0f + %.0f |\n",
 				sh, n, median(tp), median(p50), median(p99), median(plat), median(gw), median(fiat), median(other), median(relay), median(broker),
-				median(pgp), median(pgs), median(hap), median(com), median(idle), median(wx), median(wal), orDash(cmds, "%.1f"))
+				median(pgp), median(pgs), median(hap), median(com), median(idle), median(wx), median(wal), orDash(cmds, "%.1f"), median(iplat), median(ipg))
 		}
 	}
 	if len(failures) == 0 {
