@@ -23,7 +23,7 @@ export PLATFORM_BIN
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: shellcheck-deps all build stack browser tools run test bench bench-soak down status fmt lint vet migrate compose-up clean sdk redoc uplot backup restore-drill cluster cluster-down cluster-status cluster-deps nemesis
+.PHONY: shellcheck-deps all build stack browser tools run test bench bench-soak bench-cluster down status fmt lint vet migrate compose-up clean sdk redoc uplot backup restore-drill cluster cluster-down cluster-status cluster-deps nemesis
 
 all: build
 
@@ -149,6 +149,17 @@ bench: stack build
 bench-soak: stack build
 	$(GO) build -o bin/bench ./e2e/bench
 	bin/bench -duration 10m -rounds 1 -baselines none -soak -deposit 100000000 $(BENCH_ARGS)
+
+# The same load through HAProxy against a fresh local cluster
+# (deploy/local/cluster.sh in a new directory under /tmp, torn down at the
+# end; CLUSTER_PORT_BASE and CLUSTER_NET pick its ports and addresses, else
+# a free block), one shape after another on the same cluster: synchronous
+# replication on and off, then 1 and 3 fiat applier processes
+# (e2e/bench/README.md, "Cluster"). BENCH_ARGS as for bench, plus
+# -cluster-sync and -cluster-fiat.
+bench-cluster: stack build cluster-deps
+	$(GO) build -o bin/bench ./e2e/bench
+	PLATFORM_BIN=$(CURDIR)/$(BIN) bin/bench -cluster -rounds 1 -duration 20s $(BENCH_ARGS)
 
 # The TypeScript SDK (sdk/typescript): regenerates src/generated from the
 # complete document the binary serves (a fresh platform on the local stack

@@ -38,6 +38,7 @@
 # Environment (all optional):
 #   CLUSTER_DIR        default <repo>/.cluster (made absolute); data, logs, pids
 #   CLUSTER_PORT_BASE  default 56100; the cluster uses the 32 ports from it
+#                      (and BASE+32 onwards for a group's processes past the second)
 #   CLICKHOUSE_ADDR    default 127.0.0.1:19000
 #   CLICKHOUSE_DATABASE default platform_cluster
 #   PLATFORM_BIN       default <repo>/bin/platform (built by `make build`)
@@ -47,6 +48,8 @@
 #                      connects to the gateways from (their TRUSTED_PROXIES)
 #   CLUSTER_ALERT_WEBHOOK  URL Alertmanager posts alerts to (webhook receiver,
 #                      resolved ones too); unset: no receiver
+#   CLUSTER_PROCESSES  default none: "GROUP=N ...", N processes (1-12) of a
+#                      consumer group instead of 2
 #   CLUSTER_NET        default 127.0.2: the members' own loopback addresses
 #                      are CLUSTER_NET.N (see addr_layout)
 set -euo pipefail
@@ -170,6 +173,21 @@ groups_load() {
     CLUSTER_GROUPS="${CLUSTER_GROUPS% }"
   fi
   read -r -a GROUPS_ALL <<<"$CLUSTER_GROUPS"
+}
+
+# CLUSTER_PROCESSES: how many processes run a consumer group, as
+# "GROUP=N ..." (1 to 12, a command topic's partitions; every group not
+# named runs 2). `up` with other numbers starts or stops the difference
+# (make bench-cluster measures the fiat applier with 1, 2 and 3).
+PROCESSES="${CLUSTER_PROCESSES:-}"
+for p in $PROCESSES; do
+  [[ "$p" =~ ^[a-z-]+=([1-9]|1[0-2])$ ]] || die "CLUSTER_PROCESSES: '$p' is not GROUP=N with N from 1 to 12"
+done
+# processes_of GROUP: the number of processes CLUSTER_PROCESSES gives it
+processes_of() {
+  local p
+  for p in $PROCESSES; do [ "${p%%=*}" != "$1" ] || { echo "${p#*=}"; return; }; done
+  echo 2
 }
 
 RUN="$DIR/run"
@@ -484,7 +502,35 @@ members() {
   for i in 1 2; do echo "gateway-$i 127.0.0.1:${GW_PORTS[$((i - 1))]} 127.0.0.1:$m gateway"; m=$((m + 1)); done
   for i in 1 2; do echo "relay-$i 127.0.0.1:0 127.0.0.1:$m relay"; m=$((m + 1)); done
   for g in "${GROUPS_ALL[@]}"; do
-    for i in 1 2; do echo "$g-$i 127.0.0.1:0 127.0.0.1:$m consume $g"; m=$((m + 1)); done
+    for i in 1 2; do
+      # a group of one process leaves its second's port unused
+      [ "$i" -le "$(processes_of "$g")" ] || { m=$((m + 1)); continue; }
+      echo "$g-$i 127.0.0.1:0 127.0.0.1:$m consume $g"; m=$((m + 1))
+    done
+  done
+  # processes past a group's second: last, so that the others keep their
+  # ports and addresses. Their metrics listen on BASE+32 onwards at their
+  # own address (member_addr), not 127.0.0.1: a port started late in the
+  # ephemeral range is often some 127.0.0.1 connection's (Prometheus's).
+  local extra=0
+  for g in "${GROUPS_ALL[@]}"; do
+    for i in $(seq 3 "$(processes_of "$g")"); do
+      echo "$g-$i 127.0.0.1:0 $CLUSTER_NET.$((100 + 4 + 2 * ${#GROUPS_ALL[@]} + extra)):$((BASE + 32 + extra)) consume $g"
+      extra=$((extra + 1))
+    done
+  done
+}
+
+# scaled_in: consumer processes still running past their CLUSTER_PROCESSES
+# (the cluster was up with more): 'up' and 'down' stop them
+scaled_in() {
+  local f name g
+  for g in "${GROUPS_ALL[@]}"; do
+    for f in "$RUN/$g"-*.pid; do
+      [ -f "$f" ] || continue
+      name="$(basename "$f" .pid)"
+      members | grep -q "^$name " || echo "$name"
+    done
   done
 }
 
@@ -538,6 +584,10 @@ platform_up() {
     echo "$stamp" >"$DIR/migrated"
   fi
   local line started=()
+  while read -r line; do
+    log "platform: stopping $line (CLUSTER_PROCESSES=$PROCESSES)"
+    stop_member "$line"
+  done < <(scaled_in)
   while read -r line; do
     # shellcheck disable=SC2086
     set -- $line
@@ -1273,7 +1323,7 @@ cluster_down() {
   stop_member alertmanager
   fault_clear
   stop_member haproxy
-  while read -r name; do stop_member "$name"; done < <(members | cut -d' ' -f1)
+  while read -r name; do stop_member "$name"; done < <(members | cut -d' ' -f1; scaled_in)
   stop_member broker
   # replica first, so the primary does not wait for it on the way down
   stop_member patroni-2

@@ -141,7 +141,7 @@ func (c *client) fund(email string, deposit int64, secret string) (account, erro
 	var reg struct {
 		Token string `json:"token"`
 	}
-	st, raw, err := c.call("POST", "/api/auth/register", "", map[string]string{"email": email, "password": "bench-password-1"}, &reg)
+	st, raw, err := c.register(email, &reg)
 	if err != nil || st != 201 {
 		return account{}, fmt.Errorf("register: %d %s %v", st, raw, err)
 	}

@@ -134,6 +134,9 @@ func main() {
 	if o.users < 2 || o.rounds < 1 || o.duration <= 0 || o.minAmount < 1 || o.maxAmount < o.minAmount {
 		usage("need -users >= 2, -rounds >= 1, -duration > 0, 1 <= -min-amount <= -max-amount")
 	}
+	if clusterOpt.on {
+		os.Exit(runCluster(o)) // cluster.go
+	}
 	os.Exit(run(o))
 }
 
