@@ -229,10 +229,14 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		if err := n.c.KillMachine(i); err != nil {
 			t.Fatalf("kill machine %d: %v", i, err)
 		}
-		promoted := false
+		promoted, reported := false, false
 		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !promoted; time.Sleep(100 * time.Millisecond) {
 			p := n.c.Primary()
 			promoted = p >= 0 && p != i
+			if !promoted && !reported && time.Since(f.start) > 30*time.Second {
+				reported = true
+				t.Logf("machine kill of pg%d: no promotion after 30 s; what etcd holds:\n%s", i+1, n.c.DCSReport())
+			}
 		}
 		if promoted {
 			f.note = fmt.Sprintf("promoted after %.1fs", time.Since(f.start).Seconds())
@@ -267,10 +271,15 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		f.start = time.Now()
 		n.fault(t, "cut", any8, etcd.IP, strconv.Itoa(etcd.Port))
 		var promoted time.Time
+		reported := false
 		deadline := time.Now().Add(time.Duration(30+n.intn(10)) * time.Second)
 		for time.Now().Before(deadline) {
 			if p := n.c.Primary(); p >= 0 && p != i && promoted.IsZero() {
 				promoted = time.Now()
+			}
+			if promoted.IsZero() && !reported && time.Since(f.start) > 28*time.Second {
+				reported = true
+				t.Logf("etcd cut of pg%d: no promotion after 28 s; what etcd holds:\n%s", i+1, n.c.DCSReport())
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
