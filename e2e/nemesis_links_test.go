@@ -391,8 +391,7 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 // starting one to three seconds into it. Each keeps its own kind and window.
 func (n *nemesis) overlap(t *testing.T) []*nemesisFault {
 	t.Helper()
-	firsts := n.kinds(nemesisOverlapFirst)
-	first := firsts[n.intn(len(firsts))]
+	first := nemesisOverlapFirst[n.intn(len(nemesisOverlapFirst))]
 	second := nemesisLightKinds[n.intn(len(nemesisLightKinds))]
 	for second == first {
 		second = nemesisLightKinds[n.intn(len(nemesisLightKinds))]

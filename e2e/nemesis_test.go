@@ -654,36 +654,13 @@ var nemesisKinds = []string{"gateway-kill", "consumer-kill", "consumer-stop", "p
 	"broker-kill", "machine-kill", "postgres-both-down", "etcd-cut-primary", "replication-cut",
 	"gateway-broker-cut", "consumer-pg-cut", "relay-broker-cut", "pg-loss", "clock-skew", "overlap"}
 
-// nemesisOpenFindings are the kinds with an open availability finding: a
-// lost primary machine, or a primary cut from etcd, sometimes leaves the
-// standby following the dead leader's key past Patroni's ttl (no promotion
-// within 60 s; seen with seeds 20261130 and 20261131 and in a make test run,
-// never a lost or doubled write). `make nemesis` (NEMESIS_EVERY_KIND) runs
-// them and fails on it; the short random run of make test leaves them out,
-// so that the finding is one reproducible failure, not a flaky gate.
-var nemesisOpenFindings = map[string]bool{"machine-kill": true, "etcd-cut-primary": true}
-
-// kinds are the kinds this run draws from.
-func (n *nemesis) kinds(all []string) []string {
-	if n.everyKind {
-		return all
-	}
-	var out []string
-	for _, k := range all {
-		if !nemesisOpenFindings[k] {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // run injects faults, one at a time (an "overlap" is two at once): the
 // kinds in a seeded order, then random kinds, until until — every kind once
 // first when everyKind (NEMESIS_EVERY_KIND), whatever until says; each is
 // recovered (the member restored, Postgres replicated again) before the next.
 func (n *nemesis) run(t *testing.T, until time.Time) {
 	t.Helper()
-	kinds := n.kinds(nemesisKinds)
+	kinds := nemesisKinds
 	order := append([]string(nil), kinds...)
 	n.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	for i := 0; (n.everyKind && i < len(order)) || time.Now().Before(until); i++ {
