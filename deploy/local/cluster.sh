@@ -424,13 +424,13 @@ leader_key_release() {
   local i="$1" n=$(( $1 + 1 )) key="/service/$SCOPE/leader" pm got val rev
   pm="$(head -n1 "$PG_ROOT/data$n/postmaster.pid" 2>/dev/null || true)"
   pid_cmdline_has "$pm" "$PG_ROOT/data$n" && return 0
-  got="$(etcdctl_ --user "root:$ETCD_ROOT_PASSWORD" get "$key" -w json 2>/dev/null | python3 -c 'import base64,json,sys
+  got="$(etcdctl_ --command-timeout=15s --user "root:$ETCD_ROOT_PASSWORD" get "$key" -w json 2>/dev/null | python3 -c 'import base64,json,sys
 kvs=json.load(sys.stdin).get("kvs") or []
 print("%s %s" % (base64.b64decode(kvs[0]["value"]).decode(), kvs[0]["mod_revision"]) if kvs else "")' 2>/dev/null || true)"
   read -r val rev <<<"$got" || true
   [ "$val" = "pg$n" ] && [ -n "$rev" ] || return 0
   if printf 'value("%s") = "%s"\nmod("%s") = "%s"\n\ndel %s\n\n\n' "$key" "$val" "$key" "$rev" "$key" |
-    etcdctl_ --user "root:$ETCD_ROOT_PASSWORD" txn 2>>"$LOGS/etcd.log" | grep -qx SUCCESS; then
+    etcdctl_ --command-timeout=15s --user "root:$ETCD_ROOT_PASSWORD" txn 2>>"$LOGS/etcd.log" | grep -qx SUCCESS; then
     log "patroni-$n: released its leader key (mod_revision $rev; its Patroni and postmaster were gone) before it starts again"
   fi
 }
