@@ -221,7 +221,10 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		n.up()
 	case "machine-kill":
 		// The host of the primary lost: Patroni and the postmaster together;
-		// the standby waits for the leader key's TTL (20 s, Patroni's floor).
+		// the standby waits for the leader key's TTL (20 s, Patroni's floor),
+		// unless the machine is back first (an overlapping fault's
+		// cluster.sh up): then cluster.sh releases the key before the
+		// member's Patroni starts, and the standby is promoted at once.
 		harness.Eventually(t, 120*time.Second, "a synchronous standby before the machine kill", n.c.Replicated)
 		i := n.c.Primary()
 		f.member = fmt.Sprintf("pg%d machine", i+1)
