@@ -221,7 +221,10 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		n.up()
 	case "machine-kill":
 		// The host of the primary lost: Patroni and the postmaster together;
-		// the standby waits for the leader key's TTL (20 s, Patroni's floor).
+		// the standby waits for the leader key's TTL (20 s, Patroni's floor),
+		// unless the machine is back first (an overlapping fault's
+		// cluster.sh up): then cluster.sh releases the key before the
+		// member's Patroni starts, and the standby is promoted at once.
 		harness.Eventually(t, 120*time.Second, "a synchronous standby before the machine kill", n.c.Replicated)
 		i := n.c.Primary()
 		f.member = fmt.Sprintf("pg%d machine", i+1)
@@ -229,10 +232,14 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		if err := n.c.KillMachine(i); err != nil {
 			t.Fatalf("kill machine %d: %v", i, err)
 		}
-		promoted := false
+		promoted, reported := false, false
 		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !promoted; time.Sleep(100 * time.Millisecond) {
 			p := n.c.Primary()
 			promoted = p >= 0 && p != i
+			if !promoted && !reported && time.Since(f.start) > 30*time.Second {
+				reported = true
+				t.Logf("machine kill of pg%d: no promotion after 30 s; what etcd holds:\n%s", i+1, n.c.DCSReport())
+			}
 		}
 		if promoted {
 			f.note = fmt.Sprintf("promoted after %.1fs", time.Since(f.start).Seconds())
@@ -267,10 +274,15 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		f.start = time.Now()
 		n.fault(t, "cut", any8, etcd.IP, strconv.Itoa(etcd.Port))
 		var promoted time.Time
+		reported := false
 		deadline := time.Now().Add(time.Duration(30+n.intn(10)) * time.Second)
 		for time.Now().Before(deadline) {
 			if p := n.c.Primary(); p >= 0 && p != i && promoted.IsZero() {
 				promoted = time.Now()
+			}
+			if promoted.IsZero() && !reported && time.Since(f.start) > 28*time.Second {
+				reported = true
+				t.Logf("etcd cut of pg%d: no promotion after 28 s; what etcd holds:\n%s", i+1, n.c.DCSReport())
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -382,8 +394,7 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 // starting one to three seconds into it. Each keeps its own kind and window.
 func (n *nemesis) overlap(t *testing.T) []*nemesisFault {
 	t.Helper()
-	firsts := n.kinds(nemesisOverlapFirst)
-	first := firsts[n.intn(len(firsts))]
+	first := nemesisOverlapFirst[n.intn(len(nemesisOverlapFirst))]
 	second := nemesisLightKinds[n.intn(len(nemesisLightKinds))]
 	for second == first {
 		second = nemesisLightKinds[n.intn(len(nemesisLightKinds))]

@@ -404,6 +404,32 @@ patroni_spawn() { # I
   fi
 }
 
+# leader_key_release I: before member I's Patroni starts again, the leader
+# key it holds is deleted when its postmaster is gone too (a lost machine,
+# back): no process of the member acknowledges a write, and nobody renews
+# the key's lease. Patroni 3.0.2 cannot hand it over itself: on the way up
+# it re-leases the key (a new mod_revision), finds the primary crashed,
+# "fails over" by deleting the key compared with the mod_revision it read
+# before, which no longer matches (nothing is deleted, "Leader key
+# released" is logged all the same), keeps the key and promotes its own
+# Postgres again; the standby follows it, never promoted (issue 44). Later
+# Patroni releases the key by its value. Compared with the value and the
+# mod_revision read here: a key someone took meanwhile stays.
+leader_key_release() {
+  local i="$1" n=$(( $1 + 1 )) key="/service/$SCOPE/leader" pm got val rev
+  pm="$(head -n1 "$PG_ROOT/data$n/postmaster.pid" 2>/dev/null || true)"
+  pid_cmdline_has "$pm" "$PG_ROOT/data$n" && return 0
+  got="$(etcdctl_ --command-timeout=15s --user "root:$ETCD_ROOT_PASSWORD" get "$key" -w json 2>/dev/null | python3 -c 'import base64,json,sys
+kvs=json.load(sys.stdin).get("kvs") or []
+print("%s %s" % (base64.b64decode(kvs[0]["value"]).decode(), kvs[0]["mod_revision"]) if kvs else "")' 2>/dev/null || true)"
+  read -r val rev <<<"$got" || true
+  [ "$val" = "pg$n" ] && [ -n "$rev" ] || return 0
+  if printf 'value("%s") = "%s"\nmod("%s") = "%s"\n\ndel %s\n\n\n' "$key" "$val" "$key" "$rev" "$key" |
+    etcdctl_ --command-timeout=15s --user "root:$ETCD_ROOT_PASSWORD" txn 2>>"$LOGS/etcd.log" | grep -qx SUCCESS; then
+    log "patroni-$n: released its leader key (mod_revision $rev; its Patroni and postmaster were gone) before it starts again"
+  fi
+}
+
 patroni_up() {
   local i name
   pg_root_prepare
@@ -412,6 +438,7 @@ patroni_up() {
     [ -n "$(member_pid "$name")" ] && continue
     port_open "${REST_PORTS[$i]}" && die "port ${REST_PORTS[$i]} (Patroni REST) is in use"
     patroni_conf "$i"
+    leader_key_release "$i"
     patroni_spawn "$i"
   done
   local t
@@ -422,6 +449,7 @@ patroni_up() {
         # e.g. its Postgres port was briefly taken by an outgoing connection
         log "$name exited (last log line: $(tail -n 1 "$LOGS/$name.log" | cut -c1-200)): starting it again"
         pg_orphans_down $((i + 1))
+        leader_key_release "$i"
         patroni_spawn "$i"
       fi
     done

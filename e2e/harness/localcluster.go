@@ -574,3 +574,67 @@ func clickHouseAddr() string {
 	}
 	return "127.0.0.1:19000"
 }
+
+// DCSReport is what etcd holds of Patroni's keys (each with its lease and
+// that lease's time to live) and which Patroni processes run: for a failure
+// message when a failover does not come.
+func (c *LocalCluster) DCSReport() string {
+	auth, err := os.ReadFile(filepath.Join(c.Dir, "cluster-auth.env"))
+	if err != nil {
+		return fmt.Sprintf("cluster-auth.env: %v", err)
+	}
+	var root string
+	for _, line := range strings.Split(string(auth), "\n") {
+		if v, ok := strings.CutPrefix(line, "ETCD_ROOT_PASSWORD="); ok {
+			root = v
+		}
+	}
+	etcdctl := func(args ...string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "etcdctl", append([]string{"--endpoints=" + c.EtcdURL(), "--user=root:" + root}, args...)...)
+		cmd.Env = append(os.Environ(), "ETCDCTL_API=3")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Sprintf("%s: %v", out, err)
+		}
+		return string(out)
+	}
+	var b strings.Builder
+	var got struct {
+		Header struct {
+			Revision int64 `json:"revision"`
+		} `json:"header"`
+		Kvs []struct {
+			Key, Value  []byte
+			Lease       int64 `json:"lease"`
+			ModRevision int64 `json:"mod_revision"`
+		} `json:"kvs"`
+	}
+	raw := etcdctl("get", "--prefix", "/service/", "-w", "json")
+	if err := json.Unmarshal([]byte(raw), &got); err != nil {
+		fmt.Fprintf(&b, "etcd: %s\n", raw)
+	} else {
+		fmt.Fprintf(&b, "etcd revision %d\n", got.Header.Revision)
+		for _, kv := range got.Kvs {
+			v := string(kv.Value)
+			if len(v) > 160 {
+				v = v[:160] + "…"
+			}
+			fmt.Fprintf(&b, "  %s (mod %d, lease %x) %s\n", kv.Key, kv.ModRevision, kv.Lease, v)
+			if kv.Lease != 0 {
+				fmt.Fprintf(&b, "    %s", etcdctl("lease", "timetolive", fmt.Sprintf("%x", kv.Lease)))
+			}
+		}
+	}
+	fmt.Fprintf(&b, "leases: %s", etcdctl("lease", "list"))
+	if out, err := exec.Command("sh", "-c", "ps -eo pid,ppid,pgid,sid,etimes,args | grep -F "+c.Dir+" | grep -v grep").CombinedOutput(); err == nil || len(out) > 0 {
+		fmt.Fprintf(&b, "processes of the cluster:\n%s", out)
+	}
+	for i := 1; i <= 2; i++ {
+		if out, err := exec.Command("sh", "-c", fmt.Sprintf("grep -v 'ConnectionResetError\\|^  \\|Traceback\\|^$' %s | tail -n 15", filepath.Join(c.Dir, "log", fmt.Sprintf("patroni-%d.log", i)))).CombinedOutput(); err == nil {
+			fmt.Fprintf(&b, "patroni-%d.log (last lines):\n%s", i, out)
+		}
+	}
+	return b.String()
+}
