@@ -47,6 +47,9 @@
 #                      connects to the gateways from (their TRUSTED_PROXIES)
 #   CLUSTER_ALERT_WEBHOOK  URL Alertmanager posts alerts to (webhook receiver,
 #                      resolved ones too); unset: no receiver
+#   CLUSTER_ALERT_RULES  the rule file Prometheus evaluates, default
+#                      deploy/prometheus/alerts.yml (the nemesis loads a copy
+#                      with shorter `for:`, e2e/nemesis_alerts_test.go)
 #   CLUSTER_NET        default 127.0.2: the members' own loopback addresses
 #                      are CLUSTER_NET.N (see addr_layout)
 set -euo pipefail
@@ -692,7 +695,7 @@ prometheus_conf() {
     echo "  scrape_interval: 5s"
     echo "  evaluation_interval: 5s"
     echo "rule_files:"
-    echo "  - $REPO_ROOT/deploy/prometheus/alerts.yml"
+    echo "  - ${CLUSTER_ALERT_RULES:-$REPO_ROOT/deploy/prometheus/alerts.yml}"
     echo "alerting:"
     echo "  alertmanagers:"
     echo "    - static_configs:"
