@@ -232,6 +232,8 @@ func TestNemesis(t *testing.T) {
 	// goes on five seconds past the last recovery.
 	nem := &nemesis{c: c, rng: rand.New(rand.NewPCG(seed, 2)), rec: rec, addrs: c.Addrs(), fenceAcked: map[int]int{},
 		everyKind: os.Getenv("NEMESIS_EVERY_KIND") != ""}
+	// The alert table at the end, failed or not (before the cluster goes).
+	t.Cleanup(func() { alerts.check(t, nem.faults) })
 	if !nemesisQuiet(t) {
 		nem.run(t, begin.Add(duration-10*time.Second))
 	}
@@ -280,7 +282,6 @@ func TestNemesis(t *testing.T) {
 	w.db = c.ClickHouseDB
 	w.compare(t, "after the nemesis")
 	fiat.checkDerived(t)
-	alerts.check(t, nem.faults)
 }
 
 // baseEnvForCluster is the environment the nemesis gives every platform
