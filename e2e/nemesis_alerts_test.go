@@ -90,9 +90,10 @@ var nemesisAlertSpecs = map[string]nemesisAlertSpec{
 	"consumer-kill": {alert: "PlatformProcessDown", job: "platform-consumer",
 		tolerated: []string{"ConsumerGroupWithoutMembers"}},
 	// A stopped process accepts the scrape's connection and never answers:
-	// up is 0 once a scrape timed out (5 s) after the next scrape (5 s).
-	"consumer-stop": {alert: "PlatformProcessDown", job: "platform-consumer", onset: 10 * time.Second,
-		tolerated: []string{"ConsumerGroupWithoutMembers"}},
+	// up is 0 once a scrape timed out (5 s); the stop lasts the session
+	// timeout and up to 5 s more (the rest of the fault is cluster.sh up).
+	"consumer-stop": {alert: "PlatformProcessDown", job: "platform-consumer", onset: 5 * time.Second,
+		hold: nemesisSessionTimeout + 5*time.Second, tolerated: []string{"ConsumerGroupWithoutMembers"}},
 	// The promotion (RTO target 15 s), then a primary without a synchronous
 	// standby until the old primary is back as one (the fault's end).
 	"primary-kill": {alert: "PatroniNoSyncStandby", onset: 15 * time.Second, tolerated: []string{"PatroniNoLeader", "RelayNotPublishing"}},
