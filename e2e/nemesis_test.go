@@ -148,6 +148,7 @@ func TestNemesis(t *testing.T) {
 	secret := c.Secret("PROCESSOR_WEBHOOK_SECRET")
 	nemesisBodyLimitThroughProxy(t, p)
 	nemesisFenceSetup(t, c)
+	alerts := startNemesisAlerts(t, c) // nemesis_alerts_test.go
 
 	// The world: funded fiat users (one of them with a webhook endpoint),
 	// donors and a campaign, trade accounts, masks, a gov proposal (the
@@ -233,7 +234,11 @@ func TestNemesis(t *testing.T) {
 	// goes on five seconds past the last recovery.
 	nem := &nemesis{c: c, rng: rand.New(rand.NewPCG(seed, 2)), rec: rec, addrs: c.Addrs(), fenceAcked: map[int]int{},
 		everyKind: os.Getenv("NEMESIS_EVERY_KIND") != ""}
-	nem.run(t, begin.Add(duration-10*time.Second))
+	// The alert table at the end, failed or not (before the cluster goes).
+	t.Cleanup(func() { alerts.check(t, nem.faults) })
+	if !nemesisQuiet(t) {
+		nem.run(t, begin.Add(duration-10*time.Second))
+	}
 	time.Sleep(max(5*time.Second, time.Until(begin.Add(duration))))
 	close(stop)
 	wg.Wait()

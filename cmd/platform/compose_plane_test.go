@@ -13,20 +13,23 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// TestComposeNetworks: docker-compose.yml is three networks, not one flat
+// TestComposeNetworks: docker-compose.yml is four networks, not one flat
 // one (issue 45): etcd and Patroni's REST API on a control network only the
 // two Patroni members join; Postgres, ClickHouse and Kafka on a data network
 // with no way out; HAProxy and the platform processes on the edge, the one
-// network with a route out and the only one the proxy joins.
+// network with a route out and the only one the proxy joins; Prometheus on
+// a metrics network only, with Alertmanager (also on the edge, its
+// webhook's way out) and what it scrapes (issue 46; TestComposeMonitoring).
 func TestComposeNetworks(t *testing.T) {
 	f, _ := readCompose(t)
 	want := map[string]string{
-		"etcd": "control", "etcd-auth": "control", "patroni-1": "control,data", "patroni-2": "control,data",
+		"etcd": "control", "etcd-auth": "control", "patroni-1": "control,data,metrics", "patroni-2": "control,data,metrics",
 		"kafka-1": "data", "kafka-2": "data", "kafka-3": "data", "clickhouse": "data", "db-roles": "data",
-		"haproxy": "edge",
+		"haproxy": "edge", "migrate": "data,edge", "topics": "data,edge",
+		"prometheus": "metrics", "alertmanager": "edge,metrics",
 	}
-	for _, name := range append([]string{"gateway-1", "gateway-2", "relay", "migrate", "topics"}, composeGroups...) {
-		want[name] = "data,edge"
+	for _, name := range append([]string{"gateway-1", "gateway-2", "relay"}, composeGroups...) {
+		want[name] = "data,edge,metrics"
 	}
 	for name, svc := range f.Services {
 		w, ok := want[name]
@@ -38,14 +41,14 @@ func TestComposeNetworks(t *testing.T) {
 			t.Errorf("%s joins %q, want %q", name, got, w)
 		}
 	}
-	for name, internal := range map[string]bool{"edge": false, "data": true, "control": true} {
+	for name, internal := range map[string]bool{"edge": false, "data": true, "control": true, "metrics": true} {
 		n, ok := f.Networks[name]
 		if !ok || n.Internal != internal || len(n.IPAM.Config) != 1 {
 			t.Errorf("network %s: %+v (defined %v), want internal=%v with one subnet", name, n, ok, internal)
 		}
 	}
-	if len(f.Networks) != 3 {
-		t.Errorf("networks %v, want edge, data and control", f.Networks)
+	if len(f.Networks) != 4 {
+		t.Errorf("networks %v, want edge, data, control and metrics", f.Networks)
 	}
 	// Every fixed address lies in its network's subnet.
 	for name, svc := range f.Services {

@@ -50,6 +50,9 @@
 #                      resolved ones too); unset: no receiver
 #   CLUSTER_PROCESSES  default none: "GROUP=N ...", N processes (1-12) of a
 #                      consumer group instead of 2
+#   CLUSTER_ALERT_RULES  the rule file Prometheus evaluates, default
+#                      deploy/prometheus/alerts.yml (the nemesis loads a copy
+#                      with shorter `for:`, e2e/nemesis_alerts_test.go)
 #   CLUSTER_NET        default 127.0.2: the members' own loopback addresses
 #                      are CLUSTER_NET.N (see addr_layout)
 set -euo pipefail
@@ -741,7 +744,7 @@ prometheus_conf() {
     echo "  scrape_interval: 5s"
     echo "  evaluation_interval: 5s"
     echo "rule_files:"
-    echo "  - $REPO_ROOT/deploy/prometheus/alerts.yml"
+    echo "  - ${CLUSTER_ALERT_RULES:-$REPO_ROOT/deploy/prometheus/alerts.yml}"
     echo "alerting:"
     echo "  alertmanagers:"
     echo "    - static_configs:"
