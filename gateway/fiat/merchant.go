@@ -83,6 +83,7 @@ func (h *Handlers) registerMerchant(g server.Router, tok fiber.Handler) {
 	server.Post(g, "/merchant/keys", server.Op[createKeyRequest]{
 		Summary:     "Issue a merchant API key (shown once; 3 active per user)",
 		Description: "Mints a merchant API key for the caller; its plaintext is in this answer only (the platform keeps a hash). A user holds at most 3 active keys. Creates a key.",
+		KeyScope:    server.NoKeys, // keys never manage keys
 		Class:       ratelimit.Write, Handle: h.createKey,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the new key, with its plaintext (shown only here)", schemas.FiatMerchantKey{}),
@@ -92,12 +93,14 @@ func (h *Handlers) registerMerchant(g server.Router, tok fiber.Handler) {
 	server.Get(g, "/merchant/keys", server.Op[server.NoRequest]{
 		Summary:     "Own merchant API keys (no plaintext)",
 		Description: "Lists the caller's merchant API keys (prefix, status, dates), never their plaintext. Read-only.",
+		KeyScope:    server.NoKeys, // keys never manage keys
 		Handle:      h.listKeys,
 		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's keys", schemas.FiatItems[schemas.FiatMerchantKey]{})},
 	}, tok)
 	server.Handle(g, http.MethodDelete, "/merchant/keys/:id", server.Op[keyPath]{
 		Summary:     "Revoke an own merchant API key",
 		Description: "Revokes one of the caller's merchant API keys; charges with it fail from then on. Another user's key answers 404.",
+		KeyScope:    server.NoKeys, // keys never manage keys
 		Class:       ratelimit.Write, Handle: h.revokeKey,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the revoked key", schemas.FiatMerchantKey{}),

@@ -200,6 +200,7 @@ func (h *Handlers) Register(r server.Router) {
 	server.Get(g, "/me", server.Op[server.NoRequest]{
 		Summary:     "The caller's profile and role",
 		Description: "The caller's e-mail, role and whether two-factor is on. Read-only.",
+		KeyScope:    "account:read",
 		Handle:      h.me,
 		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's profile and role", schemas.Profile{})},
 	}, require)
