@@ -278,12 +278,13 @@ func TestStreamTickets(t *testing.T) {
 		if status, _ := f.mint(t, ""); status != http.StatusUnauthorized {
 			t.Fatalf("minted without a token: %d", status)
 		}
-		// A ticket stands for its user, whose rights are checked when it is
-		// used: one held by an account off the allowlist opens nothing.
+		// A ticket stands for its user (and the live session that minted
+		// it), whose rights are checked when it is used: one held by an
+		// account off the allowlist opens nothing.
 		const raw = "ticket-of-a-plain-user-0123456789abcdef"
 		sum := sha256.Sum256([]byte(raw))
 		now := time.Now()
-		if err := f.store.CreateStreamTicket(context.Background(), hex.EncodeToString(sum[:]), "u-user", "", now.Add(time.Minute), now); err != nil {
+		if err := f.store.CreateStreamTicket(context.Background(), hex.EncodeToString(sum[:]), "u-user", authtest.SessionOf("u-user"), now.Add(time.Minute), now); err != nil {
 			t.Fatal(err)
 		}
 		resp, _, c := f.open(t, "/api/fiat/admin/events?ticket="+raw, nil)

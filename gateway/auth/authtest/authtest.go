@@ -57,7 +57,7 @@ func New(t testing.TB) *Fixture {
 // Login starts a live session for the user and returns its bearer token.
 func (f *Fixture) Login(t testing.TB, userID, email string) string {
 	t.Helper()
-	sid := "s-" + strings.ReplaceAll(userID, " ", "-")
+	sid := SessionOf(userID)
 	f.sessions.mu.Lock()
 	f.sessions.rows[sid] = identity.SessionState{UserID: userID, Live: true, LastSeenAt: time.Now(),
 		ExpiresAt: time.Now().Add(24 * time.Hour)}
@@ -68,6 +68,9 @@ func (f *Fixture) Login(t testing.TB, userID, email string) string {
 	}
 	return tok
 }
+
+// SessionOf is the id of the session Login starts for userID.
+func SessionOf(userID string) string { return "s-" + strings.ReplaceAll(userID, " ", "-") }
 
 // Sessions is an in-memory auth.SessionStore.
 type Sessions struct {
