@@ -27,7 +27,8 @@ type KeyArea struct {
 // here is closed to keys, and so is every public route (it needs no key)
 // and every admin route (a declared Role), whatever prefix it has.
 var KeyAreas = []KeyArea{
-	{Name: "account", Description: "the caller's profile (GET /api/auth/me)", Prefixes: []string{"/api/auth/me"}},
+	// account has no prefix: GET /api/auth/me declares it (server.Op.KeyScope).
+	{Name: "account", Description: "the caller's profile (GET /api/auth/me)"},
 	{Name: "fiat", Description: "wallets, deposits, transfers, withdrawals, payouts, KYC, payment requests, refunds, merchant authorizations", Prefixes: []string{"/api/fiat"}},
 	{Name: "webhooks", Description: "the caller's webhook endpoints, their deliveries and event stream",
 		Prefixes: []string{"/api/fiat/me/webhook", "/api/fiat/me/webhooks", "/api/fiat/webhook-subs", "/api/fiat/me/events"}},
@@ -44,9 +45,9 @@ var KeyAreas = []KeyArea{
 	{Name: "partner", Description: "partner records (rights, chess, certificates, ecosystem)",
 		Prefixes: []string{"/api/rights", "/api/chess", "/api/cert", "/api/ecosystem"}},
 	// Closed to keys: credentials (password, MFA, sessions, the keys
-	// themselves) and the operators' console.
+	// themselves) and the operators' console. A route inside an open area
+	// closes itself with server.NoKeys (merchant key management).
 	{Description: "identity: login, password, MFA, sessions and key management need a login token", Prefixes: []string{"/api/auth"}},
-	{Description: "merchant key management", Prefixes: []string{"/api/fiat/merchant/keys"}},
 	{Description: "the operators' console", Prefixes: []string{"/api/platform/admin"}},
 	{Description: "platform metadata", Prefixes: []string{"/api/platform"}},
 }

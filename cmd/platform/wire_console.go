@@ -32,7 +32,7 @@ func (a *app) consoleModule() (module, error) {
 		h, err := console.NewHandlers(ctx, tooling,
 			clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()),
 			console.NewLive(a.brokers, a.log, a.now, console.Window), ops, webhookstore.NewStore(a.pool),
-			audit.NewStore(a.pool), console.SlowView{Source: a.server, Threshold: a.cfg.SlowRequest, TraceURL: a.cfg.TraceURL}, a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.now)
+			audit.NewStore(a.pool), console.SlowView{Source: a.server, Threshold: a.cfg.SlowRequest, TraceURL: a.cfg.TraceURL}, a.authn, a.requireAdmin(a.cfg.Admins.Fiat), a.now)
 		if err != nil {
 			return err
 		}

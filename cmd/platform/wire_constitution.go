@@ -24,7 +24,7 @@ func (a *app) constitutionModule() (module, error) {
 				advisor = m
 			}
 			st := sconstitution.NewStore(a.pool)
-			h, err := gconstitution.NewHandlers(st, st, st, advisor, a.pool, a.tokens.Require(), a.tokens.Optional(),
+			h, err := gconstitution.NewHandlers(st, st, st, advisor, a.pool, a.authn.Require(), a.authn.Optional(),
 				a.now, a.server.Routes, gconstitution.Config{AILimit: a.cfg.AIMonthlyLimit, AITimeout: a.cfg.AITimeout,
 					Budgets: a.budgets})
 			if err != nil {

@@ -45,7 +45,7 @@ func (a *app) identityHandlers() (*identity.Handlers, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.tokens, a.guard, mailer, a.pool, a.now,
+	h, err := identity.NewHandlers(identitystore.NewUsers(a.pool), a.authn, a.guard, mailer, a.pool, a.now,
 		a.server.Routes, identity.Config{BaseURL: a.cfg.PublicBaseURL, Vault: a.vault, Log: a.log})
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (a *app) identityModule() (module, error) {
 			return err
 		}
 		h.Register(r)
-		keys, err := identity.NewKeyHandlers(identitystore.NewAPIKeys(a.pool), a.tokens, h, a.now)
+		keys, err := identity.NewKeyHandlers(identitystore.NewAPIKeys(a.pool), a.authn, h, a.now)
 		if err != nil {
 			return err
 		}

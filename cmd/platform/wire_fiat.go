@@ -44,7 +44,7 @@ func (a *app) fiatModule() (module, error) {
 				ReconcileAlertSecret: a.cfg.ReconcileKey,
 				OnReconcile:          drift.set,
 				Analytics:            analytics,
-			}, sfiat.NewStore(a.pool), a.bus, a.tokens, a.vault, a.requireAdmin(a.cfg.Admins.Fiat), a.pool, a.now, a.server.Routes)
+			}, sfiat.NewStore(a.pool), a.bus, a.authn, a.vault, a.requireAdmin(a.cfg.Admins.Fiat), a.pool, a.now, a.server.Routes)
 			if err != nil {
 				return err
 			}

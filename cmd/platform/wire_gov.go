@@ -18,7 +18,7 @@ func (a *app) govModule() (module, error) {
 			st := sgov.NewStore(a.pool)
 			h, err := ggov.NewHandlers(a.pool, st, st,
 				clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()), a.budgets,
-				a.tokens.Require(), a.requireAdmin(a.cfg.Admins.Gov), a.now, a.server.Routes)
+				a.authn.Require(), a.requireAdmin(a.cfg.Admins.Gov), a.now, a.server.Routes)
 			if err != nil {
 				return err
 			}

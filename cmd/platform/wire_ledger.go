@@ -25,7 +25,7 @@ func (a *app) ledgerModule() (module, error) {
 		routes: func(r server.Router) error {
 			h, err := gwledger.NewHandlers(a.pool, ledgerstore.NewStore(a.pool), verifier,
 				clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()),
-				a.bus, a.tokens, a.now, a.server.Routes, gwledger.Config{})
+				a.bus, a.authn, a.now, a.server.Routes, gwledger.Config{})
 			if err != nil {
 				return err
 			}

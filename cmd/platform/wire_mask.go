@@ -14,7 +14,7 @@ import (
 func (a *app) maskModule() (module, error) {
 	return module{
 		routes: func(r server.Router) error {
-			h, err := gmask.NewHandlers(smask.NewMasks(a.pool), a.bus, a.pool, a.tokens.Require(), a.now, a.server.Routes)
+			h, err := gmask.NewHandlers(smask.NewMasks(a.pool), a.bus, a.pool, a.authn.Require(), a.now, a.server.Routes)
 			if err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ func (a *app) partnerModule() (module, error) {
 			secrets := gpartner.Secrets{HMAC: a.cfg.Partner.HMAC, Rights: a.cfg.Partner.Rights,
 				Chess: a.cfg.Partner.Chess, Cert: a.cfg.Partner.Cert, RequireHMAC: a.cfg.Partner.RequireHMAC,
 				RightsHMAC: a.cfg.Partner.RightsHMAC, ChessHMAC: a.cfg.Partner.ChessHMAC, CertHMAC: a.cfg.Partner.CertHMAC}
-			h, err := gpartner.NewHandlers(st, st, a.pool, a.guard.RequireVerified(a.tokens), secrets, a.now, a.server.Routes)
+			h, err := gpartner.NewHandlers(st, st, a.pool, a.guard.RequireVerified(a.authn), secrets, a.now, a.server.Routes)
 			if err != nil {
 				return err
 			}

@@ -19,7 +19,7 @@ func (a *app) reputationModule() (module, error) {
 		routes: func(r server.Router) error {
 			h, err := gwreputation.NewHandlers(a.pool, repstore.NewStore(a.pool),
 				clickhouse.NewAnalytics(a.clickhouseLazy(), a.clickhouseDatabase()),
-				a.bus, a.tokens, a.requireAdmin(a.cfg.Admins.Reputation), a.now, a.server.Routes,
+				a.bus, a.authn, a.requireAdmin(a.cfg.Admins.Reputation), a.now, a.server.Routes,
 				gwreputation.Config{ServiceKey: a.cfg.ReputationKey})
 			if err != nil {
 				return err

@@ -17,7 +17,7 @@ import (
 func (a *app) signModule() (module, error) {
 	st := ssign.NewStore(a.pool)
 	return module{routes: func(r server.Router) error {
-		h, err := gsign.NewHandlers(st, a.signRing, a.pool, a.tokens.Require(), a.now, schemas.NewID, a.server.Routes)
+		h, err := gsign.NewHandlers(st, a.signRing, a.pool, a.authn.Require(), a.now, schemas.NewID, a.server.Routes)
 		if err != nil {
 			return err
 		}

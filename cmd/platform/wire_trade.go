@@ -16,7 +16,7 @@ import (
 func (a *app) tradeModule() (module, error) {
 	return module{
 		routes: func(r server.Router) error {
-			h, err := gtrade.NewHandlers(strade.NewAccounts(a.pool), a.bus, a.pool, a.tokens.Require(), a.now, a.server.Routes)
+			h, err := gtrade.NewHandlers(strade.NewAccounts(a.pool), a.bus, a.pool, a.authn.Require(), a.now, a.server.Routes)
 			if err != nil {
 				return err
 			}

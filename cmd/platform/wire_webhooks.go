@@ -47,7 +47,7 @@ func (a *app) webhooksModule() (module, error) {
 			allEvents := func(ctx context.Context, p auth.Principal) (bool, error) {
 				return a.guard.AllEvents(ctx, p, a.cfg.Admins.Fiat)
 			}
-			h, err := gwebhooks.NewHandlers(st, hub, dispatch.NewAudience(st), sched, a.tokens, a.requireAdmin(a.cfg.Admins.Fiat), a.vault, a.now,
+			h, err := gwebhooks.NewHandlers(st, hub, dispatch.NewAudience(st), sched, a.authn, a.requireAdmin(a.cfg.Admins.Fiat), a.vault, a.now,
 				gwebhooks.Config{AllowPrivate: a.cfg.WebhookPrivate, Heartbeat: a.cfg.StreamHeartbeat,
 					Reauth: accounts, AllEvents: allEvents})
 			if err != nil {

@@ -2,10 +2,7 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -17,7 +14,6 @@ import (
 	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/identity"
-	"github.com/fintech/platform/storage/postgres"
 )
 
 // KeyStore is what key authentication reads and writes.
@@ -33,13 +29,14 @@ var _ KeyStore = (*identity.APIKeys)(nil)
 // writes it again: a busy key costs one write a minute, not one a request.
 const touchEvery = time.Minute
 
-// Keys authenticates restricted API keys (schemas.APIKeyPrefix) sent as
+// Keys authenticates restricted API keys (RestrictedKeys) sent as
 // `Authorization: Bearer <key>`. A key acts as its user limited to its
 // scopes: the route's required scope comes from scopeOf (server.KeyScope,
 // derived from the route declarations and schemas.KeyAreas). Every request
 // reads the key's row, so a revocation holds at once on every gateway.
 type Keys struct {
 	store   KeyStore
+	lookup  KeyLookup[identity.APIKey]
 	scopeOf func(c *fiber.Ctx) string
 	now     func() time.Time
 	log     *slog.Logger
@@ -50,19 +47,14 @@ func NewKeys(store KeyStore, scopeOf func(c *fiber.Ctx) string, now func() time.
 	if store == nil || scopeOf == nil || now == nil || log == nil {
 		return nil, errors.New("api keys: nil dependency")
 	}
-	return &Keys{store: store, scopeOf: scopeOf, now: now, log: log}, nil
+	lookup := KeyLookup[identity.APIKey]{Kind: RestrictedKeys, ByHash: store.ByHash,
+		Stored: func(row identity.APIKey) []byte { return row.Hash }}
+	return &Keys{store: store, lookup: lookup, scopeOf: scopeOf, now: now, log: log}, nil
 }
 
 // IsAPIKey reports whether a bearer token is a restricted API key rather
 // than a JWT.
-func IsAPIKey(tok string) bool { return strings.HasPrefix(tok, schemas.APIKeyPrefix) }
-
-// HashAPIKey is the stored form of a key: its SHA-256. A key carries 256
-// random bits, so a fast hash is enough (nothing to brute-force).
-func HashAPIKey(key string) []byte {
-	sum := sha256.Sum256([]byte(key))
-	return sum[:]
-}
+func IsAPIKey(tok string) bool { return RestrictedKeys.Is(tok) }
 
 // HasScope reports whether scopes grant need; a write scope grants the
 // read of its area too.
@@ -83,18 +75,12 @@ func errKeyInvalid() *apierr.Error {
 // reach the route.
 func (k *Keys) authenticate(c *fiber.Ctx, key string) (Principal, error) {
 	ctx := c.UserContext()
-	hash := HashAPIKey(key)
-	row, err := k.store.ByHash(ctx, hash)
-	if errors.Is(err, postgres.ErrNotFound) {
+	row, err := k.lookup.Find(ctx, key)
+	if errors.Is(err, ErrKeyUnknown) {
 		return Principal{}, errKeyInvalid()
 	}
 	if err != nil {
-		return Principal{}, fmt.Errorf("api key: %w", err)
-	}
-	// The row was found by its hash; comparing again in constant time
-	// keeps the check itself free of a data-dependent early exit.
-	if subtle.ConstantTimeCompare(row.Hash, hash) != 1 {
-		return Principal{}, errKeyInvalid()
+		return Principal{}, err
 	}
 	now := k.now()
 	if row.ExpiresAt != nil && !now.Before(*row.ExpiresAt) {
@@ -124,14 +110,12 @@ func (k *Keys) authenticate(c *fiber.Ctx, key string) (Principal, error) {
 var ErrKeyEnded = errors.New("auth: the API key was revoked or has expired")
 
 // CheckKey returns nil while the key p authenticated with is unrevoked and
-// unexpired, ErrKeyEnded once not, or the store's error. A request reads
-// the key's row anyway; this is for what outlives the request's
-// authentication, an open event stream.
-func (t *Tokens) CheckKey(ctx context.Context, p Principal) error {
-	if t.keys == nil || p.KeyID == "" {
+// unexpired, ErrKeyEnded once not, or the store's error.
+func (k *Keys) CheckKey(ctx context.Context, p Principal) error {
+	if p.KeyID == "" {
 		return ErrKeyEnded
 	}
-	live, err := t.keys.store.Live(ctx, p.KeyID, t.keys.now())
+	live, err := k.store.Live(ctx, p.KeyID, k.now())
 	if err != nil {
 		return err
 	}
@@ -139,12 +123,4 @@ func (t *Tokens) CheckKey(ctx context.Context, p Principal) error {
 		return ErrKeyEnded
 	}
 	return nil
-}
-
-// authenticateKey is the key branch of the bearer-token middleware.
-func (t *Tokens) authenticateKey(c *fiber.Ctx, key string) (Principal, error) {
-	if t.keys == nil {
-		return Principal{}, apierr.AuthRequired()
-	}
-	return t.keys.authenticate(c, key)
 }

@@ -73,7 +73,7 @@ func (g *Guard) Role(ctx context.Context, userID string) (string, error) {
 	return "user", nil
 }
 
-// Require is middleware, after Tokens.Require, that admits only admins of
+// Require is middleware, after Authenticator.Require, that admits only admins of
 // list and answers 403 forbidden to the others, and 403 mfa_required to an
 // admin without two-factor when RequireAdminMFA is on.
 func (g *Guard) Require(list Allowlist) fiber.Handler {
@@ -108,9 +108,9 @@ func (g *Guard) Require(list Allowlist) fiber.Handler {
 // for an e-mail address (partner earnings and the like): it admits only an
 // account that verified its address, and the caller's e-mail it stores is
 // the one in the database, never a claim.
-func (g *Guard) RequireVerified(t *Tokens) fiber.Handler {
+func (g *Guard) RequireVerified(a *Authenticator) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		p, err := t.authenticate(c)
+		p, err := a.Caller(c)
 		if err != nil {
 			return err
 		}

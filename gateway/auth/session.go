@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fintech/platform/gateway/apierr"
 	"github.com/fintech/platform/storage/identity"
 	"github.com/fintech/platform/storage/postgres"
 )
@@ -320,34 +319,6 @@ func (s *Sessions) Refresh(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// UseSessions makes every authentication through t (Require, Optional,
-// Authenticate) also check the token's session: a token without one, or
-// whose session ended, answers 401 auth_required. Call it once, at wiring,
-// before the server serves.
-func (t *Tokens) UseSessions(s *Sessions) { t.sessions = s }
-
-// Sessions is the check UseSessions set (nil without one).
-func (t *Tokens) Sessions() *Sessions { return t.sessions }
-
-// Authenticate verifies a bearer token and, with sessions in use, that its
-// session is live: the one check every route's authentication goes through.
-func (t *Tokens) Authenticate(ctx context.Context, token string) (Principal, error) {
-	p, err := t.Verify(token)
-	if err != nil {
-		return Principal{}, apierr.AuthRequired()
-	}
-	if t.sessions == nil {
-		return p, nil
-	}
-	if err := t.sessions.Check(ctx, p); err != nil {
-		if errors.Is(err, ErrSessionEnded) {
-			return Principal{}, apierr.AuthRequired()
-		}
-		return Principal{}, err
-	}
-	return p, nil
 }
 
 // IssueSession signs a token for the user's login session sessionID that

@@ -384,26 +384,27 @@ func TestAuthenticateNeedsLiveSession(t *testing.T) {
 	}
 	store := &memSessions{rows: map[string]identity.SessionState{"s1": liveRow("u1", now)}}
 	s, _ := NewSessions(store, func() time.Time { return now })
-	tokens.UseSessions(s)
+	a := newAuthenticator(t, tokens, s, &memKeys{})
 	live, _, _ := tokens.IssueSession("u1", "a@b.co", "s1")
 	old, _ := tokens.Issue("u1", "a@b.co")
-	if _, err := tokens.Authenticate(context.Background(), live); err != nil {
+	if _, err := a.Authenticate(context.Background(), live); err != nil {
 		t.Fatalf("live session: %v", err)
 	}
 	var ae *apierr.Error
-	if _, err := tokens.Authenticate(context.Background(), old); !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+	if _, err := a.Authenticate(context.Background(), old); !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
 		t.Fatalf("token without a session: %v, want 401", err)
 	}
 	s.Ended("s1")
-	if _, err := tokens.Authenticate(context.Background(), live); !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+	if _, err := a.Authenticate(context.Background(), live); !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
 		t.Fatalf("ended session: %v, want 401", err)
 	}
 }
 
 // BenchmarkRequire is the per-request cost of authentication through the
 // Require middleware of a fiber app (a 204 handler behind it): "before" is
-// the token check alone (what main did), "after" adds the session check
-// (an in-process cache hit; the store is read once per SessionCacheTTL).
+// the token check alone (what main did before sessions), "after" is the
+// Authenticator's, which adds the session check (an in-process cache hit;
+// the store is read once per SessionCacheTTL).
 //
 //	go test ./gateway/auth -run '^$' -bench BenchmarkRequire -count 3
 func BenchmarkRequire(b *testing.B) {
@@ -419,13 +420,22 @@ func BenchmarkRequire(b *testing.B) {
 			}
 			store := &memSessions{rows: map[string]identity.SessionState{
 				"2fYq1mZbXkL0aVdT3nQe5rWcPsS": liveRow("2fYq1mZbXkL0aVdT3nQe5rWcPsH", time.Now())}}
-			if withSessions {
-				s, _ := NewSessions(store, time.Now)
-				tokens.UseSessions(s)
+			s, _ := NewSessions(store, time.Now)
+			require := newAuthenticator(b, tokens, s, &memKeys{}).Require()
+			if !withSessions {
+				require = func(c *fiber.Ctx) error {
+					tok, _ := BearerToken(c.Get(fiber.HeaderAuthorization))
+					p, err := tokens.Verify(tok)
+					if err != nil {
+						return err
+					}
+					SetUser(c, p)
+					return c.Next()
+				}
 			}
 			tok, _, _ := tokens.IssueSession("2fYq1mZbXkL0aVdT3nQe5rWcPsH", "user-0001@example.com", "2fYq1mZbXkL0aVdT3nQe5rWcPsS")
 			app := fiber.New()
-			app.Get("/api/auth/me", tokens.Require(), func(c *fiber.Ctx) error { return c.SendStatus(http.StatusNoContent) })
+			app.Get("/api/auth/me", require, func(c *fiber.Ctx) error { return c.SendStatus(http.StatusNoContent) })
 			h := app.Handler()
 			var ctx fasthttp.RequestCtx
 			ctx.Request.SetRequestURI("/api/auth/me")

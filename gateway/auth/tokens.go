@@ -12,8 +12,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/fintech/platform/gateway/apierr"
 )
 
 const issuer = "platform"
@@ -29,7 +27,9 @@ type Principal struct {
 	KeyID string
 }
 
-// Tokens signs and verifies JWTs with one HS256 secret.
+// Tokens is the token codec: it signs and verifies JWTs with one HS256
+// secret. Requests are authenticated by an Authenticator, which adds the
+// session check and API keys.
 type Tokens struct {
 	secret []byte
 	ttl    time.Duration
@@ -43,17 +43,7 @@ type Tokens struct {
 	// checked on every hit, and at most verifyCacheTTL after it was checked.
 	mu       sync.RWMutex
 	verified map[[sha256.Size]byte]verifiedToken
-
-	// sessions, when set (UseSessions), also requires the token's session
-	// to be live (session.go).
-	sessions *Sessions
-	// keys authenticates restricted API keys (nil: keys are refused).
-	keys *Keys
 }
-
-// UseKeys makes the bearer-token middleware accept restricted API keys
-// (apikey.go). Call it while wiring, before the server takes requests.
-func (t *Tokens) UseKeys(k *Keys) { t.keys = k }
 
 type verifiedToken struct {
 	p       Principal
@@ -90,8 +80,7 @@ type claims struct {
 }
 
 // Issue signs a token for the user that expires after the TTL, without a
-// session: with sessions in use (UseSessions) such a token authenticates
-// nobody; logins use IssueSession.
+// session: an Authenticator admits no such token; logins use IssueSession.
 func (t *Tokens) Issue(userID, email string) (string, error) {
 	tok, _, err := t.issue(userID, email, "")
 	return tok, err
@@ -172,56 +161,11 @@ func BearerToken(header string) (string, bool) {
 
 const principalKey = "auth.principal"
 
-// Require is middleware that admits only requests with a valid bearer token
-// and stores the caller for User.
-func (t *Tokens) Require() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		p, err := t.authenticate(c)
-		if err != nil {
-			return err
-		}
-		c.Locals(principalKey, p)
-		return c.Next()
-	}
-}
-
-// authenticate verifies the request's bearer token.
-func (t *Tokens) authenticate(c *fiber.Ctx) (Principal, error) {
-	tok, ok := BearerToken(c.Get(fiber.HeaderAuthorization))
-	if !ok {
-		return Principal{}, apierr.AuthRequired()
-	}
-	if IsAPIKey(tok) {
-		return t.authenticateKey(c, tok)
-	}
-	return t.Authenticate(c.UserContext(), tok)
-}
-
-// Optional stores the caller when a valid token is present and goes on
-// without one.
-func (t *Tokens) Optional() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if tok, ok := BearerToken(c.Get(fiber.HeaderAuthorization)); ok {
-			var p Principal
-			var err error
-			if IsAPIKey(tok) {
-				p, err = t.authenticateKey(c, tok)
-			} else {
-				p, err = t.Authenticate(c.UserContext(), tok)
-			}
-			if err == nil {
-				c.Locals(principalKey, p)
-			}
-		}
-		return c.Next()
-	}
-}
-
 // SetUser stores an authenticated caller for User (for middleware that
 // verifies a token itself).
 func SetUser(c *fiber.Ctx, p Principal) { c.Locals(principalKey, p) }
 
-// User returns the caller stored by Require or Optional.
+// User returns the caller stored by Authenticator.Require or Optional.
 func User(c *fiber.Ctx) (Principal, bool) {
 	p, ok := c.Locals(principalKey).(Principal)
 	return p, ok

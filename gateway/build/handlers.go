@@ -149,13 +149,15 @@ func (c Config) Validate() error {
 
 // Handlers serve the build module.
 type Handlers struct {
-	store   Store
-	limiter Limiter
-	db      platform.Pinger
-	require fiber.Handler
-	now     func() time.Time
-	routes  func() []server.Route
-	cfg     Config
+	store Store
+	// partnerKeys finds the partner key of X-Build-Key (partner_keys.go).
+	partnerKeys auth.KeyLookup[build.Key]
+	limiter     Limiter
+	db          platform.Pinger
+	require     fiber.Handler
+	now         func() time.Time
+	routes      func() []server.Route
+	cfg         Config
 
 	sitemapCache sitemapCache
 }
@@ -172,7 +174,7 @@ func NewHandlers(store Store, limiter Limiter, db platform.Pinger, require fiber
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handlers{store: store, limiter: limiter, db: db, require: require, now: now, routes: routes, cfg: cfg}, nil
+	return &Handlers{store: store, partnerKeys: partnerKeys(store), limiter: limiter, db: db, require: require, now: now, routes: routes, cfg: cfg}, nil
 }
 
 // partnerCORS answers any origin on the partner JSON API, with a preflight

@@ -11,6 +11,7 @@ import (
 	"github.com/swaggest/jsonschema-go"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/ratelimit"
@@ -39,8 +40,8 @@ const maxOffset = 1_000
 // one address spend it and blank the partner's widget for everyone.
 func RateKey(c *fiber.Ctx) string {
 	if strings.HasPrefix(c.Path(), APIPrefix+"/") {
-		if k := c.Get(HeaderKey); keyFormat.MatchString(k) {
-			return "build-key:" + hex.EncodeToString(hashKey(k)[:16]) + ":" + clientip.Key(c)
+		if k := c.Get(HeaderKey); auth.PartnerKeys.WellFormed(k) {
+			return "build-key:" + hex.EncodeToString(auth.PartnerKeys.Hash(k)[:16]) + ":" + clientip.Key(c)
 		}
 	}
 	return clientip.Key(c)
@@ -60,12 +61,12 @@ func (h *Handlers) requireKey(c *fiber.Ctx) error {
 		return apierr.New(http.StatusUnauthorized, apierr.CodeKeyInvalid,
 			"the "+HeaderKey+" header is missing: send your partner key (qb_pk_…) in "+HeaderKey)
 	}
-	if !keyFormat.MatchString(raw) {
+	if !auth.PartnerKeys.WellFormed(raw) {
 		return apierr.New(http.StatusUnauthorized, apierr.CodeKeyInvalid,
 			"the "+HeaderKey+" header does not hold a partner key (qb_pk_ and at least 22 characters of [A-Za-z0-9_-])")
 	}
-	_, err := h.store.KeyByHash(c.UserContext(), hashKey(raw))
-	if errors.Is(err, postgres.ErrNotFound) {
+	_, err := h.partnerKeys.Find(c.UserContext(), raw)
+	if errors.Is(err, auth.ErrKeyUnknown) {
 		if err := h.limiter.Check(c, ratelimit.Partner, "build-bad-key:"+clientip.Key(c)); err != nil {
 			return err
 		}

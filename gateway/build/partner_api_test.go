@@ -1,6 +1,7 @@
 package build
 
 import (
+	"crypto/rand"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/bind"
 	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/ratelimit"
@@ -21,18 +23,18 @@ func TestNewKeyFormat(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
 	for i := 0; i < 100; i++ {
-		k, err := newKey()
+		k, _, err := auth.PartnerKeys.Mint(rand.Reader)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !keyFormat.MatchString(k) || len(k) != len(KeyPrefix)+43 || seen[k] {
+		if !auth.PartnerKeys.WellFormed(k) || len(k) != len("qb_pk_")+43 || seen[k] {
 			t.Fatalf("key %q", k)
 		}
 		seen[k] = true
 	}
 	for _, bad := range []string{"", "qb_pk_", "qb_pk_short", "QB_PK_" + strings.Repeat("a", 22), "qb_pk_" + strings.Repeat("a", 21),
 		"qb_pk_" + strings.Repeat("a", 22) + "!", "qb_pk_" + strings.Repeat("a", 123), " qb_pk_" + strings.Repeat("a", 22)} {
-		if keyFormat.MatchString(bad) {
+		if auth.PartnerKeys.WellFormed(bad) {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -2,15 +2,13 @@ package build
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"net/http"
-	"regexp"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fintech/platform/gateway/apierr"
+	"github.com/fintech/platform/gateway/auth"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	"github.com/fintech/platform/schemas"
@@ -18,27 +16,11 @@ import (
 	"github.com/fintech/platform/storage/postgres"
 )
 
-// KeyPrefix starts every partner key.
-const KeyPrefix = "qb_pk_"
-
-// keyFormat is a well-formed partner key (decisions.md): the prefix and at
-// least 22 characters of [A-Za-z0-9_-]; longer than 128 is never minted.
-var keyFormat = regexp.MustCompile(`^qb_pk_[A-Za-z0-9_-]{22,122}$`)
-
-// newKey draws a key with 256 random bits: the prefix and 43 base64url
-// characters.
-func newKey() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return KeyPrefix + base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-// hashKey is the stored form of a key: its SHA-256.
-func hashKey(key string) []byte {
-	h := sha256.Sum256([]byte(key))
-	return h[:]
+// partnerKeys finds a partner key (auth.PartnerKeys: qb_pk_ and 22 to 122
+// characters of [A-Za-z0-9_-]; minted with 256 random bits) by its SHA-256.
+func partnerKeys(st Store) auth.KeyLookup[build.Key] {
+	return auth.KeyLookup[build.Key]{Kind: auth.PartnerKeys, ByHash: st.KeyByHash,
+		Stored: func(k build.Key) []byte { return k.Hash }}
 }
 
 func keyView(k build.Key) schemas.PartnerKey {
@@ -58,7 +40,7 @@ var errKeyLimit = apierr.New(http.StatusTooManyRequests, schemas.CodeKeyLimitRea
 // createKey mints a partner key → 201 { id, key, createdAt }. The plaintext
 // appears only in this answer; the store keeps its SHA-256.
 func (h *Handlers) createKey(c *fiber.Ctx, _ *server.NoRequest) error {
-	key, err := newKey()
+	key, hash, err := auth.PartnerKeys.Mint(rand.Reader)
 	if err != nil {
 		return err
 	}
@@ -69,7 +51,7 @@ func (h *Handlers) createKey(c *fiber.Ctx, _ *server.NoRequest) error {
 			return err
 		}
 	}
-	err = h.store.CreateKey(c.UserContext(), k, hashKey(key), schemas.PartnerKeysPerUser)
+	err = h.store.CreateKey(c.UserContext(), k, hash, schemas.PartnerKeysPerUser)
 	if err != nil {
 		// Only a key minted spends the budget.
 		ticket.Refund(c.UserContext())

@@ -74,7 +74,7 @@ type Handlers struct {
 	deliveries Deliveries
 	audits     Audits
 	slow       SlowView
-	tokens     *auth.Tokens
+	authn      *auth.Authenticator
 	admin      fiber.Handler
 	now        func() time.Time
 	// life bounds the live tap: the server's lifetime.
@@ -94,13 +94,13 @@ const copyTTL = 5 * time.Second
 // console's lists and actions are the fiat admin routes'); life ends when
 // the server shuts down.
 func NewHandlers(life context.Context, tooling *dlq.Tooling, analytics Analytics, live LiveFlow, lags Lags, deliveries Deliveries,
-	audits Audits, slow SlowView, tokens *auth.Tokens, admin fiber.Handler, now func() time.Time) (*Handlers, error) {
+	audits Audits, slow SlowView, authn *auth.Authenticator, admin fiber.Handler, now func() time.Time) (*Handlers, error) {
 	if life == nil || tooling == nil || analytics == nil || live == nil || lags == nil || deliveries == nil ||
-		audits == nil || slow.Source == nil || tokens == nil || admin == nil || now == nil {
+		audits == nil || slow.Source == nil || authn == nil || admin == nil || now == nil {
 		return nil, errors.New("console handlers: nil dependency")
 	}
 	return &Handlers{dlq: tooling, analytics: analytics, live: live, lags: lags, deliveries: deliveries,
-		audits: audits, slow: slow, tokens: tokens, admin: admin, now: now, life: life}, nil
+		audits: audits, slow: slow, authn: authn, admin: admin, now: now, life: life}, nil
 }
 
 // adminRole is the role of the data routes.
@@ -110,7 +110,7 @@ const adminRole = "fiat admin"
 func (h *Handlers) Register(r server.Router) {
 	registerPage(r)
 	g := r.Group(Prefix)
-	tok := h.tokens.Require()
+	tok := h.authn.Require()
 	server.Get(g, "/throughput", server.Op[server.NoRequest]{
 		Summary:     "Transfers per second and volume per currency over the last five minutes (fiat admin)",
 		Description: "One point per second: completed transfers and the transferred amount per currency (minor units), from the ClickHouse copy and, for the seconds it has not caught up with, the live event stream. Read-only.",

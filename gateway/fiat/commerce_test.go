@@ -8,13 +8,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fintech/platform/gateway/auth"
 	store "github.com/fintech/platform/storage/fiat"
 )
 
-func TestNewMerchantKey(t *testing.T) {
+// TestMerchantKeyFormat: merchant keys are minted by auth.MerchantKeys
+// as before (mk_live_ and 32 lower-case hex digits, the hex SHA-256
+// stored), and only that shape is looked up.
+func TestMerchantKeyFormat(t *testing.T) {
 	t.Parallel()
-	rnd := bytes.NewReader(bytes.Repeat([]byte{0xab}, 16))
-	plain, hash, err := NewMerchantKey(rnd)
+	plain, hash, err := auth.MerchantKeys.Mint(bytes.NewReader(bytes.Repeat([]byte{0xab}, 16)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,22 +25,12 @@ func TestNewMerchantKey(t *testing.T) {
 		t.Fatalf("key = %q, want %q", plain, want)
 	}
 	sum := sha256.Sum256([]byte(plain))
-	if hash != hex.EncodeToString(sum[:]) || hash != HashKey(plain) {
-		t.Fatalf("hash = %q, want the SHA-256 hex of the key", hash)
-	}
-	if !ValidKeyFormat(plain) {
-		t.Fatalf("a fresh key %q is not in the key format", plain)
-	}
-	if _, _, err := NewMerchantKey(bytes.NewReader([]byte{1, 2})); err == nil {
-		t.Fatal("short entropy must fail")
+	if hex.EncodeToString(hash) != hex.EncodeToString(sum[:]) {
+		t.Fatalf("hash = %x, want the SHA-256 of the key", hash)
 	}
 	if strings.Contains(keyDisplay(plain), plain[12:]) {
 		t.Fatalf("display %q reveals the key", keyDisplay(plain))
 	}
-}
-
-func TestValidKeyFormat(t *testing.T) {
-	t.Parallel()
 	good := "mk_live_" + strings.Repeat("0123456789abcdef", 2)
 	tests := []struct {
 		name string
@@ -55,12 +48,9 @@ func TestValidKeyFormat(t *testing.T) {
 		{"bearer-looking", "Bearer " + good, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := ValidKeyFormat(tt.key); got != tt.want {
-				t.Errorf("ValidKeyFormat(%q) = %v, want %v", tt.key, got, tt.want)
-			}
-		})
+		if got := auth.MerchantKeys.WellFormed(tt.key); got != tt.want {
+			t.Errorf("%s: WellFormed(%q) = %v, want %v", tt.name, tt.key, got, tt.want)
+		}
 	}
 }
 

@@ -123,15 +123,17 @@ type Handlers struct {
 	history  HistoryStore
 	kyc      KYCStore
 	commerce CommerceStore
-	refunds  RefundStore
-	bus      Sender
-	tokens   *auth.Tokens
-	vault    Vault
-	admin    fiber.Handler
-	db       platform.Pinger
-	now      func() time.Time
-	routes   func() []server.Route
-	client   *http.Client
+	// merchantKeys finds the merchant key of X-API-Key (merchant.go).
+	merchantKeys auth.KeyLookup[store.MerchantKey]
+	refunds      RefundStore
+	bus          Sender
+	authn        *auth.Authenticator
+	vault        Vault
+	admin        fiber.Handler
+	db           platform.Pinger
+	now          func() time.Time
+	routes       func() []server.Route
+	client       *http.Client
 	// checkout opens sessions: the embedded test processor without
 	// ProcessorKey, Stripe with it.
 	checkout Checkout
@@ -151,9 +153,9 @@ const (
 // bank accounts before they are stored or published; admin admits only fiat
 // admins (FIAT_ADMIN_EMAILS, verified e-mail) after the bearer-token check;
 // routes lists the server's routes for /openapi.json.
-func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, vault Vault, admin fiber.Handler,
+func NewHandlers(cfg Config, st Store, bus Sender, authn *auth.Authenticator, vault Vault, admin fiber.Handler,
 	db platform.Pinger, now func() time.Time, routes func() []server.Route) (*Handlers, error) {
-	if st == nil || bus == nil || tokens == nil || vault == nil || admin == nil || db == nil || now == nil || routes == nil {
+	if st == nil || bus == nil || authn == nil || vault == nil || admin == nil || db == nil || now == nil || routes == nil {
 		return nil, errors.New("fiat handlers: nil dependency")
 	}
 	cfg.setDefaults()
@@ -164,7 +166,7 @@ func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, vault Va
 	if cfg.ProcessorKey != "" {
 		co = newStripeCheckout(cfg.ProcessorKey, cfg.PublicBaseURL)
 	}
-	return &Handlers{cfg: cfg, wallets: st, money: st, deposits: st, history: st, kyc: st, commerce: st, refunds: st, bus: bus, tokens: tokens, vault: vault, admin: admin, db: db, now: now,
+	return &Handlers{cfg: cfg, wallets: st, money: st, deposits: st, history: st, kyc: st, commerce: st, merchantKeys: merchantKeys(st), refunds: st, bus: bus, authn: authn, vault: vault, admin: admin, db: db, now: now,
 		routes: routes, client: &http.Client{Timeout: cfg.HTTPTimeout}, checkout: co,
 		targets: newTransferTargets()}, nil
 }
@@ -174,7 +176,7 @@ func NewHandlers(cfg Config, st Store, bus Sender, tokens *auth.Tokens, vault Va
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	tok := h.tokens.Require()
+	tok := h.authn.Require()
 	h.registerBasics(g)
 	h.registerWallets(g, tok)
 	h.registerDeposits(g, tok)

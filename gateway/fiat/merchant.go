@@ -3,12 +3,9 @@ package fiat
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -49,10 +46,6 @@ type CommerceStore interface {
 
 // Merchant API keys (decisions.md, Fiat; spec: Authentication 4).
 const (
-	// KeyPrefix starts every merchant key.
-	KeyPrefix = "mk_live_"
-	// keyRandomBytes is the entropy of a key: 16 bytes, 32 hex digits.
-	keyRandomBytes = 16
 	// MaxActiveKeys is the spec's "Active API keys: 3 per user".
 	MaxActiveKeys = 3
 	// HeaderAPIKey carries the merchant key.
@@ -61,39 +54,21 @@ const (
 
 const endpointCharge = "POST /api/fiat/merchant/charge"
 
-// NewMerchantKey returns a fresh key (KeyPrefix + 32 lower-case hex digits
-// read from rnd) and the SHA-256 hex that is stored instead of it.
-func NewMerchantKey(rnd io.Reader) (plain, hash string, err error) {
-	b := make([]byte, keyRandomBytes)
-	if _, err := io.ReadFull(rnd, b); err != nil {
-		return "", "", fmt.Errorf("read key entropy: %w", err)
-	}
-	plain = KeyPrefix + hex.EncodeToString(b)
-	return plain, HashKey(plain), nil
-}
-
-// HashKey is the stored form of a key: the hex SHA-256 of its text.
-func HashKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
-}
-
-// ValidKeyFormat reports whether s looks like a merchant key, so malformed
-// headers are refused without a database lookup.
-func ValidKeyFormat(s string) bool {
-	if len(s) != len(KeyPrefix)+2*keyRandomBytes || !strings.HasPrefix(s, KeyPrefix) {
-		return false
-	}
-	for _, r := range s[len(KeyPrefix):] {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
-			return false
-		}
-	}
-	return true
+// merchantKeys finds a merchant key (auth.MerchantKeys: mk_live_ and 32
+// lower-case hex digits) by its SHA-256, which the store keeps as hex.
+func merchantKeys(st CommerceStore) auth.KeyLookup[store.MerchantKey] {
+	return auth.KeyLookup[store.MerchantKey]{Kind: auth.MerchantKeys,
+		ByHash: func(ctx context.Context, hash []byte) (store.MerchantKey, error) {
+			return st.MerchantKeyByHash(ctx, hex.EncodeToString(hash))
+		},
+		Stored: func(k store.MerchantKey) []byte {
+			b, _ := hex.DecodeString(k.Hash)
+			return b
+		}}
 }
 
 // keyDisplay is the part of a key shown in listings.
-func keyDisplay(plain string) string { return plain[:len(KeyPrefix)+4] + "…" }
+func keyDisplay(plain string) string { return plain[:len(auth.MerchantKeys.Prefix)+4] + "…" }
 
 var (
 	errKeyLimit      = apierr.New(http.StatusTooManyRequests, schemas.CodeKeyLimitReached, "you already hold 3 active API keys; revoke one first")
@@ -108,6 +83,7 @@ func (h *Handlers) registerMerchant(g server.Router, tok fiber.Handler) {
 	server.Post(g, "/merchant/keys", server.Op[createKeyRequest]{
 		Summary:     "Issue a merchant API key (shown once; 3 active per user)",
 		Description: "Mints a merchant API key for the caller; its plaintext is in this answer only (the platform keeps a hash). A user holds at most 3 active keys. Creates a key.",
+		KeyScope:    server.NoKeys, // keys never manage keys
 		Class:       ratelimit.Write, Handle: h.createKey,
 		Responses: []server.Response{
 			server.Answers(http.StatusCreated, "the new key, with its plaintext (shown only here)", schemas.FiatMerchantKey{}),
@@ -117,12 +93,14 @@ func (h *Handlers) registerMerchant(g server.Router, tok fiber.Handler) {
 	server.Get(g, "/merchant/keys", server.Op[server.NoRequest]{
 		Summary:     "Own merchant API keys (no plaintext)",
 		Description: "Lists the caller's merchant API keys (prefix, status, dates), never their plaintext. Read-only.",
+		KeyScope:    server.NoKeys, // keys never manage keys
 		Handle:      h.listKeys,
 		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's keys", schemas.FiatItems[schemas.FiatMerchantKey]{})},
 	}, tok)
 	server.Handle(g, http.MethodDelete, "/merchant/keys/:id", server.Op[keyPath]{
 		Summary:     "Revoke an own merchant API key",
 		Description: "Revokes one of the caller's merchant API keys; charges with it fail from then on. Another user's key answers 404.",
+		KeyScope:    server.NoKeys, // keys never manage keys
 		Class:       ratelimit.Write, Handle: h.revokeKey,
 		Responses: []server.Response{
 			server.Answers(http.StatusOK, "the revoked key", schemas.FiatMerchantKey{}),
@@ -193,12 +171,12 @@ type createKeyRequest struct {
 
 func (h *Handlers) createKey(c *fiber.Ctx, req *createKeyRequest) error {
 	label := clean(req.Label) // bounded by its tag
-	plain, hash, err := NewMerchantKey(rand.Reader)
+	plain, hash, err := auth.MerchantKeys.Mint(rand.Reader)
 	if err != nil {
 		return err
 	}
 	p, _ := auth.User(c)
-	k := store.MerchantKey{ID: schemas.NewID(), UserID: p.UserID, Label: label, Hash: hash, Prefix: keyDisplay(plain),
+	k := store.MerchantKey{ID: schemas.NewID(), UserID: p.UserID, Label: label, Hash: hex.EncodeToString(hash), Prefix: keyDisplay(plain),
 		Status: "active", CreatedAt: h.now().UTC().Truncate(time.Microsecond)}
 	if err := h.commerce.CreateMerchantKey(c.UserContext(), k, MaxActiveKeys); err != nil {
 		if errors.Is(err, store.ErrKeyLimit) {
@@ -315,15 +293,11 @@ func (h *Handlers) revokeAuthorization(c *fiber.Ctx, req *authorizationPath) err
 // merchantKey authenticates X-API-Key: missing, malformed, unknown and
 // revoked keys are all 401 key_invalid.
 func (h *Handlers) merchantKey(c *fiber.Ctx) (store.MerchantKey, error) {
-	key := strings.TrimSpace(c.Get(HeaderAPIKey))
-	if !ValidKeyFormat(key) {
+	k, err := h.merchantKeys.Find(c.UserContext(), strings.TrimSpace(c.Get(HeaderAPIKey)))
+	if errors.Is(err, auth.ErrKeyUnknown) {
 		return store.MerchantKey{}, apierr.KeyInvalid()
 	}
-	k, err := h.commerce.MerchantKeyByHash(c.UserContext(), HashKey(key))
 	if err != nil {
-		if isNotFound(err) {
-			return store.MerchantKey{}, apierr.KeyInvalid()
-		}
 		return store.MerchantKey{}, err
 	}
 	if k.Status != "active" {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/fintech/platform/gateway/server/servertest"
 
-	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/auth/authtest"
 	"github.com/fintech/platform/schemas"
 )
 
@@ -21,12 +21,9 @@ func (noVault) SealText(p, _ string) (string, error) { return p, nil }
 func slice(t *testing.T) map[string]any {
 	t.Helper()
 	s := servertest.New()
-	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens := authtest.New(t)
 	h, err := NewHandlers(Config{PublicBaseURL: "http://localhost", WebhookSecret: "whsec_x", Caps: schemas.FiatCaps{PerTransfer: 1, DailyDeposit: 1, Monthly: 1}},
-		noStore{}, servertest.Sender{}, tokens, noVault{}, servertest.Pass, servertest.DB{}, time.Now, s.Routes)
+		noStore{}, servertest.Sender{}, tokens.Authenticator, noVault{}, servertest.Pass, servertest.DB{}, time.Now, s.Routes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/auth/authtest"
 	"github.com/fintech/platform/gateway/server/servertest"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
@@ -39,22 +39,16 @@ func (s *targetStore) TransferTarget(_ context.Context, from, toEmail string) (s
 func TestTransferTargetCache(t *testing.T) {
 	t.Parallel()
 	s := servertest.New()
-	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens := authtest.New(t)
 	st := &targetStore{}
 	h, err := NewHandlers(Config{PublicBaseURL: "http://localhost", WebhookSecret: "whsec_x", Caps: schemas.FiatCaps{PerTransfer: 1000, DailyDeposit: 1, Monthly: 1000}},
-		st, servertest.Sender{}, tokens, noVault{}, servertest.Pass, servertest.DB{}, time.Now, s.Routes)
+		st, servertest.Sender{}, tokens.Authenticator, noVault{}, servertest.Pass, servertest.DB{}, time.Now, s.Routes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Register(s.Root())
 	s.Finish()
-	token, err := tokens.Issue("u1", "alice@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := tokens.Login(t, "u1", "alice@example.com")
 	transferFrom := func(from, to string) {
 		req := httptest.NewRequest("POST", Prefix+"/transfer", strings.NewReader(`{"fromWalletId":"`+from+`","toEmail":"`+to+`","amount":5}`))
 		req.Header.Set("Content-Type", "application/json")

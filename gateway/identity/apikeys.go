@@ -3,7 +3,6 @@ package identity
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -42,36 +41,33 @@ type Reauther interface {
 
 var _ Reauther = (*Handlers)(nil)
 
-// Restricted API keys: schemas.APIKeyPrefix then 43 base64url characters
-// (32 random bytes); the list shows the first keyShownChars of a key.
-const (
-	keyRandomBytes = 32
-	keyShownChars  = len(schemas.APIKeyPrefix) + 6
-)
+// keyShownChars is how much of a restricted API key (auth.RestrictedKeys)
+// the list shows.
+const keyShownChars = len(schemas.APIKeyPrefix) + 6
 
 // KeyHandlers serve /api/auth/api-keys. They sit apart from Handlers so
 // that key management stays one file; the routes are closed to API keys
 // themselves (schemas.KeyAreas).
 type KeyHandlers struct {
 	keys    KeyStore
-	tokens  *auth.Tokens
+	authn   *auth.Authenticator
 	reauth  Reauther
 	now     func() time.Time
 	entropy io.Reader
 }
 
 // NewKeyHandlers builds the key routes.
-func NewKeyHandlers(keys KeyStore, tokens *auth.Tokens, reauth Reauther, now func() time.Time) (*KeyHandlers, error) {
-	if keys == nil || tokens == nil || reauth == nil || now == nil {
+func NewKeyHandlers(keys KeyStore, authn *auth.Authenticator, reauth Reauther, now func() time.Time) (*KeyHandlers, error) {
+	if keys == nil || authn == nil || reauth == nil || now == nil {
 		return nil, errors.New("api key handlers: nil dependency")
 	}
-	return &KeyHandlers{keys: keys, tokens: tokens, reauth: reauth, now: now, entropy: rand.Reader}, nil
+	return &KeyHandlers{keys: keys, authn: authn, reauth: reauth, now: now, entropy: rand.Reader}, nil
 }
 
 // Register mounts the key routes under /api/auth.
 func (h *KeyHandlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	require := h.tokens.Require()
+	require := h.authn.Require()
 	server.Post(g, "/api-keys", server.Op[createKeyRequest]{
 		Summary: "Create a restricted API key for a backend",
 		Description: "Creates a key that acts as the caller limited to its scopes (" + strings.Join(schemas.KeyScopes(), ", ") +
@@ -143,15 +139,14 @@ func (h *KeyHandlers) create(c *fiber.Ctx, req *createKeyRequest) error {
 	if err := h.reauth.Reauthenticate(c, p.UserID, req.Password, req.Code); err != nil {
 		return err
 	}
-	b := make([]byte, keyRandomBytes)
-	if _, err := io.ReadFull(h.entropy, b); err != nil {
-		return fmt.Errorf("api key entropy: %w", err)
+	plain, hash, err := auth.RestrictedKeys.Mint(h.entropy)
+	if err != nil {
+		return err
 	}
-	plain := schemas.APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b)
 	scopes := slices.Clone(req.Scopes)
 	slices.Sort(scopes)
 	k := identity.APIKey{ID: schemas.NewID(), UserID: p.UserID, Name: strings.TrimSpace(req.Name),
-		Prefix: plain[:keyShownChars], Hash: auth.HashAPIKey(plain), Scopes: slices.Compact(scopes),
+		Prefix: plain[:keyShownChars], Hash: hash, Scopes: slices.Compact(scopes),
 		CreatedAt: now, ExpiresAt: expires}
 	if err := h.keys.Create(c.UserContext(), k, schemas.MaxAPIKeys); err != nil {
 		if errors.Is(err, identity.ErrKeyLimit) {

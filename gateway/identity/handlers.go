@@ -125,7 +125,7 @@ func (c Config) Validate() error {
 // Handlers serve /api/auth.
 type Handlers struct {
 	users  UserStore
-	tokens *auth.Tokens
+	authn  *auth.Authenticator
 	roles  Roles
 	mailer Mailer
 	db     platform.Pinger
@@ -142,9 +142,9 @@ type Handlers struct {
 
 // NewHandlers builds the handlers. db is pinged by /health; routes lists the
 // server's routes for /openapi.json.
-func NewHandlers(users UserStore, tokens *auth.Tokens, roles Roles, mailer Mailer, db platform.Pinger,
+func NewHandlers(users UserStore, authn *auth.Authenticator, roles Roles, mailer Mailer, db platform.Pinger,
 	now func() time.Time, routes func() []server.Route, cfg Config) (*Handlers, error) {
-	if users == nil || tokens == nil || roles == nil || mailer == nil || db == nil || now == nil || routes == nil {
+	if users == nil || authn == nil || roles == nil || mailer == nil || db == nil || now == nil || routes == nil {
 		return nil, errors.New("identity handlers: nil dependency")
 	}
 	if err := cfg.Validate(); err != nil {
@@ -163,7 +163,7 @@ func NewHandlers(users UserStore, tokens *auth.Tokens, roles Roles, mailer Maile
 	if err != nil {
 		return nil, err
 	}
-	return &Handlers{users: users, tokens: tokens, roles: roles, mailer: mailer, db: db, now: now, routes: routes,
+	return &Handlers{users: users, authn: authn, roles: roles, mailer: mailer, db: db, now: now, routes: routes,
 		cfg: cfg, pw: cfg.Passwords, dummyHash: dummy, mailSlots: make(chan struct{}, resetMailSlots)}, nil
 }
 
@@ -172,7 +172,7 @@ func NewHandlers(users UserStore, tokens *auth.Tokens, roles Roles, mailer Maile
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
 	g := r.Group(Prefix)
-	require := h.tokens.Require()
+	require := h.authn.Require()
 	platform.Basics(g, "identity", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
 		Title:       "Identity",
 		Description: "Registration, login, the caller's profile and e-mail verification. Tokens are HS256 JWTs sent as `Authorization: Bearer <token>`.",
@@ -200,6 +200,7 @@ func (h *Handlers) Register(r server.Router) {
 	server.Get(g, "/me", server.Op[server.NoRequest]{
 		Summary:     "The caller's profile and role",
 		Description: "The caller's e-mail, role and whether two-factor is on. Read-only.",
+		KeyScope:    "account:read",
 		Handle:      h.me,
 		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's profile and role", schemas.Profile{})},
 	}, require)
@@ -252,7 +253,7 @@ func hashError(c *fiber.Ctx, err error) error {
 func (h *Handlers) respondToken(c *fiber.Ctx, status int, u identity.User) error {
 	now := h.now().UTC()
 	sid := schemas.NewID()
-	tok, exp, err := h.tokens.IssueSession(u.ID, u.Email, sid)
+	tok, exp, err := h.authn.IssueSession(u.ID, u.Email, sid)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/auth/authtest"
 	"github.com/fintech/platform/gateway/clientip"
 	"github.com/fintech/platform/gateway/server/servertest"
 	"github.com/fintech/platform/storage/identity"
@@ -60,11 +60,8 @@ func TestSessionRecordsTheClientAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.TrustProxies(trusted)
-	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := NewHandlers(users, tokens, noRoles{}, noMailer{}, servertest.DB{}, time.Now, s.Routes,
+	tokens := authtest.New(t)
+	h, err := NewHandlers(users, tokens.Authenticator, noRoles{}, noMailer{}, servertest.DB{}, time.Now, s.Routes,
 		Config{BaseURL: "http://localhost", Vault: noVault{}, Passwords: pw})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/fintech/platform/gateway/server/servertest"
 
-	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/auth/authtest"
 )
 
 type noUsers struct{ UserStore }
@@ -19,11 +19,8 @@ type noVault struct{ Sealer }
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
 	s := servertest.New()
-	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := NewHandlers(noUsers{}, tokens, noRoles{}, noMailer{}, servertest.DB{}, time.Now, s.Routes, Config{BaseURL: "http://localhost", Vault: noVault{}})
+	tokens := authtest.New(t)
+	h, err := NewHandlers(noUsers{}, tokens.Authenticator, noRoles{}, noMailer{}, servertest.DB{}, time.Now, s.Routes, Config{BaseURL: "http://localhost", Vault: noVault{}})
 	if err != nil {
 		t.Fatal(err)
 	}

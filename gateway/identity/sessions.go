@@ -53,9 +53,7 @@ func (h *Handlers) registerSessions(g server.Router, require fiber.Handler) {
 // ended tells this process's session check about sessions just ended, so
 // their tokens are refused here at once.
 func (h *Handlers) ended(ids ...string) {
-	if s := h.tokens.Sessions(); s != nil {
-		s.Ended(ids...)
-	}
+	h.authn.Sessions().Ended(ids...)
 }
 
 func (h *Handlers) logout(c *fiber.Ctx, _ *server.NoRequest) error {

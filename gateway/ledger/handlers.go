@@ -61,7 +61,7 @@ type Handlers struct {
 	verifier  Verifier
 	analytics Stats
 	bus       Sender
-	tokens    *auth.Tokens
+	authn     *auth.Authenticator
 	now       func() time.Time
 	routes    func() []server.Route
 	cfg       Config
@@ -71,15 +71,15 @@ type Handlers struct {
 
 // NewHandlers checks the dependencies and builds the handlers. routes lists
 // the server's routes for /openapi.json.
-func NewHandlers(db platform.Pinger, reads Reader, verifier Verifier, stats Stats, bus Sender, tokens *auth.Tokens,
+func NewHandlers(db platform.Pinger, reads Reader, verifier Verifier, stats Stats, bus Sender, authn *auth.Authenticator,
 	now func() time.Time, routes func() []server.Route, cfg Config) (*Handlers, error) {
-	if db == nil || reads == nil || verifier == nil || stats == nil || bus == nil || tokens == nil || now == nil || routes == nil {
+	if db == nil || reads == nil || verifier == nil || stats == nil || bus == nil || authn == nil || now == nil || routes == nil {
 		return nil, errors.New("ledger handlers: nil dependency")
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handlers{db: db, reads: reads, verifier: verifier, analytics: stats, bus: bus, tokens: tokens, now: now,
+	return &Handlers{db: db, reads: reads, verifier: verifier, analytics: stats, bus: bus, authn: authn, now: now,
 		routes: routes, cfg: cfg, verifying: make(chan struct{}, 1)}, nil
 }
 
@@ -104,7 +104,7 @@ func (h *Handlers) Register(r server.Router) {
 			server.Fails(http.StatusForbidden, "forbidden: the kind is emitted by a platform module"),
 			server.Fails(http.StatusConflict, "entry_exists or idempotency_key_reused: the entry id is taken, or the Idempotency-Key came with another body"),
 		},
-	}, h.tokens.Require())
+	}, h.authn.Require())
 	server.Get(g, "/entries", server.Op[listRequest]{
 		Summary:     "List entries in chain order; filters kind, actorUserId, since",
 		Description: "Pages through the ledger in chain order, optionally of one kind, actor or since a time. Read-only.",

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/auth/authtest"
 	"github.com/fintech/platform/gateway/server/servertest"
 )
 
@@ -16,11 +16,8 @@ type noStats struct{ Stats }
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
 	s := servertest.New()
-	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := NewHandlers(servertest.DB{}, noReader{}, noVerifier{}, noStats{}, servertest.Sender{}, tokens, time.Now, s.Routes, Config{})
+	tokens := authtest.New(t)
+	h, err := NewHandlers(servertest.DB{}, noReader{}, noVerifier{}, noStats{}, servertest.Sender{}, tokens.Authenticator, time.Now, s.Routes, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ type Handlers struct {
 	reads     Reader
 	analytics Analytics
 	bus       Sender
-	tokens    *auth.Tokens
+	authn     *auth.Authenticator
 	admin     fiber.Handler
 	now       func() time.Time
 	routes    func() []server.Route
@@ -89,15 +89,15 @@ type Handlers struct {
 // reputation admins (verified e-mail on the allowlist) after the
 // bearer-token check: they may post events with their JWT. routes lists
 // the server's routes for /openapi.json.
-func NewHandlers(db platform.Pinger, reads Reader, analytics Analytics, bus Sender, tokens *auth.Tokens,
+func NewHandlers(db platform.Pinger, reads Reader, analytics Analytics, bus Sender, authn *auth.Authenticator,
 	admin fiber.Handler, now func() time.Time, routes func() []server.Route, cfg Config) (*Handlers, error) {
-	if db == nil || reads == nil || analytics == nil || bus == nil || tokens == nil || admin == nil || now == nil || routes == nil {
+	if db == nil || reads == nil || analytics == nil || bus == nil || authn == nil || admin == nil || now == nil || routes == nil {
 		return nil, errors.New("reputation handlers: nil dependency")
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handlers{db: db, reads: reads, analytics: analytics, bus: bus, tokens: tokens, admin: admin, now: now,
+	return &Handlers{db: db, reads: reads, analytics: analytics, bus: bus, authn: authn, admin: admin, now: now,
 		routes: routes, cfg: cfg}, nil
 }
 
@@ -131,7 +131,7 @@ func (h *Handlers) Register(r server.Router) {
 		Description: "The caller's score, rank and last 50 events. Read-only.",
 		Handle:      h.me,
 		Responses:   []server.Response{server.Answers(http.StatusOK, "the caller's score, rank and last 50 events", schemas.ReputationMe{})},
-	}, h.tokens.Require())
+	}, h.authn.Require())
 	server.Get(g, "/leaderboard", server.Op[leaderboardRequest]{
 		Summary:     "Top users by score; query limit (<= 100), rank, since",
 		Description: "The leaderboard: users by score, optionally of one rank or since a time. Read-only.",
@@ -186,7 +186,7 @@ func (h *Handlers) authorize(c *fiber.Ctx) error {
 	if !ok {
 		return apierr.AuthRequired()
 	}
-	p, err := h.tokens.Authenticate(c.UserContext(), tok)
+	p, err := h.authn.Authenticate(c.UserContext(), tok)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/fintech/platform/gateway/server/servertest"
 
-	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/auth/authtest"
 )
 
 type noReader struct{ Reader }
@@ -16,11 +16,8 @@ type noAnalytics struct{ Analytics }
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
 	s := servertest.New()
-	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := NewHandlers(servertest.DB{}, noReader{}, noAnalytics{}, servertest.Sender{}, tokens, servertest.Pass,
+	tokens := authtest.New(t)
+	h, err := NewHandlers(servertest.DB{}, noReader{}, noAnalytics{}, servertest.Sender{}, tokens.Authenticator, servertest.Pass,
 		time.Now, s.Routes, Config{})
 	if err != nil {
 		t.Fatal(err)

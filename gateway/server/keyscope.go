@@ -15,13 +15,26 @@ import (
 // route is closed to keys. Call it before any route registers.
 func (s *Server) RequireKeyScopes() { s.strictKeyScopes = true }
 
+// NoKeys is the Op.KeyScope of a route closed to restricted API keys.
+const NoKeys = "none"
+
 // keyScope is the scope a restricted API key needs on a route, "" when
 // keys cannot call it: public routes (they need no credential), admin
-// routes (a declared Role), routes of a partner key, the areas
-// schemas.KeyAreas closes and the prefixes it does not list.
+// routes (a declared Role), routes of a partner key, routes that declare
+// NoKeys, the areas schemas.KeyAreas closes and the prefixes it does not
+// list. A route's declared KeyScope wins over its area's.
 func keyScope(method, path string, d *Declaration, strict bool) string {
 	if d != nil && (d.Public || d.Role != "" || d.APIKey != "") {
 		return ""
+	}
+	if d != nil && d.KeyScope != "" {
+		if d.KeyScope == NoKeys {
+			return ""
+		}
+		if !schemas.IsKeyScope(d.KeyScope) {
+			panic(fmt.Sprintf("%s %s: KeyScope %q is not a scope of schemas.KeyAreas (nor server.NoKeys)", method, path, d.KeyScope))
+		}
+		return d.KeyScope
 	}
 	scope, listed := schemas.KeyScopeOf(method, path)
 	if !listed && d != nil && strict {

@@ -16,11 +16,12 @@ import (
 	"github.com/fintech/platform/gateway/server"
 )
 
-// TestKeyScopeFromDeclarations: each route's API key scope is derived at
-// registration from its declaration and schemas.KeyAreas and is what the
-// request that matched the route sees: read and write of an area by
-// method, the longest prefix winning (webhooks inside /api/fiat), and no
-// scope (closed to keys) for public, admin and identity routes.
+// TestKeyScopeFromDeclarations: each route's API key scope is declared
+// with the route (Op.KeyScope: a scope, or NoKeys) or else derived at
+// registration from its area in schemas.KeyAreas, and is what the request
+// that matched the route sees: read and write of an area by method, the
+// longest prefix winning (webhooks inside /api/fiat), and no scope (closed
+// to keys) for public, admin, NoKeys and undeclared identity routes.
 func TestKeyScopeFromDeclarations(t *testing.T) {
 	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	seen := map[string]string{}
@@ -38,9 +39,11 @@ func TestKeyScopeFromDeclarations(t *testing.T) {
 	server.Handle(fiat, http.MethodPatch, "/me/webhook", op(server.Op[server.NoRequest]{}), record)
 	server.Get(fiat, "/admin/audit", op(server.Op[server.NoRequest]{Role: "fiat admin"}), record)
 	server.Get(fiat, "/wallets/:id/public", op(server.Op[server.NoRequest]{Public: true}), record)
-	server.Post(fiat, "/merchant/keys", op(server.Op[server.NoRequest]{}), record)
+	server.Post(fiat, "/merchant/keys", op(server.Op[server.NoRequest]{KeyScope: server.NoKeys}), record)
+	server.Post(fiat, "/merchant/charge", op(server.Op[server.NoRequest]{}), record)
 	auth := s.Root().Group("/api/auth")
-	server.Get(auth, "/me", op(server.Op[server.NoRequest]{}), record)
+	server.Get(auth, "/me", op(server.Op[server.NoRequest]{KeyScope: "account:read"}), record)
+	server.Get(auth, "/me/undeclared", op(server.Op[server.NoRequest]{}), record)
 	server.Post(auth, "/api-keys", op(server.Op[server.NoRequest]{}), record)
 	s.Finish()
 
@@ -51,7 +54,9 @@ func TestKeyScopeFromDeclarations(t *testing.T) {
 		"GET /api/fiat/admin/audit":       "",
 		"GET /api/fiat/wallets/w1/public": "",
 		"POST /api/fiat/merchant/keys":    "",
+		"POST /api/fiat/merchant/charge":  "fiat:write",
 		"GET /api/auth/me":                "account:read",
+		"GET /api/auth/me/undeclared":     "",
 		"POST /api/auth/api-keys":         "",
 	}
 	for route, scope := range want {
@@ -88,5 +93,18 @@ func TestUnscopedRouteFailsAtStartup(t *testing.T) {
 		}
 	}()
 	server.Get(s.Root().Group("/api/newmodule"), "/things", server.Op[server.NoRequest]{
+		Handle: func(*fiber.Ctx, *server.NoRequest) error { return nil }})
+}
+
+// TestDeclaredKeyScopeMustExist: a route that declares a scope no area
+// has cannot register.
+func TestDeclaredKeyScopeMustExist(t *testing.T) {
+	s := server.New(ratelimit.New(ratelimit.Limits{}, time.Now), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "fiat:admin") {
+			t.Fatalf("registering a route with an unknown scope: %v", r)
+		}
+	}()
+	server.Get(s.Root().Group("/api/fiat"), "/things", server.Op[server.NoRequest]{KeyScope: "fiat:admin",
 		Handle: func(*fiber.Ctx, *server.NoRequest) error { return nil }})
 }

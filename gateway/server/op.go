@@ -38,6 +38,12 @@ type Op[Req any] struct {
 	// instead of a bearer token (a partner key, e.g. X-Build-Key); the
 	// middleware that checks it is passed to Handle.
 	APIKey string
+	// KeyScope is the scope a restricted API key needs on this route,
+	// declared with it: a scope of schemas.KeyScopes, or NoKeys to close the
+	// route to keys. Empty takes its area's scope (schemas.KeyAreas: read
+	// for GET, write otherwise); a public, partner-key or admin route is
+	// closed to keys whatever it says.
+	KeyScope string
 	// Role names who may call beyond a valid token, e.g. "fiat admin"; the
 	// middleware that enforces it is passed to Handle with the
 	// authentication. The document states it and the 403 forbidden answer.
@@ -84,6 +90,7 @@ type Declaration struct {
 	Responses   []Response
 	Public      bool
 	APIKey      string
+	KeyScope    string
 	Role        string
 	Description string
 	Caller      string
@@ -128,7 +135,7 @@ func Handle[Req any](r Router, method, path string, op Op[Req], mw ...fiber.Hand
 	if _, none := any(new(Req)).(*NoRequest); !none {
 		request = new(Req)
 	}
-	decl := &Declaration{Request: request, Responses: op.Responses, Public: op.Public, APIKey: op.APIKey, Role: op.Role,
+	decl := &Declaration{Request: request, Responses: op.Responses, Public: op.Public, APIKey: op.APIKey, KeyScope: op.KeyScope, Role: op.Role,
 		Description: op.Description, Caller: op.Caller}
 	binder, err := bind.For(reflect.TypeFor[Req]())
 	if err != nil {

@@ -124,7 +124,7 @@ type Handlers struct {
 	audience Audience
 	stream   Stream
 	waker    Waker
-	tokens   *auth.Tokens
+	authn    *auth.Authenticator
 	admin    fiber.Handler
 	vault    Vault
 	now      func() time.Time
@@ -137,9 +137,9 @@ type Handlers struct {
 // only fiat admins (verified e-mail on the allowlist): the delivery log,
 // retries and the stream are theirs. vault seals signing secrets before
 // they are stored. audience picks each user's events for their own stream.
-func NewHandlers(store Store, stream Stream, audience Audience, waker Waker, tokens *auth.Tokens, admin fiber.Handler,
+func NewHandlers(store Store, stream Stream, audience Audience, waker Waker, authn *auth.Authenticator, admin fiber.Handler,
 	vault Vault, now func() time.Time, cfg Config) (*Handlers, error) {
-	if store == nil || stream == nil || audience == nil || waker == nil || tokens == nil || admin == nil || vault == nil ||
+	if store == nil || stream == nil || audience == nil || waker == nil || authn == nil || admin == nil || vault == nil ||
 		now == nil {
 		return nil, errors.New("webhook handlers: nil dependency")
 	}
@@ -147,7 +147,7 @@ func NewHandlers(store Store, stream Stream, audience Audience, waker Waker, tok
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handlers{store: store, audience: audience, stream: stream, waker: waker, tokens: tokens, admin: admin,
+	return &Handlers{store: store, audience: audience, stream: stream, waker: waker, authn: authn, admin: admin,
 		vault: vault, now: now, cfg: cfg, streams: &streamSlots{open: map[string]int{}}}, nil
 }
 
@@ -162,7 +162,7 @@ func (h *Handlers) Register(r server.Router) error {
 		return err
 	}
 	g := r.Group("/api/fiat")
-	user := h.tokens.Require()
+	user := h.authn.Require()
 	admin := h.admin
 	server.Post(g, "/me/webhook", server.Op[subscribeRequest]{
 		Summary:     "Create or replace the caller's webhook endpoint",

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fintech/platform/gateway/server/servertest"
 
-	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/auth/authtest"
 	"github.com/fintech/platform/gateway/openapi"
 )
 
@@ -26,11 +26,8 @@ func (noWaker) Wake() {}
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
 	s := servertest.New()
-	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := NewHandlers(noStore{}, noStream{}, noAudience{}, noWaker{}, tokens, servertest.Pass, noVault{}, time.Now, Config{Reauth: noReauth{}})
+	tokens := authtest.New(t)
+	h, err := NewHandlers(noStore{}, noStream{}, noAudience{}, noWaker{}, tokens.Authenticator, servertest.Pass, noVault{}, time.Now, Config{Reauth: noReauth{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,17 +138,18 @@ func (h *Handlers) serveStream(c *fiber.Ctx, backlog []Message, l *Listener, kee
 
 // credentialLive returns the check an open stream runs on c's caller: false
 // once the login session, or the API key, it authenticated with has ended
-// (logout, revocation, expiry). A caller with neither (sessions not in use)
+// (logout, revocation, expiry). A caller with neither (set by a test)
 // is not checked. A store error keeps the stream: the next check asks again.
 func (h *Handlers) credentialLive(c *fiber.Ctx) func() bool {
 	p, _ := auth.User(c)
-	sessions := h.tokens.Sessions()
 	var ended func(ctx context.Context) bool
 	switch {
 	case p.KeyID != "":
-		ended = func(ctx context.Context) bool { return errors.Is(h.tokens.CheckKey(ctx, p), auth.ErrKeyEnded) }
-	case sessions != nil && p.SessionID != "":
-		ended = func(ctx context.Context) bool { return errors.Is(sessions.Check(ctx, p), auth.ErrSessionEnded) }
+		ended = func(ctx context.Context) bool { return errors.Is(h.authn.CheckKey(ctx, p), auth.ErrKeyEnded) }
+	case p.SessionID != "":
+		ended = func(ctx context.Context) bool {
+			return errors.Is(h.authn.Sessions().Check(ctx, p), auth.ErrSessionEnded)
+		}
 	default:
 		return func() bool { return true }
 	}

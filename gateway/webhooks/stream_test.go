@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fintech/platform/gateway/auth"
+	"github.com/fintech/platform/gateway/auth/authtest"
 	"github.com/fintech/platform/gateway/ratelimit"
 	"github.com/fintech/platform/gateway/server"
 	gwebhooks "github.com/fintech/platform/gateway/webhooks"
@@ -45,10 +46,7 @@ func newStreamFixture(t *testing.T) streamFixture {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	pool, _ := pgtest.NewDB(t)
-	tokens, err := auth.NewTokens([]byte("0123456789abcdef0123456789abcdef"), time.Hour, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens := authtest.New(t)
 	hub, err := gwebhooks.NewHub(gwebhooks.HubConfig{}, nil, nil, log, time.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +69,7 @@ VALUES ('u-admin', 'boss@example.com', 'x', now(), now()), ('u-user', 'someone@e
 	skew := &atomic.Int64{}
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	st := store.NewStore(pool)
-	h, err := gwebhooks.NewHandlers(st, hub, nobody{}, noWake{}, tokens, guard.Require(allow), vault, now,
+	h, err := gwebhooks.NewHandlers(st, hub, nobody{}, noWake{}, tokens.Authenticator, guard.Require(allow), vault, now,
 		gwebhooks.Config{Heartbeat: 100 * time.Millisecond, Reauth: admitAll{}})
 	if err != nil {
 		t.Fatal(err)
@@ -87,8 +85,8 @@ VALUES ('u-admin', 'boss@example.com', 'x', now(), now()), ('u-user', 'someone@e
 	}
 	go func() { _ = srv.App.Listener(ln) }()
 	t.Cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
-	admin, _ := tokens.Issue("u-admin", "boss@example.com")
-	user, _ := tokens.Issue("u-user", "someone@example.com")
+	admin := tokens.Login(t, "u-admin", "boss@example.com")
+	user := tokens.Login(t, "u-user", "someone@example.com")
 	return streamFixture{base: "http://" + ln.Addr().String(), hub: hub, admin: admin, user: user, client: &http.Client{},
 		store: st, skew: skew}
 }
@@ -280,12 +278,13 @@ func TestStreamTickets(t *testing.T) {
 		if status, _ := f.mint(t, ""); status != http.StatusUnauthorized {
 			t.Fatalf("minted without a token: %d", status)
 		}
-		// A ticket stands for its user, whose rights are checked when it is
-		// used: one held by an account off the allowlist opens nothing.
+		// A ticket stands for its user (and the live session that minted
+		// it), whose rights are checked when it is used: one held by an
+		// account off the allowlist opens nothing.
 		const raw = "ticket-of-a-plain-user-0123456789abcdef"
 		sum := sha256.Sum256([]byte(raw))
 		now := time.Now()
-		if err := f.store.CreateStreamTicket(context.Background(), hex.EncodeToString(sum[:]), "u-user", "", now.Add(time.Minute), now); err != nil {
+		if err := f.store.CreateStreamTicket(context.Background(), hex.EncodeToString(sum[:]), "u-user", authtest.SessionOf("u-user"), now.Add(time.Minute), now); err != nil {
 			t.Fatal(err)
 		}
 		resp, _, c := f.open(t, "/api/fiat/admin/events?ticket="+raw, nil)

@@ -72,12 +72,10 @@ func (h *Handlers) streamAuth(user fiber.Handler) fiber.Handler {
 		p := auth.Principal{UserID: userID, SessionID: sessionID}
 		// The ticket stands for the session that minted it: once that
 		// session ended, the ticket opens nothing.
-		if s := h.tokens.Sessions(); s != nil {
-			if err := s.Check(c.UserContext(), p); errors.Is(err, auth.ErrSessionEnded) {
-				return apierr.AuthRequired()
-			} else if err != nil {
-				return err
-			}
+		if err := h.authn.Sessions().Check(c.UserContext(), p); errors.Is(err, auth.ErrSessionEnded) {
+			return apierr.AuthRequired()
+		} else if err != nil {
+			return err
 		}
 		auth.SetUser(c, p)
 		return c.Next()

@@ -6,7 +6,6 @@ package build
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"time"
@@ -58,6 +57,8 @@ type Key struct {
 	EmployerID string
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
+	// Hash is the stored SHA-256 of the key (read by KeyByHash only).
+	Hash []byte
 }
 
 // Filter narrows the open-vacancy feed; empty fields match everything.
@@ -364,19 +365,15 @@ WHERE id = $1 AND employer_id = $2 RETURNING id, employer_id, created_at, revoke
 	return k, nil
 }
 
-// KeyByHash finds the active key whose plaintext hashes to hash; an unknown
-// or revoked key is postgres.ErrNotFound. The stored digest is compared
-// again in constant time after the indexed lookup.
+// KeyByHash finds the active key whose plaintext hashes to hash, with its
+// stored digest (which auth.KeyLookup compares again in constant time); an
+// unknown or revoked key is postgres.ErrNotFound.
 func (s *Store) KeyByHash(ctx context.Context, hash []byte) (Key, error) {
 	var k Key
-	var stored []byte
 	err := s.pool.QueryRow(ctx, `SELECT id, employer_id, created_at, key_hash FROM build_partner_keys
-WHERE key_hash = $1 AND revoked_at IS NULL`, hash).Scan(&k.ID, &k.EmployerID, &k.CreatedAt, &stored)
+WHERE key_hash = $1 AND revoked_at IS NULL`, hash).Scan(&k.ID, &k.EmployerID, &k.CreatedAt, &k.Hash)
 	if err != nil {
 		return Key{}, fmt.Errorf("find partner key: %w", postgres.Translate(err))
-	}
-	if subtle.ConstantTimeCompare(stored, hash) != 1 {
-		return Key{}, fmt.Errorf("find partner key: %w", postgres.ErrNotFound)
 	}
 	return k, nil
 }
