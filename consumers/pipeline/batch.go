@@ -139,6 +139,7 @@ func partitionWorker(topic string, partition int32, workers int) int {
 func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at place, pos **batchPositions) (carry []*kgo.Record, err error) {
 	defer func() { at.own.finish(err != nil) }()
 	start := time.Now()
+	var committed int64
 	cmds := make([]Command, 0, len(recs))
 	expanded, parked := r.expand(recs)
 	var refused []*kgo.Record
@@ -166,7 +167,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 			continue
 		}
 		cmds = append(cmds, Command{Env: env, Topic: rec.Topic, Trace: topics.TraceOf(rec), Partition: rec.Partition,
-			Offset: rec.Offset, Recorded: r.replays.get(rec.Topic, rec.Partition, env.ID)})
+			Offset: rec.Offset, Recorded: r.replays.get(rec.Topic, rec.Partition, env.ID), Fetched: fetchedAt(rec)})
 	}
 
 	ctx, span := r.startBatchSpan(ctx, cmds)
@@ -190,6 +191,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 		if positions.fenced {
 			return nil, nil // sought back: the records come again (position.go)
 		}
+		committed = time.Now().UnixNano()
 		replies, parked = append(replies, applied...), stillParked
 		r.logApplied(ctx, cmds)
 		if reapplies(cmds) {
@@ -231,7 +233,11 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 	}
 	// Replies are sent without waiting: a lost reply only makes the waiting
 	// request time out, and its retry gets the stored result.
+	replied := time.Now().UnixNano()
 	for _, rep := range replies {
+		if committed != 0 && len(rep.Headers) > 0 && rep.Headers[len(rep.Headers)-1].Key == topics.HopsHeader {
+			topics.StampHops(rep, start.UnixNano(), committed, replied)
+		}
 		r.client.Produce(ctx, rep, r.onReplySent)
 	}
 	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))

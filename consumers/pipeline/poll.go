@@ -35,7 +35,7 @@ func (r *Runner) consume(ctx context.Context) error {
 		}
 	}()
 	for {
-		fetches := r.poll(ctx, inflight)
+		fetches := stampFetched(r.poll(ctx, inflight))
 		fetches = r.gather(ctx, fetches, inflight)
 		if fetches.IsClientClosed() {
 			return nil
@@ -145,4 +145,33 @@ func (r *Runner) recordLag(fetches kgo.Fetches) {
 		r.metrics.Lag.WithLabelValues(r.cfg.Group, p.Topic, strconv.Itoa(int(p.Partition))).
 			Set(float64(p.HighWatermark - last - 1))
 	})
+}
+
+// fetchedKey is the key of a polled record's Context value: when its poll
+// returned, in Unix nanoseconds (Command.Fetched).
+type fetchedKey struct{}
+
+// stampFetched notes on each record of fs when its poll returned: one
+// context per poll, set on records that have none (franz-go leaves a
+// consumed record's Context to the consumer).
+func stampFetched(fs kgo.Fetches) kgo.Fetches {
+	if fs.NumRecords() == 0 {
+		return fs
+	}
+	at := context.WithValue(context.Background(), fetchedKey{}, time.Now().UnixNano())
+	fs.EachRecord(func(rec *kgo.Record) {
+		if rec.Context == nil {
+			rec.Context = at
+		}
+	})
+	return fs
+}
+
+// fetchedAt is when rec's poll returned; 0 when not noted.
+func fetchedAt(rec *kgo.Record) int64 {
+	if rec.Context == nil {
+		return 0
+	}
+	at, _ := rec.Context.Value(fetchedKey{}).(int64)
+	return at
 }

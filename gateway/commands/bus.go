@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -90,6 +92,7 @@ func (b *Bus) route(ctx context.Context) {
 		if fetches.IsClientClosed() || ctx.Err() != nil {
 			return
 		}
+		seen := time.Now().UnixNano()
 		fetches.EachRecord(func(r *kgo.Record) {
 			if string(r.Key) != b.instanceID {
 				return
@@ -103,6 +106,10 @@ func (b *Bus) route(ctx context.Context) {
 			if err != nil {
 				b.log.Warn("unreadable reply", "err", err)
 				return
+			}
+			if hops := topics.HopsOf(r); len(hops) == 4 {
+				// produced and acknowledged are filled by Send.
+				reply.Hops = append(make([]int64, 2, 7), append(hops, seen)...)
 			}
 			b.mu.Lock()
 			ch := b.waiters[env.CorrelationID]
@@ -169,13 +176,23 @@ func (b *Bus) Send(ctx context.Context, cmd Command) (schemas.Reply, error) {
 	}()
 
 	produced := make(chan error, 1)
-	b.producer.Produce(ctx, rec, func(_ *kgo.Record, err error) { produced <- err })
+	var acked atomic.Int64
+	sent := time.Now().UnixNano()
+	b.producer.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+		acked.Store(time.Now().UnixNano())
+		produced <- err
+	})
 
 	timer := time.NewTimer(b.timeout)
 	defer timer.Stop()
 	for {
 		select {
 		case rep := <-ch:
+			if len(rep.Hops) == 7 {
+				// 0 when the reply came before the broker's acknowledgement
+				// was handled.
+				rep.Hops[0], rep.Hops[1] = sent, acked.Load()
+			}
 			return rep, nil
 		case err := <-produced:
 			if err != nil {
@@ -197,6 +214,28 @@ func Respond(c *fiber.Ctx, rep schemas.Reply) error {
 	if rep.Replayed {
 		c.Set("Idempotent-Replayed", "true")
 	}
+	if len(rep.Hops) > 0 && c.Get(HeaderHops) != "" {
+		c.Set(HeaderHops, formatHops(c.Context().Time().UnixNano(), rep.Hops, time.Now().UnixNano()))
+	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	return c.Status(rep.Status).Send(rep.Body)
+}
+
+// HeaderHops asks, on a request, for the times its command passed (any
+// value), and carries them on the answer: comma-separated Unix nanoseconds
+// of the request read, the command produced, acknowledged by the broker (0
+// when its acknowledgement came after the reply), fetched by the applier,
+// its batch begun, committed, the reply produced, seen by the gateway, and
+// the answer written. The benchmark's latency budget (e2e/bench) reads it;
+// an answer without a reply from an applier that stamps them has none.
+const HeaderHops = "Platform-Hops"
+
+func formatHops(accepted int64, hops []int64, written int64) string {
+	b := make([]byte, 0, 20*(len(hops)+2))
+	b = strconv.AppendInt(b, accepted, 10)
+	for _, h := range hops {
+		b = strconv.AppendInt(append(b, ','), h, 10)
+	}
+	b = strconv.AppendInt(append(b, ','), written, 10)
+	return string(b)
 }
