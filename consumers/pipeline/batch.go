@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 type round struct {
 	recs       []*kgo.Record
 	committing chan struct{} // every batch of the poll sent its COMMIT, or ended
+	journaling chan struct{} // every batch of the poll committed and produced its journal entries (never closed when one ended otherwise)
 	done       chan struct{} // every batch of the poll is finished
 	errs       []error
 	fenced     []*batchPositions // batches of the poll refused by the fence (position.go)
@@ -38,7 +40,7 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 			groups[w] = append(groups[w], rec)
 		}
 	}
-	rd := &round{recs: recs, committing: make(chan struct{}), done: make(chan struct{}), errs: make([]error, len(groups)),
+	rd := &round{recs: recs, committing: make(chan struct{}), journaling: make(chan struct{}), done: make(chan struct{}), errs: make([]error, len(groups)),
 		carry: make([][]*kgo.Record, len(groups))}
 	var turns []*turn
 	var wg sync.WaitGroup
@@ -69,6 +71,14 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 			<-t.committing
 		}
 		close(rd.committing)
+		for _, t := range turns {
+			select {
+			case <-t.journaling:
+			case <-t.done:
+				return // fenced, failed or held: the poll ends before the next is read
+			}
+		}
+		close(rd.journaling)
 	}()
 	go func() {
 		wg.Wait()
@@ -223,7 +233,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 			sent = append(sent, rep)
 		}
 	}
-	if err := r.produceUntilDone(ctx, stop, journal); err != nil {
+	if err := r.produceJournal(ctx, stop, journal, at.own); err != nil {
 		return nil, err
 	}
 	replies = sent
@@ -286,4 +296,39 @@ func (r *Runner) onReplySent(_ *kgo.Record, err error) {
 	if err != nil {
 		r.log.Warn("sending a reply failed; the request will time out and its retry gets the stored result", "err", err)
 	}
+}
+
+// produceJournal produces a batch's journal entries and waits until the
+// broker acknowledged them all, retrying those that failed
+// (produceUntilDone). Once every entry is handed to the client it tells
+// the runner (own.journal) that the next batch may start: its entries are
+// produced after these, so each partition's entries keep the order of the
+// batches, and its replies wait for its own entries as these do.
+func (r *Runner) produceJournal(ctx, stop context.Context, recs []*kgo.Record, own *turn) error {
+	if len(recs) == 0 {
+		own.journal()
+		return nil
+	}
+	type result struct {
+		rec *kgo.Record
+		err error
+	}
+	acked := make(chan result, len(recs))
+	for _, rec := range recs {
+		r.client.Produce(ctx, rec, func(rec *kgo.Record, err error) { acked <- result{rec, err} })
+	}
+	own.journal()
+	var failed []*kgo.Record
+	var first error
+	for range recs {
+		res := <-acked
+		if res.err != nil {
+			failed, first = append(failed, res.rec), cmp.Or(first, res.err)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	r.log.Warn("producing to "+failed[0].Topic+" failed, retrying", "err", first)
+	return r.produceUntilDone(ctx, stop, failed)
 }
