@@ -17,4 +17,10 @@ type Reply struct {
 	// Replayed is true when the command had been applied before and Body is
 	// the stored answer.
 	Replayed bool `json:"replayed,omitempty"`
+	// Hops are the times (Unix nanoseconds) the command passed on its way
+	// to this reply, filled by the gateway's bus from the reply record and
+	// its own clock, never serialized: produced, acknowledged by the
+	// broker, fetched by the applier, its batch begun, committed, the reply
+	// produced, the reply seen by the gateway (issue 48's latency budget).
+	Hops []int64 `json:"-"`
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 type round struct {
 	recs       []*kgo.Record
 	committing chan struct{} // every batch of the poll sent its COMMIT, or ended
+	journaling chan struct{} // every batch of the poll committed and produced its journal entries (never closed when one ended otherwise)
 	done       chan struct{} // every batch of the poll is finished
 	errs       []error
 	fenced     []*batchPositions // batches of the poll refused by the fence (position.go)
@@ -38,7 +40,7 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 			groups[w] = append(groups[w], rec)
 		}
 	}
-	rd := &round{recs: recs, committing: make(chan struct{}), done: make(chan struct{}), errs: make([]error, len(groups)),
+	rd := &round{recs: recs, committing: make(chan struct{}), journaling: make(chan struct{}), done: make(chan struct{}), errs: make([]error, len(groups)),
 		carry: make([][]*kgo.Record, len(groups))}
 	var turns []*turn
 	var wg sync.WaitGroup
@@ -69,6 +71,14 @@ func (r *Runner) start(ctx, stop context.Context, recs []*kgo.Record) *round {
 			<-t.committing
 		}
 		close(rd.committing)
+		for _, t := range turns {
+			select {
+			case <-t.journaling:
+			case <-t.done:
+				return // fenced, failed or held: the poll ends before the next is read
+			}
+		}
+		close(rd.journaling)
 	}()
 	go func() {
 		wg.Wait()
@@ -139,6 +149,7 @@ func partitionWorker(topic string, partition int32, workers int) int {
 func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at place, pos **batchPositions) (carry []*kgo.Record, err error) {
 	defer func() { at.own.finish(err != nil) }()
 	start := time.Now()
+	var committed int64
 	cmds := make([]Command, 0, len(recs))
 	expanded, parked := r.expand(recs)
 	var refused []*kgo.Record
@@ -166,7 +177,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 			continue
 		}
 		cmds = append(cmds, Command{Env: env, Topic: rec.Topic, Trace: topics.TraceOf(rec), Partition: rec.Partition,
-			Offset: rec.Offset, Recorded: r.replays.get(rec.Topic, rec.Partition, env.ID)})
+			Offset: rec.Offset, Recorded: r.replays.get(rec.Topic, rec.Partition, env.ID), Fetched: fetchedAt(rec)})
 	}
 
 	ctx, span := r.startBatchSpan(ctx, cmds)
@@ -190,6 +201,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 		if positions.fenced {
 			return nil, nil // sought back: the records come again (position.go)
 		}
+		committed = time.Now().UnixNano()
 		replies, parked = append(replies, applied...), stillParked
 		r.logApplied(ctx, cmds)
 		if reapplies(cmds) {
@@ -221,7 +233,7 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 			sent = append(sent, rep)
 		}
 	}
-	if err := r.produceUntilDone(ctx, stop, journal); err != nil {
+	if err := r.produceJournal(ctx, stop, journal, at.own); err != nil {
 		return nil, err
 	}
 	replies = sent
@@ -231,7 +243,11 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 	}
 	// Replies are sent without waiting: a lost reply only makes the waiting
 	// request time out, and its retry gets the stored result.
+	replied := time.Now().UnixNano()
 	for _, rep := range replies {
+		if committed != 0 && len(rep.Headers) > 0 && rep.Headers[len(rep.Headers)-1].Key == topics.HopsHeader {
+			topics.StampHops(rep, start.UnixNano(), committed, replied)
+		}
 		r.client.Produce(ctx, rep, r.onReplySent)
 	}
 	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))
@@ -280,4 +296,39 @@ func (r *Runner) onReplySent(_ *kgo.Record, err error) {
 	if err != nil {
 		r.log.Warn("sending a reply failed; the request will time out and its retry gets the stored result", "err", err)
 	}
+}
+
+// produceJournal produces a batch's journal entries and waits until the
+// broker acknowledged them all, retrying those that failed
+// (produceUntilDone). Once every entry is handed to the client it tells
+// the runner (own.journal) that the next batch may start: its entries are
+// produced after these, so each partition's entries keep the order of the
+// batches, and its replies wait for its own entries as these do.
+func (r *Runner) produceJournal(ctx, stop context.Context, recs []*kgo.Record, own *turn) error {
+	if len(recs) == 0 {
+		own.journal()
+		return nil
+	}
+	type result struct {
+		rec *kgo.Record
+		err error
+	}
+	acked := make(chan result, len(recs))
+	for _, rec := range recs {
+		r.client.Produce(ctx, rec, func(rec *kgo.Record, err error) { acked <- result{rec, err} })
+	}
+	own.journal()
+	var failed []*kgo.Record
+	var first error
+	for range recs {
+		res := <-acked
+		if res.err != nil {
+			failed, first = append(failed, res.rec), cmp.Or(first, res.err)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	r.log.Warn("producing to "+failed[0].Topic+" failed, retrying", "err", first)
+	return r.produceUntilDone(ctx, stop, failed)
 }

@@ -46,7 +46,7 @@ func (r *Runner) gather(ctx context.Context, fetches kgo.Fetches, inflight *roun
 			break
 		}
 		wctx, cancel := context.WithTimeout(ctx, wait)
-		more := r.client.PollRecords(wctx, r.cfg.MaxBatch-n)
+		more := stampFetched(r.client.PollRecords(wctx, r.cfg.MaxBatch-n))
 		cancel()
 		got := more.NumRecords()
 		fetches = append(fetches, withoutWaitEnd(more, wctx)...)

@@ -40,6 +40,10 @@ type Command struct {
 	// re-applied reproducing it (journal.go). Nil for a command applied
 	// for the first time.
 	Recorded *Recorded
+	// Fetched is when the poll that read its record returned (Unix
+	// nanoseconds; 0 when unknown): the first of the applier's hops on its
+	// reply (topics.HopsHeader).
+	Fetched int64
 }
 
 // Emission is a record the applied command causes, queued in the outbox in

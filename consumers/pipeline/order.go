@@ -35,9 +35,10 @@ type turn struct {
 	locked     chan struct{} // the first transaction holds the lock, or ended without it
 	committing chan struct{} // the first transaction sent its COMMIT, or ended
 	ended      chan struct{} // the first transaction committed or rolled back
+	journaling chan struct{} // the batch committed and produced its journal entries, waiting only for their acknowledgement
 	done       chan struct{} // the batch is finished: everything committed, or it gave up
 
-	onceLocked, onceCommitting, onceEnded, onceDone sync.Once
+	onceLocked, onceCommitting, onceEnded, onceJournaling, onceDone sync.Once
 
 	ok     bool // set before ended closes: the first transaction committed, or there was none
 	failed bool // set before done closes: the batch gave up, nothing after it may commit
@@ -45,7 +46,7 @@ type turn struct {
 
 func newTurn() *turn {
 	return &turn{locked: make(chan struct{}), committing: make(chan struct{}),
-		ended: make(chan struct{}), done: make(chan struct{})}
+		ended: make(chan struct{}), journaling: make(chan struct{}), done: make(chan struct{})}
 }
 
 func (t *turn) hold() {
@@ -68,6 +69,14 @@ func (t *turn) end(ok bool) {
 	t.onceEnded.Do(func() { t.ok = ok; close(t.ended) })
 	t.hold()
 	t.commit()
+}
+
+// journal records that the batch committed and produced its journal
+// entries; it waits only for their acknowledgement, then replies.
+func (t *turn) journal() {
+	if t != nil {
+		t.onceJournaling.Do(func() { close(t.journaling) })
+	}
 }
 
 // finish records that the batch is finished (failed: it gave up).

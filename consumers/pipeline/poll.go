@@ -35,7 +35,7 @@ func (r *Runner) consume(ctx context.Context) error {
 		}
 	}()
 	for {
-		fetches := r.poll(ctx, inflight)
+		fetches := stampFetched(r.poll(ctx, inflight))
 		fetches = r.gather(ctx, fetches, inflight)
 		if fetches.IsClientClosed() {
 			return nil
@@ -61,7 +61,7 @@ func (r *Runner) consume(ctx context.Context) error {
 		}
 		r.recordLag(fetches)
 		overlap := ctx.Err() == nil && !r.rebalanceWanted.Swap(false) && r.overlapNext()
-		if inflight != nil && overlap {
+		if inflight != nil && (overlap || r.overlapAfterCommit(ctx, inflight)) {
 			continue
 		}
 		if inflight != nil {
@@ -92,6 +92,34 @@ func (r *Runner) overlapNext() bool {
 		return false
 	default:
 		return r.client.BufferedFetchRecords() > 0
+	}
+}
+
+// overlapAfterCommit reports, for a poll in flight that does not overlap
+// the next one now, whether to read the next poll once its batches have
+// committed and produced their journal entries (turn.journaling), instead
+// of after their replies: the broker's acknowledgement of the journal (an
+// fsync on the embedded broker) then no longer holds up the next batch,
+// which starts its transaction after this one's COMMIT returned, not
+// during it as OverlapAlways does, so it closes no earlier than it would
+// have. Only with OverlapBacklog, and not while re-applying, nor when a
+// rebalance waits.
+func (r *Runner) overlapAfterCommit(ctx context.Context, inflight *round) bool {
+	if r.cfg.Overlap != OverlapBacklog || ctx.Err() != nil || r.reproducing() {
+		return false
+	}
+	select {
+	case <-inflight.journaling:
+		// A batch that re-applied commands still has its replays pending
+		// here (they are dropped after its journal is acknowledged).
+		return !r.rebalanceWanted.Load() && !r.reproducing()
+	case <-inflight.done:
+		return false // finished (or ended without journaling): poll as usual
+	case <-r.rebalance:
+		r.rebalanceWanted.Store(true)
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -145,4 +173,33 @@ func (r *Runner) recordLag(fetches kgo.Fetches) {
 		r.metrics.Lag.WithLabelValues(r.cfg.Group, p.Topic, strconv.Itoa(int(p.Partition))).
 			Set(float64(p.HighWatermark - last - 1))
 	})
+}
+
+// fetchedKey is the key of a polled record's Context value: when its poll
+// returned, in Unix nanoseconds (Command.Fetched).
+type fetchedKey struct{}
+
+// stampFetched notes on each record of fs when its poll returned: one
+// context per poll, set on records that have none (franz-go leaves a
+// consumed record's Context to the consumer).
+func stampFetched(fs kgo.Fetches) kgo.Fetches {
+	if fs.NumRecords() == 0 {
+		return fs
+	}
+	at := context.WithValue(context.Background(), fetchedKey{}, time.Now().UnixNano())
+	fs.EachRecord(func(rec *kgo.Record) {
+		if rec.Context == nil {
+			rec.Context = at
+		}
+	})
+	return fs
+}
+
+// fetchedAt is when rec's poll returned; 0 when not noted.
+func fetchedAt(rec *kgo.Record) int64 {
+	if rec.Context == nil {
+		return 0
+	}
+	at, _ := rec.Context.Value(fetchedKey{}).(int64)
+	return at
 }

@@ -169,6 +169,10 @@ func (s *sorted) replies(cmds []Command) ([]*kgo.Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		if c.Fetched != 0 {
+			// The runner adds the batch's begin, commit and reply times.
+			topics.StampHops(rec, c.Fetched)
+		}
 		replies = append(replies, rec)
 	}
 	return replies, nil

@@ -96,7 +96,9 @@ type Overlap int
 const (
 	// OverlapBacklog overlaps when records are already waiting once a
 	// poll's batches have started (the poll was capped by MaxBatch, or more
-	// arrived meanwhile); otherwise the next poll is read after the batch.
+	// arrived meanwhile); otherwise the next poll is read once the batch
+	// committed and handed its journal entries to the client, while it
+	// waits for their acknowledgement and replies (overlapAfterCommit).
 	OverlapBacklog Overlap = iota
 	// OverlapAlways reads the next poll as soon as a batch sends its
 	// COMMIT.

@@ -215,13 +215,17 @@ func (c *client) balance(a account) (int64, error) {
 // results of one timed run, of the platform or of a baseline.
 type results struct {
 	latencies []time.Duration
-	fees      int64
-	ok        int64 // settled (200) or committed
-	attempted int64 // transfers started
-	retries   int64
-	byStatus  map[int]int64
-	byCode    map[string]int64 // answers other than 200 by "status code"
-	transport int64            // transfers given up after transport errors
+	// hops are the latency budget's samples (hops.go); hopSkipped the
+	// answers without usable times.
+	hops       []hopSample
+	hopSkipped int
+	fees       int64
+	ok         int64 // settled (200) or committed
+	attempted  int64 // transfers started
+	retries    int64
+	byStatus   map[int]int64
+	byCode     map[string]int64 // answers other than 200 by "status code"
+	transport  int64            // transfers given up after transport errors
 	// transportRetries counts resends after a transport error (same key).
 	transportRetries int64
 	start            time.Time     // first request
@@ -377,9 +381,12 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 			req.Header.SetMethod(fasthttp.MethodPost)
 			req.SetRequestURIBytes(uri)
 			req.Header.SetContentType("application/json")
+			req.Header.Set("Platform-Hops", "1")
 			keyPrefix := []byte("bench-" + runID + "-" + strconv.Itoa(w) + "-")
 			key := make([]byte, 0, 64)
 			lats := make([]time.Duration, 0, 1<<14)
+			hops := make([]hopSample, 0, 1<<12)
+			hopSkipped := 0
 			var fees, transport int64
 			status := map[int]int64{}
 			codes := map[string]int64{}
@@ -394,7 +401,8 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 				t0 := time.Now()
 				var st int
 				var err error
-				for attempt := 0; attempt <= maxRetries; attempt++ {
+				attempt := 0
+				for ; attempt <= maxRetries; attempt++ {
 					err = c.fast.Do(req, resp)
 					if err != nil {
 						// Safe to resend: the same key names the same command.
@@ -415,7 +423,15 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 				}
 				status[st]++
 				if st == http.StatusOK {
-					lats = append(lats, time.Since(t0))
+					t1 := time.Now()
+					lats = append(lats, t1.Sub(t0))
+					if attempt == 0 && len(hops) < maxHopSamples {
+						if h, ok := parseHops(t0.UnixNano(), t1.UnixNano(), resp.Header.Peek("Platform-Hops")); ok {
+							hops = append(hops, h)
+						} else {
+							hopSkipped++
+						}
+					}
 					fees += feeFrom(resp.Body())
 					okCount.Add(1)
 				} else {
@@ -424,6 +440,8 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 			}
 			mu.Lock()
 			res.latencies = append(res.latencies, lats...)
+			res.hops = append(res.hops, hops...)
+			res.hopSkipped += hopSkipped
 			res.fees += fees
 			res.transport += transport
 			for k, v := range status {

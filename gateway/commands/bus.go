@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -90,6 +91,28 @@ func Respond(c *fiber.Ctx, rep schemas.Reply) error {
 	if rep.Replayed {
 		c.Set(server.HeaderIdempotentReplayed, "true")
 	}
+	if len(rep.Hops) > 0 && c.Get(HeaderHops) != "" {
+		c.Set(HeaderHops, formatHops(c.Context().Time().UnixNano(), rep.Hops, time.Now().UnixNano()))
+	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	return c.Status(rep.Status).Send(rep.Body)
+}
+
+// HeaderHops asks, on a request, for the times its command passed (any
+// value), and carries them on the answer: comma-separated Unix nanoseconds
+// of the request read, the command produced, acknowledged by the broker (0
+// when its acknowledgement came after the reply), fetched by the applier,
+// its batch begun, committed, the reply produced, seen by the gateway, and
+// the answer written. The benchmark's latency budget (e2e/bench) reads it;
+// an answer without a reply from an applier that stamps them has none.
+const HeaderHops = "Platform-Hops"
+
+func formatHops(accepted int64, hops []int64, written int64) string {
+	b := make([]byte, 0, 20*(len(hops)+2))
+	b = strconv.AppendInt(b, accepted, 10)
+	for _, h := range hops {
+		b = strconv.AppendInt(append(b, ','), h, 10)
+	}
+	b = strconv.AppendInt(append(b, ','), written, 10)
+	return string(b)
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -88,6 +89,7 @@ func (b *Bus) route(ctx context.Context) {
 		if fetches.IsClientClosed() || ctx.Err() != nil {
 			return
 		}
+		seen := time.Now().UnixNano()
 		fetches.EachRecord(func(r *kgo.Record) {
 			if string(r.Key) != b.instanceID {
 				return
@@ -101,6 +103,10 @@ func (b *Bus) route(ctx context.Context) {
 			if err != nil {
 				b.log.Warn("unreadable reply", "err", err)
 				return
+			}
+			if hops := topics.HopsOf(r); len(hops) == 4 {
+				// produced and acknowledged are filled by Send.
+				reply.Hops = append(make([]int64, 2, 7), append(hops, seen)...)
 			}
 			b.mu.Lock()
 			ch := b.waiters[env.CorrelationID]
@@ -156,13 +162,23 @@ func (b *Bus) Send(ctx context.Context, cmd Command) (schemas.Reply, error) {
 	}()
 
 	produced := make(chan error, 1)
-	b.producer.Produce(ctx, rec, func(_ *kgo.Record, err error) { produced <- err })
+	var acked atomic.Int64
+	sent := time.Now().UnixNano()
+	b.producer.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+		acked.Store(time.Now().UnixNano())
+		produced <- err
+	})
 
 	timer := time.NewTimer(b.timeout)
 	defer timer.Stop()
 	for {
 		select {
 		case rep := <-ch:
+			if len(rep.Hops) == 7 {
+				// 0 when the reply came before the broker's acknowledgement
+				// was handled.
+				rep.Hops[0], rep.Hops[1] = sent, acked.Load()
+			}
 			return rep, nil
 		case err := <-produced:
 			if err != nil {
