@@ -21,12 +21,8 @@ type issue struct{ schemas.MaskIssue }
 
 func (*issue) Lock(*batch) {}
 
-func (c *issue) Decide(b *batch, env schemas.Envelope) pipeline.Outcome {
-	o, err := b.issue(env, c.MaskIssue)
-	if err != nil {
-		return b.Fail(err)
-	}
-	return o
+func (c *issue) Decide(b *batch, env schemas.Envelope) (pipeline.Outcome, error) {
+	return b.issue(env, c.MaskIssue)
 }
 
 // revoke soft-revokes one of the caller's masks.
@@ -34,7 +30,9 @@ type revoke struct{ schemas.MaskRevoke }
 
 func (c *revoke) Lock(b *batch) { b.lockIDs = append(b.lockIDs, c.MaskID) }
 
-func (c *revoke) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome { return b.revoke(c.MaskRevoke) }
+func (c *revoke) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
+	return b.revoke(c.MaskRevoke), nil
+}
 
 // charge decides one charge against a mask: it locks the mask and reads
 // its recent history (load).
@@ -45,10 +43,6 @@ func (c *charge) Lock(b *batch) {
 	b.charged = append(b.charged, &c.MaskCharge)
 }
 
-func (c *charge) Decide(b *batch, env schemas.Envelope) pipeline.Outcome {
-	o, err := b.charge(env, c.MaskCharge)
-	if err != nil {
-		return b.Fail(err)
-	}
-	return o
+func (c *charge) Decide(b *batch, env schemas.Envelope) (pipeline.Outcome, error) {
+	return b.charge(env, c.MaskCharge)
 }

@@ -93,7 +93,6 @@ type maskState struct {
 
 // batch is the working set of one Apply call.
 type batch struct {
-	pipeline.Fault
 	// ctx and tx are the batch's transaction: a charge that flags a
 	// merchant takes the flag's budget in it.
 	ctx     context.Context
@@ -130,17 +129,14 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 	// restore, reproduces their first outcomes (a re-applied command at its
 	// first clock).
 	now := b.now
-	outcomes, err := pipeline.Passes(cmds, func(i int) pipeline.Outcome {
+	outcomes, err := pipeline.Passes(cmds, func(i int) (pipeline.Outcome, error) {
 		b.now = cmds[i].Clock(now)
-		o := ds[i].Decide(b, cmds[i].Env)
+		o, err := ds[i].Decide(b, cmds[i].Env)
 		o.DecidedAt = b.now
-		return o
+		return o, err
 	})
 	b.now = now
 	if err != nil {
-		return nil, err
-	}
-	if err := b.Err(); err != nil {
 		return nil, err
 	}
 	if err := b.save(ctx, tx); err != nil {

@@ -12,9 +12,9 @@ import (
 // Decider is one decoded command of a declared type, applied to B, the
 // module's in-memory state of one batch. A module declares each command
 // type once (Declare) and never switches over command types: the table
-// decodes a record into its type's Decider and the applier calls Lock for
-// every command of the batch, reads what they asked for, then Decide for
-// each fresh one, in order.
+// decodes a record into its type's Decider and the framework (applier.go)
+// calls Lock for every command of the batch, has the module read what they
+// asked for, then calls Decide for each fresh one, in order.
 type Decider[B any] interface {
 	// Lock notes on the batch the rows the command reads and locks. It
 	// only notes: the applier reads them all at once, in a fixed order.
@@ -23,9 +23,9 @@ type Decider[B any] interface {
 	// changes them, adds the rows it writes, and returns its reply with the
 	// events it emits. A business rejection is an outcome with a 4xx
 	// status; a rejected command changes nothing. A failure that is not
-	// the command's (a database error, the random source) is recorded on
-	// the batch (see Fault) and rolls the whole batch back.
-	Decide(b B, env schemas.Envelope) Outcome
+	// the command's (a database error, the random source) is the error: it
+	// rolls the whole batch back.
+	Decide(b B, env schemas.Envelope) (Outcome, error)
 }
 
 // Part is the batch state of a command type that keeps rows of its own
@@ -149,11 +149,11 @@ type unreadable[B any] struct {
 
 func (unreadable[B]) Lock(B) {}
 
-func (u unreadable[B]) Decide(_ B, env schemas.Envelope) Outcome {
+func (u unreadable[B]) Decide(_ B, env schemas.Envelope) (Outcome, error) {
 	if u.t.log != nil {
 		u.t.log.Warn("unreadable command", "module", u.t.module, "id", env.ID, "type", env.Type, "err", u.err)
 	}
-	return Unreadable(u.err.Error())
+	return Unreadable(u.err.Error()), nil
 }
 
 // Parts is the part state of one batch: a batch holds one, made by
@@ -199,21 +199,3 @@ func (ps *Parts[B]) QueueWrites(q *pgx.Batch, b B) {
 		}
 	}
 }
-
-// Fault keeps the first failure of a batch's decisions that is not a
-// command's own (a database error, the random source): such a failure
-// rolls the whole batch back, as an error of Apply does. A batch type whose
-// Decide can fail embeds it; its applier checks Err after each Decide.
-type Fault struct{ err error }
-
-// Fail records err (the first one is kept) and returns the zero outcome,
-// which the applier discards with the batch.
-func (f *Fault) Fail(err error) Outcome {
-	if f.err == nil {
-		f.err = err
-	}
-	return Outcome{}
-}
-
-// Err is the first failure recorded, or nil.
-func (f *Fault) Err() error { return f.err }

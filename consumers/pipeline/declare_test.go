@@ -1,12 +1,15 @@
 package pipeline_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,7 +20,6 @@ import (
 // tBatch is a toy module's batch: what its commands locked, decided and
 // queued.
 type tBatch struct {
-	pipeline.Fault
 	parts   pipeline.Parts[*tBatch]
 	locked  []string
 	decided []string
@@ -40,12 +42,12 @@ type credit struct{ tCredit }
 
 func (c *credit) Lock(b *tBatch) { b.locked = append(b.locked, c.Account) }
 
-func (c *credit) Decide(b *tBatch, env schemas.Envelope) pipeline.Outcome {
+func (c *credit) Decide(b *tBatch, env schemas.Envelope) (pipeline.Outcome, error) {
 	if c.Account == "broken" {
-		return b.Fail(errors.New("the database went away"))
+		return pipeline.Outcome{}, errors.New("the database went away")
 	}
 	b.decided = append(b.decided, env.ID)
-	return pipeline.JSON(http.StatusOK, map[string]int64{"amount": c.Amount})
+	return pipeline.JSON(http.StatusOK, map[string]int64{"amount": c.Amount}), nil
 }
 
 // note is a toy command type with a part of its own.
@@ -64,16 +66,16 @@ func (p *notes) QueueWrites(q *pgx.Batch, _ *tBatch) {
 
 func (n *noting) Lock(b *tBatch) { pipeline.PartOf[*notes](&b.parts, "toy.note") }
 
-func (n *noting) Decide(b *tBatch, env schemas.Envelope) pipeline.Outcome {
+func (n *noting) Decide(b *tBatch, env schemas.Envelope) (pipeline.Outcome, error) {
 	pipeline.PartOf[*notes](&b.parts, "toy.note")
-	return pipeline.JSON(http.StatusCreated, map[string]string{"text": n.Text})
+	return pipeline.JSON(http.StatusCreated, map[string]string{"text": n.Text}), nil
 }
 
 type other struct{}
 
 func (*other) Lock(*tBatch) {}
-func (*other) Decide(*tBatch, schemas.Envelope) pipeline.Outcome {
-	return pipeline.JSON(http.StatusAccepted, nil)
+func (*other) Decide(*tBatch, schemas.Envelope) (pipeline.Outcome, error) {
+	return pipeline.JSON(http.StatusAccepted, nil), nil
 }
 
 func toyTable(t *testing.T) *pipeline.Table[*tBatch] {
@@ -101,7 +103,7 @@ func toyEnv(t *testing.T, id, typ string, data any) schemas.Envelope {
 // TestTableDecodesByDeclaration: each declared type decodes into its
 // Decider; an undeclared type, data that does not decode and data failing
 // its Validate each answer 400 invalid_command and lock nothing; a
-// failure a Decide records on the Fault is the batch's error.
+// failure that is not the command's is Decide's error.
 func TestTableDecodesByDeclaration(t *testing.T) {
 	tb := toyTable(t)
 	if got := tb.Types(); !slices.Equal(got, []string{"toy.credit", "toy.note", "toy.other"}) {
@@ -126,7 +128,10 @@ func TestTableDecodesByDeclaration(t *testing.T) {
 		t.Fatalf("locked %v, want only the readable credit's account", b.locked)
 	}
 	for i, d := range ds {
-		o := d.Decide(b, envs[i])
+		o, err := d.Decide(b, envs[i])
+		if err != nil {
+			t.Fatalf("command %s: %v", envs[i].ID, err)
+		}
 		if i == 0 {
 			if o.Status != http.StatusOK || string(o.Body) != `{"amount":5}` {
 				t.Fatalf("the credit: %d %s", o.Status, o.Body)
@@ -137,17 +142,15 @@ func TestTableDecodesByDeclaration(t *testing.T) {
 			t.Fatalf("command %s: %d %s, want 400 invalid_command", envs[i].ID, o.Status, o.Body)
 		}
 	}
-	if !strings.Contains(string(ds[1].Decide(b, envs[1]).Body), `toy consumer does not handle`) {
+	if o, _ := ds[1].Decide(b, envs[1]); !strings.Contains(string(o.Body), `toy consumer does not handle`) {
 		t.Fatal("the unknown type's answer does not name the module")
 	}
-	if b.Err() != nil || !slices.Equal(b.decided, []string{"c1"}) {
-		t.Fatalf("decided %v, err %v", b.decided, b.Err())
+	if !slices.Equal(b.decided, []string{"c1"}) {
+		t.Fatalf("decided %v", b.decided)
 	}
 	broken := toyEnv(t, "x1", "toy.credit", tCredit{Account: "broken", Amount: 1})
-	tb.Decode(broken).Decide(b, broken)
-	tb.Decode(broken).Decide(b, broken)
-	if b.Err() == nil || b.Err().Error() != "the database went away" {
-		t.Fatalf("Err() = %v, want the first failure", b.Err())
+	if _, err := tb.Decode(broken).Decide(b, broken); err == nil || err.Error() != "the database went away" {
+		t.Fatalf("err = %v, want the database's failure", err)
 	}
 }
 
@@ -193,4 +196,62 @@ func TestPartsQueueInDeclarationOrder(t *testing.T) {
 		}
 	}()
 	pipeline.PartOf[*notes](&b.parts, "toy.credit")
+}
+
+// qBatch is tBatch driven by the framework in the pipelined shape.
+type qBatch struct {
+	*tBatch
+	settled int
+	at      []string
+}
+
+func (b *qBatch) Stamp(i int) time.Time { return time.Unix(int64(i), 0) }
+func (b *qBatch) At(now time.Time, env schemas.Envelope) {
+	b.at = append(b.at, env.ID+"@"+strconv.FormatInt(now.Unix(), 10))
+}
+func (b *qBatch) QueueReads(q *pgx.Batch)  { q.Queue("select 'reads'") }
+func (b *qBatch) Settle(fresh int) error   { b.settled = fresh; return nil }
+func (b *qBatch) QueueWrites(q *pgx.Batch) { q.Queue("select 'writes'") }
+
+type qCredit struct{ tCredit }
+
+func (c *qCredit) Lock(b *qBatch) { b.locked = append(b.locked, c.Account) }
+func (c *qCredit) Decide(b *qBatch, env schemas.Envelope) (pipeline.Outcome, error) {
+	return (&credit{c.tCredit}).Decide(b.tBatch, env)
+}
+
+// TestFrameworkDrivesTheTable: the framework locks every loaded command
+// once (a repeated id once), decides the fresh ones in order at their
+// stamps, and a Decide's error is the batch's: nothing is written and no
+// outcome is returned, so no module can forget to check it.
+func TestFrameworkDrivesTheTable(t *testing.T) {
+	tb, err := pipeline.NewTable("toy", nil, pipeline.Declare[*qBatch, qCredit]("toy.credit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := func(id, account string) pipeline.Command {
+		return pipeline.Command{Env: toyEnv(t, id, "toy.credit", tCredit{Account: account, Amount: 1})}
+	}
+	b := &qBatch{tBatch: &tBatch{}}
+	reads, writes := &pgx.Batch{}, &pgx.Batch{}
+	cmds := []pipeline.Command{cmd("c1", "a"), cmd("c1", "a"), cmd("c2", "b"), cmd("c3", "c")}
+	l := pipeline.LoadQueued(tb, b, cmds, reads)
+	if !slices.Equal(b.locked, []string{"a", "b", "c"}) || reads.Len() != 1 {
+		t.Fatalf("locked %v, %d reads", b.locked, reads.Len())
+	}
+	out, err := l.Decide(context.Background(), []pipeline.Command{cmds[0], cmds[3]}, writes)
+	if err != nil || len(out) != 2 || out[1].Status != http.StatusOK || !out[1].DecidedAt.Equal(time.Unix(1, 0)) {
+		t.Fatalf("out %+v, err %v", out, err)
+	}
+	if b.settled != 2 || !slices.Equal(b.at, []string{"c1@0", "c3@1"}) || writes.Len() != 1 {
+		t.Fatalf("settled %d, at %v, %d writes", b.settled, b.at, writes.Len())
+	}
+
+	b = &qBatch{tBatch: &tBatch{}}
+	reads, writes = &pgx.Batch{}, &pgx.Batch{}
+	cmds = []pipeline.Command{cmd("c1", "a"), cmd("x1", "broken"), cmd("c2", "b")}
+	out, err = pipeline.LoadQueued(tb, b, cmds, reads).Decide(context.Background(), cmds, writes)
+	if err == nil || out != nil || writes.Len() != 0 || !slices.Equal(b.decided, []string{"c1"}) {
+		t.Fatalf("a failing Decide: out %v, err %v, %d writes, decided %v", out, err, writes.Len(), b.decided)
+	}
 }

@@ -20,12 +20,8 @@ type topUp struct{ schemas.TradeTopUp }
 
 func (c *topUp) Lock(b *batch) { b.lockIDs = append(b.lockIDs, c.AccountID) }
 
-func (c *topUp) Decide(b *batch, env schemas.Envelope) pipeline.Outcome {
-	o, err := b.applyTopUp(env, c.TradeTopUp)
-	if err != nil {
-		return b.Fail(err)
-	}
-	return o
+func (c *topUp) Decide(b *batch, env schemas.Envelope) (pipeline.Outcome, error) {
+	return b.applyTopUp(env, c.TradeTopUp)
 }
 
 // transfer moves units from the caller's account to another; both are
@@ -34,10 +30,6 @@ type transfer struct{ schemas.TradeTransfer }
 
 func (c *transfer) Lock(b *batch) { b.lockIDs = append(b.lockIDs, c.From, c.To) }
 
-func (c *transfer) Decide(b *batch, env schemas.Envelope) pipeline.Outcome {
-	o, err := b.applyTransfer(env, c.TradeTransfer)
-	if err != nil {
-		return b.Fail(err)
-	}
-	return o
+func (c *transfer) Decide(b *batch, env schemas.Envelope) (pipeline.Outcome, error) {
+	return b.applyTransfer(env, c.TradeTransfer)
 }

@@ -54,7 +54,6 @@ func NewHandler(st Store, now func() time.Time) (*Handler, error) {
 
 // batch is the working set of one Apply call.
 type batch struct {
-	pipeline.Fault
 	lockIDs  []string // the accounts the commands asked for (Lock)
 	now      time.Time
 	accounts map[string]*store.AccountRow
@@ -83,17 +82,14 @@ func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command)
 	// Passes decides them in order, or, re-applying commands after a
 	// restore, reproduces their first outcomes (a re-applied command at its
 	// first clock).
-	outcomes, err := pipeline.Passes(cmds, func(i int) pipeline.Outcome {
+	outcomes, err := pipeline.Passes(cmds, func(i int) (pipeline.Outcome, error) {
 		// A microsecond apart: newest-first lists keep the applied order within one batch.
 		b.now = cmds[i].Clock(base.Add(time.Duration(i) * time.Microsecond))
-		o := ds[i].Decide(b, cmds[i].Env)
+		o, err := ds[i].Decide(b, cmds[i].Env)
 		o.DecidedAt = b.now
-		return o
+		return o, err
 	})
 	if err != nil {
-		return nil, err
-	}
-	if err := b.Err(); err != nil {
 		return nil, err
 	}
 	if err := h.store.Save(ctx, tx, b.balances(), b.ops); err != nil {
