@@ -26,6 +26,7 @@ import (
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
+	"github.com/fintech/platform/topics"
 )
 
 // declarations lists every command type the applier reads on
@@ -74,7 +75,7 @@ func NewHandler(caps schemas.FiatCaps, now func() time.Time, log *slog.Logger) (
 		return nil, errors.New("fiat handler: caps must be positive")
 	}
 	log = log.With("component", "fiat-applier")
-	table, err := pipeline.NewTable("fiat", log, declarations()...)
+	table, err := pipeline.NewTable("fiat", topics.FiatCommands, log, declarations()...)
 	if err != nil {
 		return nil, err
 	}

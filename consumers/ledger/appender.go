@@ -13,6 +13,7 @@ import (
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
 	"github.com/fintech/platform/storage/ledger"
+	"github.com/fintech/platform/topics"
 )
 
 // Appender is the pipeline.Handler of the ledger-appender group. Its one
@@ -36,7 +37,7 @@ func declarations() []pipeline.Declaration[*batch] {
 
 // NewAppender builds the appender; salt is mixed into every hash.
 func NewAppender(salt string, now func() time.Time) *Appender {
-	table, err := pipeline.NewTable("ledger", nil, declarations()...)
+	table, err := pipeline.NewTable("ledger", topics.LedgerAppend, nil, declarations()...)
 	if err != nil {
 		panic(err) // the declarations above are fixed: TestAppend* builds it
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/mask"
+	"github.com/fintech/platform/topics"
 )
 
 // Store is what the handler needs from storage, inside the batch transaction.
@@ -71,7 +72,7 @@ func NewHandler(st Store, now func() time.Time) (*Handler, error) {
 	if st == nil || now == nil {
 		return nil, errors.New("mask handler: nil dependency")
 	}
-	table, err := pipeline.NewTable("mask", nil, declarations()...)
+	table, err := pipeline.NewTable("mask", topics.MaskCommands, nil, declarations()...)
 	if err != nil {
 		return nil, err
 	}

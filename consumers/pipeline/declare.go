@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,6 +43,7 @@ type Part[B any] interface {
 // string, how its data decodes, and the part it keeps, if any.
 type Declaration[B any] struct {
 	typ    string
+	data   reflect.Type // T, which is or embeds the catalog's data type
 	decode func(schemas.Envelope) (Decider[B], error)
 	part   func() Part[B] // nil for a type that uses the shared rows only
 }
@@ -55,7 +57,7 @@ func Declare[B, T any, C interface {
 	*T
 	Decider[B]
 }](typ string) Declaration[B] {
-	return Declaration[B]{typ: typ, decode: func(env schemas.Envelope) (Decider[B], error) {
+	return Declaration[B]{typ: typ, data: reflect.TypeFor[T](), decode: func(env schemas.Envelope) (Decider[B], error) {
 		v, err := schemas.DataAs[T](env)
 		if err != nil {
 			return nil, err
@@ -90,11 +92,27 @@ type Table[B any] struct {
 	byType map[string]int // command type -> index in decls
 }
 
-// NewTable builds the table of module (named in its answers to commands it
-// cannot read). log, when not nil, logs those commands. A type declared
-// twice is an error.
-func NewTable[B any](module string, log *slog.Logger, decls ...Declaration[B]) (*Table[B], error) {
+// NewTable builds the table of module, the consumer of topic (named in
+// its answers to commands it cannot read). log, when not nil, logs those
+// commands. The declarations are checked against schemas.CommandCatalog
+// (NewTableOf): a consumer whose declarations and the catalog disagree
+// does not start.
+func NewTable[B any](module, topic string, log *slog.Logger, decls ...Declaration[B]) (*Table[B], error) {
+	return NewTableOf(schemas.CommandCatalog(), module, topic, log, decls...)
+}
+
+// NewTableOf builds the table of module, checked against catalog: a type
+// declared twice, a declaration of a type the catalog does not list (or
+// lists on another topic, or with a data type the declaration's type
+// neither is nor embeds), and a type the catalog lists on topic without a
+// declaration are each an error naming the step of
+// consumers/pipeline/README.md ("A new command") that was forgotten.
+func NewTableOf[B any](catalog []schemas.CommandInfo, module, topic string, log *slog.Logger, decls ...Declaration[B]) (*Table[B], error) {
 	t := &Table[B]{module: module, log: log, decls: decls, byType: make(map[string]int, len(decls))}
+	listed := make(map[string]schemas.CommandInfo, len(catalog))
+	for _, c := range catalog {
+		listed[c.Type] = c
+	}
 	for i, d := range decls {
 		if d.decode == nil {
 			return nil, fmt.Errorf("%s applier: declaration %d is not made by Declare", module, i)
@@ -103,8 +121,43 @@ func NewTable[B any](module string, log *slog.Logger, decls ...Declaration[B]) (
 			return nil, fmt.Errorf("%s applier: command type %s declared twice", module, d.typ)
 		}
 		t.byType[d.typ] = i
+		c, ok := listed[d.typ]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%s applier: %s is declared but schemas.CommandCatalog does not list it: "+
+				"add its catalog line (type, topic, data type) in schemas/commands.go", module, d.typ)
+		case c.Topic != topic:
+			return nil, fmt.Errorf("%s applier: %s is declared by the consumer of %s, but schemas.CommandCatalog "+
+				"lists it on %s", module, d.typ, topic, c.Topic)
+		case !carries(d.data, reflect.TypeOf(c.Data)):
+			return nil, fmt.Errorf("%s applier: %s is declared with %v, which neither is nor embeds its "+
+				"catalog data type %v", module, d.typ, d.data, reflect.TypeOf(c.Data))
+		}
+	}
+	for _, c := range catalog {
+		if _, ok := t.byType[c.Type]; c.Topic == topic && !ok {
+			return nil, fmt.Errorf("%s applier: schemas.CommandCatalog lists %s on %s but the %s consumer "+
+				"does not declare it: add its file in the module and one line in its declarations()",
+				module, c.Type, topic, module)
+		}
 	}
 	return t, nil
+}
+
+// carries reports whether decl, a declaration's type, is data or embeds it.
+func carries(decl, data reflect.Type) bool {
+	if decl == data {
+		return true
+	}
+	if decl.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range decl.NumField() {
+		if f := decl.Field(i); f.Anonymous && f.Type == data {
+			return true
+		}
+	}
+	return false
 }
 
 // Types lists the declared command types, in declaration order.

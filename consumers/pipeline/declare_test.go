@@ -78,9 +78,19 @@ func (*other) Decide(*tBatch, schemas.Envelope) (pipeline.Outcome, error) {
 	return pipeline.JSON(http.StatusAccepted, nil), nil
 }
 
+// toyCatalog is the toy module's command catalog.
+var toyCatalog = []schemas.CommandInfo{
+	{Type: "toy.credit", Topic: "toy.commands", Data: tCredit{}},
+	{Type: "toy.note", Topic: "toy.commands", Data: note{}},
+	{Type: "toy.other", Topic: "toy.commands", Data: other{}},
+	{Type: "elsewhere.cmd", Topic: "elsewhere.commands", Data: note{}},
+}
+
+var creditCatalog = toyCatalog[:1]
+
 func toyTable(t *testing.T) *pipeline.Table[*tBatch] {
 	t.Helper()
-	tb, err := pipeline.NewTable("toy", nil,
+	tb, err := pipeline.NewTableOf(toyCatalog, "toy", "toy.commands", nil,
 		pipeline.Declare[*tBatch, credit]("toy.credit"),
 		pipeline.DeclareWithPart[*tBatch, noting]("toy.note", func() *notes { return &notes{name: "note"} }),
 		pipeline.DeclareWithPart[*tBatch, other]("toy.other", func() *notes { return &notes{name: "other"} }),
@@ -157,13 +167,13 @@ func TestTableDecodesByDeclaration(t *testing.T) {
 // TestTableRefusesDuplicates: a type declared twice, or a declaration not
 // made by Declare, is refused when the table is built.
 func TestTableRefusesDuplicates(t *testing.T) {
-	if _, err := pipeline.NewTable("toy", nil,
+	if _, err := pipeline.NewTableOf(toyCatalog, "toy", "toy.commands", nil,
 		pipeline.Declare[*tBatch, credit]("toy.credit"),
 		pipeline.Declare[*tBatch, noting]("toy.credit"),
 	); err == nil || !strings.Contains(err.Error(), "declared twice") {
 		t.Fatalf("err = %v, want declared twice", err)
 	}
-	if _, err := pipeline.NewTable("toy", nil, pipeline.Declaration[*tBatch]{}); err == nil {
+	if _, err := pipeline.NewTableOf(toyCatalog, "toy", "toy.commands", nil, pipeline.Declaration[*tBatch]{}); err == nil {
 		t.Fatal("a zero declaration was accepted")
 	}
 }
@@ -225,7 +235,7 @@ func (c *qCredit) Decide(b *qBatch, env schemas.Envelope) (pipeline.Outcome, err
 // stamps, and a Decide's error is the batch's: nothing is written and no
 // outcome is returned, so no module can forget to check it.
 func TestFrameworkDrivesTheTable(t *testing.T) {
-	tb, err := pipeline.NewTable("toy", nil, pipeline.Declare[*qBatch, qCredit]("toy.credit"))
+	tb, err := pipeline.NewTableOf(toyCatalog, "toy", "toy.commands", nil, pipeline.Declare[*qBatch, qCredit]("toy.credit"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,5 +263,45 @@ func TestFrameworkDrivesTheTable(t *testing.T) {
 	out, err = pipeline.LoadQueued(tb, b, cmds, reads).Decide(context.Background(), cmds, writes)
 	if err == nil || out != nil || writes.Len() != 0 || !slices.Equal(b.decided, []string{"c1"}) {
 		t.Fatalf("a failing Decide: out %v, err %v, %d writes, decided %v", out, err, writes.Len(), b.decided)
+	}
+}
+
+// TestTableChecksTheCatalog: each step of the README's recipe that is
+// forgotten fails start-up with an error naming it: a declaration without
+// its catalog line, a catalog line without its declaration, a declaration
+// on another topic's consumer or with another data type.
+func TestTableChecksTheCatalog(t *testing.T) {
+	tests := []struct {
+		name    string
+		catalog []schemas.CommandInfo
+		topic   string
+		decls   []pipeline.Declaration[*tBatch]
+		want    string
+	}{
+		{"a declaration without its catalog line", creditCatalog, "toy.commands",
+			[]pipeline.Declaration[*tBatch]{pipeline.Declare[*tBatch, credit]("toy.credit"), pipeline.Declare[*tBatch, other]("toy.new")},
+			"toy.new is declared but schemas.CommandCatalog does not list it"},
+		{"a catalog line without its declaration", toyCatalog[:2], "toy.commands",
+			[]pipeline.Declaration[*tBatch]{pipeline.Declare[*tBatch, credit]("toy.credit")},
+			"lists toy.note on toy.commands but the toy consumer does not declare it"},
+		{"a declaration on another topic's consumer", toyCatalog, "toy.commands",
+			[]pipeline.Declaration[*tBatch]{pipeline.Declare[*tBatch, credit]("toy.credit"), pipeline.Declare[*tBatch, noting]("toy.note"),
+				pipeline.Declare[*tBatch, other]("toy.other"), pipeline.Declare[*tBatch, noting]("elsewhere.cmd")},
+			"elsewhere.cmd is declared by the consumer of toy.commands, but schemas.CommandCatalog lists it on elsewhere.commands"},
+		{"a declaration of another data type", []schemas.CommandInfo{{Type: "toy.credit", Topic: "toy.commands", Data: note{}}}, "toy.commands",
+			[]pipeline.Declaration[*tBatch]{pipeline.Declare[*tBatch, credit]("toy.credit")},
+			"neither is nor embeds its catalog data type pipeline_test.note"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := pipeline.NewTableOf(tt.catalog, "toy", tt.topic, nil, tt.decls...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := pipeline.NewTableOf(toyCatalog, "toy", "toy.commands", nil, pipeline.Declare[*tBatch, credit]("toy.credit"),
+		pipeline.Declare[*tBatch, noting]("toy.note"), pipeline.Declare[*tBatch, other]("toy.other")); err != nil {
+		t.Fatalf("a table that agrees with its catalog: %v", err)
 	}
 }

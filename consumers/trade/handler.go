@@ -19,6 +19,7 @@ import (
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/trade"
+	"github.com/fintech/platform/topics"
 )
 
 // Store is what the handler needs from storage, inside the batch transaction.
@@ -53,7 +54,7 @@ func NewHandler(st Store, now func() time.Time) (*Handler, error) {
 	if st == nil || now == nil {
 		return nil, errors.New("trade handler: nil dependency")
 	}
-	table, err := pipeline.NewTable("trade", nil, declarations()...)
+	table, err := pipeline.NewTable("trade", topics.TradeCommands, nil, declarations()...)
 	if err != nil {
 		return nil, err
 	}
