@@ -235,7 +235,7 @@ func (c *qCredit) Decide(b *qBatch, env schemas.Envelope) (pipeline.Outcome, err
 // stamps, and a Decide's error is the batch's: nothing is written and no
 // outcome is returned, so no module can forget to check it.
 func TestFrameworkDrivesTheTable(t *testing.T) {
-	tb, err := pipeline.NewTableOf(toyCatalog, "toy", "toy.commands", nil, pipeline.Declare[*qBatch, qCredit]("toy.credit"))
+	tb, err := pipeline.NewTableOf(creditCatalog, "toy", "toy.commands", nil, pipeline.Declare[*qBatch, qCredit]("toy.credit"))
 	if err != nil {
 		t.Fatal(err)
 	}
