@@ -1,20 +1,15 @@
 package schemas
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"regexp"
-	"strconv"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // notEvents are the registry's message types that are neither events nor
 // commands: replies, analytics change records, the bundle carrier. Commands
-// (and appended records) are not listed: commandTypes derives them from
-// their data types' doc comments.
+// (and appended records) are not listed: they are CommandCatalog's.
 var notEvents = map[string]bool{
 	TypeReply: true,
 	// Analytics change records (topics.Analytics*), never delivered.
@@ -25,68 +20,41 @@ var notEvents = map[string]bool{
 	TypeCommandOutcome: true,
 }
 
-// commandTypes reads this package's source for the message types that
-// travel on command and append topics: those whose data type is documented
-// "X is the data of a TypeX command" (or "record", for ledger.append and
-// reputation.event), the convention of every module's schemas file.
+// commandTypes are the message types that travel on command and append
+// topics: those of CommandCatalog.
 func commandTypes(t *testing.T) map[string]bool {
 	t.Helper()
-	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
-	if err != nil {
-		t.Fatal(err)
-	}
-	values, named := map[string]string{}, map[string]bool{}
-	dataOf := regexp.MustCompile(`is the data of an? (Type\w+) (command|record)`)
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
-			for _, decl := range f.Decls {
-				gd, ok := decl.(*ast.GenDecl)
-				if !ok {
-					continue
-				}
-				for _, spec := range gd.Specs {
-					switch sp := spec.(type) {
-					case *ast.ValueSpec:
-						for i, id := range sp.Names {
-							if lit, ok := valueAt(sp, i).(*ast.BasicLit); ok && lit.Kind == token.STRING {
-								v, err := strconv.Unquote(lit.Value)
-								if err != nil {
-									t.Fatal(err)
-								}
-								values[id.Name] = v
-							}
-						}
-					case *ast.TypeSpec:
-						doc := sp.Doc
-						if doc == nil {
-							doc = gd.Doc
-						}
-						if m := dataOf.FindStringSubmatch(strings.Join(strings.Fields(doc.Text()), " ")); m != nil {
-							named[m[1]] = true
-						}
-					}
-				}
-			}
-		}
-	}
 	out := map[string]bool{}
-	for c := range named {
-		v, ok := values[c]
-		if !ok {
-			t.Fatalf("a data type is documented as the data of %s, which is no string constant", c)
+	for _, c := range CommandCatalog() {
+		if out[c.Type] {
+			t.Errorf("%s is listed twice in CommandCatalog", c.Type)
 		}
-		out[v] = true
+		out[c.Type] = true
+		if c.Topic == "" || c.Data == nil {
+			t.Errorf("%s lacks a topic or a data type in CommandCatalog", c.Type)
+		}
 	}
 	return out
 }
 
-func valueAt(sp *ast.ValueSpec, i int) ast.Expr {
-	if i < len(sp.Values) {
-		return sp.Values[i]
+// TestCommandCatalogIsRegistered fails when a catalog command has no
+// schema version in the registry: its records would be parked on the DLQ,
+// never applied.
+func TestCommandCatalogIsRegistered(t *testing.T) {
+	for _, c := range CommandCatalog() {
+		env, err := New(c.Type, "k", "", map[string]any{}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := Encode(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(raw); errors.Is(err, ErrUnknownType) {
+			t.Errorf("%s has no schema version: one line in its module's versions map (e.g. fiatVersions, "+
+				"schemas/fiat.go); without it the consumer parks its records on the DLQ", c.Type)
+		}
 	}
-	return nil
 }
 
 // TestEventCatalogIsComplete fails when the registry knows a message type
@@ -111,8 +79,8 @@ func TestEventCatalogIsComplete(t *testing.T) {
 		for typ := range m {
 			if !listed[typ] && !notEvents[typ] && !commands[typ] {
 				t.Errorf("message type %s is neither in EventCatalog nor a command: README \"Adding a module\", "+
-					"step 1 — an event gets its EventCatalog entry; a command's data type is documented "+
-					"\"<Data> is the data of a Type<Name> command\", naming the constant whose value is %q", typ, typ)
+					"step 1 — an event gets its EventCatalog entry, a command its CommandCatalog line "+
+					"(schemas/commands.go)", typ)
 			}
 			if listed[typ] && (notEvents[typ] || commands[typ]) {
 				t.Errorf("%s is both an event and a command", typ)

@@ -41,6 +41,7 @@ type wanted struct {
 // changed in memory as commands are decided and written back once.
 type batch struct {
 	h     *Handler
+	base  time.Time // the stamp of the batch's first fresh command (Settle)
 	now   time.Time
 	month string
 	want  wanted
@@ -120,9 +121,9 @@ func (b *batch) settle(now time.Time) error {
 	return nil
 }
 
-// queueReads queues the batch's locks and reads: the shared tables in a
+// QueueReads queues the batch's locks and reads: the shared tables in a
 // fixed order, each in id order, then the parts in declaration order.
-func (b *batch) queueReads(q *pgx.Batch) {
+func (b *batch) QueueReads(q *pgx.Batch) {
 	store.QueueLockWallets(q, b.want.wallets.list(), b.wallets)
 	store.QueueLockLimits(q, b.want.limits.list(), b.limits)
 	store.QueueLockDeposits(q, b.want.deposits.list(), b.deposits)
@@ -138,9 +139,10 @@ func (b *batch) queueReads(q *pgx.Batch) {
 	b.parts.QueueReads(q)
 }
 
-// queueWrites queues what the decided commands changed, one statement per
+// QueueWrites queues what the decided commands changed, one statement per
 // table; last the credits of the credit-only wallets, in id order.
-func (b *batch) queueWrites(q *pgx.Batch) {
+func (b *batch) QueueWrites(q *pgx.Batch) {
+	b.now, b.month = b.base, schemas.MonthKey(b.base)
 	bal := make(map[string]int64, len(b.dirty))
 	for id := range b.dirty {
 		bal[id] = b.wallets[id].Balance
@@ -251,6 +253,26 @@ func (b *batch) debitOwn(walletID, userID string, amount int64) (*store.Wallet, 
 // deciding makes env the command whose application mints the next ids.
 func (b *batch) deciding(env schemas.Envelope) {
 	b.cmd, b.cmdAt, b.minted = env.ID, env.OccurredAt, b.minted[:0]
+}
+
+// Settle takes the stamps of the batch's fresh commands once its locks are
+// held and dates the batch at the first (settle).
+func (b *batch) Settle(fresh int) error {
+	b.base = b.h.stamps(b.h.now().UTC().Truncate(time.Microsecond), fresh)
+	return b.settle(b.base)
+}
+
+// Stamp: each command of the batch is stamped a microsecond after the one
+// before it, so newest-first lists (created_at, then id) keep the order
+// commands were applied in, within one batch too.
+func (b *batch) Stamp(i int) time.Time { return b.base.Add(time.Duration(i) * time.Microsecond) }
+
+// At dates the command being decided: a re-applied command is decided at
+// its first clock, so its caps' month and createdAt are those it was
+// answered with.
+func (b *batch) At(now time.Time, env schemas.Envelope) {
+	b.now, b.month = now, schemas.MonthKey(now)
+	b.deciding(env)
 }
 
 // newID returns the id the command being decided mints for purpose,

@@ -28,42 +28,42 @@ func (m *merchantCharge) Lock(b *batch) {
 // merchant on that wallet with enough remaining allowance; the customer's
 // pre-KYC caps apply as to a transfer; the customer pays exactly the amount
 // and the merchant receives it minus the 0.1 % fee.
-func (m *merchantCharge) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (m *merchantCharge) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	if c := b.charges[store.ChargeKey{MerchantUserID: m.MerchantUserID, PaymentRef: m.PaymentRef}]; c != nil {
-		return pipeline.JSON(http.StatusOK, store.ChargeResultOf(*c, true))
+		return pipeline.JSON(http.StatusOK, store.ChargeResultOf(*c, true)), nil
 	}
 	cust := b.wallets[m.CustomerWalletID]
 	if cust == nil || cust.Kind != store.KindUser || cust.UserID != m.CustomerUserID {
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil), nil
 	}
 	a := b.auths[m.AuthorizationID]
 	if a == nil || a.Status != "active" || a.WalletID != cust.ID || a.MerchantUserID != m.MerchantUserID {
 		return pipeline.Reject(http.StatusForbidden, schemas.CodeChargeNotAuthorized,
-			"the wallet owner has not authorized this merchant to charge the wallet", nil)
+			"the wallet owner has not authorized this merchant to charge the wallet", nil), nil
 	}
 	merch := b.wallets[m.MerchantWalletID]
 	if merch == nil || merch.UserID != m.MerchantUserID || merch.Currency != cust.Currency {
 		// Not a passing state (wallets are never removed): answered as final,
 		// never as a 503 that would be stored as the key's answer.
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "the merchant has no wallet in this currency", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "the merchant has no wallet in this currency", nil), nil
 	}
 	if cust.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the customer wallet is "+cust.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the customer wallet is "+cust.Status, nil), nil
 	}
 	if merch.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the merchant wallet is "+merch.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the merchant wallet is "+merch.Status, nil), nil
 	}
 	if m.Amount > a.Remaining {
 		return pipeline.Reject(http.StatusForbidden, schemas.CodeAuthorizationExceeds,
-			"the charge exceeds what the wallet owner authorized", map[string]any{"remaining": a.Remaining})
+			"the charge exceeds what the wallet owner authorized", map[string]any{"remaining": a.Remaining}), nil
 	}
 	lim := b.limitsOf(cust.UserID)
 	if !b.h.caps.CapCheck(lim.KYCApproved, m.Amount, lim.MonthOut, true) {
-		return kycRejection()
+		return kycRejection(), nil
 	}
 	if cust.Balance < m.Amount {
 		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance, "the customer balance does not cover the amount",
-			map[string]any{"required": m.Amount})
+			map[string]any{"required": m.Amount}), nil
 	}
 	fee := schemas.ChargeFee(m.Amount)
 	b.move(cust, -m.Amount)
@@ -98,7 +98,7 @@ func (m *merchantCharge) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindMerchantCharge, SourceID: txID, ActorUserID: m.MerchantUserID,
 		AmountCents: ptr(m.Amount), Currency: cust.Currency,
 		Meta: map[string]any{"customerWallet": cust.ID, "merchantWallet": merch.ID, "fee": fee, "chargeId": c.ID}})
-	return o
+	return o, nil
 }
 
 // requestPay pays a payment request with the transfer rule: the payer pays
@@ -112,49 +112,49 @@ func (p *requestPay) Lock(b *batch) {
 	b.want.requests.add(p.RequestID)
 }
 
-func (p *requestPay) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (p *requestPay) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	r := b.requests[p.RequestID]
 	if r == nil {
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeRequestNotFound, "no such payment request", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeRequestNotFound, "no such payment request", nil), nil
 	}
 	payer, rej := b.ownWallet(p.PayerWalletID, p.PayerUserID)
 	if rej != nil {
-		return *rej
+		return *rej, nil
 	}
 	switch r.Status {
 	case schemas.RequestStatusPaid:
-		return pipeline.Reject(http.StatusBadRequest, schemas.CodeRequestPaid, "the payment request is already paid", nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeRequestPaid, "the payment request is already paid", nil), nil
 	case schemas.RequestStatusExpired:
-		return pipeline.Reject(http.StatusBadRequest, schemas.CodeRequestExpired, "the payment request has expired", nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeRequestExpired, "the payment request has expired", nil), nil
 	}
 	if reason := schemas.RequestExpiryReason(r.Views, r.MaxViews, r.ExpiresAt, b.now); reason != "" {
 		o := pipeline.Reject(http.StatusBadRequest, schemas.CodeRequestExpired, "the payment request has expired", nil)
 		b.expireRequest(&o, r, reason)
-		return o
+		return o, nil
 	}
 	if payer.ID == r.WalletID {
-		return pipeline.Reject(http.StatusBadRequest, schemas.CodeCannotPayOwnRequest, "the payer wallet is the receiving wallet", nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeCannotPayOwnRequest, "the payer wallet is the receiving wallet", nil), nil
 	}
 	to := b.wallets[r.WalletID]
 	if to == nil {
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "the receiving wallet does not exist", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "the receiving wallet does not exist", nil), nil
 	}
 	if payer.Currency != r.Currency {
 		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeCurrencyMismatch,
-			"the request is in "+r.Currency+"; pay it from a "+r.Currency+" wallet", nil)
+			"the request is in "+r.Currency+"; pay it from a "+r.Currency+" wallet", nil), nil
 	}
 	if to.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the receiving wallet is "+to.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the receiving wallet is "+to.Status, nil), nil
 	}
 	fee := schemas.TransferFee(r.Amount)
 	lim := b.limitsOf(payer.UserID)
 	if !b.h.caps.CapCheck(lim.KYCApproved, r.Amount, lim.MonthOut, true) {
-		return kycRejection()
+		return kycRejection(), nil
 	}
 	if payer.Balance < r.Amount+fee {
 		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance,
 			"the balance does not cover the amount plus the 0.1% fee",
-			map[string]any{"required": r.Amount + fee, "feeKzt": fee, "balance": payer.Balance})
+			map[string]any{"required": r.Amount + fee, "feeKzt": fee, "balance": payer.Balance}), nil
 	}
 	b.move(payer, -(r.Amount + fee))
 	b.move(to, r.Amount)
@@ -184,7 +184,7 @@ func (p *requestPay) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindRequestPayment, SourceID: txID, ActorUserID: payer.UserID,
 		AmountCents: ptr(r.Amount), Currency: r.Currency,
 		Meta: map[string]any{"fromWallet": payer.ID, "toWallet": to.ID, "fee": fee, "requestId": r.ID}})
-	return o
+	return o, nil
 }
 
 // expireRequest marks an open request expired in the batch and emits

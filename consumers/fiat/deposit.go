@@ -23,21 +23,21 @@ func (d *depositCreate) Lock(b *batch) {
 	b.want.depositUsers.add(d.UserID)
 }
 
-func (d *depositCreate) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (d *depositCreate) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	w, rej := b.ownWallet(d.WalletID, d.UserID)
 	if rej != nil {
-		return *rej
+		return *rej, nil
 	}
 	lim := b.limitsOf(d.UserID)
 	if !b.h.caps.DepositAllowed(lim.KYCApproved, d.Amount, b.depToday[d.UserID]) {
 		return pipeline.Reject(http.StatusForbidden, schemas.CodeKYCRequired,
-			"this exceeds the daily deposit limit for accounts without KYC; submit KYC at /api/fiat/kyc/submit", nil)
+			"this exceeds the daily deposit limit for accounts without KYC; submit KYC at /api/fiat/kyc/submit", nil), nil
 	}
 	b.depToday[d.UserID] += d.Amount
 	b.newDeposits = append(b.newDeposits, store.Deposit{ID: d.DepositID, UserID: d.UserID, WalletID: w.ID,
 		Amount: d.Amount, Currency: w.Currency, SessionID: d.SessionID, URL: d.URL, Status: "pending", CreatedAt: b.now})
 	return pipeline.JSON(http.StatusCreated, schemas.FiatDepositResult{DepositID: d.DepositID, SessionID: d.SessionID, URL: d.URL,
-		Status: "pending", WalletID: w.ID, Amount: d.Amount, Currency: w.Currency})
+		Status: "pending", WalletID: w.ID, Amount: d.Amount, Currency: w.Currency}), nil
 }
 
 // depositCredit credits a deposit the processor reported paid, exactly once
@@ -56,30 +56,30 @@ func (c *depositCredit) Lock(b *batch) {
 	}
 }
 
-func (c *depositCredit) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (c *depositCredit) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	d, w, rej := b.depositOf(c.DepositID, c.WalletID)
 	if rej != nil {
-		return *rej
+		return *rej, nil
 	}
 	if d.Status != "pending" {
 		if c.EventID == d.EventID {
 			// The event that settled the deposit, again.
 			return pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, Idempotent: true, DepositID: d.ID,
-				TransactionID: d.TransactionID, LedgerEntryID: d.LedgerEntryID, Status: d.Status})
+				TransactionID: d.TransactionID, LedgerEntryID: d.LedgerEntryID, Status: d.Status}), nil
 		}
-		return b.secondPayment(c, d, w)
+		return b.secondPayment(c, d, w), nil
 	}
 	d.EventID = c.EventID
 	if c.Amount != d.Amount || c.Currency != d.Currency {
 		d.PaidAmount, d.PaidCurrency = c.Amount, c.Currency
-		return b.holdDeposit(d, w, fmt.Sprintf("paid %d %s, expected %d %s", c.Amount, c.Currency, d.Amount, d.Currency))
+		return b.holdDeposit(d, w, fmt.Sprintf("paid %d %s, expected %d %s", c.Amount, c.Currency, d.Amount, d.Currency)), nil
 	}
 	if w.Status != store.StatusActive {
 		// A frozen wallet is a passing state: the admin credits the deposit
 		// once the wallet is active, or refunds it.
-		return b.holdDeposit(d, w, "wallet "+w.Status)
+		return b.holdDeposit(d, w, "wallet "+w.Status), nil
 	}
-	return b.creditDeposit(d, w, "processor")
+	return b.creditDeposit(d, w, "processor"), nil
 }
 
 // secondPaymentID is the id of the record of a paid event for a deposit
@@ -191,29 +191,29 @@ func (r *depositReview) Lock(b *batch) {
 	b.want.deposits.add(r.DepositID)
 }
 
-func (r *depositReview) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (r *depositReview) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	d, w, rej := b.depositOf(r.DepositID, r.WalletID)
 	if rej != nil {
-		return *rej
+		return *rej, nil
 	}
 	if d.Status != schemas.DepositNeedsReview {
-		return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState, "the deposit is "+d.Status+", not needs_review", nil)
+		return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState, "the deposit is "+d.Status+", not needs_review", nil), nil
 	}
 	switch r.Action {
 	case schemas.ReviewCredit:
 		if d.PaymentOf != "" {
 			return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState,
-				fmt.Sprintf("a second payment (%d %s) of deposit %s; refund it", d.PaidAmount, d.PaidCurrency, d.PaymentOf), nil)
+				fmt.Sprintf("a second payment (%d %s) of deposit %s; refund it", d.PaidAmount, d.PaidCurrency, d.PaymentOf), nil), nil
 		}
 		if d.PaidCurrency != "" {
 			return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState,
 				fmt.Sprintf("the processor reported %d %s paid for a deposit of %d %s; refund it", d.PaidAmount, d.PaidCurrency,
-					d.Amount, d.Currency), nil)
+					d.Amount, d.Currency), nil), nil
 		}
 		if w.Status != store.StatusActive {
-			return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the wallet is "+w.Status+"; unfreeze it first", nil)
+			return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the wallet is "+w.Status+"; unfreeze it first", nil), nil
 		}
-		return b.creditDeposit(d, w, "admin:"+r.AdminUserID)
+		return b.creditDeposit(d, w, "admin:"+r.AdminUserID), nil
 	case schemas.ReviewRefund:
 		// What was paid goes back, not what the deposit expected.
 		amount, currency := d.Refund()
@@ -226,7 +226,7 @@ func (r *depositReview) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		o := pipeline.JSON(http.StatusOK, schemas.FiatCreditResult{Received: true, DepositID: d.ID, Status: d.Status})
 		b.emit(&o, topics.EventsFiat, schemas.TypeDepositRefunded, w.ID, w.UserID, schemas.DepositReviewEvent{
 			DepositID: d.ID, WalletID: w.ID, EventID: d.EventID, Amount: amount, Currency: currency, Reason: r.Reason})
-		return o
+		return o, nil
 	}
-	return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "unknown review action", nil)
+	return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "unknown review action", nil), nil
 }

@@ -48,31 +48,31 @@ func (d *donation) Lock(b *batch) {
 	pipeline.PartOf[*donations](&b.parts, schemas.TypeCharityDonate).want.add(d.CampaignID)
 }
 
-func (d *donation) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (d *donation) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	p := pipeline.PartOf[*donations](&b.parts, schemas.TypeCharityDonate)
 	w, rej := b.ownWallet(d.WalletID, d.DonorUserID)
 	if rej != nil {
-		return *rej
+		return *rej, nil
 	}
 	if w.Currency != "KZT" {
 		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid",
-			map[string]any{"fields": map[string]string{"walletId": "must be a KZT wallet"}})
+			map[string]any{"fields": map[string]string{"walletId": "must be a KZT wallet"}}), nil
 	}
 	camp := p.campaigns[d.CampaignID]
 	if camp == nil {
 		// The gateway checked it; a forged command gets a final answer.
-		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "no such campaign", nil)
+		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "no such campaign", nil), nil
 	}
 	if d.EndsAt != nil && !b.now.Before(*d.EndsAt) {
-		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "the campaign has ended", nil)
+		return pipeline.Reject(http.StatusConflict, schemas.CodeCampaignNotActive, "the campaign has ended", nil), nil
 	}
 	lim := b.limitsOf(d.DonorUserID)
 	if !b.h.caps.CapCheck(lim.KYCApproved, d.AmountKzt, lim.MonthOut, true) {
-		return kycRejection()
+		return kycRejection(), nil
 	}
 	if w.Balance < d.AmountKzt {
 		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance, "the balance does not cover the amount",
-			map[string]any{"required": d.AmountKzt, "balance": w.Balance})
+			map[string]any{"required": d.AmountKzt, "balance": w.Balance}), nil
 	}
 	b.move(w, -d.AmountKzt)
 	b.spend(lim, d.AmountKzt)
@@ -115,5 +115,5 @@ func (d *donation) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		SourceID: d.DonationID, ActorUserID: actor, AmountCents: ptr(d.AmountKzt), Currency: "KZT",
 		Meta: map[string]any{"campaignId": d.CampaignID, "donationId": d.DonationID, "transactionId": txID,
 			"anonymous": d.Anonymous}})
-	return o
+	return o, nil
 }

@@ -16,7 +16,6 @@ package fiat
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -27,6 +26,7 @@ import (
 	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
 	store "github.com/fintech/platform/storage/fiat"
+	"github.com/fintech/platform/topics"
 )
 
 // declarations lists every command type the applier reads on
@@ -75,7 +75,7 @@ func NewHandler(caps schemas.FiatCaps, now func() time.Time, log *slog.Logger) (
 		return nil, errors.New("fiat handler: caps must be positive")
 	}
 	log = log.With("component", "fiat-applier")
-	table, err := pipeline.NewTable("fiat", log, declarations()...)
+	table, err := pipeline.NewTable("fiat", topics.FiatCommands, log, declarations()...)
 	if err != nil {
 		return nil, err
 	}
@@ -87,24 +87,10 @@ func (h *Handler) Types() []string { return h.table.Types() }
 
 // Load decodes every command of the batch (applied before or not: locking
 // the rows of one applied before is harmless) and queues on reads the locks
-// and reads they need. It never declines a batch: every fiat command takes
-// this path.
+// and reads they need (pipeline.LoadQueued). It never declines a batch:
+// every fiat command takes this path.
 func (h *Handler) Load(cmds []pipeline.Command, reads *pgx.Batch) pipeline.Loaded {
-	now := h.now().UTC().Truncate(time.Microsecond)
-	b := newBatch(h, now)
-	l := &loaded{b: b, cmds: make([]loadedCmd, 0, len(cmds))}
-	seen := make(map[string]struct{}, len(cmds))
-	for _, c := range cmds {
-		if _, dup := seen[c.Env.ID]; dup {
-			continue // the runner answers a repeat like its first occurrence
-		}
-		seen[c.Env.ID] = struct{}{}
-		cmd := h.table.Decode(c.Env)
-		cmd.Lock(b)
-		l.cmds = append(l.cmds, loadedCmd{id: c.Env.ID, cmd: cmd})
-	}
-	b.queueReads(reads)
-	return l
+	return pipeline.LoadQueued(h.table, newBatch(h, h.now().UTC().Truncate(time.Microsecond)), cmds, reads)
 }
 
 // stamps reserves n consecutive microsecond stamps from now, or from just
@@ -121,75 +107,10 @@ func (h *Handler) stamps(now time.Time, n int) time.Time {
 	return now
 }
 
-type loadedCmd struct {
-	id  string
-	cmd pipeline.Decider[*batch]
-}
-
-// loaded is a batch whose reads are queued.
-type loaded struct {
-	b    *batch
-	cmds []loadedCmd // first occurrences, in batch order
-}
-
-// Decide applies the fresh commands (a subsequence of those loaded, in
-// order) under the locks Load queued, and queues the batch's writes.
-func (l *loaded) Decide(_ context.Context, fresh []pipeline.Command, writes *pgx.Batch) ([]pipeline.Outcome, error) {
-	cmds := make([]pipeline.Decider[*batch], len(fresh))
-	j := 0
-	for i, c := range fresh {
-		for j < len(l.cmds) && l.cmds[j].id != c.Env.ID {
-			j++
-		}
-		if j == len(l.cmds) {
-			return nil, fmt.Errorf("command %s was not loaded", c.Env.ID)
-		}
-		cmds[i] = l.cmds[j].cmd
-	}
-	base := l.b.h.stamps(l.b.h.now().UTC().Truncate(time.Microsecond), len(fresh))
-	if err := l.b.settle(base); err != nil {
-		return nil, err
-	}
-	// Passes decides them in order, or, re-applying commands after a
-	// restore, reproduces their first outcomes.
-	out, err := pipeline.Passes(fresh, func(i int) pipeline.Outcome {
-		// Each command of the batch is stamped a microsecond after the one
-		// before it, so newest-first lists (created_at, then id) keep the
-		// order commands were applied in, within one batch too. A
-		// re-applied command is decided at its first clock: its caps'
-		// month and createdAt are those it was answered with.
-		l.b.now = fresh[i].Clock(base.Add(time.Duration(i) * time.Microsecond))
-		l.b.month = schemas.MonthKey(l.b.now)
-		l.b.deciding(fresh[i].Env)
-		o := cmds[i].Decide(l.b, fresh[i].Env)
-		o.DecidedAt = l.b.now
-		return o
-	})
-	if err != nil {
-		return nil, err
-	}
-	l.b.now, l.b.month = base, schemas.MonthKey(base)
-	l.b.queueWrites(writes)
-	return out, nil
-}
-
 // Apply applies the batch in tx with the same declarations: the reads Load
 // queues, then the writes Decide queues, one round trip each.
 func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
-	reads := &pgx.Batch{}
-	l := h.Load(cmds, reads)
-	if err := tx.SendBatch(ctx, reads).Close(); err != nil {
-		return nil, fmt.Errorf("lock the rows of %d commands: %w", len(cmds), err)
-	}
-	writes := &pgx.Batch{}
-	out, err := l.Decide(ctx, cmds, writes)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.SendBatch(ctx, writes).Close(); err != nil {
-		return nil, fmt.Errorf("write the outcome of %d commands: %w", len(cmds), err)
-	}
-	return out, nil
+	return pipeline.ApplyQueued(ctx, tx, h.table, newBatch(h, h.now().UTC().Truncate(time.Microsecond)), cmds)
 }
 
 // RecordedSQL finds committed transfers: their transaction row is their

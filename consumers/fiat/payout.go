@@ -17,10 +17,10 @@ func (wd *withdraw) Lock(b *batch) {
 	b.want.limits.add(wd.UserID)
 }
 
-func (wd *withdraw) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (wd *withdraw) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	w, rej := b.debitOwn(wd.WalletID, wd.UserID, wd.Amount)
 	if rej != nil {
-		return *rej
+		return *rej, nil
 	}
 	txID, wdID := b.newID("tx"), wd.WithdrawalID
 	if wdID == "" {
@@ -42,7 +42,7 @@ func (wd *withdraw) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 		AmountCents: ptr(wd.Amount), Currency: w.Currency, Meta: map[string]any{"wallet": w.ID, "withdrawalId": wdID}})
 	b.emit(&o, topics.EventsFiat, schemas.TypeWithdrawalCompleted, w.ID, w.UserID, schemas.WithdrawalCompleted{
 		WithdrawalID: wdID, WalletID: w.ID, TransactionID: txID, Amount: wd.Amount, Currency: w.Currency, DestinationHint: hint})
-	return o
+	return o, nil
 }
 
 // payoutRequest holds the funds of a bank payout awaiting an admin's review.
@@ -53,10 +53,10 @@ func (p *payoutRequest) Lock(b *batch) {
 	b.want.limits.add(p.UserID)
 }
 
-func (p *payoutRequest) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (p *payoutRequest) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	w, rej := b.debitOwn(p.WalletID, p.UserID, p.Amount)
 	if rej != nil {
-		return *rej
+		return *rej, nil
 	}
 	txID := b.newID("tx")
 	b.txs = append(b.txs, store.Tx{ID: txID, Kind: "payout_hold", Status: "completed", FromWallet: w.ID, FromUser: w.UserID,
@@ -66,7 +66,7 @@ func (p *payoutRequest) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: w.UserID, Action: "payout.hold", Subject: p.PayoutID,
 		Amount: p.Amount, Currency: w.Currency, Detail: "bank account " + p.BankAccountHint, CreatedAt: b.now})
 	return pipeline.JSON(http.StatusCreated, schemas.FiatPayoutResult{ID: p.PayoutID, Status: "pending_review", WalletID: w.ID,
-		Amount: p.Amount, Currency: w.Currency, Balance: w.Balance, CreatedAt: b.now})
+		Amount: p.Amount, Currency: w.Currency, Balance: w.Balance, CreatedAt: b.now}), nil
 }
 
 // payoutDecide approves (paid) or rejects (held funds released) a payout.
@@ -77,17 +77,17 @@ func (d *payoutDecide) Lock(b *batch) {
 	b.want.payouts.add(d.PayoutID)
 }
 
-func (d *payoutDecide) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (d *payoutDecide) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	p := b.payouts[d.PayoutID]
 	if p == nil || p.WalletID != d.WalletID {
-		return pipeline.Reject(http.StatusNotFound, schemas.CodePayoutNotFound, "no such payout", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodePayoutNotFound, "no such payout", nil), nil
 	}
 	if p.Status != "pending_review" {
-		return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState, "the payout is "+p.Status, nil)
+		return pipeline.Reject(http.StatusConflict, schemas.CodeInvalidState, "the payout is "+p.Status, nil), nil
 	}
 	w := b.wallets[p.WalletID]
 	if w == nil {
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "no such wallet", nil), nil
 	}
 	at := b.now
 	p.DecidedAt = &at
@@ -106,5 +106,5 @@ func (d *payoutDecide) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	b.audit = append(b.audit, store.AuditRow{ID: b.newID("audit"), Actor: d.AdminID, Action: action, Subject: p.ID,
 		Amount: p.Amount, Currency: p.Currency, Detail: "wallet " + w.ID, CreatedAt: b.now})
 	return pipeline.JSON(http.StatusOK, schemas.FiatPayoutResult{ID: p.ID, Status: p.Status, WalletID: w.ID, Amount: p.Amount,
-		Currency: p.Currency, Balance: w.Balance, CreatedAt: p.CreatedAt})
+		Currency: p.Currency, Balance: w.Balance, CreatedAt: p.CreatedAt}), nil
 }

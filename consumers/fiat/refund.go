@@ -68,7 +68,7 @@ func (r *refund) Lock(b *batch) {
 // does not hold the amount → 400 insufficient_balance. No fee is taken and
 // the original fee is not returned; no caps or reputation apply (the money
 // returns to where it came from). Rejections record nothing.
-func (r *refund) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
+func (r *refund) Decide(b *batch, _ schemas.Envelope) (pipeline.Outcome, error) {
 	p := pipeline.PartOf[*refunds](&b.parts, schemas.TypeFiatRefund)
 	var (
 		paid, refunded      int64
@@ -80,17 +80,17 @@ func (r *refund) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	case schemas.RefundSourceCharge:
 		c := p.charges[r.ChargeID]
 		if c == nil || c.MerchantUserID != r.RefunderUserID {
-			return pipeline.Reject(http.StatusNotFound, schemas.CodeChargeNotFound, "no such charge", nil)
+			return pipeline.Reject(http.StatusNotFound, schemas.CodeChargeNotFound, "no such charge", nil), nil
 		}
 		paid, refunded, fromID, toID, label = c.Amount, c.Refunded, c.MerchantWallet, c.CustomerWallet, "charge "+c.ID
 		record = func(v int64) { c.Refunded = v; p.chDirty[c.ID] = true }
 	default:
 		q := b.requests[r.RequestID]
 		if q == nil || q.UserID != r.RefunderUserID {
-			return pipeline.Reject(http.StatusNotFound, schemas.CodeRequestNotFound, "no such payment request", nil)
+			return pipeline.Reject(http.StatusNotFound, schemas.CodeRequestNotFound, "no such payment request", nil), nil
 		}
 		if q.Status != schemas.RequestStatusPaid {
-			return pipeline.Reject(http.StatusConflict, schemas.CodeRequestNotPaid, "the payment request is "+q.Status+"; only a paid request can be refunded", nil)
+			return pipeline.Reject(http.StatusConflict, schemas.CodeRequestNotPaid, "the payment request is "+q.Status+"; only a paid request can be refunded", nil), nil
 		}
 		paid, refunded, fromID, toID, label, token = q.Amount, p.requests[q.ID], q.WalletID, q.PayerWallet, "request "+q.ID, q.Token
 		record = func(v int64) { p.requests[q.ID] = v; p.reqDirty[q.ID] = true }
@@ -102,24 +102,24 @@ func (r *refund) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	}
 	if amount <= 0 || amount > remaining {
 		return pipeline.Reject(http.StatusConflict, schemas.CodeRefundExceedsCharge,
-			"the refund exceeds what remains refundable", map[string]any{"refundable": remaining, "refunded": refunded})
+			"the refund exceeds what remains refundable", map[string]any{"refundable": remaining, "refunded": refunded}), nil
 	}
 	from, to := b.wallets[fromID], b.wallets[toID]
 	if from == nil || to == nil || fromID != r.FromWalletID || toID != r.CustomerWalletID || from.Currency != to.Currency {
 		// The gateway names the wallets of the payment; a mismatch is a
 		// forged command and a permanent one: a final 404, never a 503
 		// that would be stored as the key's answer.
-		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "the wallets of the payment are not the ones named", nil)
+		return pipeline.Reject(http.StatusNotFound, schemas.CodeWalletNotFound, "the wallets of the payment are not the ones named", nil), nil
 	}
 	if from.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "your wallet is "+from.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "your wallet is "+from.Status, nil), nil
 	}
 	if to.Status != store.StatusActive {
-		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the paying wallet is "+to.Status, nil)
+		return pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the paying wallet is "+to.Status, nil), nil
 	}
 	if from.Balance < amount {
 		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance, "your wallet balance does not cover the refund",
-			map[string]any{"required": amount, "balance": from.Balance})
+			map[string]any{"required": amount, "balance": from.Balance}), nil
 	}
 	b.move(from, -amount)
 	b.move(to, amount)
@@ -160,5 +160,5 @@ func (r *refund) Decide(b *batch, _ schemas.Envelope) pipeline.Outcome {
 	}
 	b.ledger(&o, schemas.LedgerAppend{Kind: schemas.LedgerKindRefund, SourceID: txID, ActorUserID: r.RefunderUserID,
 		AmountCents: ptr(amount), Currency: from.Currency, Meta: meta})
-	return o
+	return o, nil
 }

@@ -22,10 +22,10 @@ func (t *transfer) Lock(b *batch) {
 	b.want.limits.add(t.FromUserID)
 }
 
-func (t *transfer) Decide(b *batch, env schemas.Envelope) pipeline.Outcome {
+func (t *transfer) Decide(b *batch, env schemas.Envelope) (pipeline.Outcome, error) {
 	from, rej := b.ownWallet(t.FromWalletID, t.FromUserID)
 	if rej != nil {
-		return *rej
+		return *rej, nil
 	}
 	failed := func(o pipeline.Outcome, reason string) pipeline.Outcome {
 		b.emit(&o, topics.EventsFiat, schemas.TypeTransferFailed, from.ID, t.FromUserID, schemas.TransferFailed{
@@ -36,27 +36,27 @@ func (t *transfer) Decide(b *batch, env schemas.Envelope) pipeline.Outcome {
 	}
 	to := b.wallets[t.ToWalletID]
 	if to == nil || to.Kind != store.KindUser || to.UserID != t.ToUserID {
-		return failed(pipeline.Reject(http.StatusNotFound, schemas.CodeRecipientNotFound, "the recipient has no wallet", nil), schemas.CodeRecipientNotFound)
+		return failed(pipeline.Reject(http.StatusNotFound, schemas.CodeRecipientNotFound, "the recipient has no wallet", nil), schemas.CodeRecipientNotFound), nil
 	}
 	if to.ID == from.ID || to.UserID == from.UserID {
 		return pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid",
-			map[string]any{"fields": map[string]string{"toEmail": "must not be your own account"}})
+			map[string]any{"fields": map[string]string{"toEmail": "must not be your own account"}}), nil
 	}
 	if to.Currency != from.Currency {
-		return failed(pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeCurrencyMismatch, "the wallets hold different currencies", nil), schemas.CodeCurrencyMismatch)
+		return failed(pipeline.Reject(http.StatusUnprocessableEntity, schemas.CodeCurrencyMismatch, "the wallets hold different currencies", nil), schemas.CodeCurrencyMismatch), nil
 	}
 	if to.Status != store.StatusActive {
-		return failed(pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the recipient wallet is "+to.Status, nil), schemas.CodeWalletInactive)
+		return failed(pipeline.Reject(http.StatusBadRequest, schemas.CodeWalletInactive, "the recipient wallet is "+to.Status, nil), schemas.CodeWalletInactive), nil
 	}
 	fee := schemas.TransferFee(t.Amount)
 	lim := b.limitsOf(t.FromUserID)
 	if !b.h.caps.CapCheck(lim.KYCApproved, t.Amount, lim.MonthOut, true) {
-		return failed(kycRejection(), schemas.CodeKYCRequired)
+		return failed(kycRejection(), schemas.CodeKYCRequired), nil
 	}
 	if from.Balance < t.Amount+fee {
 		return failed(pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance,
 			"the balance does not cover the amount plus the 0.1% fee",
-			map[string]any{"required": t.Amount + fee, "feeKzt": fee, "balance": from.Balance}), schemas.CodeInsufficientBalance)
+			map[string]any{"required": t.Amount + fee, "feeKzt": fee, "balance": from.Balance}), schemas.CodeInsufficientBalance), nil
 	}
 	b.move(from, -(t.Amount + fee))
 	b.move(to, t.Amount)
@@ -79,7 +79,7 @@ func (t *transfer) Decide(b *batch, env schemas.Envelope) pipeline.Outcome {
 		AmountCents: ptr(t.Amount), Currency: from.Currency,
 		Meta: map[string]any{"fromWallet": from.ID, "toWallet": to.ID, "fee": fee}})
 	o.SelfRecorded = true // the transaction row is the record
-	return o
+	return o, nil
 }
 
 // transferReply is the 200 answer of a committed transfer.

@@ -6,9 +6,6 @@ package ledger
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,129 +16,98 @@ import (
 	"github.com/fintech/platform/topics"
 )
 
-// Appender is the pipeline.Handler of the ledger-appender group.
+// Appender is the pipeline.Handler of the ledger-appender group. Its one
+// record type, ledger.append, is declared on a pipeline.Table like every
+// module's commands (appendEntry, append.go): a record that cannot be read
+// answers 400 invalid_command, as everywhere.
 type Appender struct {
-	salt string
-	now  func() time.Time
+	salt  string
+	now   func() time.Time
+	table *pipeline.Table[*batch]
 }
 
 var _ pipeline.Handler = (*Appender)(nil)
 
+// declarations lists the record type the appender reads on ledger.append.
+func declarations() []pipeline.Declaration[*batch] {
+	return []pipeline.Declaration[*batch]{
+		pipeline.Declare[*batch, appendEntry](schemas.TypeLedgerAppend),
+	}
+}
+
 // NewAppender builds the appender; salt is mixed into every hash.
 func NewAppender(salt string, now func() time.Time) *Appender {
-	return &Appender{salt: salt, now: now}
+	table, err := pipeline.NewTable("ledger", topics.LedgerAppend, nil, declarations()...)
+	if err != nil {
+		panic(err) // the declarations above are fixed: TestAppend* builds it
+	}
+	return &Appender{salt: salt, now: now, table: table}
 }
 
-type pending struct {
-	idx   int
-	entry ledger.Entry
+// batch is the working set of one Apply call: the framework drives it
+// (pipeline.ApplyInTx).
+type batch struct {
+	a        *Appender
+	keys     []ledger.SourceKey // the sources the records name (Lock)
+	ids      []string           // the entry ids they ask for
+	head     ledger.Head
+	existing map[ledger.SourceKey]ledger.Entry
+	taken    map[string]bool
+	ts       time.Time
+	inBatch  map[ledger.SourceKey]int // -> index in fresh
+	fresh    []ledger.Entry
 }
 
-// Apply chains the batch in command order. A command whose source (kind,
-// sourceId) already has an entry, in the table or earlier in the batch, is
-// answered 200 with that entry and appends nothing; a new entry is answered
-// 201 and emits ledger.entry_added.
+var _ pipeline.TxBatch = (*batch)(nil)
+
+// Apply chains the batch in command order (pipeline.ApplyInTx). A command
+// whose source (kind, sourceId) already has an entry, in the table or
+// earlier in the batch, is answered 200 with that entry and appends
+// nothing; a new entry is answered 201 and emits ledger.entry_added.
 func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
-	outcomes := make([]pipeline.Outcome, len(cmds))
-	reqs := make([]*schemas.LedgerAppend, len(cmds))
-	metas := make([][]byte, len(cmds))
-	var keys []ledger.SourceKey
-	var ids []string
-	for i, c := range cmds {
-		req, meta, rej := decode(c.Env)
-		if rej != nil {
-			outcomes[i] = *rej
-			continue
-		}
-		reqs[i], metas[i] = req, meta
-		keys = append(keys, ledger.SourceKey{Scope: req.Scope, Kind: req.Kind, SourceID: req.SourceID})
-		if req.EntryID != "" {
-			ids = append(ids, req.EntryID)
-		}
-	}
-	if len(keys) == 0 {
-		return outcomes, nil
-	}
+	return pipeline.ApplyInTx(ctx, tx, a.table, &batch{a: a, inBatch: map[ledger.SourceKey]int{}}, cmds)
+}
 
-	head, err := ledger.LockHead(ctx, tx)
-	if err != nil {
-		return nil, err
+// Load locks the chain head and reads the entries of the batch's sources
+// and ids; a batch with no readable record reads nothing.
+func (b *batch) Load(ctx context.Context, tx pgx.Tx) error {
+	if len(b.keys) == 0 {
+		return nil
 	}
-	existing, err := ledger.BySources(ctx, tx, keys)
-	if err != nil {
-		return nil, err
+	var err error
+	if b.head, err = ledger.LockHead(ctx, tx); err != nil {
+		return err
 	}
-	takenIDs, err := ledger.ExistingIDs(ctx, tx, ids)
-	if err != nil {
-		return nil, err
+	if b.existing, err = ledger.BySources(ctx, tx, b.keys); err != nil {
+		return err
 	}
+	if b.taken, err = ledger.ExistingIDs(ctx, tx, b.ids); err != nil {
+		return err
+	}
+	b.ts = b.a.now().UTC().Truncate(time.Microsecond)
+	if b.head.Timestamp != nil && b.ts.Before(*b.head.Timestamp) {
+		b.ts = b.head.Timestamp.UTC() // timestamps never go backwards along the chain
+	}
+	return nil
+}
 
-	ts := a.now().UTC().Truncate(time.Microsecond)
-	if head.Timestamp != nil && ts.Before(*head.Timestamp) {
-		ts = head.Timestamp.UTC() // timestamps never go backwards along the chain
+// Stamp: every entry of a batch has the batch's timestamp.
+func (b *batch) Stamp(int) time.Time { return b.ts }
+
+// At: the chain's timestamps are the batch's, whatever the command's clock.
+func (b *batch) At(time.Time, schemas.Envelope) {}
+
+// Save appends the batch's new entries and moves the head.
+func (b *batch) Save(ctx context.Context, tx pgx.Tx) error {
+	if len(b.fresh) == 0 {
+		return nil
 	}
-	var fresh []ledger.Entry
-	var added []pending
-	inBatch := map[ledger.SourceKey]int{} // -> index in fresh
-	for i, req := range reqs {
-		if req == nil {
-			continue
-		}
-		key := ledger.SourceKey{Scope: req.Scope, Kind: req.Kind, SourceID: req.SourceID}
-		if e, ok := existing[key]; ok {
-			outcomes[i] = unrecorded(pipeline.JSON(http.StatusOK, e.JSON()))
-			continue
-		}
-		if j, ok := inBatch[key]; ok {
-			outcomes[i] = unrecorded(pipeline.JSON(http.StatusOK, fresh[j].JSON()))
-			continue
-		}
-		id := req.EntryID
-		if id == "" {
-			// Derived from the record: the entry appended again from the
-			// same record after a restore is the entry it was.
-			id = schemas.DerivedID(cmds[i].Env.ID, "ledger.entry", cmds[i].Env.OccurredAt)
-		} else if takenIDs[id] {
-			outcomes[i] = pipeline.Reject(http.StatusConflict, schemas.CodeEntryExists,
-				"an entry with this id exists for another source", nil)
-			continue
-		}
-		takenIDs[id] = true
-		actor := req.ActorUserID
-		if actor == "" {
-			actor = cmds[i].Env.ActorUserID
-		}
-		e := ledger.Entry{ID: id, Height: head.Height + 1, Kind: req.Kind, ActorUserID: actor,
-			SourceID: req.SourceID, AmountCents: req.AmountCents, Currency: req.Currency, Meta: metas[i],
-			Timestamp: ts, PrevHash: head.Hash, Scope: req.Scope}
-		e.Hash = e.ComputeHash(a.salt)
-		head.Height, head.Hash = e.Height, e.Hash
-		inBatch[key] = len(fresh)
-		fresh = append(fresh, e)
-		added = append(added, pending{idx: i, entry: e})
+	if err := ledger.Insert(ctx, tx, b.fresh); err != nil {
+		return err
 	}
-	if len(fresh) == 0 {
-		return outcomes, nil
-	}
-	if err := ledger.Insert(ctx, tx, fresh); err != nil {
-		return nil, err
-	}
-	head.Timestamp = &ts
-	if err := ledger.SetHead(ctx, tx, head); err != nil {
-		return nil, err
-	}
-	for _, p := range added {
-		body := p.entry.JSON()
-		env, err := schemas.New(schemas.TypeLedgerEntryAdded, p.entry.ID, p.entry.ActorUserID, body, ts)
-		if err != nil {
-			return nil, err
-		}
-		env.ID = schemas.DerivedID(cmds[p.idx].Env.ID, "event:"+schemas.TypeLedgerEntryAdded, cmds[p.idx].Env.OccurredAt)
-		o := unrecorded(pipeline.JSON(http.StatusCreated, body))
-		o.Emit = []pipeline.Emission{{Topic: topics.EventsLedger, Env: env}}
-		outcomes[p.idx] = o
-	}
-	return outcomes, nil
+	ts := b.ts
+	b.head.Timestamp = &ts
+	return ledger.SetHead(ctx, tx, b.head)
 }
 
 // unrecorded marks an outcome that needs no processed-command row: the
@@ -150,44 +116,4 @@ func (a *Appender) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command
 func unrecorded(o pipeline.Outcome) pipeline.Outcome {
 	o.Unrecorded = true
 	return o
-}
-
-// decode reads and validates one command; a non-nil outcome rejects it.
-func decode(env schemas.Envelope) (*schemas.LedgerAppend, []byte, *pipeline.Outcome) {
-	reject := func(status int, code, msg string, fields map[string]string) (*schemas.LedgerAppend, []byte, *pipeline.Outcome) {
-		var extra map[string]any
-		if fields != nil {
-			extra = map[string]any{"fields": fields}
-		}
-		o := pipeline.Reject(status, code, msg, extra)
-		return nil, nil, &o
-	}
-	if env.Type != schemas.TypeLedgerAppend {
-		o := pipeline.Unreadable(fmt.Sprintf("%s is not a ledger command", env.Type))
-		return nil, nil, &o
-	}
-	req, err := schemas.DataAs[schemas.LedgerAppend](env)
-	if err != nil {
-		o := pipeline.Unreadable("the command data is not a ledger append")
-		return nil, nil, &o
-	}
-	fields := map[string]string{}
-	var problems schemas.FieldProblems
-	if errors.As(req.Validate(), &problems) {
-		fields = problems
-	}
-	var meta []byte
-	if req.Meta != nil {
-		meta, err = ledger.Canonical(req.Meta)
-		switch {
-		case err != nil:
-			fields["meta"] = "must be a JSON object"
-		case len(meta) > schemas.LedgerMaxMeta:
-			fields["meta"] = "must be at most 64 KiB"
-		}
-	}
-	if len(fields) > 0 {
-		return reject(http.StatusUnprocessableEntity, schemas.CodeValidationFailed, "some fields are missing or invalid", fields)
-	}
-	return &req, meta, nil
 }

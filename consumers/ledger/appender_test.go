@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -233,11 +234,16 @@ func TestAppendValidationAndDedupe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantStatus := []int{201, 422, 200, 201, 409}
+	// A record that fails its data's Validate answers 400 invalid_command,
+	// as through every module's table (the gateway answers a client 422).
+	wantStatus := []int{201, 400, 200, 201, 409}
 	for i, o := range out {
 		if o.Status != wantStatus[i] {
 			t.Fatalf("command %d: %d %s, want %d", i, o.Status, o.Body, wantStatus[i])
 		}
+	}
+	if !strings.Contains(string(out[1].Body), schemas.CodeInvalidCommand) {
+		t.Fatalf("the invalid record: %s, want invalid_command", out[1].Body)
 	}
 	if len(out[0].Emit) != 1 || out[0].Emit[0].Topic != topics.EventsLedger || len(out[2].Emit) != 0 {
 		t.Fatalf("emissions: %+v / %+v", out[0].Emit, out[2].Emit)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,9 +13,9 @@ import (
 // Decider is one decoded command of a declared type, applied to B, the
 // module's in-memory state of one batch. A module declares each command
 // type once (Declare) and never switches over command types: the table
-// decodes a record into its type's Decider and the applier calls Lock for
-// every command of the batch, reads what they asked for, then Decide for
-// each fresh one, in order.
+// decodes a record into its type's Decider and the framework (applier.go)
+// calls Lock for every command of the batch, has the module read what they
+// asked for, then calls Decide for each fresh one, in order.
 type Decider[B any] interface {
 	// Lock notes on the batch the rows the command reads and locks. It
 	// only notes: the applier reads them all at once, in a fixed order.
@@ -23,9 +24,9 @@ type Decider[B any] interface {
 	// changes them, adds the rows it writes, and returns its reply with the
 	// events it emits. A business rejection is an outcome with a 4xx
 	// status; a rejected command changes nothing. A failure that is not
-	// the command's (a database error, the random source) is recorded on
-	// the batch (see Fault) and rolls the whole batch back.
-	Decide(b B, env schemas.Envelope) Outcome
+	// the command's (a database error, the random source) is the error: it
+	// rolls the whole batch back.
+	Decide(b B, env schemas.Envelope) (Outcome, error)
 }
 
 // Part is the batch state of a command type that keeps rows of its own
@@ -42,6 +43,7 @@ type Part[B any] interface {
 // string, how its data decodes, and the part it keeps, if any.
 type Declaration[B any] struct {
 	typ    string
+	data   reflect.Type // T, which is or embeds the catalog's data type
 	decode func(schemas.Envelope) (Decider[B], error)
 	part   func() Part[B] // nil for a type that uses the shared rows only
 }
@@ -55,7 +57,7 @@ func Declare[B, T any, C interface {
 	*T
 	Decider[B]
 }](typ string) Declaration[B] {
-	return Declaration[B]{typ: typ, decode: func(env schemas.Envelope) (Decider[B], error) {
+	return Declaration[B]{typ: typ, data: reflect.TypeFor[T](), decode: func(env schemas.Envelope) (Decider[B], error) {
 		v, err := schemas.DataAs[T](env)
 		if err != nil {
 			return nil, err
@@ -90,11 +92,27 @@ type Table[B any] struct {
 	byType map[string]int // command type -> index in decls
 }
 
-// NewTable builds the table of module (named in its answers to commands it
-// cannot read). log, when not nil, logs those commands. A type declared
-// twice is an error.
-func NewTable[B any](module string, log *slog.Logger, decls ...Declaration[B]) (*Table[B], error) {
+// NewTable builds the table of module, the consumer of topic (named in
+// its answers to commands it cannot read). log, when not nil, logs those
+// commands. The declarations are checked against schemas.CommandCatalog
+// (NewTableOf): a consumer whose declarations and the catalog disagree
+// does not start.
+func NewTable[B any](module, topic string, log *slog.Logger, decls ...Declaration[B]) (*Table[B], error) {
+	return NewTableOf(schemas.CommandCatalog(), module, topic, log, decls...)
+}
+
+// NewTableOf builds the table of module, checked against catalog: a type
+// declared twice, a declaration of a type the catalog does not list (or
+// lists on another topic, or with a data type the declaration's type
+// neither is nor embeds), and a type the catalog lists on topic without a
+// declaration are each an error naming the step of
+// consumers/pipeline/README.md ("A new command") that was forgotten.
+func NewTableOf[B any](catalog []schemas.CommandInfo, module, topic string, log *slog.Logger, decls ...Declaration[B]) (*Table[B], error) {
 	t := &Table[B]{module: module, log: log, decls: decls, byType: make(map[string]int, len(decls))}
+	listed := make(map[string]schemas.CommandInfo, len(catalog))
+	for _, c := range catalog {
+		listed[c.Type] = c
+	}
 	for i, d := range decls {
 		if d.decode == nil {
 			return nil, fmt.Errorf("%s applier: declaration %d is not made by Declare", module, i)
@@ -103,8 +121,43 @@ func NewTable[B any](module string, log *slog.Logger, decls ...Declaration[B]) (
 			return nil, fmt.Errorf("%s applier: command type %s declared twice", module, d.typ)
 		}
 		t.byType[d.typ] = i
+		c, ok := listed[d.typ]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%s applier: %s is declared but schemas.CommandCatalog does not list it: "+
+				"add its catalog line (type, topic, data type) in schemas/commands.go", module, d.typ)
+		case c.Topic != topic:
+			return nil, fmt.Errorf("%s applier: %s is declared by the consumer of %s, but schemas.CommandCatalog "+
+				"lists it on %s", module, d.typ, topic, c.Topic)
+		case !carries(d.data, reflect.TypeOf(c.Data)):
+			return nil, fmt.Errorf("%s applier: %s is declared with %v, which neither is nor embeds its "+
+				"catalog data type %v", module, d.typ, d.data, reflect.TypeOf(c.Data))
+		}
+	}
+	for _, c := range catalog {
+		if _, ok := t.byType[c.Type]; c.Topic == topic && !ok {
+			return nil, fmt.Errorf("%s applier: schemas.CommandCatalog lists %s on %s but the %s consumer "+
+				"does not declare it: add its file in the module and one line in its declarations()",
+				module, c.Type, topic, module)
+		}
 	}
 	return t, nil
+}
+
+// carries reports whether decl, a declaration's type, is data or embeds it.
+func carries(decl, data reflect.Type) bool {
+	if decl == data {
+		return true
+	}
+	if decl.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range decl.NumField() {
+		if f := decl.Field(i); f.Anonymous && f.Type == data {
+			return true
+		}
+	}
+	return false
 }
 
 // Types lists the declared command types, in declaration order.
@@ -149,11 +202,11 @@ type unreadable[B any] struct {
 
 func (unreadable[B]) Lock(B) {}
 
-func (u unreadable[B]) Decide(_ B, env schemas.Envelope) Outcome {
+func (u unreadable[B]) Decide(_ B, env schemas.Envelope) (Outcome, error) {
 	if u.t.log != nil {
 		u.t.log.Warn("unreadable command", "module", u.t.module, "id", env.ID, "type", env.Type, "err", u.err)
 	}
-	return Unreadable(u.err.Error())
+	return Unreadable(u.err.Error()), nil
 }
 
 // Parts is the part state of one batch: a batch holds one, made by
@@ -199,21 +252,3 @@ func (ps *Parts[B]) QueueWrites(q *pgx.Batch, b B) {
 		}
 	}
 }
-
-// Fault keeps the first failure of a batch's decisions that is not a
-// command's own (a database error, the random source): such a failure
-// rolls the whole batch back, as an error of Apply does. A batch type whose
-// Decide can fail embeds it; its applier checks Err after each Decide.
-type Fault struct{ err error }
-
-// Fail records err (the first one is kept) and returns the zero outcome,
-// which the applier discards with the batch.
-func (f *Fault) Fail(err error) Outcome {
-	if f.err == nil {
-		f.err = err
-	}
-	return Outcome{}
-}
-
-// Err is the first failure recorded, or nil.
-func (f *Fault) Err() error { return f.err }

@@ -9,7 +9,7 @@
 // (declare.go): the command's schemas data type, what it locks (Lock) and
 // how it decides (Decide); it never switches over command types. README.md
 // in this directory shows the one way to write an applier, with fiat's
-// transfer as the worked example, and the one adapter (reputation, ledger).
+// transfer as the worked example, and the one adapter (reputation).
 package pipeline
 
 import (

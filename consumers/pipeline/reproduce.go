@@ -67,13 +67,15 @@ func (e *DivergedError) Error() string {
 // Passes decides the commands of a batch, in order, with decide, which
 // applies cmds[i] to the batch's state and returns its outcome; a
 // handler's loop over its commands calls it. Without re-applied commands
-// it is that loop. With some, each partition's commands are a queue
+// it is that loop; an error of decide (a failure that is not the
+// command's: a database error, the random source) stops it and is
+// returned, which rolls the batch back. With some, each partition's commands are a queue
 // decided in passes: a re-applied command whose decision differs from its
 // recorded one is a rejection that changed nothing, and it stops its queue
 // for this pass; the passes go on while any queue moves. What is still
 // queued at the end is Held. A re-applied command that decides another
 // success returns a *DivergedError (the batch must be rolled back).
-func Passes(cmds []Command, decide func(i int) Outcome) ([]Outcome, error) {
+func Passes(cmds []Command, decide func(i int) (Outcome, error)) ([]Outcome, error) {
 	out := make([]Outcome, len(cmds))
 	reapplied := false
 	for _, c := range cmds {
@@ -81,7 +83,11 @@ func Passes(cmds []Command, decide func(i int) Outcome) ([]Outcome, error) {
 	}
 	if !reapplied {
 		for i := range cmds {
-			out[i] = decide(i)
+			o, err := decide(i)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = o
 		}
 		return out, nil
 	}
@@ -100,11 +106,12 @@ func Passes(cmds []Command, decide func(i int) Outcome) ([]Outcome, error) {
 			q := queues[k]
 			for len(q) > 0 {
 				i := q[0]
-				o := decide(i)
+				o, err := decide(i)
+				if err != nil {
+					return nil, err
+				}
 				if rec := cmds[i].Recorded; rec != nil && o.Status != rec.Status {
-					// A zero outcome is a batch's fault (Fault.Fail),
-					// which rolls the batch back: not the command's.
-					if o.Status < 400 && o.Status != 0 {
+					if o.Status < 400 {
 						return nil, &DivergedError{CommandID: cmds[i].Env.ID, Type: cmds[i].Env.Type, Recorded: *rec, Now: o}
 					}
 					out[i] = o // changed nothing; kept to name it while held

@@ -37,17 +37,17 @@ func TestPassesReproducesAcrossPartitions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bal := slices.Clone(tt.balances)
 			var paid []int32
-			out, err := Passes(tt.cmds, func(i int) Outcome {
+			out, err := Passes(tt.cmds, func(i int) (Outcome, error) {
 				p := tt.cmds[i].Partition
 				if bal[p] == 0 {
-					return Outcome{Status: 400}
+					return Outcome{Status: 400}, nil
 				}
 				bal[p]--
 				if int(p)+1 < len(bal) {
 					bal[p+1]++
 				}
 				paid = append(paid, p)
-				return Outcome{Status: 200}
+				return Outcome{Status: 200}, nil
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -70,7 +70,7 @@ func TestPassesReproducesAcrossPartitions(t *testing.T) {
 func TestPassesStopsOnAnotherSuccess(t *testing.T) {
 	cmds := []Command{{Topic: "t", Recorded: &Recorded{Status: 201, Body: []byte(`{"a":1}`)}}}
 	cmds[0].Env.ID = "c1"
-	_, err := Passes(cmds, func(int) Outcome { return Outcome{Status: 200, Body: []byte(`{"b":2}`)} })
+	_, err := Passes(cmds, func(int) (Outcome, error) { return Outcome{Status: 200, Body: []byte(`{"b":2}`)}, nil })
 	var div *DivergedError
 	if !errors.As(err, &div) || div.CommandID != "c1" {
 		t.Fatalf("err = %v, want a DivergedError naming c1", err)

@@ -6,7 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
-	"regexp"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,71 +14,45 @@ import (
 	"github.com/fintech/platform/schemas"
 )
 
-// commandVocabulary reads the schemas package's source for what names a
-// command: every Type* constant whose value is not an event of
-// EventCatalog (commands, appends, replies), and every data type whose doc
-// says it is the data of one of those.
+// commandVocabulary is what names a command: every Type* constant of the
+// schemas package whose value is a type of schemas.CommandCatalog (their
+// values are read from the source: a case names the constant), and every
+// catalog data type.
 func commandVocabulary(t *testing.T) (consts, dataTypes map[string]bool) {
 	t.Helper()
-	events := map[string]bool{}
-	for _, e := range schemas.EventCatalog() {
-		events[e.Type] = true
+	commands := map[string]bool{}
+	dataTypes = map[string]bool{}
+	for _, c := range schemas.CommandCatalog() {
+		commands[c.Type] = true
+		dataTypes[reflect.TypeOf(c.Data).Name()] = true
 	}
 	pkgs, err := parser.ParseDir(token.NewFileSet(), "../../schemas", func(fi fs.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	consts, dataTypes = map[string]bool{}, map[string]bool{}
-	dataOf := regexp.MustCompile(`is the data of (?:an? )?(Type\w+)`)
-	docs := map[string]string{} // data type name -> the Type constant its doc names
+	consts = map[string]bool{}
 	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
-			for _, decl := range f.Decls {
-				gd, ok := decl.(*ast.GenDecl)
-				if !ok {
-					continue
-				}
-				for _, spec := range gd.Specs {
-					switch s := spec.(type) {
-					case *ast.ValueSpec:
-						for i, id := range s.Names {
-							if gd.Tok != token.CONST || !strings.HasPrefix(id.Name, "Type") || i >= len(s.Values) {
-								continue
-							}
-							lit, ok := s.Values[i].(*ast.BasicLit)
-							if !ok || lit.Kind != token.STRING {
-								continue
-							}
-							v, err := strconv.Unquote(lit.Value)
-							if err != nil {
-								t.Fatal(err)
-							}
-							if !events[v] {
-								consts[id.Name] = true
-							}
-						}
-					case *ast.TypeSpec:
-						doc := s.Doc
-						if doc == nil {
-							doc = gd.Doc
-						}
-						if m := dataOf.FindStringSubmatch(doc.Text()); m != nil {
-							docs[s.Name.Name] = m[1]
+		ast.Inspect(pkg, func(n ast.Node) bool {
+			vs, ok := n.(*ast.ValueSpec)
+			if !ok {
+				return true
+			}
+			for i, id := range vs.Names {
+				if i < len(vs.Values) && strings.HasPrefix(id.Name, "Type") {
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						if v, err := strconv.Unquote(lit.Value); err == nil && commands[v] {
+							consts[id.Name] = true
 						}
 					}
 				}
 			}
-		}
+			return true
+		})
 	}
-	for typ, c := range docs {
-		if consts[c] {
-			dataTypes[typ] = true
-		}
-	}
-	if len(consts) < 15 || len(dataTypes) < 15 {
-		t.Fatalf("found only %d command types and %d command data types in schemas: the walk is broken", len(consts), len(dataTypes))
+	if len(consts) != len(commands) {
+		t.Fatalf("found %d Type constants of the catalog's %d command types in schemas: the walk is broken", len(consts), len(commands))
 	}
 	return consts, dataTypes
 }

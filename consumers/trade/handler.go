@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,6 +30,16 @@ type Store interface {
 
 var _ Store = (*store.Store)(nil)
 
+// declarations lists every command type the handler reads on
+// trade.commands, each in its own file; each is checked by its data type's
+// Validate, the rule the gateway checked before sending it.
+func declarations() []pipeline.Declaration[*batch] {
+	return []pipeline.Declaration[*batch]{
+		pipeline.Declare[*batch, topUp](schemas.TypeTradeTopUp),
+		pipeline.Declare[*batch, transfer](schemas.TypeTradeTransfer),
+	}
+}
+
 // Handler applies trade commands.
 type Handler struct {
 	store Store
@@ -45,73 +54,20 @@ func NewHandler(st Store, now func() time.Time) (*Handler, error) {
 	if st == nil || now == nil {
 		return nil, errors.New("trade handler: nil dependency")
 	}
-	table, err := pipeline.NewTable("trade", nil, declarations()...)
+	table, err := pipeline.NewTable("trade", topics.TradeCommands, nil, declarations()...)
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{store: st, now: now, table: table}, nil
 }
 
-// batch is the working set of one Apply call.
-type batch struct {
-	pipeline.Fault
-	lockIDs  []string // the accounts the commands asked for (Lock)
-	now      time.Time
-	accounts map[string]*store.AccountRow
-	dirty    map[string]bool
-	ops      []store.OperationRow
-}
-
-// Apply decides the commands in partition order inside tx. Every account the
-// batch names is locked once, in id order; balances are written once per
-// batch however many commands moved them.
+// Apply decides the commands in partition order inside tx
+// (pipeline.ApplyInTx). Every account the batch names is locked once, in id
+// order; balances are written once per batch however many commands moved
+// them.
 func (h *Handler) Apply(ctx context.Context, tx pgx.Tx, cmds []pipeline.Command) ([]pipeline.Outcome, error) {
-	b := &batch{accounts: map[string]*store.AccountRow{}, dirty: map[string]bool{}}
-	ds := h.table.DecodeAll(cmds)
-	for _, d := range ds {
-		d.Lock(b)
-	}
-	rows, err := h.store.LockAccounts(ctx, tx, dedupe(b.lockIDs))
-	if err != nil {
-		return nil, err
-	}
-	for id, r := range rows {
-		b.accounts[id] = &r
-	}
-
-	base := h.now().UTC().Truncate(time.Microsecond)
-	// Passes decides them in order, or, re-applying commands after a
-	// restore, reproduces their first outcomes (a re-applied command at its
-	// first clock).
-	outcomes, err := pipeline.Passes(cmds, func(i int) pipeline.Outcome {
-		// A microsecond apart: newest-first lists keep the applied order within one batch.
-		b.now = cmds[i].Clock(base.Add(time.Duration(i) * time.Microsecond))
-		o := ds[i].Decide(b, cmds[i].Env)
-		o.DecidedAt = b.now
-		return o
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := b.Err(); err != nil {
-		return nil, err
-	}
-	if err := h.store.Save(ctx, tx, b.balances(), b.ops); err != nil {
-		return nil, err
-	}
-	return outcomes, nil
-}
-
-func dedupe(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
+	b := &batch{h: h, accounts: map[string]*store.AccountRow{}, dirty: map[string]bool{}}
+	return pipeline.ApplyInTx(ctx, tx, h.table, b, cmds)
 }
 
 func accountNotFound() pipeline.Outcome {
@@ -125,74 +81,6 @@ func (b *batch) owned(id, userID string) *store.AccountRow {
 		return nil
 	}
 	return a
-}
-
-func (b *batch) applyTopUp(cmd schemas.Envelope, d schemas.TradeTopUp) (pipeline.Outcome, error) {
-	acc := b.owned(d.AccountID, d.UserID)
-	if acc == nil {
-		return accountNotFound(), nil
-	}
-	amount := int64(d.Amount)
-	acc.Balance += amount
-	acc.UpdatedAt = b.now
-	b.dirty[acc.ID] = true
-	op := store.OperationRow{ID: derivedID(cmd, "operation"), Kind: schemas.TradeKindTopUp, Amount: amount, To: acc.ID, CreatedAt: b.now}
-	b.ops = append(b.ops, op)
-
-	ev, err := b.event(cmd, schemas.TypeTradeTopUpCompleted, acc.ID, d.UserID, schemas.TradeEvent{
-		TradeOperation: op.View(), AmountUnits: amount, ToUserID: acc.UserID, ToBalance: schemas.TNU(acc.Balance),
-	})
-	if err != nil {
-		return pipeline.Outcome{}, err
-	}
-	entry, err := b.ledgerEntry(cmd, schemas.LedgerKindTradeTopUp, op, d.UserID)
-	if err != nil {
-		return pipeline.Outcome{}, err
-	}
-	out := pipeline.JSON(http.StatusOK, schemas.TradeTopUpResult{
-		ID: acc.ID, Balance: schemas.TNU(acc.Balance), Currency: acc.Currency, UpdatedAt: b.now, OperationID: op.ID,
-	})
-	out.Emit = []pipeline.Emission{{Topic: topics.EventsTrade, Env: ev}, {Topic: topics.LedgerAppend, Env: entry}}
-	return out, nil
-}
-
-func (b *batch) applyTransfer(cmd schemas.Envelope, d schemas.TradeTransfer) (pipeline.Outcome, error) {
-	from := b.owned(d.From, d.UserID)
-	to := b.accounts[d.To]
-	if from == nil || to == nil {
-		return accountNotFound(), nil
-	}
-	amount := int64(d.Amount)
-	if from.Balance < amount {
-		return pipeline.Reject(http.StatusBadRequest, schemas.CodeInsufficientBalance,
-			"the account holds less than the amount", map[string]any{"balance": schemas.TNU(from.Balance)}), nil
-	}
-	from.Balance -= amount
-	to.Balance += amount
-	from.UpdatedAt, to.UpdatedAt = b.now, b.now
-	b.dirty[from.ID], b.dirty[to.ID] = true, true
-	fromID := from.ID
-	op := store.OperationRow{ID: derivedID(cmd, "operation"), Kind: schemas.TradeKindTransfer, Amount: amount, From: &fromID,
-		To: to.ID, CreatedAt: b.now}
-	b.ops = append(b.ops, op)
-
-	fromBal := schemas.TNU(from.Balance)
-	ev, err := b.event(cmd, schemas.TypeTradeTransferCompleted, from.ID, d.UserID, schemas.TradeEvent{
-		TradeOperation: op.View(), AmountUnits: amount, FromUserID: from.UserID, ToUserID: to.UserID,
-		FromBalance: &fromBal, ToBalance: schemas.TNU(to.Balance),
-	})
-	if err != nil {
-		return pipeline.Outcome{}, err
-	}
-	entry, err := b.ledgerEntry(cmd, schemas.LedgerKindTradeTransfer, op, d.UserID)
-	if err != nil {
-		return pipeline.Outcome{}, err
-	}
-	out := pipeline.JSON(http.StatusCreated, schemas.TradeTransferResult{
-		ID: op.ID, From: from.ID, To: to.ID, Amount: d.Amount, Currency: from.Currency, CreatedAt: b.now,
-	})
-	out.Emit = []pipeline.Emission{{Topic: topics.EventsTrade, Env: ev}, {Topic: topics.LedgerAppend, Env: entry}}
-	return out, nil
 }
 
 // ledgerEntry is the ledger record of an operation (fire-and-forget through
@@ -225,15 +113,4 @@ func (b *batch) event(cmd schemas.Envelope, typ, key, actor string, data any) (s
 // and the ledger, webhooks and analytics deduplicate theirs.
 func derivedID(cmd schemas.Envelope, purpose string) string {
 	return schemas.DerivedID(cmd.ID, purpose, cmd.OccurredAt)
-}
-
-// balances lists the changed accounts in id order.
-func (b *batch) balances() []store.Balance {
-	out := make([]store.Balance, 0, len(b.dirty))
-	for id := range b.dirty {
-		a := b.accounts[id]
-		out = append(out, store.Balance{AccountID: id, Balance: a.Balance, UpdatedAt: a.UpdatedAt})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].AccountID < out[j].AccountID })
-	return out
 }
