@@ -37,18 +37,21 @@ type tallyAdd struct{ tallyData }
 
 func (c *tallyAdd) Lock(b *tallies) { b.locked = append(b.locked, c.Counter) }
 
-func (c *tallyAdd) Decide(b *tallies, _ schemas.Envelope) pipeline.Outcome {
+func (c *tallyAdd) Decide(b *tallies, _ schemas.Envelope) (pipeline.Outcome, error) {
 	b.value[c.Counter] += c.Amount
-	return pipeline.JSON(http.StatusOK, map[string]int64{"value": b.value[c.Counter]})
+	return pipeline.JSON(http.StatusOK, map[string]int64{"value": b.value[c.Counter]}), nil
 }
 
-// A module declares each command type once, with the type that applies it;
+// A module declares each command type once, with the type that applies it,
+// and the table checks the declarations against the command catalog (here
+// the example's own; a module's is schemas.CommandCatalog, via NewTable);
 // the table decodes a command into it, or answers 400 invalid_command for
 // one it cannot read (an undeclared type, data that fails Validate). The
 // applier locks what every command of the batch asks for, then decides
 // each in order.
 func ExampleDeclare() {
-	table, err := pipeline.NewTable("tally", nil,
+	catalog := []schemas.CommandInfo{{Type: "tally.add", Topic: "tally.commands", Data: tallyData{}}}
+	table, err := pipeline.NewTableOf(catalog, "tally", "tally.commands", nil,
 		pipeline.Declare[*tallies, tallyAdd]("tally.add"))
 	if err != nil {
 		fmt.Println(err)
@@ -75,7 +78,11 @@ func ExampleDeclare() {
 	}
 	fmt.Println("locked:", b.locked)
 	for i, d := range deciders {
-		out := d.Decide(b, cmds[i].Env)
+		out, err := d.Decide(b, cmds[i].Env)
+		if err != nil {
+			fmt.Println("the batch stops:", err)
+			return
+		}
 		fmt.Println(out.Status, string(out.Body))
 	}
 	fmt.Println("declared:", table.Types())
