@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -21,13 +19,7 @@ import (
 // started again (cluster.sh up) and the receiver is told it resolved.
 func TestClusterAlertReachesReceiver(t *testing.T) {
 	t.Parallel() // a long test: see "Parallel tests" in main_test.go
-	if missing := harness.MissingClusterPackages(); len(missing) > 0 {
-		msg := fmt.Sprintf("the cluster needs Debian packages %v (make cluster-deps installs them)", missing)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	harness.NeedCluster(t)
 	const alert, group = "ConsumerGroupWithoutMembers", "mask-applier"
 	type notice struct {
 		status string

@@ -27,13 +27,7 @@ import (
 // local client shares.
 func TestClusterControlPlane(t *testing.T) {
 	t.Parallel() // a cluster start: see "Parallel tests" in main_test.go
-	if missing := harness.MissingClusterPackages(); len(missing) > 0 {
-		msg := fmt.Sprintf("the cluster needs Debian packages %v (make cluster-deps installs them)", missing)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	harness.NeedCluster(t)
 	c := harness.StartLocalCluster(t, t.Failed, baseEnvForCluster())
 	hc := &http.Client{Timeout: 5 * time.Second}
 	send := func(method, u, user, pass, body string) (int, string) {

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +22,7 @@ import (
 // machine rejoins as its synchronous standby.
 func TestClusterLostMachineBackBeforeTTL(t *testing.T) {
 	t.Parallel() // a cluster start: see "Parallel tests" in main_test.go
-	if missing := harness.MissingClusterPackages(); len(missing) > 0 {
-		msg := fmt.Sprintf("the cluster needs Debian packages %v (make cluster-deps installs them)", missing)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	harness.NeedCluster(t)
 	c := harness.StartLocalCluster(t, t.Failed, baseEnvForCluster())
 	harness.Eventually(t, 120*time.Second, "a synchronous standby before the machine kill", c.Replicated)
 	old := c.Primary()

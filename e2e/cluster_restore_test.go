@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,13 +30,7 @@ import (
 // verify` with `cluster.sh env` (LEDGER_SALT: hashes recomputed) is ok.
 func TestClusterBackupRestore(t *testing.T) {
 	t.Parallel() // a long test: see "Parallel tests" in main_test.go
-	if missing := harness.MissingClusterPackages(); len(missing) > 0 {
-		msg := fmt.Sprintf("the cluster needs Debian packages %v (make cluster-deps installs them)", missing)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	harness.NeedCluster(t)
 	c := harness.StartLocalCluster(t, t.Failed, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

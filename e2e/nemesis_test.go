@@ -104,13 +104,7 @@ var nemesisRecovery = history.Bounds{
 // (make nemesis runs it alone, longer).
 func TestNemesis(t *testing.T) {
 	t.Parallel() // a long test: see "Parallel tests" in main_test.go
-	if missing := harness.MissingClusterPackages(); len(missing) > 0 {
-		msg := fmt.Sprintf("the cluster needs Debian packages %v (make cluster-deps installs them)", missing)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	harness.NeedCluster(t)
 	duration := 2 * time.Minute
 	if d, err := time.ParseDuration(os.Getenv("NEMESIS_DURATION")); err == nil {
 		duration = d

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -26,13 +24,7 @@ import (
 // stripped or a body rewritten fails here.
 func TestContractThroughProxy(t *testing.T) {
 	t.Parallel() // a cluster start: see "Parallel tests" in main_test.go
-	if missing := harness.MissingClusterPackages(); len(missing) > 0 {
-		msg := fmt.Sprintf("the cluster needs Debian packages %v (make cluster-deps installs them)", missing)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	harness.NeedCluster(t)
 	began := time.Now()
 	const budget = "1000000" // the rate limiters on (their headers checked), never reached
 	p, c := harness.StartProxied(t, t.Failed, map[string]string{"RATE_LIMIT_READ": budget, "RATE_LIMIT_WRITE": budget,

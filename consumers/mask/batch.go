@@ -2,6 +2,7 @@ package mask
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,7 +54,7 @@ func (b *batch) Load(ctx context.Context, tx pgx.Tx) error {
 	if len(b.lockIDs) == 0 {
 		return nil
 	}
-	rows, err := b.h.store.LockMasks(ctx, tx, dedupe(b.lockIDs))
+	rows, err := b.h.store.LockMasks(ctx, tx, slices.Compact(slices.Sorted(slices.Values(b.lockIDs))))
 	if err != nil {
 		return err
 	}
@@ -91,18 +92,6 @@ func (b *batch) Load(ctx context.Context, tx pgx.Tx) error {
 		st.lastDecline = hist.LastDecline[id]
 	}
 	return nil
-}
-
-func dedupe(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 // Save writes the new and changed masks and the batch's charges, once per

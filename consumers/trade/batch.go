@@ -2,6 +2,7 @@ package trade
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -28,7 +29,7 @@ type batch struct {
 
 // Load locks every account the batch names once, in id order.
 func (b *batch) Load(ctx context.Context, tx pgx.Tx) error {
-	rows, err := b.h.store.LockAccounts(ctx, tx, dedupe(b.lockIDs))
+	rows, err := b.h.store.LockAccounts(ctx, tx, slices.Compact(slices.Sorted(slices.Values(b.lockIDs))))
 	if err != nil {
 		return err
 	}
@@ -51,18 +52,6 @@ func (b *batch) At(now time.Time, _ schemas.Envelope) { b.now = now }
 // them, and the operations.
 func (b *batch) Save(ctx context.Context, tx pgx.Tx) error {
 	return b.h.store.Save(ctx, tx, b.balances(), b.ops)
-}
-
-func dedupe(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 // balances lists the changed accounts in id order.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,6 +61,19 @@ var LocalClusterPackages = map[string]string{"etcd": "etcd-server", "etcdctl": "
 	"pgbackrest": "pgbackrest",
 	// the nemesis's faults: links, loss, clocks (cluster.sh fault)
 	"iptables": "iptables", "tc": "iproute2", "faketime": "faketime"}
+
+// NeedCluster fails the test (with CI set) or skips it (on a developer's
+// machine) when the local cluster's Debian packages are missing.
+func NeedCluster(t testing.TB) {
+	t.Helper()
+	if missing := MissingClusterPackages(); len(missing) > 0 {
+		msg := fmt.Sprintf("the cluster needs Debian packages %v (make cluster-deps installs them)", missing)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+}
 
 // MissingClusterPackages names the Debian packages whose commands are not on
 // PATH.
