@@ -239,8 +239,17 @@ platform_consumer_group_members{group="fiat-applier"} 1
 # TYPE platform_consumer_group_lag gauge
 platform_consumer_group_lag{group="fiat-applier",topic="fiat.commands"} 5
 `
-	if err := testutil.CollectAndCompare(c, strings.NewReader(wantLag), "platform_consumer_group_lag"); err != nil {
-		t.Fatal(err)
+	// The lag shows once the member holds its assignment (the group is
+	// Stable), which may be a moment after it is counted as a member.
+	for {
+		err := testutil.CollectAndCompare(c, strings.NewReader(wantLag), "platform_consumer_group_lag")
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the lag never showed: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	// The member leaves: the group is still known, with no members
 	// (ConsumerGroupWithoutMembers).
