@@ -241,6 +241,10 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 	for _, p := range parked {
 		r.metrics.DLQ.WithLabelValues(r.cfg.Group, p.Topic).Inc()
 	}
+	// The batch is counted before its replies leave, so that whoever got a
+	// reply finds its batch in the metrics.
+	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))
+	r.metrics.ApplySecs.WithLabelValues(r.cfg.Group).Observe(time.Since(start).Seconds())
 	// Replies are sent without waiting: a lost reply only makes the waiting
 	// request time out, and its retry gets the stored result.
 	replied := time.Now().UnixNano()
@@ -250,8 +254,6 @@ func (r *Runner) processGroup(ctx, stop context.Context, recs []*kgo.Record, at 
 		}
 		r.client.Produce(ctx, rep, r.onReplySent)
 	}
-	r.metrics.BatchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(recs)))
-	r.metrics.ApplySecs.WithLabelValues(r.cfg.Group).Observe(time.Since(start).Seconds())
 	return carry, nil
 }
 
