@@ -100,7 +100,11 @@ var nemesisAlertSpecs = map[string]nemesisAlertSpec{
 	"primary-kill": {alert: "PatroniNoSyncStandby", onset: 15 * time.Second, tolerated: []string{"PatroniNoLeader", "RelayNotPublishing"}},
 	"relay-lock":   {why: "the relay re-takes its lock within seconds; RelayNotPublishing waits minutes"},
 	// The broker's scrape is refused until it is back; the groups rejoin.
-	"broker-kill": {alert: "PlatformProcessDown", job: "platform-broker", tolerated: []string{"ConsumerGroupWithoutMembers", "RelayNotPublishing"}},
+	// The broker is down 1-3 s, then cluster.sh up starts it first of the
+	// platform's processes (after checking etcd and Patroni); the rest of
+	// the fault is up waiting for every other member to settle.
+	"broker-kill": {alert: "PlatformProcessDown", job: "platform-broker", hold: 10 * time.Second,
+		tolerated: []string{"ConsumerGroupWithoutMembers", "RelayNotPublishing"}},
 	// No member is primary until the standby takes the leader key after its
 	// 20 s TTL; then no synchronous standby until the machine is back.
 	"machine-kill": {alert: "PatroniNoLeader", hold: 20 * time.Second, tolerated: []string{"PatroniNoSyncStandby", "RelayNotPublishing"}},
