@@ -36,7 +36,7 @@ func TestMixedLoadSurvivesPostgresCrashAndKill(t *testing.T) {
 	secret := fiatSecret(t, p)
 
 	const transfers, donations, trades = 900, 240, 180
-	fiat := newFiatLoad(t, p, 12, 1_000_000)
+	fiat := newFiatLoad(t, p, secret, 12, 1_000_000)
 	trade := newTradeLoad(t, p, "fault-trade", 4, 50, trades, 13, 10_000_000)
 	camp := charityActiveCampaign(t, p, p.Register(t, "fault-organizer"), "faults", 100_000_000)
 	type donor struct {

@@ -48,9 +48,8 @@ type transferOutcome struct {
 	to     int
 }
 
-func newFiatLoad(t *testing.T, p *harness.Platform, n int, each int64) *fiatLoad {
+func newFiatLoad(t *testing.T, p *harness.Platform, secret string, n int, each int64) *fiatLoad {
 	t.Helper()
-	secret := fiatSecret(t, p)
 	l := &fiatLoad{p: p, client: &http.Client{Timeout: 20 * time.Second},
 		results: map[string]transferOutcome{}, byKey: map[string][]byte{}}
 	for i := 0; i < n; i++ {
@@ -229,7 +228,7 @@ func (l *fiatLoad) check(t *testing.T, minSettled int) {
 
 func TestFiatConcurrentTransfers(t *testing.T) {
 	p := shared(t)
-	l := newFiatLoad(t, p, 20, 1_000_000)
+	l := newFiatLoad(t, p, fiatSecret(t, p), 20, 1_000_000)
 	start := time.Now()
 	l.run(t, 2000, 32, 10, false, time.Now().Add(30*time.Second), nil)
 	elapsed := time.Since(start)
@@ -240,7 +239,7 @@ func TestFiatConcurrentTransfers(t *testing.T) {
 func TestFiatCrashRecovery(t *testing.T) {
 	t.Parallel() // a long test: see "Parallel tests" in main_test.go
 	p := harness.Start(t, harness.Options{})
-	l := newFiatLoad(t, p, 20, 1_000_000)
+	l := newFiatLoad(t, p, fiatSecret(t, p), 20, 1_000_000)
 	const total = 1500
 	killed := make(chan struct{})
 	var once sync.Once

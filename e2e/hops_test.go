@@ -12,31 +12,15 @@ import (
 	"github.com/fintech/platform/e2e/harness"
 )
 
-// TestTransferHops: a transfer that asks for its hops (Platform-Hops, the
-// benchmark's latency budget) gets the nine times its command passed, in
-// their order (the broker's acknowledgement may come after the applier's
-// fetch, so it is only checked against the produce), all within the
-// request's own span; one that does not ask gets none.
+// TestTransferHops: on a gateway started with LATENCY_HOPS=1, a transfer
+// that asks for its hops (Platform-Hops, the benchmark's latency budget)
+// gets the nine times its command passed, in their order (the broker's
+// acknowledgement may come after the applier's fetch, so it is only
+// checked against the produce), all within the request's own span; one
+// that does not ask gets none.
 func TestTransferHops(t *testing.T) {
-	p := harness.Start(t, harness.Options{})
-	alice, bob := p.Register(t, "hops-a"), p.Register(t, "hops-b")
-	aw := fiatCreateWallet(t, p, alice, "KZT")
-	fiatCreateWallet(t, p, bob, "KZT")
-	fiatDeposit(t, p, fiatSecret(t, p), alice, aw, 500_000)
-	harness.Eventually(t, 20*time.Second, "the deposit credited", func() bool { return fiatBalance(t, p, alice, aw) == 500_000 })
-
-	send := func(hops bool) harness.Response {
-		h := map[string]string{"Idempotency-Key": "k-" + ksuid.New().String()}
-		if hops {
-			h["Platform-Hops"] = "1"
-		}
-		r := p.Do(t, harness.Request{Method: "POST", Path: "/api/fiat/transfer", Token: alice.Token,
-			Body: map[string]any{"fromWalletId": aw, "toEmail": bob.Email, "amountKzt": 1_000}, Headers: h})
-		if r.Status != http.StatusOK {
-			t.Fatalf("transfer: %d %s", r.Status, r.Body)
-		}
-		return r
-	}
+	p := harness.Start(t, harness.Options{Env: map[string]string{"LATENCY_HOPS": "1"}})
+	send := hopsSender(t, p)
 	before := time.Now().UnixNano()
 	r := send(true)
 	after := time.Now().UnixNano()
@@ -61,5 +45,37 @@ func TestTransferHops(t *testing.T) {
 	}
 	if got := send(false).Header.Get("Platform-Hops"); got != "" {
 		t.Errorf("a transfer that did not ask got Platform-Hops %q", got)
+	}
+}
+
+// TestTransferHopsOffByDefault: a gateway started without LATENCY_HOPS=1
+// answers no times, even to a request that asks (they describe the
+// platform's internals, not the caller's data).
+func TestTransferHopsOffByDefault(t *testing.T) {
+	if got := hopsSender(t, shared(t))(true).Header.Get("Platform-Hops"); got != "" {
+		t.Errorf("a gateway without LATENCY_HOPS=1 answered Platform-Hops %q", got)
+	}
+}
+
+// hopsSender funds a wallet on p and returns a sender of 200-answered
+// transfers from it, asking for their hops or not.
+func hopsSender(t *testing.T, p *harness.Platform) func(hops bool) harness.Response {
+	t.Helper()
+	alice, bob := p.Register(t, "hops-a"), p.Register(t, "hops-b")
+	aw := fiatCreateWallet(t, p, alice, "KZT")
+	fiatCreateWallet(t, p, bob, "KZT")
+	fiatDeposit(t, p, fiatSecret(t, p), alice, aw, 500_000)
+	harness.Eventually(t, 20*time.Second, "the deposit credited", func() bool { return fiatBalance(t, p, alice, aw) == 500_000 })
+	return func(hops bool) harness.Response {
+		h := map[string]string{"Idempotency-Key": "k-" + ksuid.New().String()}
+		if hops {
+			h["Platform-Hops"] = "1"
+		}
+		r := p.Do(t, harness.Request{Method: "POST", Path: "/api/fiat/transfer", Token: alice.Token,
+			Body: map[string]any{"fromWalletId": aw, "toEmail": bob.Email, "amountKzt": 1_000}, Headers: h})
+		if r.Status != http.StatusOK {
+			t.Fatalf("transfer: %d %s", r.Status, r.Body)
+		}
+		return r
 	}
 }

@@ -19,23 +19,6 @@ import (
 	"github.com/fintech/platform/schemas"
 )
 
-// nemesisFiatLoad is newFiatLoad with the cluster's processor secret (the
-// gateways' data directory holds no generated one).
-func nemesisFiatLoad(t *testing.T, p *harness.Platform, secret string, n int, each int64) *fiatLoad {
-	t.Helper()
-	l := &fiatLoad{p: p, client: &http.Client{Timeout: 20 * time.Second},
-		results: map[string]transferOutcome{}, byKey: map[string][]byte{}}
-	for i := 0; i < n; i++ {
-		u := p.Register(t, fmt.Sprintf("nemesis-fiat%d", i))
-		w := fiatCreateWallet(t, p, u, "KZT")
-		fiatDeposit(t, p, secret, u, w, each)
-		l.users = append(l.users, u)
-		l.wallets = append(l.wallets, w)
-		l.deposited += each
-	}
-	return l
-}
-
 // keyedUntil posts body with key until the answer is neither a transport
 // error nor a 503, or until passes; it returns the last answer.
 func keyedUntil(client *http.Client, url, token, key string, body []byte, until time.Time) (int, []byte, error) {

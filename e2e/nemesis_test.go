@@ -139,7 +139,7 @@ func TestNemesis(t *testing.T) {
 	// The world: funded fiat users (one of them with a webhook endpoint),
 	// donors and a campaign, trade accounts, masks, a gov proposal (the
 	// analytics views compare it).
-	fiat := nemesisFiatLoad(t, p, secret, 10, 2_000_000)
+	fiat := newFiatLoad(t, p, secret, 10, 2_000_000) // the cluster's secret: the gateways' data directory holds no generated one
 	fiat.client = client
 	hook := newVerifyingHookReceiver(t, hookSecret)
 	subscribeWebhook(t, p, fiat.users[0], hook.URL(), hookSecret, []string{"transfer.completed"})

@@ -286,7 +286,7 @@ func (a *app) startGateway(ctx context.Context) error {
 		// in-sync replica (min.insync.replicas), as events do.
 		commandAcks = append(commandAcks, kgo.RequiredAcks(kgo.AllISRAcks()))
 	}
-	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.log, append(commandAcks, a.kafkaTracing())...)
+	bus, err := commands.NewBus(ctx, a.brokers, a.cfg.CommandTimeout, a.cfg.LatencyHops, a.log, append(commandAcks, a.kafkaTracing())...)
 	if err != nil {
 		return fmt.Errorf("KAFKA_BROKERS: %w", err)
 	}

@@ -45,6 +45,7 @@ type Config struct {
 	WebhookPrivate bool
 	RateLimits     ratelimit.Limits
 	KYCAutoApprove bool
+	LatencyHops    bool          // LATENCY_HOPS: answer Platform-Hops (gateway/commands.HeaderHops)
 	LedgerAudit    time.Duration // LEDGER_AUDIT_INTERVAL
 	CommandTimeout time.Duration // COMMAND_TIMEOUT: how long a request waits for its command's reply
 	// StreamHeartbeat is STREAM_HEARTBEAT: the comment an open event stream
@@ -296,6 +297,7 @@ func loadConfig(getenv func(string) string, needs []string) (Config, error) {
 			PartnerIP: int(r.integer("RATE_LIMIT_PARTNER_IP", 240, 0)),
 		},
 		KYCAutoApprove:     r.flag("KYC_AUTO_APPROVE"),
+		LatencyHops:        r.flag("LATENCY_HOPS"),
 		AbuseBudgets:       r.integer("ABUSE_BUDGETS", 1, 0) != 0,
 		TrustedProxies:     r.prefixes("TRUSTED_PROXIES"),
 		LedgerAudit:        r.duration("LEDGER_AUDIT_INTERVAL", time.Hour),

@@ -32,7 +32,11 @@ import (
 
 // collectTimeout bounds what one scrape waits for Postgres, the broker or
 // pgBackRest: a series that could not be read is left out of that scrape.
-const collectTimeout = 5 * time.Second
+// It stays well under the shortest scrape timeout we configure (5 s, the
+// local cluster's interval): a scrape that outlived Prometheus's timeout
+// would count as the process being down (up 0, GatewayInstanceDown) when
+// only its database or broker is slow to answer.
+const collectTimeout = 2 * time.Second
 
 // registerDataDirMetrics exports the free and total bytes of the file system
 // holding dir (DiskFilling, DiskAlmostFull).

@@ -131,6 +131,7 @@ func runCluster(o options) int {
 		"FIAT_CAP_PER_TRANSFER":  "1000000000000000",
 		"FIAT_CAP_DAILY_DEPOSIT": "1000000000000000",
 		"FIAT_CAP_MONTHLY":       "1000000000000000",
+		"LATENCY_HOPS":           "1",
 	}
 	for k, v := range o.env {
 		extra[k] = v

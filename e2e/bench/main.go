@@ -364,6 +364,8 @@ func runPlatform(ctx context.Context, admin *pgxpool.Pool, o options, s subject,
 		"FIAT_CAP_MONTHLY":         "1000000000000000",
 		// The platform's own pool size, not the harness's test setting.
 		"DB_MAX_CONNS": "",
+		// The latency budget's times (gateway/commands.HeaderHops).
+		"LATENCY_HOPS": "1",
 	}
 	if o.kafka != "embedded" {
 		env["KAFKA_BROKERS"] = o.kafka

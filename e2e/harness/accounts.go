@@ -36,14 +36,7 @@ func (p *Platform) RegisterEmail(t testing.TB, email string) User {
 	if resp.Status != http.StatusCreated && resp.Status != http.StatusOK {
 		t.Fatalf("register %s: %d %s", u.Email, resp.Status, resp.Body)
 	}
-	var out struct {
-		Token string `json:"token"`
-		User  struct {
-			ID string `json:"id"`
-		} `json:"user"`
-	}
-	resp.Decode(t, &out)
-	u.ID, u.Token = out.User.ID, out.Token
+	u.ID, u.Token = loggedIn(t, resp)
 	if IsAdminEmail(email) {
 		p.ConfirmAdmin(t, email)
 	}
@@ -172,6 +165,13 @@ func (p *Platform) Register(t testing.TB, prefix string) User {
 	if resp.Status != http.StatusCreated {
 		t.Fatalf("register %s: %d %s", u.Email, resp.Status, resp.Body)
 	}
+	u.ID, u.Token = loggedIn(t, resp)
+	return u
+}
+
+// loggedIn reads the user id and token of a register or login answer.
+func loggedIn(t testing.TB, resp Response) (id, token string) {
+	t.Helper()
 	var out struct {
 		Token string `json:"token"`
 		User  struct {
@@ -179,8 +179,7 @@ func (p *Platform) Register(t testing.TB, prefix string) User {
 		} `json:"user"`
 	}
 	resp.Decode(t, &out)
-	u.ID, u.Token = out.User.ID, out.Token
-	return u
+	return out.User.ID, out.Token
 }
 
 func NewID() string { return ksuid.New().String() }

@@ -27,6 +27,8 @@ import (
 // them: a commandbus.Bus whose failures answer 503.
 type Bus struct {
 	bus *commandbus.Bus
+	// answerHops: see NewBus.
+	answerHops bool
 }
 
 // Command is a command to send.
@@ -34,13 +36,16 @@ type Command = commandbus.Command
 
 // NewBus starts consuming this instance's replies from the current end of
 // gateway.replies (commandbus.New, which says why the producer needs only
-// the leader's acknowledgement unless producerOpts say otherwise).
-func NewBus(ctx context.Context, brokers []string, timeout time.Duration, log *slog.Logger, producerOpts ...kgo.Opt) (*Bus, error) {
+// the leader's acknowledgement unless producerOpts say otherwise). With
+// answerHops a request asking for its command's times (HeaderHops) gets
+// them; without it (the default: they describe the platform's internals,
+// not the caller's data) none does.
+func NewBus(ctx context.Context, brokers []string, timeout time.Duration, answerHops bool, log *slog.Logger, producerOpts ...kgo.Opt) (*Bus, error) {
 	b, err := commandbus.New(ctx, brokers, timeout, log, producerOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Bus{bus: b}, nil
+	return &Bus{bus: b, answerHops: answerHops}, nil
 }
 
 // Close stops the clients.
@@ -76,6 +81,9 @@ func (b *Bus) Send(ctx context.Context, cmd Command) (schemas.Reply, error) {
 	rep, err := b.bus.Send(ctx, cmd)
 	switch {
 	case err == nil:
+		if !b.answerHops {
+			rep.Hops = nil
+		}
 		return rep, nil
 	case errors.Is(err, commandbus.ErrTimeout):
 		return schemas.Reply{}, fmt.Errorf("%w: %w", ErrTimeout, apierr.Unavailable())
@@ -104,7 +112,8 @@ func Respond(c *fiber.Ctx, rep schemas.Reply) error {
 // when its acknowledgement came after the reply), fetched by the applier,
 // its batch begun, committed, the reply produced, seen by the gateway, and
 // the answer written. The benchmark's latency budget (e2e/bench) reads it;
-// an answer without a reply from an applier that stamps them has none.
+// an answer without a reply from an applier that stamps them has none, and
+// so has every answer of a gateway started without LATENCY_HOPS=1.
 const HeaderHops = "Platform-Hops"
 
 func formatHops(accepted int64, hops []int64, written int64) string {
