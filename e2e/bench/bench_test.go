@@ -106,6 +106,16 @@ func TestProcCPU(t *testing.T) {
 	if selfCPU() <= 0 {
 		t.Error("selfCPU is 0")
 	}
+	// This process spun 50 ms on one core: the machine was busy at least
+	// that long, and never more than all its cores' time.
+	b0, c0 := machineCPU()
+	deadline = time.Now().Add(50 * time.Millisecond)
+	for time.Now().Before(deadline) {
+	}
+	b1, c1 := machineCPU()
+	if busy, all := b1-b0, c1-c0; busy < 30*time.Millisecond || busy > all || all <= 0 {
+		t.Errorf("machineCPU over a 50 ms spin: busy %s of %s", busy, all)
+	}
 }
 
 // Both baselines conserve money, count only committed transfers, and S

@@ -57,3 +57,47 @@ func cpuPer(d time.Duration, n int64) float64 {
 	}
 	return float64(d.Microseconds()) / float64(n)
 }
+
+// clickHouseCPU returns the CPU time every ClickHouse server process of
+// this machine used so far (the local stack's, which the platform's sink
+// writes to), 0 when none is found.
+func clickHouseCPU() time.Duration {
+	entries, _ := os.ReadDir("/proc")
+	var total time.Duration
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if comm, err := os.ReadFile("/proc/" + e.Name() + "/comm"); err == nil && strings.HasPrefix(string(comm), "clickhouse") {
+			total += procCPU(pid)
+		}
+	}
+	return total
+}
+
+// machineCPU returns the busy and total CPU time of every core so far
+// (/proc/stat: busy is all but idle and iowait), zeros when unreadable.
+func machineCPU() (busy, total time.Duration) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, 0
+	}
+	var sum, idle int64
+	for i, s := range f[1:] {
+		v, _ := strconv.ParseInt(s, 10, 64)
+		if i >= 8 { // guest times are already counted in user and nice
+			break
+		}
+		sum += v
+		if i == 3 || i == 4 {
+			idle += v
+		}
+	}
+	return time.Duration(sum-idle) * time.Second / clockTicks, time.Duration(sum) * time.Second / clockTicks
+}

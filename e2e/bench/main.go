@@ -599,8 +599,12 @@ func printCost(r *results) {
 	if u.pgCPU > 0 {
 		pg = fmt.Sprintf("%.0f", cpuPer(u.pgCPU, r.ok))
 	}
-	fmt.Printf("  %-22s platform %.0f + Postgres %s µs/transfer; platform peak RSS %.0f MB (%.0f MB before the load: start-up, setup)\n",
-		"CPU per transfer", cpuPer(r.sutCPU, r.ok), pg, float64(r.peakRSS)/(1<<20), float64(r.startRSS)/(1<<20))
+	fmt.Printf("  %-22s platform %.0f + Postgres %s + ClickHouse %.0f µs/transfer; platform peak RSS %.0f MB (%.0f MB before the load: start-up, setup)\n",
+		"CPU per transfer", cpuPer(r.sutCPU, r.ok), pg, cpuPer(u.chCPU, r.ok), float64(r.peakRSS)/(1<<20), float64(r.startRSS)/(1<<20))
+	if u.cpus > 0 {
+		fmt.Printf("  %-22s %.0f%% of all %d cores busy over the window (load, drain and the bench itself; /proc/stat)\n",
+			"machine", 100*float64(u.busy)/float64(u.cpus), runtime.NumCPU())
+	}
 	cmds := "n/a"
 	if v, ok := r.commandsPerBatch(); ok {
 		cmds = fmt.Sprintf("%.1f", v)

@@ -34,6 +34,10 @@ type cost struct {
 	// histogram's sum); commands / batches is the commands per batch.
 	commands float64
 	pgCPU    time.Duration
+	// chCPU is the ClickHouse servers'; busy and cores the machine's, busy
+	// and all (every core's time), to show how close to saturated it ran.
+	chCPU      time.Duration
+	busy, cpus time.Duration
 }
 
 // meter reads the counters a cost is made of.
@@ -78,6 +82,8 @@ func (m *meter) read(ctx context.Context) cost {
 		u.commands = histSum(fams, "platform_consumer_batch_size", fiat)
 	}
 	u.pgCPU = serverCPU(m.postmaster)
+	u.chCPU = clickHouseCPU()
+	u.busy, u.cpus = machineCPU()
 	return u
 }
 
@@ -91,7 +97,8 @@ func (u cost) sub(b cost) cost {
 	}
 	return cost{records: u.records - b.records, byTopic: by, brokerFsyncs: u.brokerFsyncs - b.brokerFsyncs,
 		walSyncs: u.walSyncs - b.walSyncs, roundTrips: u.roundTrips - b.roundTrips, batches: u.batches - b.batches,
-		commands: u.commands - b.commands, pgCPU: u.pgCPU - b.pgCPU}
+		commands: u.commands - b.commands, pgCPU: u.pgCPU - b.pgCPU, chCPU: u.chCPU - b.chCPU,
+		busy: u.busy - b.busy, cpus: u.cpus - b.cpus}
 }
 
 // scrape reads the platform's Prometheus endpoint.
