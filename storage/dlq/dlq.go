@@ -165,18 +165,8 @@ func (s *Store) MarkReplayed(ctx context.Context, d Decision, audit Audit, publi
 		if err := publish(ctx); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, replayedSQL, d.RecordID, d.Topic, d.Partition, d.Offset, d.CommandID, d.Actor, d.DecidedAt)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectExactlyOneRow(rows, scanDecision)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrInvalidState
-		}
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit)
+		out, err = decide(ctx, tx, replayedSQL, d, audit)
+		return err
 	})
 	if errors.Is(err, ErrInvalidState) {
 		return Decision{}, err
@@ -200,18 +190,9 @@ RETURNING record_id, topic, part, "offset", state, command_id, replays, actor, d
 func (s *Store) MarkDiscarded(ctx context.Context, d Decision, audit Audit) (Decision, error) {
 	var out Decision
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, discardedSQL, d.RecordID, d.Topic, d.Partition, d.Offset, d.CommandID, d.Actor, d.DecidedAt)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectExactlyOneRow(rows, scanDecision)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrInvalidState
-		}
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit)
+		var err error
+		out, err = decide(ctx, tx, discardedSQL, d, audit)
+		return err
 	})
 	if errors.Is(err, ErrInvalidState) {
 		return Decision{}, err
@@ -220,6 +201,23 @@ func (s *Store) MarkDiscarded(ctx context.Context, d Decision, audit Audit) (Dec
 		return Decision{}, fmt.Errorf("mark dlq record %s discarded: %w", d.RecordID, err)
 	}
 	return out, nil
+}
+
+// decide records decision d with upsert (replayedSQL or discardedSQL) and
+// audits it; a record whose state forbids d is ErrInvalidState.
+func decide(ctx context.Context, tx pgx.Tx, upsert string, d Decision, audit Audit) (Decision, error) {
+	rows, err := tx.Query(ctx, upsert, d.RecordID, d.Topic, d.Partition, d.Offset, d.CommandID, d.Actor, d.DecidedAt)
+	if err != nil {
+		return Decision{}, err
+	}
+	out, err := pgx.CollectExactlyOneRow(rows, scanDecision)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Decision{}, ErrInvalidState
+	}
+	if err != nil {
+		return Decision{}, err
+	}
+	return out, insertAudit(ctx, tx, audit)
 }
 
 const insertAuditSQL = `
