@@ -66,7 +66,7 @@ func NewKeyHandlers(keys KeyStore, authn *auth.Authenticator, reauth Reauther, n
 
 // Register mounts the key routes under /api/auth.
 func (h *KeyHandlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea(server.NoKeys) // keys never manage keys
 	require := h.authn.Require()
 	server.Post(g, "/api-keys", server.Op[createKeyRequest]{
 		Summary: "Create a restricted API key for a backend",
