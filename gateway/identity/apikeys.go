@@ -47,7 +47,7 @@ const keyShownChars = len(schemas.APIKeyPrefix) + 6
 
 // KeyHandlers serve /api/auth/api-keys. They sit apart from Handlers so
 // that key management stays one file; the routes are closed to API keys
-// themselves (schemas.KeyAreas).
+// themselves (their router's key area is server.NoKeys).
 type KeyHandlers struct {
 	keys    KeyStore
 	authn   *auth.Authenticator
