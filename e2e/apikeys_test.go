@@ -288,3 +288,82 @@ func TestWebhookRotationOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyScopesOfRoutes: the scope each route of the binary needs, as the
+// complete document states it (x-api-key-scope) — declared with the routes
+// (each module's router names its key area, a route may override it) —
+// for a few routes of every area: read for GET, write otherwise, the
+// webhook routes under /api/fiat in their own area, and none (closed to
+// keys) on public, admin, partner-key, credential and console routes. The
+// constitution module's /api-backend mirror, which the document omits,
+// is asked with a key.
+func TestKeyScopesOfRoutes(t *testing.T) {
+	p := shared(t)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Scope *string `json:"x-api-key-scope"`
+		} `json:"paths"`
+	}
+	p.Get(t, "/api/platform/openapi.full.json", "").Decode(t, &doc)
+	for route, want := range map[string]string{
+		"GET /api/auth/me":                                  "account:read",
+		"GET /api/fiat/wallets":                             "fiat:read",
+		"POST /api/fiat/transfer":                           "fiat:write",
+		"DELETE /api/fiat/merchant/authorizations/{id}":     "fiat:write",
+		"GET /api/fiat/me/webhooks":                         "webhooks:read",
+		"PATCH /api/fiat/me/webhook":                        "webhooks:write",
+		"GET /api/fiat/me/events/stream":                    "webhooks:read",
+		"DELETE /api/fiat/webhook-subs/{id}":                "webhooks:write",
+		"POST /api/ledger/entries":                          "ledger:write",
+		"GET /api/reputation/me":                            "reputation:read",
+		"GET /api/mask/masks":                               "mask:read",
+		"POST /api/mask/charges":                            "mask:write",
+		"POST /api/gov/proposals/{id}/votes":                "gov:write",
+		"POST /api/charity/campaigns/{id}/donations":        "charity:write",
+		"GET /api/trade/accounts":                           "trade:read",
+		"POST /api/trade/transfer":                          "trade:write",
+		"GET /api/sign/keys":                                "sign:read",
+		"POST /api/sign/sign":                               "sign:write",
+		"GET /api/constitution/scenarios":                   "constitution:read",
+		"POST /api/planet/constitution-artifacts/{id}/vote": "constitution:write",
+		"GET /api/build/projects":                           "build:read",
+		"DELETE /api/build/partner-keys/{id}":               "build:write",
+		"GET /api/rights/royalties":                         "partner:read",
+		"GET /api/ecosystem/earnings":                       "partner:read",
+		// Closed to keys.
+		"POST /api/auth/api-keys":                     "",
+		"DELETE /api/auth/sessions":                   "",
+		"POST /api/fiat/merchant/keys":                "",
+		"GET /api/fiat/merchant/charges/{id}/refunds": "",
+		"GET /api/fiat/admin/audit":                   "",
+		"GET /api/fiat/admin/webhook-deliveries":      "",
+		"GET /api/fiat/wallets/{id}/public":           "",
+		"GET /api/ledger/entries":                     "",
+		"POST /api/gov/proposals/{id}/open":           "",
+		"GET /api/build/public/v1/vacancies":          "",
+		"GET /api/platform/admin/dlq":                 "",
+		"GET /api/platform/events":                    "",
+	} {
+		method, path, _ := strings.Cut(route, " ")
+		op, ok := doc.Paths[path][strings.ToLower(method)]
+		if !ok {
+			t.Errorf("%s is not in the complete document", route)
+			continue
+		}
+		got := ""
+		if op.Scope != nil {
+			got = *op.Scope
+		}
+		if got != want {
+			t.Errorf("%s: x-api-key-scope %q, want %q", route, got, want)
+		}
+	}
+
+	u := p.Register(t, "scopemirror")
+	key := createKey(t, p, u, "fiat only", "fiat:read")
+	wantRefused(t, "the /api-backend constitution mirror with fiat:read", p.Get(t, "/api-backend/api/constitution/scenarios", key.Key),
+		http.StatusForbidden, "insufficient_scope", "constitution:read")
+	wantRefused(t, "the /api-backend planet mirror with fiat:read",
+		p.Post(t, "/api-backend/api/planet/constitution-artifacts/x/vote", key.Key, map[string]any{}),
+		http.StatusForbidden, "insufficient_scope", "constitution:write")
+}

@@ -12,44 +12,34 @@ const APIKeyPrefix = "rk_live_"
 // MaxAPIKeys is how many active restricted API keys a user may hold.
 const MaxAPIKeys = 10
 
-// KeyArea is one row of the table of what restricted API keys reach: a
-// route under one of Prefixes (the longest prefix over every area wins)
-// needs the scope Name+":read" when read (GET, HEAD) and Name+":write"
-// otherwise. An area without a Name is closed to keys: its routes answer a
-// key 403 forbidden whatever its scopes.
+// KeyArea is one area of what restricted API keys reach: a route in the
+// area needs the scope Name+":read" when read (GET, HEAD) and Name+":write"
+// otherwise. Which routes are in an area is declared where they register
+// (gateway/server: Router.KeyArea on a module's router group, or a route's
+// own Op.KeyScope), not here.
 type KeyArea struct {
 	Name        string
 	Description string
-	Prefixes    []string
 }
 
-// KeyAreas is the one table of API key scopes. A route under no prefix
-// here is closed to keys, and so is every public route (it needs no key)
-// and every admin route (a declared Role), whatever prefix it has.
+// KeyAreas is the one list of API key areas: the scopes a key may carry
+// (KeyScopes) and what POST /api/auth/api-keys accepts. A route in no area
+// is closed to keys, and so is every public route (it needs no key) and
+// every admin route (a declared Role), whatever area it is in.
 var KeyAreas = []KeyArea{
-	// account has no prefix: GET /api/auth/me declares it (server.Op.KeyScope).
 	{Name: "account", Description: "the caller's profile (GET /api/auth/me)"},
-	{Name: "fiat", Description: "wallets, deposits, transfers, withdrawals, payouts, KYC, payment requests, refunds, merchant authorizations", Prefixes: []string{"/api/fiat"}},
-	{Name: "webhooks", Description: "the caller's webhook endpoints, their deliveries and event stream",
-		Prefixes: []string{"/api/fiat/me/webhook", "/api/fiat/me/webhooks", "/api/fiat/webhook-subs", "/api/fiat/me/events"}},
-	{Name: "ledger", Description: "ledger entries", Prefixes: []string{"/api/ledger"}},
-	{Name: "reputation", Description: "the caller's reputation", Prefixes: []string{"/api/reputation"}},
-	{Name: "mask", Description: "virtual masks and their charges", Prefixes: []string{"/api/mask"}},
-	{Name: "gov", Description: "proposals and votes", Prefixes: []string{"/api/gov"}},
-	{Name: "charity", Description: "campaigns and donations", Prefixes: []string{"/api/charity"}},
-	{Name: "trade", Description: "trading accounts, top-ups and transfers", Prefixes: []string{"/api/trade"}},
-	{Name: "sign", Description: "signatures and their verification", Prefixes: []string{"/api/sign"}},
-	{Name: "constitution", Description: "the constitution and planet modules", Prefixes: []string{"/api/constitution", "/api/planet",
-		"/api-backend/api/constitution", "/api-backend/api/planet"}},
-	{Name: "build", Description: "projects, vacancies and partner keys", Prefixes: []string{"/api/build"}},
-	{Name: "partner", Description: "partner records (rights, chess, certificates, ecosystem)",
-		Prefixes: []string{"/api/rights", "/api/chess", "/api/cert", "/api/ecosystem"}},
-	// Closed to keys: credentials (password, MFA, sessions, the keys
-	// themselves) and the operators' console. A route inside an open area
-	// closes itself with server.NoKeys (merchant key management).
-	{Description: "identity: login, password, MFA, sessions and key management need a login token", Prefixes: []string{"/api/auth"}},
-	{Description: "the operators' console", Prefixes: []string{"/api/platform/admin"}},
-	{Description: "platform metadata", Prefixes: []string{"/api/platform"}},
+	{Name: "fiat", Description: "wallets, deposits, transfers, withdrawals, payouts, KYC, payment requests, refunds, merchant authorizations"},
+	{Name: "webhooks", Description: "the caller's webhook endpoints, their deliveries and event stream"},
+	{Name: "ledger", Description: "ledger entries"},
+	{Name: "reputation", Description: "the caller's reputation"},
+	{Name: "mask", Description: "virtual masks and their charges"},
+	{Name: "gov", Description: "proposals and votes"},
+	{Name: "charity", Description: "campaigns and donations"},
+	{Name: "trade", Description: "trading accounts, top-ups and transfers"},
+	{Name: "sign", Description: "signatures and their verification"},
+	{Name: "constitution", Description: "the constitution and planet modules"},
+	{Name: "build", Description: "projects, vacancies and partner keys"},
+	{Name: "partner", Description: "partner records (rights, chess, certificates, ecosystem)"},
 }
 
 // Key scope access levels.
@@ -58,57 +48,40 @@ const (
 	ScopeWrite = "write"
 )
 
-// KeyScopes lists every scope a key may carry, sorted: each named area's
+// KeyScopes lists every scope a key may carry, sorted: each area's
 // read and write.
 func KeyScopes() []string {
 	var out []string
 	for _, a := range KeyAreas {
-		if a.Name != "" {
-			out = append(out, a.Name+":"+ScopeRead, a.Name+":"+ScopeWrite)
-		}
+		out = append(out, a.Name+":"+ScopeRead, a.Name+":"+ScopeWrite)
 	}
 	sort.Strings(out)
 	return out
 }
 
-// IsKeyScope reports whether s is a scope of the table.
+// IsKeyScope reports whether s is a scope of the list.
 func IsKeyScope(s string) bool {
 	name, level, ok := strings.Cut(s, ":")
-	if !ok || name == "" || (level != ScopeRead && level != ScopeWrite) {
-		return false
-	}
+	return ok && (level == ScopeRead || level == ScopeWrite) && IsKeyArea(name)
+}
+
+// IsKeyArea reports whether name is the Name of an area of KeyAreas.
+func IsKeyArea(name string) bool {
 	for _, a := range KeyAreas {
-		if a.Name == name {
+		if name != "" && a.Name == name {
 			return true
 		}
 	}
 	return false
 }
 
-// KeyScopeOf is the scope a key needs for method on the route path (as
-// declared, e.g. /api/fiat/transfers/:id), and whether the table lists the
-// path at all; "" with listed true is an area closed to keys. Public and
-// admin routes are the caller's to close (server.KeyScope).
-func KeyScopeOf(method, path string) (scope string, listed bool) {
-	best := -1
-	var area KeyArea
-	for _, a := range KeyAreas {
-		for _, p := range a.Prefixes {
-			if (path == p || strings.HasPrefix(path, p+"/")) && len(p) > best {
-				best, area = len(p), a
-			}
-		}
-	}
-	if best < 0 {
-		return "", false
-	}
-	if area.Name == "" {
-		return "", true
-	}
+// KeyScopeIn is the scope a key needs for method on a route of area: its
+// read for GET and HEAD, its write otherwise.
+func KeyScopeIn(area, method string) string {
 	if method == "GET" || method == "HEAD" {
-		return area.Name + ":" + ScopeRead, true
+		return area + ":" + ScopeRead
 	}
-	return area.Name + ":" + ScopeWrite, true
+	return area + ":" + ScopeWrite
 }
 
 // APIKeyCreated answers POST /api/auth/api-keys: the key, shown this once.

@@ -1,41 +1,39 @@
 package schemas
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
-// TestKeyScopeOf: the longest prefix wins, a prefix matches whole path
-// segments only, nameless areas close their routes, and unlisted paths are
-// reported unlisted.
-func TestKeyScopeOf(t *testing.T) {
+// TestKeyScopes: every area has a read and a write scope, a route's scope
+// follows its method, and nothing else is a scope or an area.
+func TestKeyScopes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		method, path string
-		scope        string
-		listed       bool
-	}{
-		{"GET", "/api/fiat/wallets", "fiat:read", true},
-		{"POST", "/api/fiat/transfer", "fiat:write", true},
-		{"DELETE", "/api/fiat/webhook-subs/:id", "webhooks:write", true},
-		{"GET", "/api/fiat/me/webhooks", "webhooks:read", true},
-		{"GET", "/api/fiat/me/webhook/deliveries", "webhooks:read", true},
-		{"GET", "/api/auth/me", "", true}, // /api/auth, closed: the route declares account:read
-		{"POST", "/api/auth/api-keys", "", true},
-		{"GET", "/api/platform/admin/dlq", "", true},
-		{"GET", "/api-backend/api/planet/x", "constitution:read", true},
-		{"GET", "/api/fiatx", "", false},
-		{"GET", "/build/vacancies", "", false},
+	scopes := KeyScopes()
+	if len(scopes) != 2*len(KeyAreas) || !slices.IsSorted(scopes) {
+		t.Fatalf("KeyScopes() = %v", scopes)
 	}
-	for _, tt := range tests {
-		scope, listed := KeyScopeOf(tt.method, tt.path)
-		if scope != tt.scope || listed != tt.listed {
-			t.Errorf("%s %s: %q %v, want %q %v", tt.method, tt.path, scope, listed, tt.scope, tt.listed)
-		}
-		if scope != "" && !IsKeyScope(scope) {
-			t.Errorf("%s is not in KeyScopes", scope)
+	for _, s := range scopes {
+		if !IsKeyScope(s) {
+			t.Errorf("IsKeyScope(%q) is false", s)
 		}
 	}
-	for _, bad := range []string{"fiat", "fiat:admin", ":read", "nope:read", "fiat:read:x"} {
+	for _, tt := range []struct{ area, method, scope string }{
+		{"fiat", "GET", "fiat:read"}, {"fiat", "HEAD", "fiat:read"}, {"fiat", "POST", "fiat:write"},
+		{"webhooks", "PATCH", "webhooks:write"}, {"webhooks", "DELETE", "webhooks:write"},
+	} {
+		if got := KeyScopeIn(tt.area, tt.method); got != tt.scope || !IsKeyScope(got) {
+			t.Errorf("KeyScopeIn(%s, %s) = %q, want %q", tt.area, tt.method, got, tt.scope)
+		}
+	}
+	for _, bad := range []string{"fiat", "fiat:admin", ":read", "nope:read", "fiat:read:x", ""} {
 		if IsKeyScope(bad) {
 			t.Errorf("IsKeyScope(%q)", bad)
+		}
+	}
+	for _, bad := range []string{"", "none", "nope", "fiat:read"} {
+		if IsKeyArea(bad) {
+			t.Errorf("IsKeyArea(%q)", bad)
 		}
 	}
 }

@@ -32,8 +32,9 @@ const touchEvery = time.Minute
 // Keys authenticates restricted API keys (RestrictedKeys) sent as
 // `Authorization: Bearer <key>`. A key acts as its user limited to its
 // scopes: the route's required scope comes from scopeOf (server.KeyScope,
-// derived from the route declarations and schemas.KeyAreas). Every request
-// reads the key's row, so a revocation holds at once on every gateway.
+// declared with the route: its router's key area or its own Op.KeyScope).
+// Every request reads the key's row, so a revocation holds at once on
+// every gateway.
 type Keys struct {
 	store   KeyStore
 	lookup  KeyLookup[identity.APIKey]

@@ -39,7 +39,7 @@ type KeyKind struct {
 // The key kinds. A bearer token that starts with RestrictedKeys.Prefix is a
 // key, anything else a login token.
 var (
-	// RestrictedKeys are a user's keys limited to scopes (schemas.KeyAreas),
+	// RestrictedKeys are a user's keys limited to scopes (schemas.KeyScopes),
 	// sent as Authorization: Bearer; stored in api_keys.
 	RestrictedKeys = KeyKind{Name: "restricted API key", Prefix: schemas.APIKeyPrefix, RandomBytes: 32}
 	// MerchantKeys authenticate a merchant's charges (X-API-Key); stored,

@@ -191,7 +191,7 @@ var partnerCORS = cors.New(cors.Config{
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea("build")
 	platform.Basics(g, "build", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
 		Title:       "Partner vacancy feeds",
 		Description: "Employers post vacancies; partners read open ones with an X-Build-Key, embed the widget, or follow the RSS feed and sitemap.",
@@ -260,7 +260,7 @@ func (h *Handlers) Register(r server.Router) {
 	}, h.require)
 
 	keyInvalid := server.Fails(http.StatusUnauthorized, "key_invalid: X-Build-Key is missing, malformed, unknown or revoked")
-	api := r.Group(APIPrefix, partnerCORS)
+	api := r.Group(APIPrefix, partnerCORS).KeyArea("build")
 	server.Get(api, "/vacancies", server.Op[partnerListRequest]{
 		Summary:     "Open vacancies, newest first; filters city and skill",
 		Description: "Pages through the open vacancies, newest first, optionally of a city or skill. Read-only.",
@@ -286,7 +286,7 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.requireKey)
 
-	pub := r.Group(PublicPrefix)
+	pub := r.Group(PublicPrefix).KeyArea("build")
 	server.Get(pub, "/rss/vacancies.xml", server.Op[vacancyFilter]{
 		Summary:     "RSS 2.0 feed of open vacancies; filters city and skill",
 		Description: "An RSS 2.0 feed of the newest open vacancies, optionally of a city or skill. Read-only.",

@@ -133,7 +133,7 @@ type campaignPath struct {
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea("charity")
 	type resp = server.Response
 	answers, fails := server.Answers, server.Fails
 	platform.BasicsOf(g, "charity", platform.Health(h.db, h.health), schemas.CharityHealth{}, openapi.Handler(h.routes, openapi.Doc{

@@ -109,7 +109,7 @@ const adminRole = "fiat admin"
 // Register mounts the page, its script and the data routes.
 func (h *Handlers) Register(r server.Router) {
 	registerPage(r)
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea(server.NoKeys) // the operators' console
 	tok := h.authn.Require()
 	server.Get(g, "/throughput", server.Op[server.NoRequest]{
 		Summary:     "Transfers per second and volume per currency over the last five minutes (fiat admin)",

@@ -147,7 +147,7 @@ func (h *Handlers) Register(r server.Router) {
 }
 
 func (h *Handlers) registerConstitution(r server.Router, prefix string) {
-	g := r.Group(prefix)
+	g := r.Group(prefix).KeyArea("constitution")
 	platform.Basics(g, "constitution", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
 		Title:       "Constitution scenarios",
 		Description: "Scenario builder with eight sliders, computed regimes and metrics, an AI advisor and PDF reports.",
@@ -220,7 +220,7 @@ func (h *Handlers) registerConstitution(r server.Router, prefix string) {
 }
 
 func (h *Handlers) registerPlanet(r server.Router, prefix string) {
-	g := r.Group(prefix)
+	g := r.Group(prefix).KeyArea("constitution")
 	platform.Basics(g, "planet", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
 		Title:       "Planet catalog of constitution artifacts",
 		Description: "Published scenarios with similarity search, votes and comments. Reads need no token.",

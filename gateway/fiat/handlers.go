@@ -175,7 +175,7 @@ func NewHandlers(cfg Config, st Store, bus Sender, authn *auth.Authenticator, va
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea("fiat")
 	tok := h.authn.Require()
 	h.registerBasics(g)
 	h.registerWallets(g, tok)

@@ -134,7 +134,7 @@ type proposalPath struct {
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea("gov")
 	type resp = server.Response
 	var (
 		answers     = server.Answers

@@ -47,7 +47,7 @@ const keyShownChars = len(schemas.APIKeyPrefix) + 6
 
 // KeyHandlers serve /api/auth/api-keys. They sit apart from Handlers so
 // that key management stays one file; the routes are closed to API keys
-// themselves (schemas.KeyAreas).
+// themselves (their router's key area is server.NoKeys).
 type KeyHandlers struct {
 	keys    KeyStore
 	authn   *auth.Authenticator
@@ -66,7 +66,7 @@ func NewKeyHandlers(keys KeyStore, authn *auth.Authenticator, reauth Reauther, n
 
 // Register mounts the key routes under /api/auth.
 func (h *KeyHandlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea(server.NoKeys) // keys never manage keys
 	require := h.authn.Require()
 	server.Post(g, "/api-keys", server.Op[createKeyRequest]{
 		Summary: "Create a restricted API key for a backend",

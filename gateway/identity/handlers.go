@@ -171,7 +171,8 @@ func NewHandlers(users UserStore, authn *auth.Authenticator, roles Roles, mailer
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	// Credentials are closed to keys; GET /me declares its own scope.
+	g := r.Group(Prefix).KeyArea(server.NoKeys)
 	require := h.authn.Require()
 	platform.Basics(g, "identity", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
 		Title:       "Identity",

@@ -87,7 +87,7 @@ func NewHandlers(db platform.Pinger, reads Reader, verifier Verifier, stats Stat
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations. Reads are public; appends need a token.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea("ledger")
 	platform.BasicsOf(g, "ledger", platform.HealthOf(h.db, h.health), Health{}, openapi.Handler(h.routes, openapi.Doc{
 		Title:       "Ledger",
 		Description: "An append-only, hash-chained journal of platform events; every entry links to the hash of the one before it.",

@@ -69,7 +69,7 @@ func NewHandlers(reader Reader, sender Sender, db platform.Pinger, require fiber
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea("mask")
 	platform.Basics(g, "mask", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
 		Title:       "Virtual payment masks",
 		Description: "Virtual cards that stand in for a real card. No real card data is stored or shown: only the virtual PAN.",

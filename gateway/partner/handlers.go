@@ -93,7 +93,7 @@ func (h *Handlers) Register(r server.Router) {
 	unverified := server.Fails(http.StatusForbidden, "email_unverified: records kept for an address are shown only to its verified owner")
 	badSignature := server.Fails(http.StatusUnauthorized, "signature_invalid: bad signature, or timestamp skew")
 
-	rights := r.Group(PrefixRights)
+	rights := r.Group(PrefixRights).KeyArea("partner")
 	platform.Basics(rights, "royalty rail", platform.Health(h.db, nil), h.railDoc(PrefixRights, "Royalties (partner rail)"))
 	server.Post(rights, "/royalties/verify-webhook", server.Op[royaltyRequest]{
 		Summary:     "Partner webhook: record a royalty (HMAC-signed)",
@@ -115,7 +115,7 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 
-	chess := r.Group(PrefixChess)
+	chess := r.Group(PrefixChess).KeyArea("partner")
 	platform.Basics(chess, "tournament prize rail", platform.Health(h.db, nil), h.railDoc(PrefixChess, "Tournament prizes (partner rail)"))
 	server.Post(chess, "/tournament-finalized", server.Op[finalizedRequest]{
 		Summary:     "Partner webhook: record a tournament's podium (HMAC-signed)",
@@ -159,7 +159,7 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	})
 
-	cert := r.Group(PrefixCert)
+	cert := r.Group(PrefixCert).KeyArea("partner")
 	platform.Basics(cert, "certification payout rail", platform.Health(h.db, nil), h.railDoc(PrefixCert, "Certification payouts (partner rail)"))
 	server.Post(cert, "/payouts/certify-webhook", server.Op[certRequest]{
 		Summary:     "Partner webhook: record a certification payout (HMAC-signed)",
@@ -190,7 +190,7 @@ func (h *Handlers) Register(r server.Router) {
 		},
 	}, h.require)
 
-	eco := r.Group(PrefixEcosystem)
+	eco := r.Group(PrefixEcosystem).KeyArea("partner")
 	platform.Basics(eco, "aggregated partner earnings", platform.Health(h.db, nil), h.railDoc(PrefixEcosystem, "Ecosystem earnings"))
 	server.Get(eco, "/earnings", server.Op[server.NoRequest]{
 		Summary:     "The caller's earnings across rights, chess and cert",

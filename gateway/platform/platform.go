@@ -104,7 +104,7 @@ type FullDocument Document
 // Register mounts the routes. Each operation is declared with its answer
 // types (server.Op), which the platform slice is reflected from.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea(server.NoKeys)
 	server.Get(g, "/version", server.Op[server.NoRequest]{
 		Summary:     "Build and version information",
 		Description: "The service name, API version, release, runtime, environment, deposit processor mode and uptime. Read-only.",

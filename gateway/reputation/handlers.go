@@ -105,7 +105,7 @@ func NewHandlers(db platform.Pinger, reads Reader, analytics Analytics, bus Send
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations. Reads other than /me are public.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea("reputation")
 	platform.BasicsOf(g, "reputation", platform.HealthOf(h.db, h.health), Health{}, openapi.Handler(h.routes, openapi.Doc{
 		Title:       "Reputation",
 		Description: "Weighted events raise or lower a user's score; the score names the rank.",

@@ -40,9 +40,9 @@ type Op[Req any] struct {
 	APIKey string
 	// KeyScope is the scope a restricted API key needs on this route,
 	// declared with it: a scope of schemas.KeyScopes, or NoKeys to close the
-	// route to keys. Empty takes its area's scope (schemas.KeyAreas: read
-	// for GET, write otherwise); a public, partner-key or admin route is
-	// closed to keys whatever it says.
+	// route to keys. Empty takes the scope of its router's area
+	// (Router.KeyArea: read for GET and HEAD, write otherwise); a public,
+	// partner-key or admin route is closed to keys whatever it says.
 	KeyScope string
 	// Role names who may call beyond a valid token, e.g. "fiat admin"; the
 	// middleware that enforces it is passed to Handle with the

@@ -279,14 +279,18 @@ type Router struct {
 	s      *Server
 	fr     fiber.Router
 	prefix string
+	// area is the key area of the router's routes (KeyArea; "" none
+	// declared), inherited by its groups.
+	area string
 }
 
 // Root returns the router at the application root.
 func (s *Server) Root() Router { return Router{s: s, fr: s.App} }
 
-// Group returns a router under prefix, with optional middleware.
+// Group returns a router under prefix, with optional middleware, in r's
+// key area (KeyArea).
 func (r Router) Group(prefix string, mw ...fiber.Handler) Router {
-	return Router{s: r.s, fr: r.fr.Group(prefix, mw...), prefix: r.prefix + prefix}
+	return Router{s: r.s, fr: r.fr.Group(prefix, mw...), prefix: r.prefix + prefix, area: r.area}
 }
 
 // Handle registers handlers for method and path, charged to class.
@@ -301,7 +305,7 @@ func (r Router) handle(method, path string, class ratelimit.Class, summary strin
 	}
 	hs = append(hs, handlers...)
 	r.fr.Add(method, path, hs...)
-	scope := keyScope(method, r.prefix+path, decl, r.s.strictKeyScopes)
+	scope := keyScope(method, r.prefix+path, r.area, decl, r.s.strictKeyScopes)
 	r.s.keyScopes[method+" "+r.prefix+path] = scope
 	*r.s.routes = append(*r.s.routes, Route{Method: method, Path: r.prefix + path, Class: class, Summary: summary, Decl: decl,
 		KeyScope: scope})

@@ -78,7 +78,7 @@ func NewHandlers(st Store, ring *sealed.Keyring, db platform.Pinger, require fib
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea("sign")
 	platform.Basics(g, "signing", platform.Health(h.db, nil), openapi.Handler(h.routes, openapi.Doc{
 		Title: "Signing",
 		Description: "Ed25519 signatures over the RFC 8785 canonical JSON of a payload object. " +

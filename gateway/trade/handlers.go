@@ -79,7 +79,7 @@ func NewHandlers(accounts Accounts, sender Sender, db platform.Pinger, require f
 // and answer types (server.Op): binding, validation and the OpenAPI slice
 // come from these declarations.
 func (h *Handlers) Register(r server.Router) {
-	g := r.Group(Prefix)
+	g := r.Group(Prefix).KeyArea("trade")
 	type resp = server.Response
 	answers, fails := server.Answers, server.Fails
 	keyReused := fails(http.StatusConflict, "idempotency_key_reused: the Idempotency-Key came with another body")

@@ -63,7 +63,7 @@ func (h *Handlers) registerCatalog(r server.Router) error {
 	if err != nil {
 		return err
 	}
-	server.Get(r.Group("/api/platform"), "/events", server.Op[server.NoRequest]{
+	server.Get(r.Group("/api/platform").KeyArea(server.NoKeys), "/events", server.Op[server.NoRequest]{
 		Summary:     "Every event type webhooks and event streams deliver, with the JSON Schema of its data",
 		Description: "Lists every event type the platform delivers to webhooks and event streams, with its module, meaning and the JSON Schema of its data; any listed type may be named in a subscription's events. Changes nothing.",
 		Public:      true,

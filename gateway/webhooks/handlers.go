@@ -161,7 +161,8 @@ func (h *Handlers) Register(r server.Router) error {
 	if err := h.registerCatalog(r); err != nil {
 		return err
 	}
-	g := r.Group("/api/fiat")
+	// Under /api/fiat, but an area of their own: a key needs webhooks:*.
+	g := r.Group("/api/fiat").KeyArea("webhooks")
 	user := h.authn.Require()
 	admin := h.admin
 	server.Post(g, "/me/webhook", server.Op[subscribeRequest]{
