@@ -191,16 +191,8 @@ ORDER BY created_at DESC, id DESC LIMIT $5`, f.Status, f.Category, f.AuthorUserI
 	if err != nil {
 		return nil, fmt.Errorf("list proposals: %w", err)
 	}
-	defer rows.Close()
-	out := []Proposal{}
-	for rows.Next() {
-		p, err := scanProposal(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan proposal: %w", err)
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Proposal, error) { return scanProposal(r) })
+	if err != nil {
 		return nil, fmt.Errorf("list proposals: %w", err)
 	}
 	return out, nil
@@ -369,16 +361,8 @@ func listBallots(ctx context.Context, q postgres.Querier, proposalID, after stri
 	if err != nil {
 		return nil, fmt.Errorf("read ballots of %s: %w", proposalID, err)
 	}
-	defer rows.Close()
-	out := []Ballot{}
-	for rows.Next() {
-		b, err := scanBallot(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan ballot: %w", err)
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Ballot, error) { return scanBallot(r) })
+	if err != nil {
 		return nil, fmt.Errorf("read ballots of %s: %w", proposalID, err)
 	}
 	return out, nil

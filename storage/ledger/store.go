@@ -65,19 +65,7 @@ func scanEntry(row pgx.Row) (Entry, error) {
 }
 
 func collect(rows pgx.Rows) ([]Entry, error) {
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan ledger entry: %w", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) { return scanEntry(r) })
 }
 
 const bySourcesSQL = `SELECT ` + entryColumns + `, scope FROM ledger_entries

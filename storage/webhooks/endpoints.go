@@ -26,16 +26,8 @@ ORDER BY created_at DESC, id DESC LIMIT $4`, userID, before.ID, before.At, limit
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks of %s: %w", userID, err)
 	}
-	defer rows.Close()
-	out := []Subscription{}
-	for rows.Next() {
-		sub, err := scanSub(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan webhook of %s: %w", userID, err)
-		}
-		out = append(out, sub)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Subscription, error) { return scanSub(r) })
+	if err != nil {
 		return nil, fmt.Errorf("list webhooks of %s: %w", userID, err)
 	}
 	return out, nil

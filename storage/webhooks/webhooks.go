@@ -262,16 +262,12 @@ func (s *Store) Candidates(ctx context.Context, userIDs, adminEmails []string) (
 	if err != nil {
 		return nil, fmt.Errorf("load webhook candidates: %w", err)
 	}
-	defer rows.Close()
-	var out []Candidate
-	for rows.Next() {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Candidate, error) {
 		var c Candidate
-		if err := rows.Scan(&c.ID, &c.UserID, &c.URL, &c.Secret, &c.Events, &c.Primary, &c.Enabled, &c.AllEvents, &c.CreatedAt, &c.UpdatedAt, &c.Admin); err != nil {
-			return nil, fmt.Errorf("scan webhook candidate: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+		err := r.Scan(&c.ID, &c.UserID, &c.URL, &c.Secret, &c.Events, &c.Primary, &c.Enabled, &c.AllEvents, &c.CreatedAt, &c.UpdatedAt, &c.Admin)
+		return c, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("load webhook candidates: %w", err)
 	}
 	return out, nil
@@ -380,19 +376,16 @@ RETURNING id, subscription_id, event_id`, dids, subs, evs, now)
 		if err != nil {
 			return err
 		}
-		var changes []deliveryChange
-		for rows.Next() {
+		changes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (deliveryChange, error) {
 			c := deliveryChange{status: StatusPending, at: now}
-			if err := rows.Scan(&c.id, &c.webhookID, &c.eventID); err != nil {
-				rows.Close()
-				return err
+			if err := r.Scan(&c.id, &c.webhookID, &c.eventID); err != nil {
+				return c, err
 			}
 			c.eventType = typeOf[c.eventID]
 			c.envID = schemas.DerivedID(c.id, "recorded", at[c.eventID])
-			changes = append(changes, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return c, nil
+		})
+		if err != nil {
 			return err
 		}
 		n = int64(len(changes))
@@ -491,17 +484,13 @@ func (s *Store) ClaimDue(ctx context.Context, c Claim) ([]Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claim due webhook deliveries: %w", err)
 	}
-	defer rows.Close()
-	var out []Job
-	for rows.Next() {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Job, error) {
 		j := Job{ClaimToken: c.Token}
-		if err := rows.Scan(&j.DeliveryID, &j.SubscriptionID, &j.UserID, &j.URL, &j.Secret, &j.PreviousSecret, &j.Attempts, &j.Status,
-			&j.Event.ID, &j.Event.Type, &j.Event.Module, &j.Event.Data, &j.Event.OccurredAt, &j.Event.TraceParent); err != nil {
-			return nil, fmt.Errorf("scan claimed delivery: %w", err)
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
+		err := r.Scan(&j.DeliveryID, &j.SubscriptionID, &j.UserID, &j.URL, &j.Secret, &j.PreviousSecret, &j.Attempts, &j.Status,
+			&j.Event.ID, &j.Event.Type, &j.Event.Module, &j.Event.Data, &j.Event.OccurredAt, &j.Event.TraceParent)
+		return j, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("claim due webhook deliveries: %w", err)
 	}
 	return out, nil
@@ -586,16 +575,8 @@ ORDER BY d.created_at DESC, d.id DESC LIMIT $5`, f.WebhookID, f.Status, f.Before
 	if err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	defer rows.Close()
-	out := []Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan webhook delivery: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Delivery, error) { return scanDelivery(r) })
+	if err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
 	return out, nil
