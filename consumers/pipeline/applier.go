@@ -95,7 +95,7 @@ func LoadQueued[B QueuedBatch](t *Table[B], b B, cmds []Command, reads *pgx.Batc
 			continue // the runner answers a repeat like its first occurrence
 		}
 		seen[c.Env.ID] = struct{}{}
-		d := t.Decode(c.Env)
+		d := t.DecodeRecord(c)
 		d.Lock(b)
 		l.ids = append(l.ids, c.Env.ID)
 		l.ds = append(l.ds, d)

@@ -9,7 +9,8 @@
 // (declare.go): the command's schemas data type, what it locks (Lock) and
 // how it decides (Decide); it never switches over command types. README.md
 // in this directory shows the one way to write an applier, with fiat's
-// transfer as the worked example, and the one adapter (reputation).
+// transfer as the worked example, and how a consumer reads other modules'
+// events beside its commands (DeclareEvent, reputation).
 package pipeline
 
 import (

@@ -61,7 +61,7 @@ func TestApplyScoresRanksAndDedupe(t *testing.T) {
 		promoted bool
 	}{
 		{201, 1, "seedling", false}, {201, 1, "seedling", false}, {201, 10, "sprout", true},
-		{200, 1, "seedling", false}, {404, 0, "", false}, {422, 0, "", false}, {201, -1, "seedling", false},
+		{200, 1, "seedling", false}, {404, 0, "", false}, {400, 0, "", false}, {201, -1, "seedling", false},
 	}
 	for i, w := range want {
 		o := out[i]

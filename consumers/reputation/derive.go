@@ -1,12 +1,10 @@
 package reputation
 
 import (
-	"fmt"
-	"sort"
 	"time"
 
+	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
-	"github.com/fintech/platform/topics"
 )
 
 // The reputation the money path earns (spec: "Reputation events emitted by
@@ -39,41 +37,35 @@ type earning struct {
 	Before string
 }
 
-// derivation turns one event into the reputation events it earns.
-type derivation struct {
-	topic string
-	// read decodes the event's data, once: the applier needs the wallets
-	// before its one query for them, and the rule after it.
-	read func(env schemas.Envelope) (reading, error)
+// deriving is what every event record that earns reputation shares: its
+// envelope (the rules read its actor and its time, before the batch loads:
+// pipeline.Enveloped) and what it earns once the batch has read the wallets
+// its rule needs (batch.Load).
+type deriving struct {
+	env    schemas.Envelope
+	earned []earning
 }
 
-// reading is one event read: the wallets whose owners or currencies its
-// rule needs, and the rule over them.
-type reading struct {
-	wallets []string
-	earn    func(wallet func(walletID string) Wallet) []earning
-}
+func (d *deriving) Bind(env schemas.Envelope) { d.env = env }
 
-// derive declares the rule of one event type over its typed data.
-func derive[T any](topic string, wallets func(T) []string,
-	rule func(env schemas.Envelope, data T, wallet func(string) Wallet) []earning) derivation {
-	return derivation{
-		topic: topic,
-		read: func(env schemas.Envelope) (reading, error) {
-			d, err := schemas.DataAs[T](env)
-			if err != nil {
-				return reading{}, fmt.Errorf("read %s: %w", env.Type, err)
-			}
-			r := reading{earn: func(wallet func(string) Wallet) []earning { return rule(env, d, wallet) }}
-			if wallets != nil {
-				r.wallets = wallets(d)
-			}
-			return r, nil
-		},
+// Decide applies what the record earned, each with the once-per-source
+// rule, and emits their score updates; the table answers the record 200
+// with no body (pipeline.DeclareEvent).
+func (d *deriving) Decide(b *batch, env schemas.Envelope) (pipeline.Outcome, error) {
+	var o pipeline.Outcome
+	for _, e := range d.earned {
+		c, err := b.credit(e.ReputationEvent, nil, e.Before, env)
+		if err != nil {
+			return pipeline.Outcome{}, err
+		}
+		o.Emit = append(o.Emit, c.emit...)
 	}
+	return o, nil
 }
 
-// derivations is the table: event type -> the reputation it earns.
+// The rules: one type per event type that earns reputation, declared in
+// declarations() (applier.go), each with the wallets it needs (Lock) and
+// what it earns (earn).
 //
 // Money movements (transfers, paid requests, deposits, payouts) earn only
 // from schemas.MoneyEarnsReputation (10 KZT, 1 USD) and at most once per
@@ -81,56 +73,89 @@ func derive[T any](topic string, wallets func(T) []string,
 // (DaySource), so the unique (user, kind, source) that makes a redelivery
 // a no-op also makes the second movement of the day one. A transfer and a
 // paid request are both wallet-active: together they earn +1 a day a side.
-func derivations() map[string]derivation {
-	return map[string]derivation{
-		schemas.TypeTransferCompleted: derive(topics.EventsFiat,
-			func(d schemas.TransferCompleted) []string { return []string{d.ToWallet} },
-			func(env schemas.Envelope, d schemas.TransferCompleted, wallet func(string) Wallet) []earning {
-				to := wallet(d.ToWallet) // both wallets hold one currency
-				if !schemas.MoneyEarnsReputation(d.AmountKzt, to.Currency) {
-					return nil
-				}
-				return bothParties(env, env.ActorUserID, to.Owner, d.TxID)
-			}),
-		schemas.TypeRequestPaid: derive(topics.EventsFiat,
-			func(d schemas.RequestPaid) []string { return []string{d.PayerWalletID} },
-			func(env schemas.Envelope, d schemas.RequestPaid, wallet func(string) Wallet) []earning {
-				if !schemas.MoneyEarnsReputation(d.Amount, d.Currency) {
-					return nil
-				}
-				return bothParties(env, wallet(d.PayerWalletID).Owner, env.ActorUserID, d.TransactionID)
-			}),
-		schemas.TypeDepositCompleted: derive(topics.EventsFiat, nil,
-			func(env schemas.Envelope, d schemas.DepositCompleted, _ func(string) Wallet) []earning {
-				if !schemas.MoneyEarnsReputation(d.Amount, d.Currency) {
-					return nil
-				}
-				return daily(env, env.ActorUserID, schemas.RepKindWalletDeposit, weightWalletDeposit, d.TransactionID)
-			}),
-		schemas.TypeWithdrawalCompleted: derive(topics.EventsFiat, nil,
-			func(env schemas.Envelope, d schemas.WithdrawalCompleted, _ func(string) Wallet) []earning {
-				if !schemas.MoneyEarnsReputation(d.Amount, d.Currency) {
-					return nil
-				}
-				return daily(env, env.ActorUserID, schemas.RepKindWalletPayout, weightWalletPayout, d.TransactionID)
-			}),
-		// Only from DonationReputationMinKzt, and once per donor, campaign
-		// and UTC day (the source id), so that many small donations, or many
-		// accounts, cannot buy reputation cheaply. The envelope's actor is
-		// the donor, anonymous or not.
-		//
-		// Releases before the daily rule (a48d3e3) credited every donation
-		// under its own id: a donation credited so is not credited again
-		// when events.charity is read from the start (the earning's before).
-		schemas.TypeDonationReceived: derive(topics.EventsCharity, nil,
-			func(env schemas.Envelope, d schemas.DonationReceived, _ func(string) Wallet) []earning {
-				if d.AmountKzt < schemas.DonationReputationMinKzt {
-					return nil
-				}
-				return one(env.ActorUserID, schemas.RepKindCharityDonor, "charity", weightCharityDonor,
-					DonorSource(d.CampaignID, d.CreatedAt), d.DonationID)
-			}),
+
+// transferCompleted: wallet-active to both parties.
+type transferCompleted struct {
+	schemas.TransferCompleted
+	deriving
+}
+
+func (e *transferCompleted) Lock(b *batch) { b.derive(&e.deriving, e.earn, e.ToWallet) }
+
+func (e *transferCompleted) earn(wallet func(string) Wallet) []earning {
+	to := wallet(e.ToWallet) // both wallets hold one currency
+	if !schemas.MoneyEarnsReputation(e.AmountKzt, to.Currency) {
+		return nil
 	}
+	return bothParties(e.env, e.env.ActorUserID, to.Owner, e.TxID)
+}
+
+// requestPaid: wallet-active to the payer and to the requester.
+type requestPaid struct {
+	schemas.RequestPaid
+	deriving
+}
+
+func (e *requestPaid) Lock(b *batch) { b.derive(&e.deriving, e.earn, e.PayerWalletID) }
+
+func (e *requestPaid) earn(wallet func(string) Wallet) []earning {
+	if !schemas.MoneyEarnsReputation(e.Amount, e.Currency) {
+		return nil
+	}
+	return bothParties(e.env, wallet(e.PayerWalletID).Owner, e.env.ActorUserID, e.TransactionID)
+}
+
+// depositCompleted: wallet-deposit to the depositor.
+type depositCompleted struct {
+	schemas.DepositCompleted
+	deriving
+}
+
+func (e *depositCompleted) Lock(b *batch) { b.derive(&e.deriving, e.earn) }
+
+func (e *depositCompleted) earn(func(string) Wallet) []earning {
+	if !schemas.MoneyEarnsReputation(e.Amount, e.Currency) {
+		return nil
+	}
+	return daily(e.env, e.env.ActorUserID, schemas.RepKindWalletDeposit, weightWalletDeposit, e.TransactionID)
+}
+
+// withdrawalCompleted: wallet-payout to the owner.
+type withdrawalCompleted struct {
+	schemas.WithdrawalCompleted
+	deriving
+}
+
+func (e *withdrawalCompleted) Lock(b *batch) { b.derive(&e.deriving, e.earn) }
+
+func (e *withdrawalCompleted) earn(func(string) Wallet) []earning {
+	if !schemas.MoneyEarnsReputation(e.Amount, e.Currency) {
+		return nil
+	}
+	return daily(e.env, e.env.ActorUserID, schemas.RepKindWalletPayout, weightWalletPayout, e.TransactionID)
+}
+
+// donationReceived: charity-donor to the donor, only from
+// DonationReputationMinKzt, and once per donor, campaign and UTC day (the
+// source id), so that many small donations, or many accounts, cannot buy
+// reputation cheaply. The envelope's actor is the donor, anonymous or not.
+//
+// Releases before the daily rule (a48d3e3) credited every donation under
+// its own id: a donation credited so is not credited again when
+// events.charity is read from the start (the earning's before).
+type donationReceived struct {
+	schemas.DonationReceived
+	deriving
+}
+
+func (e *donationReceived) Lock(b *batch) { b.derive(&e.deriving, e.earn) }
+
+func (e *donationReceived) earn(func(string) Wallet) []earning {
+	if e.AmountKzt < schemas.DonationReputationMinKzt {
+		return nil
+	}
+	return one(e.env.ActorUserID, schemas.RepKindCharityDonor, "charity", weightCharityDonor,
+		DonorSource(e.CampaignID, e.CreatedAt), e.DonationID)
 }
 
 // DonorSource names the donor's charity-donor event of a campaign and day.
@@ -164,19 +189,4 @@ func one(userID, kind, module string, weight int64, sourceID, before string) []e
 	}
 	return []earning{{ReputationEvent: schemas.ReputationEvent{UserID: userID, Kind: kind, SourceModule: module,
 		Weight: weight, SourceID: sourceID}, Before: before}}
-}
-
-// Topics lists what the reputation-applier group reads: its commands and
-// the topics of the events it derives reputation from.
-func Topics() []string {
-	out := []string{topics.ReputationCommands}
-	seen := map[string]bool{topics.ReputationCommands: true}
-	for _, d := range derivations() {
-		if !seen[d.topic] {
-			seen[d.topic] = true
-			out = append(out, d.topic)
-		}
-	}
-	sort.Strings(out[1:])
-	return out
 }

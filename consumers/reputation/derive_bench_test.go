@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fintech/platform/consumers/pipeline"
 	"github.com/fintech/platform/schemas"
+	"github.com/fintech/platform/topics"
 )
 
 // BenchmarkDeriveTransfer is the applier's work on one transfer.completed
@@ -19,21 +21,23 @@ func BenchmarkDeriveTransfer(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := derivations()[schemas.TypeTransferCompleted]
+	table := newTable()
 	wallet := func(string) Wallet { return Wallet{Owner: "usr_2", Currency: "KZT"} }
 	b.ReportAllocs()
 	for b.Loop() {
-		if evs := deriveOne(b, d, env, wallet); len(evs) != 2 {
+		if evs := deriveOne(table, env, wallet); len(evs) != 2 {
 			b.Fatalf("%d earnings, want 2", len(evs))
 		}
 	}
 }
 
-// deriveOne is what items does with one event: read it, then earn.
-func deriveOne(b *testing.B, d derivation, env schemas.Envelope, wallet func(string) Wallet) []earning {
-	r, err := d.read(env)
-	if err != nil {
-		b.Fatal(err)
+// deriveOne is what the applier does with one event: the table reads it,
+// it notes its wallets on the batch, then earns.
+func deriveOne(table *pipeline.Table[*batch], env schemas.Envelope, wallet func(string) Wallet) []earning {
+	bt := &batch{}
+	table.DecodeRecord(pipeline.Command{Env: env, Topic: topics.EventsFiat}).Lock(bt)
+	if len(bt.derived) != 1 {
+		return nil
 	}
-	return r.earn(wallet)
+	return bt.derived[0].earn(wallet)
 }
