@@ -104,6 +104,9 @@ type clusterRun struct {
 	// idleCPU is each role's CPU with no load, in cores (the fixed cost:
 	// polling, health checks, scrapes, Patroni's loop)
 	idleCPU map[string]float64
+	// busy and cpus are the machine's busy and total CPU time over the
+	// load and the drain (machineCPU).
+	busy, cpus time.Duration
 }
 
 // fiatCounters are the fiat applier's batch counters summed over its
@@ -336,6 +339,7 @@ func clusterLoad(ctx context.Context, c *harness.LocalCluster, db *pgxpool.Pool,
 	fiat0 := readFiat(fiatAddrs)
 	cpu0 := clusterCPU(c)
 	gen0 := selfCPU()
+	busy0, cpus0 := machineCPU()
 	step(fmt.Sprintf("round %d, %d clients, %s: load for %s through HAProxy, then drain to lag 0 (load %s)", r, n, sh, o.duration, loadAvg()))
 	res := cl.load(accounts, n, o, fmt.Sprintf("c%s-r%dc%d-%d", strings.ReplaceAll(sh.String(), " ", ""), r, n, time.Now().UnixNano()))
 	res.genCPU = selfCPU() - gen0
@@ -346,6 +350,8 @@ func clusterLoad(ctx context.Context, c *harness.LocalCluster, db *pgxpool.Pool,
 	res.elapsed = time.Since(res.start)
 	res.drainTime = res.elapsed - res.loadTime
 	cpu1 := clusterCPU(c)
+	busy1, cpus1 := machineCPU()
+	run.busy, run.cpus = busy1-busy0, cpus1-cpus0
 	run.fiat = readFiat(fiatAddrs).sub(fiat0)
 	fmt.Printf("  drained in %.2fs, lag now: %s\n", res.drainTime.Seconds(), formatLag(lag))
 	if drainErr != nil {
@@ -489,6 +495,13 @@ func printClusterRun(run clusterRun) {
 	fmt.Printf("  %-22s %8.1f transfers/s  (%d in %.1fs = %.1fs load + %.2fs drain, %d clients via HAProxy)\n",
 		run.shape, r.throughput(), r.ok, r.elapsed.Seconds(), r.loadTime.Seconds(), r.drainTime.Seconds(), run.clients)
 	fmt.Printf("  %-22s p50 %.1fms  p95 %.1fms  p99 %.1fms\n", "latency", ms(r.p(0.50)), ms(r.p(0.95)), ms(r.p(0.99)))
+	if b := budgetOf(r.hops, r.hopSkipped); b != nil {
+		b.print(r.p(0.50))
+	}
+	if run.cpus > 0 {
+		fmt.Printf("  %-22s %.0f%% of all %d cores busy over the load and drain (/proc/stat)\n",
+			"machine", 100*float64(run.busy)/float64(run.cpus), runtime.NumCPU())
+	}
 	var parts []string
 	for _, k := range clusterRoles {
 		if d, ok := run.cpu[k]; ok {
