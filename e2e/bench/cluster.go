@@ -495,9 +495,7 @@ func printClusterRun(run clusterRun) {
 	fmt.Printf("  %-22s %8.1f transfers/s  (%d in %.1fs = %.1fs load + %.2fs drain, %d clients via HAProxy)\n",
 		run.shape, r.throughput(), r.ok, r.elapsed.Seconds(), r.loadTime.Seconds(), r.drainTime.Seconds(), run.clients)
 	fmt.Printf("  %-22s p50 %.1fms  p95 %.1fms  p99 %.1fms\n", "latency", ms(r.p(0.50)), ms(r.p(0.95)), ms(r.p(0.99)))
-	if b := budgetOf(r.hops, r.hopSkipped); b != nil {
-		b.print(r.p(0.50))
-	}
+	printBudget(r)
 	if run.cpus > 0 {
 		fmt.Printf("  %-22s %.0f%% of all %d cores busy over the load and drain (/proc/stat)\n",
 			"machine", 100*float64(run.busy)/float64(run.cpus), runtime.NumCPU())

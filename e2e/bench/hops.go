@@ -57,6 +57,12 @@ func parseHops(sent, got int64, header []byte) (hopSample, bool) {
 			header = nil
 		}
 		v, err := strconv.ParseInt(string(field), 10, 64)
+		if err == nil && v == 0 && i == 3 {
+			// The broker's acknowledgement came after the reply (acks=all
+			// on a broker of its own, the cluster's): it held nothing up,
+			// so the ack hop is nil and the next runs from the produce.
+			v = ts[2]
+		}
 		if err != nil || v == 0 {
 			return hopSample{}, false
 		}
@@ -164,4 +170,13 @@ func ratio(a, b time.Duration) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// printBudget prints the latency budget of a run, or why it has none.
+func printBudget(r *results) {
+	if b := budgetOf(r.hops, r.hopSkipped); b != nil {
+		b.print(r.p(0.50))
+	} else if r.hopSkipped > 0 {
+		fmt.Printf("  %-22s none: no answer carried the Platform-Hops times (%d answers)\n", "latency budget", r.hopSkipped)
+	}
 }

@@ -14,7 +14,13 @@ func TestParseHops(t *testing.T) {
 	if s != want {
 		t.Fatalf("hops %v, want %v", s, want)
 	}
-	for _, bad := range []string{"", "110,120", "110,120,0,150,200,300,700,800,900", "110,120,130,150,200,300,700,800,900,950", "a,120,130,150,200,300,700,800,900"} {
+	// An acknowledgement after the reply (0) is a nil hop: the fetch hop
+	// runs from the produce.
+	s, ok = parseHops(100, 1000, []byte("110,120,0,150,200,300,700,800,900"))
+	if want := (hopSample{10, 10, 0, 30, 50, 100, 400, 100, 100, 100}); !ok || s != want {
+		t.Fatalf("ack 0: hops %v (%v), want %v", s, ok, want)
+	}
+	for _, bad := range []string{"", "110,120", "0,120,130,150,200,300,700,800,900", "110,120,130,0,200,300,700,800,900", "110,120,130,150,200,300,700,800,900,950", "a,120,130,150,200,300,700,800,900"} {
 		if _, ok := parseHops(100, 1000, []byte(bad)); ok {
 			t.Errorf("header %q accepted", bad)
 		}

@@ -549,11 +549,7 @@ func printRun(what string, clients int, r *results) {
 	}
 	fmt.Printf(")\n")
 	fmt.Printf("  %-22s p50 %.1fms  p95 %.1fms  p99 %.1fms\n", "latency", ms(r.p(0.50)), ms(r.p(0.95)), ms(r.p(0.99)))
-	if b := budgetOf(r.hops, r.hopSkipped); b != nil {
-		b.print(r.p(0.50))
-	} else if r.hopSkipped > 0 {
-		fmt.Printf("  %-22s none: no answer carried the Platform-Hops times (%d answers)\n", "latency budget", r.hopSkipped)
-	}
+	printBudget(r)
 	if r.sutCPU > 0 {
 		fmt.Printf("  %-22s platform process %.0f µs/transfer (%.0f%% of a core); load generator %.0f µs/transfer (%.0f%% of a core)\n",
 			"CPU", cpuPer(r.sutCPU, r.ok), 100*r.sutCPU.Seconds()/r.elapsed.Seconds(), cpuPer(r.genCPU, r.ok), 100*r.genCPU.Seconds()/r.elapsed.Seconds())
