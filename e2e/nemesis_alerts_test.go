@@ -64,8 +64,9 @@ type nemesisAlertSpec struct {
 	job   string // the alert's job label, when it has one
 	// onset: the condition begins at most this long after the fault's
 	// start; hold: it lasts at most this long (0: until the fault's end).
-	// The condition's length, min(end-start-onset, hold), against the
-	// alert's for: decides whether the alert must fire.
+	// The condition's length, min(end-start-onset, hold, and for a kill
+	// back-start-onset: its process started again), against the alert's
+	// for: decides whether the alert must fire.
 	onset, hold time.Duration
 	// tolerated may also fire during the fault (a consequence, not a false
 	// page), never required.
@@ -367,6 +368,11 @@ func (a *nemesisAlerts) check(t *testing.T, faults []*nemesisFault) {
 		if s.hold > 0 && cond > s.hold {
 			cond = s.hold
 		}
+		if !f.back.IsZero() && f.back.Sub(f.start)-s.onset < cond {
+			// A killed process is down until cluster.sh up started it
+			// again, which may be well before the fault's end.
+			cond = f.back.Sub(f.start) - s.onset
+		}
 		var fired *alertEpisode
 		for _, e := range eps {
 			if e.fault == f && e.expected && fired == nil {
@@ -393,6 +399,9 @@ func (a *nemesisAlerts) check(t *testing.T, faults []*nemesisFault) {
 			verdict = fmt.Sprintf("MISSING: condition %s >= for: + scrape, nothing paged within %s", secs(cond), secs(fireBound))
 			t.Errorf("%s %s (%s): %s did not reach the receiver (condition for up to %s, for: %s, bound %s)",
 				f.kind, f.member, d.Round(time.Second), s.alert, cond.Round(time.Second), forD, fireBound)
+		}
+		if !f.back.IsZero() {
+			verdict += fmt.Sprintf("; its process started again at %s", secs(f.back.Sub(f.start)))
 		}
 		t.Logf("%-20s %-22s %-22s %6s %6s  %s", f.kind, trunc(f.member, 22), s.alert, secs(forD), secs(d), verdict)
 		for _, e := range eps {

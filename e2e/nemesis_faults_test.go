@@ -23,9 +23,23 @@ type nemesisFault struct {
 	rto          time.Duration
 	note         string // what the fault saw (a promotion, the fence)
 	overlap      bool   // injected with another one
+	// back is when a killed member's process was started again (its pid
+	// file, after cluster.sh up); zero for faults that kill nothing. The
+	// alert check takes the condition's length from it (a kill's process
+	// is down until then, not for the whole fault).
+	back time.Time
 	// the 503s and cut answers it caused (nemesisRTOs), the first and last
 	unavailable       int
 	firstBad, lastBad time.Time
+}
+
+// startedAfter is when member's process was started again after at (its
+// pid file), zero when it was not.
+func (n *nemesis) startedAfter(member string, at time.Time) time.Time {
+	if s := n.c.Started(member); s.After(at) {
+		return s
+	}
+	return time.Time{}
 }
 
 type nemesis struct {
@@ -101,6 +115,7 @@ func (n *nemesis) inject(t *testing.T, kind string) *nemesisFault {
 		}
 		time.Sleep(time.Duration(500+n.intn(2500)) * time.Millisecond)
 		n.up()
+		f.back = n.startedAfter(f.member, f.start)
 	case "consumer-kill":
 		n.mu.Lock()
 		f.member = n.consumer()
@@ -111,6 +126,7 @@ func (n *nemesis) inject(t *testing.T, kind string) *nemesisFault {
 		}
 		time.Sleep(time.Duration(500+n.intn(2500)) * time.Millisecond)
 		n.up()
+		f.back = n.startedAfter(f.member, f.start)
 	case "consumer-stop":
 		// A zombie: it wakes after the group moved its partitions.
 		n.mu.Lock()

@@ -219,6 +219,7 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		}
 		n.hold(time.Second, 3*time.Second)
 		n.up()
+		f.back = n.startedAfter("broker", f.start)
 	case "machine-kill":
 		// The host of the primary lost: Patroni and the postmaster together;
 		// the standby waits for the leader key's TTL (20 s, Patroni's floor),

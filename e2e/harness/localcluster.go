@@ -246,6 +246,17 @@ func (c *LocalCluster) Members() []string {
 	return out
 }
 
+// Started is when a member's process was last started: its pid file's
+// modification time (cluster.sh writes it as it starts the process); zero
+// when unknown.
+func (c *LocalCluster) Started(member string) time.Time {
+	st, err := os.Stat(filepath.Join(c.Dir, "run", member+".pid"))
+	if err != nil {
+		return time.Time{}
+	}
+	return st.ModTime()
+}
+
 // Pid is the pid of a member from its pid file (0 when unknown).
 func (c *LocalCluster) Pid(member string) int {
 	b, err := os.ReadFile(filepath.Join(c.Dir, "run", member+".pid"))
