@@ -426,7 +426,7 @@ func (c *client) load(accounts []account, clients int, o options, runID string) 
 					t1 := time.Now()
 					lats = append(lats, t1.Sub(t0))
 					if attempt == 0 && len(hops) < maxHopSamples {
-						if h, ok := parseHops(t0.UnixNano(), t1.UnixNano(), resp.Header.Peek("Platform-Hops")); ok {
+						if h, ok := parseHops(t0.UnixNano(), t1.UnixNano(), peekHops(resp)); ok {
 							hops = append(hops, h)
 						} else {
 							hopSkipped++
@@ -499,3 +499,13 @@ func progress(start time.Time, total time.Duration, ok, other *atomic.Int64, oth
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// peekHops is the answer's Platform-Hops header. The client does not
+// normalize header names, and HAProxy (the cluster's) passes them on in
+// lower case, so both spellings are looked up.
+func peekHops(resp *fasthttp.Response) []byte {
+	if v := resp.Header.Peek("Platform-Hops"); v != nil {
+		return v
+	}
+	return resp.Header.Peek("platform-hops")
+}
