@@ -103,7 +103,11 @@ test: stack browser tools cluster-deps build
 	  echo "go test -count=1 -timeout 20m -p 2 -v ./... (showing package results, failures and skips)"; \
 	  $(GO) test -count=1 -timeout 20m -p 2 -v ./... > .test.log 2>&1; rc=$$?; \
 	  grep -E '^(ok|FAIL|---|panic:|\?)|^\s+--- (FAIL|SKIP)' .test.log | grep -v -- '--- PASS' || true; \
-	  if [ $$rc -ne 0 ]; then echo "failure details:"; grep -B2 -A30 -E -- '--- FAIL|^panic:' .test.log | head -400; fi; \
+	  if [ $$rc -ne 0 ]; then echo "failure details:"; grep -B2 -A30 -E -- '--- FAIL|^panic:' .test.log | head -400; \
+	    echo "what the failed tests printed (a parallel test's lines are streamed apart from its --- FAIL):"; \
+	    awk 'NR == FNR { if (match($$0, /--- FAIL: [^ ]+/)) failed[substr($$0, RSTART + 10, RLENGTH - 10)] = 1; next } \
+	      /^=== (RUN|CONT|NAME|PAUSE) / { cur = $$3; next } /^(ok|FAIL|PASS)/ { cur = ""; next } \
+	      /^ *--- (PASS|FAIL|SKIP)/ { next } cur in failed { print cur ": " $$0 }' .test.log .test.log | tail -250; fi; \
 	  echo "full log: .test.log"; \
 	  echo "tests: $$(grep -cE -- '--- PASS' .test.log) passed, $$(grep -cE -- '--- FAIL' .test.log) failed, $$(grep -cE -- '--- SKIP' .test.log) skipped"; \
 	fi; \

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,10 @@ func TestClusterLostMachineBackBeforeTTL(t *testing.T) {
 	t.Logf("the machine of pg%d back %.1fs after its kill (its leader key released by cluster.sh: %v), the standby promoted %.1fs after the kill",
 		old+1, back.Seconds(), released, promoted.Seconds())
 	harness.Eventually(t, 180*time.Second, "the lost machine back as synchronous standby", c.Replicated)
+	// the Patroni cluster.sh up started again, as every member's, runs with
+	// the fix of its rewind check (TestPatroniRunFixesRewindCheck)
+	patroniRunsFixed(t, c, fmt.Sprintf("patroni-%d", old+1))
+	patroniRunsFixed(t, c, fmt.Sprintf("patroni-%d", 2-old))
 	if p := c.Primary(); p == old {
 		t.Errorf("pg%d, the lost machine, is primary again", old+1)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -221,48 +222,34 @@ func TestGroupCollector(t *testing.T) {
 	}
 	defer admin.Close()
 	c := newGroupCollector(admin, topics.Groups(), slog.New(slog.DiscardHandler))
-	want := `# HELP platform_consumer_group_members Members of a platform consumer group, as its coordinator (the broker) reports them.
-# TYPE platform_consumer_group_members gauge
-platform_consumer_group_members{group="fiat-applier"} 1
-`
-	for {
-		err := testutil.CollectAndCompare(c, strings.NewReader(want), "platform_consumer_group_members")
-		if err == nil {
-			break
+	// collects waits until c's metric equals want (its exposition text),
+	// failing with what after the test's minute.
+	collects := func(metric, want, what string) {
+		t.Helper()
+		for {
+			err := testutil.CollectAndCompare(c, strings.NewReader(want), metric)
+			if err == nil {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("the member never showed: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	wantLag := `# HELP platform_consumer_group_lag Records of a topic past a consumer group's committed offsets (the broker's view).
-# TYPE platform_consumer_group_lag gauge
-platform_consumer_group_lag{group="fiat-applier",topic="fiat.commands"} 5
+	members := `# HELP platform_consumer_group_members Members of a platform consumer group, as its coordinator (the broker) reports them.
+# TYPE platform_consumer_group_members gauge
+platform_consumer_group_members{group="fiat-applier"} %d
 `
+	collects("platform_consumer_group_members", fmt.Sprintf(members, 1), "the member never showed")
 	// The lag shows once the member holds its assignment (the group is
 	// Stable), which may be a moment after it is counted as a member.
-	for {
-		err := testutil.CollectAndCompare(c, strings.NewReader(wantLag), "platform_consumer_group_lag")
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the lag never showed: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	collects("platform_consumer_group_lag", `# HELP platform_consumer_group_lag Records of a topic past a consumer group's committed offsets (the broker's view).
+# TYPE platform_consumer_group_lag gauge
+platform_consumer_group_lag{group="fiat-applier",topic="fiat.commands"} 5
+`, "the lag never showed")
 	// The member leaves: the group is still known, with no members
 	// (ConsumerGroupWithoutMembers).
 	member.Close()
-	want = strings.Replace(want, "} 1", "} 0", 1)
-	for {
-		err := testutil.CollectAndCompare(c, strings.NewReader(want), "platform_consumer_group_members")
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the group never showed empty: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	collects("platform_consumer_group_members", fmt.Sprintf(members, 0), "the group never showed empty")
 }

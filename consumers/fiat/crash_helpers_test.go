@@ -75,7 +75,7 @@ func sendAcrossCrash(t *testing.T, pool *pgxpool.Pool, h *cfiat.Handler, cmd pip
 	firstDone := make(chan error, 1)
 	go func() { firstDone <- first.Run(ctx) }()
 
-	bus, err := commandbus.New(ctx, broker.Addrs(), 30*time.Second, log)
+	bus, err := commandbus.New(ctx, broker.Addrs(), 30*time.Second, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}

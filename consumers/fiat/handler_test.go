@@ -294,7 +294,7 @@ func TestRunnerRedelivery(t *testing.T) {
 	}
 
 	// A command sent again through the bus gets the stored reply.
-	bus, err := commandbus.New(ctx, kafka.Addrs(), 10*time.Second, quiet)
+	bus, err := commandbus.New(ctx, kafka.Addrs(), 10*time.Second, false, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func newRestoreRig(t *testing.T, start time.Time) *restoreRig {
 	t.Cleanup(kafka.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	bus, err := commandbus.New(ctx, kafka.Addrs(), 20*time.Second, quiet)
+	bus, err := commandbus.New(ctx, kafka.Addrs(), 20*time.Second, false, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func TestEmissionsToBundledTopicsAreBundled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commandbus.New(ctx, brokers, 20*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 20*time.Second, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func TestRunnerAndRelayFollowTheNewPrimary(t *testing.T) {
 	defer b.Close()
 	brokers := b.Addrs()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commandbus.New(ctx, brokers, 30*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 30*time.Second, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestDeterministicUniqueViolationAndTimeoutAreParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commandbus.New(ctx, brokers, 30*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 30*time.Second, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}

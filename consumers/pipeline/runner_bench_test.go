@@ -44,7 +44,7 @@ func benchRoundTrip(b *testing.B, h pipeline.Handler, overlap pipeline.Overlap) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commandbus.New(ctx, brokers, 30*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 30*time.Second, false, log)
 	if err != nil {
 		b.Fatal(err)
 	}

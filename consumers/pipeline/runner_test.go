@@ -121,7 +121,7 @@ func TestCrashAfterCommitBeforeOffsets(t *testing.T) {
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	bus, err := commandbus.New(ctx, brokers, 20*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 20*time.Second, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestDuplicatesAndConflicts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commandbus.New(ctx, brokers, 20*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 20*time.Second, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}

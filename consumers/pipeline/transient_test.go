@@ -121,7 +121,7 @@ func wantAppliedOnce(t *testing.T, pool *pgxpool.Pool, brokers []string, h *fail
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bus, err := commandbus.New(ctx, brokers, 30*time.Second, log)
+	bus, err := commandbus.New(ctx, brokers, 30*time.Second, false, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -398,12 +398,14 @@ patroni_spawn() { # I
   local i="$1" name="patroni-$(( $1 + 1 ))"
   log "$name: starting (postgres 127.0.0.1:${PG_PORTS[$i]}, REST ${REST_PORTS[$i]})"
   # A postmaster left behind by a killed Patroni is adopted by the new one.
+  # Patroni runs through deploy/patroni/patroni_run.py: Debian's Patroni
+  # with upstream's fix of its rewind check (the script says which).
+  local run=(/usr/bin/python3 "$REPO_ROOT/deploy/patroni/patroni_run.py" "$PG_ROOT/$name.yml")
   if is_root; then
     # setpriv execs (runuser would fork): the pid is Patroni's own
-    spawn "$name" "$PG_ROOT/$name.yml" env HOME="$PG_ROOT" setpriv --reuid=postgres --regid=postgres --init-groups \
-      patroni "$PG_ROOT/$name.yml"
+    spawn "$name" "$PG_ROOT/$name.yml" env HOME="$PG_ROOT" setpriv --reuid=postgres --regid=postgres --init-groups "${run[@]}"
   else
-    spawn "$name" "$PG_ROOT/$name.yml" patroni "$PG_ROOT/$name.yml"
+    spawn "$name" "$PG_ROOT/$name.yml" "${run[@]}"
   fi
 }
 

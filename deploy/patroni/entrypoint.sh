@@ -6,4 +6,5 @@ set -eu
 if [ -n "${PATRONI_METRICS_LISTEN:-}" ]; then
   (while :; do python3 /etc/patroni/metrics_proxy.py || true; sleep 1; done) &
 fi
-exec patroni /etc/patroni/patroni.yml
+# Debian's Patroni with upstream's fix of its rewind check (the script says which)
+exec /usr/bin/python3 /etc/patroni/patroni_run.py /etc/patroni/patroni.yml

@@ -27,8 +27,6 @@ import (
 // them: a commandbus.Bus whose failures answer 503.
 type Bus struct {
 	bus *commandbus.Bus
-	// answerHops: see NewBus.
-	answerHops bool
 }
 
 // Command is a command to send.
@@ -41,11 +39,11 @@ type Command = commandbus.Command
 // them; without it (the default: they describe the platform's internals,
 // not the caller's data) none does.
 func NewBus(ctx context.Context, brokers []string, timeout time.Duration, answerHops bool, log *slog.Logger, producerOpts ...kgo.Opt) (*Bus, error) {
-	b, err := commandbus.New(ctx, brokers, timeout, log, producerOpts...)
+	b, err := commandbus.New(ctx, brokers, timeout, answerHops, log, producerOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Bus{bus: b, answerHops: answerHops}, nil
+	return &Bus{bus: b}, nil
 }
 
 // Close stops the clients.
@@ -81,9 +79,6 @@ func (b *Bus) Send(ctx context.Context, cmd Command) (schemas.Reply, error) {
 	rep, err := b.bus.Send(ctx, cmd)
 	switch {
 	case err == nil:
-		if !b.answerHops {
-			rep.Hops = nil
-		}
 		return rep, nil
 	case errors.Is(err, commandbus.ErrTimeout):
 		return schemas.Reply{}, fmt.Errorf("%w: %w", ErrTimeout, apierr.Unavailable())

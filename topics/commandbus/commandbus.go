@@ -28,7 +28,9 @@ type Bus struct {
 	replies    *kgo.Client
 	instanceID string
 	timeout    time.Duration
-	log        *slog.Logger
+	// hops: see New.
+	hops bool
+	log  *slog.Logger
 
 	mu      sync.Mutex
 	waiters map[string]chan schemas.Reply
@@ -36,8 +38,10 @@ type Bus struct {
 
 // New starts consuming this instance's replies from the current end of
 // gateway.replies, so that no reply to a command sent after New returns
-// can be missed. producerOpts adjust the command producer.
-func New(ctx context.Context, brokers []string, timeout time.Duration, log *slog.Logger, producerOpts ...kgo.Opt) (*Bus, error) {
+// can be missed. With hops a reply carries the times its command passed
+// (schemas.Reply.Hops, from the appliers' stamps); without it none does.
+// producerOpts adjust the command producer.
+func New(ctx context.Context, brokers []string, timeout time.Duration, hops bool, log *slog.Logger, producerOpts ...kgo.Opt) (*Bus, error) {
 	// A command's outcome reaches the caller only as the consumer's reply,
 	// sent after its Postgres commit, so by default the send needs only the
 	// leader's acknowledgement (acks=1): a command lost before it was
@@ -70,7 +74,7 @@ func New(ctx context.Context, brokers []string, timeout time.Duration, log *slog
 		producer.Close()
 		return nil, err
 	}
-	b := &Bus{producer: producer, replies: replies, timeout: timeout,
+	b := &Bus{producer: producer, replies: replies, timeout: timeout, hops: hops,
 		instanceID: "gw-" + schemas.NewID(), log: log.With("component", "bus"),
 		waiters: map[string]chan schemas.Reply{}}
 	go b.route(ctx)
@@ -104,9 +108,11 @@ func (b *Bus) route(ctx context.Context) {
 				b.log.Warn("unreadable reply", "err", err)
 				return
 			}
-			if hops := topics.HopsOf(r); len(hops) == 4 {
-				// produced and acknowledged are filled by Send.
-				reply.Hops = append(make([]int64, 2, 7), append(hops, seen)...)
+			if b.hops {
+				if hops := topics.HopsOf(r); len(hops) == 4 {
+					// produced and acknowledged are filled by Send.
+					reply.Hops = append(make([]int64, 2, 7), append(hops, seen)...)
+				}
 			}
 			b.mu.Lock()
 			ch := b.waiters[env.CorrelationID]
