@@ -27,6 +27,10 @@ func TestClusterLostMachineBackBeforeTTL(t *testing.T) {
 	c := harness.StartLocalCluster(t, t.Failed, baseEnvForCluster())
 	harness.Eventually(t, 120*time.Second, "a synchronous standby before the machine kill", c.Replicated)
 	old := c.Primary()
+	pids := map[string]int{}
+	for _, m := range c.Members() {
+		pids[m] = c.Pid(m)
+	}
 	start := time.Now()
 	if err := c.KillMachine(old); err != nil {
 		t.Fatalf("kill machine %d: %v", old, err)
@@ -36,6 +40,14 @@ func TestClusterLostMachineBackBeforeTTL(t *testing.T) {
 		t.Fatalf("cluster.sh up: %v\n%s", err, out)
 	}
 	back := time.Since(start)
+	// up starts what is down and nothing else: every platform process runs
+	// on (a pipeline of grep -q under pipefail once took its own members for
+	// scaled-in ones, and every up restarted all but the last consumer)
+	for m, pid := range pids {
+		if now := c.Pid(m); now != pid {
+			t.Errorf("cluster.sh up restarted %s (pid %d, now %d), which was running", m, pid, now)
+		}
+	}
 	// On a machine loaded enough that `up` takes longer than the TTL, the
 	// standby was promoted by the TTL first and no key was left to release.
 	released := strings.Contains(string(out), "released its leader key")

@@ -277,7 +277,7 @@ member_pid() {
   local marker; marker="$(cat "$RUN/$name.marker" 2>/dev/null || echo "$name")"
   # pids are reused: the process must carry the member's marker, in its
   # command line or (platform processes) its environment
-  if pid_cmdline_has "$pid" "$marker" || { { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qxF "$marker"; }; then
+  if pid_cmdline_has "$pid" "$marker" || grep -qxF -- "$marker" <<<"$( { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null)"; then
     printf '%s\n' "$pid"
   fi
 }
@@ -348,7 +348,7 @@ etcd_auth() {
     { etcdctl_ role get patroni >/dev/null 2>&1 || etcdctl_ role add patroni; } &&
     etcdctl_ role grant-permission patroni --prefix=true readwrite /service/ &&
     { etcdctl_ user get patroni >/dev/null 2>&1 || etcdctl_ user add patroni --new-user-password="$ETCD_PATRONI_PASSWORD" --interactive=false; } &&
-    { etcdctl_ user get patroni 2>/dev/null | grep -q '^Roles:.* patroni' || etcdctl_ user grant-role patroni patroni; } &&
+    { grep -q '^Roles:.* patroni' <<<"$(etcdctl_ user get patroni 2>/dev/null)" || etcdctl_ user grant-role patroni patroni; } &&
     etcdctl_ auth enable
   } >>"$LOGS/etcd.log" 2>&1 || die "etcd: could not turn authentication on (log: $LOGS/etcd.log)"
   ! etcdctl_ get /auth-probe >/dev/null 2>&1 || die "etcd: authentication is still off"
@@ -429,8 +429,10 @@ kvs=json.load(sys.stdin).get("kvs") or []
 print("%s %s" % (base64.b64decode(kvs[0]["value"]).decode(), kvs[0]["mod_revision"]) if kvs else "")' 2>/dev/null || true)"
   read -r val rev <<<"$got" || true
   [ "$val" = "pg$n" ] && [ -n "$rev" ] || return 0
-  if printf 'value("%s") = "%s"\nmod("%s") = "%s"\n\ndel %s\n\n\n' "$key" "$val" "$key" "$rev" "$key" |
-    etcdctl_ --command-timeout=15s --user "root:$ETCD_ROOT_PASSWORD" txn 2>>"$LOGS/etcd.log" | grep -qx SUCCESS; then
+  local out
+  out="$(printf 'value("%s") = "%s"\nmod("%s") = "%s"\n\ndel %s\n\n\n' "$key" "$val" "$key" "$rev" "$key" |
+    etcdctl_ --command-timeout=15s --user "root:$ETCD_ROOT_PASSWORD" txn 2>>"$LOGS/etcd.log" || true)"
+  if grep -qx SUCCESS <<<"$out"; then
     log "patroni-$n: released its leader key (mod_revision $rev; its Patroni and postmaster were gone) before it starts again"
   fi
 }
@@ -557,12 +559,13 @@ members() {
 # scaled_in: consumer processes still running past their CLUSTER_PROCESSES
 # (the cluster was up with more): 'up' and 'down' stop them
 scaled_in() {
-  local f name g
+  local f name g all
+  all="$(members)"
   for g in "${GROUPS_ALL[@]}"; do
     for f in "$RUN/$g"-*.pid; do
       [ -f "$f" ] || continue
       name="$(basename "$f" .pid)"
-      members | grep -q "^$name " || echo "$name"
+      grep -q "^$name " <<<"$all" || echo "$name"
     done
   done
 }
@@ -886,7 +889,7 @@ backup_up() {
   fi
   pgbr "$n" stanza-create >/dev/null || die "pgbackrest stanza-create failed (log under $BACKUP_ROOT/log)"
   pgbr "$n" check >/dev/null || die "pgbackrest check failed: WAL archiving does not work (log under $BACKUP_ROOT/log)"
-  if ! pgbr_repo info --output=json | grep -q '"label"'; then
+  if ! grep -q '"label"' <<<"$(pgbr_repo info --output=json)"; then
     log "pgbackrest: no backup yet: taking the first full backup from pg$n"
     pgbr "$n" --type=full backup || die "pgbackrest backup failed (log under $BACKUP_ROOT/log)"
   fi
@@ -1130,7 +1133,7 @@ fault_netem() {
   [[ "$loss" =~ ^0?\.[0-9]+$ ]] || die "fault: NETEM_LOSS '$loss' is not a probability like 0.05"
   if [ ! -f "$RUN/netem" ]; then
     # a root qdisc on lo that is not ours is left alone
-    tc qdisc show dev lo | grep -q '^qdisc noqueue 0: root' || die "fault: lo has a root qdisc that this cluster did not add: $(tc qdisc show dev lo | head -n1)"
+    grep -q '^qdisc noqueue 0: root' <<<"$(tc qdisc show dev lo)" || die "fault: lo has a root qdisc that this cluster did not add: $(tc qdisc show dev lo | head -n1)"
     # four bands: 1-3 as pfifo_fast would, the fourth (only our filters) netem
     if tc qdisc add dev lo root handle 1: prio bands 4 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 2>/dev/null; then
       # shellcheck disable=SC2086

@@ -175,7 +175,7 @@ backup_up() {
   fi
   pgbackrest_run stanza-create >/dev/null || die "pgbackrest stanza-create failed (log under $(backup_dir)/log)"
   pgbackrest_run check >/dev/null || die "pgbackrest check failed: WAL archiving does not work (log under $(backup_dir)/log)"
-  if ! pgbackrest_run info --output=json | grep -q '"label"'; then
+  if ! grep -q '"label"' <<<"$(pgbackrest_run info --output=json)"; then
     log "pgbackrest: no backup yet: taking the first full backup"
     pgbackrest_run --type=full backup || die "pgbackrest backup failed"
   fi
