@@ -241,7 +241,7 @@ func (r *Runner) loadReplays(ctx context.Context, from map[string]map[int32]int6
 		n += len(m)
 	}
 	if n > 0 {
-		r.log.Warn("re-applying commands with the outcomes on their journal (the database is behind them: a restore)",
+		r.log.Warn("re-applying commands with the outcomes on their journal (the database was behind them: a restore, or the partitions' previous owner committed its last batch after their positions were read)",
 			"commands", n)
 	}
 	r.replays.set(loaded)
