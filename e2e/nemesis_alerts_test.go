@@ -65,7 +65,8 @@ type nemesisAlertSpec struct {
 	// onset: the condition begins at most this long after the fault's
 	// start; hold: it lasts at most this long (0: until the fault's end).
 	// The condition's length, min(end-start-onset, hold, and for a kill
-	// back-start-onset: its process started again), against the alert's
+	// back-start-onset: its process started again, for a machine kill
+	// promoted-start-onset), against the alert's
 	// for: decides whether the alert must fire.
 	onset, hold time.Duration
 	// tolerated may also fire during the fault (a consequence, not a false
@@ -368,10 +369,13 @@ func (a *nemesisAlerts) check(t *testing.T, faults []*nemesisFault) {
 		if s.hold > 0 && cond > s.hold {
 			cond = s.hold
 		}
-		if !f.back.IsZero() && f.back.Sub(f.start)-s.onset < cond {
-			// A killed process is down until cluster.sh up started it
-			// again, which may be well before the fault's end.
-			cond = f.back.Sub(f.start) - s.onset
+		// A killed process is down until cluster.sh up started it again,
+		// and a lost machine's cluster has no leader until its standby is
+		// promoted: either may be well before the fault's end.
+		for _, ended := range []time.Time{f.back, f.promoted} {
+			if !ended.IsZero() && ended.Sub(f.start)-s.onset < cond {
+				cond = ended.Sub(f.start) - s.onset
+			}
 		}
 		var fired *alertEpisode
 		for _, e := range eps {
@@ -402,6 +406,9 @@ func (a *nemesisAlerts) check(t *testing.T, faults []*nemesisFault) {
 		}
 		if !f.back.IsZero() {
 			verdict += fmt.Sprintf("; its process started again at %s", secs(f.back.Sub(f.start)))
+		}
+		if !f.promoted.IsZero() {
+			verdict += fmt.Sprintf("; the standby promoted at %s", secs(f.promoted.Sub(f.start)))
 		}
 		t.Logf("%-20s %-22s %-22s %6s %6s  %s", f.kind, trunc(f.member, 22), s.alert, secs(forD), secs(d), verdict)
 		for _, e := range eps {

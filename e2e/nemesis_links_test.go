@@ -243,7 +243,8 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 			}
 		}
 		if promoted {
-			f.note = fmt.Sprintf("promoted after %.1fs", time.Since(f.start).Seconds())
+			f.promoted = time.Now()
+			f.note = fmt.Sprintf("promoted after %.1fs", f.promoted.Sub(f.start).Seconds())
 		} else {
 			// the lost machine's return ends the outage; the run goes on
 			f.note = "the standby was not promoted within 60 s"
