@@ -119,7 +119,7 @@ func (n *nemesis) inject(t *testing.T, kind string) *nemesisFault {
 			t.Fatalf("kill %s: %v", f.member, err)
 		}
 		time.Sleep(time.Duration(500+n.intn(2500)) * time.Millisecond)
-		n.up()
+		n.up(t)
 		f.back = n.startedAfter(f.member, f.start)
 	case "consumer-kill":
 		n.mu.Lock()
@@ -130,7 +130,7 @@ func (n *nemesis) inject(t *testing.T, kind string) *nemesisFault {
 			t.Fatalf("kill %s: %v", f.member, err)
 		}
 		time.Sleep(time.Duration(500+n.intn(2500)) * time.Millisecond)
-		n.up()
+		n.up(t)
 		f.back = n.startedAfter(f.member, f.start)
 	case "consumer-stop":
 		// A zombie: it wakes after the group moved its partitions.
@@ -145,7 +145,7 @@ func (n *nemesis) inject(t *testing.T, kind string) *nemesisFault {
 		if err := n.c.Signal(f.member, syscall.SIGCONT); err != nil {
 			t.Fatalf("continue %s: %v", f.member, err)
 		}
-		n.up()
+		n.up(t)
 	case "primary-kill":
 		// Only with a synchronous standby to promote.
 		harness.Eventually(t, 90*time.Second, "a synchronous standby before the primary kill", n.c.Replicated)
@@ -161,7 +161,7 @@ func (n *nemesis) inject(t *testing.T, kind string) *nemesisFault {
 		}
 		harness.Eventually(t, 60*time.Second, "the standby promoted", func() bool { p := n.c.Primary(); return p >= 0 && p != i })
 		harness.Eventually(t, 120*time.Second, "the old primary back as synchronous standby", n.c.Replicated)
-		n.up()
+		n.up(t)
 	case "relay-lock":
 		f.member = "relay lock"
 		f.start = time.Now()

@@ -189,10 +189,23 @@ func (n *nemesis) intn(k int) int {
 }
 
 // up runs cluster.sh up, one at a time (overlapping faults both restore).
-func (n *nemesis) up() {
+// A failed up fails the test without ending the fault's goroutine: the
+// fault is still recorded, so the history is read against it, and up is
+// tried again, so the run goes on with a cluster that recovered.
+func (n *nemesis) up(t *testing.T) {
 	n.upMu.Lock()
 	defer n.upMu.Unlock()
-	n.c.Up()
+	for try := 1; ; try++ {
+		out, err := n.c.Script("up")
+		if err == nil {
+			return
+		}
+		t.Errorf("cluster.sh up (try %d of 3): %v\n%s", try, err, out)
+		if try == 3 {
+			return
+		}
+		time.Sleep(5 * time.Second)
+	}
 }
 
 func (n *nemesis) fault(t *testing.T, args ...string) string {
@@ -218,7 +231,7 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 			t.Fatalf("kill the broker: %v", err)
 		}
 		n.hold(time.Second, 3*time.Second)
-		n.up()
+		n.up(t)
 		f.back = n.startedAfter("broker", f.start)
 	case "machine-kill":
 		// The host of the primary lost: Patroni and the postmaster together;
@@ -250,7 +263,7 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 			f.note = "the standby was not promoted within 60 s"
 			t.Errorf("machine kill of pg%d at %s: the standby was not promoted within 60 s", i+1, f.start.Format(time.StampMilli))
 		}
-		n.up()
+		n.up(t)
 		harness.Eventually(t, 180*time.Second, "the lost machine back as synchronous standby", n.c.Replicated)
 	case "postgres-both-down":
 		harness.Eventually(t, 120*time.Second, "a synchronous standby before both machines go", n.c.Replicated)
@@ -262,7 +275,7 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 			}
 		}
 		n.hold(2*time.Second, 4*time.Second)
-		n.up()
+		n.up(t)
 		harness.Eventually(t, 180*time.Second, "Postgres replicated again after both machines", n.c.Replicated)
 	case "etcd-cut-primary":
 		// The primary cut from etcd must demote itself before the standby
@@ -307,7 +320,7 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 			t.Errorf("etcd cut: the old primary pg%d never refused a write (%s)", i+1, f.note)
 		}
 		harness.Eventually(t, 180*time.Second, "Postgres replicated again after the etcd cut", n.c.Replicated)
-		n.up()
+		n.up(t)
 	case "replication-cut":
 		// The primary and its synchronous standby cannot reach each other:
 		// commits wait until the walsender gives up (wal_sender_timeout 10 s)
