@@ -888,14 +888,17 @@ backup_up() {
     return 0
   fi
   pgbr "$n" stanza-create >/dev/null || die "pgbackrest stanza-create failed (log under $BACKUP_ROOT/log)"
-  if ! grep -q '"label"' <<<"$(pgbr_repo info --output=json)"; then
-    pgbr "$n" check >/dev/null || die "pgbackrest check failed: WAL archiving does not work (log under $BACKUP_ROOT/log)"
-    log "pgbackrest: no backup yet: taking the first full backup from pg$n"
-    pgbr "$n" --type=full backup || die "pgbackrest backup failed (log under $BACKUP_ROOT/log)"
-  elif ! pgbr "$n" check >/dev/null; then
+  local backed_up=""
+  grep -q '"label"' <<<"$(pgbr_repo info --output=json)" && backed_up=1
+  if ! pgbr "$n" check >/dev/null; then
+    [ -n "$backed_up" ] || die "pgbackrest check failed: WAL archiving does not work (log under $BACKUP_ROOT/log)"
     # An archive that lags after a failover must not keep 'up' from
     # starting what is down: WALArchiveFailing pages while it lasts.
     log "pgbackrest: WARNING: check failed: WAL archiving does not work right now (log under $BACKUP_ROOT/log); the members come up anyway"
+  fi
+  if [ -z "$backed_up" ]; then
+    log "pgbackrest: no backup yet: taking the first full backup from pg$n"
+    pgbr "$n" --type=full backup || die "pgbackrest backup failed (log under $BACKUP_ROOT/log)"
   fi
   log "pgbackrest: archiving to $BACKUP_ROOT/repo (stanza $STANZA)"
 }
