@@ -408,7 +408,7 @@ func (a *nemesisAlerts) check(t *testing.T, faults []*nemesisFault) {
 			verdict += fmt.Sprintf("; its process started again at %s", secs(f.back.Sub(f.start)))
 		}
 		if !f.promoted.IsZero() {
-			verdict += fmt.Sprintf("; the standby promoted at %s", secs(f.promoted.Sub(f.start)))
+			verdict += fmt.Sprintf("; a primary again at %s", secs(f.promoted.Sub(f.start)))
 		}
 		t.Logf("%-20s %-22s %-22s %6s %6s  %s", f.kind, trunc(f.member, 22), s.alert, secs(forD), secs(d), verdict)
 		for _, e := range eps {

@@ -28,10 +28,12 @@ type nemesisFault struct {
 	// alert check takes the condition's length from it (a kill's process
 	// is down until then, not for the whole fault).
 	back time.Time
-	// promoted is when a machine kill's standby was promoted: the end of
-	// its PatroniNoLeader condition, which an overlapping fault's
-	// cluster.sh up can bring well before the leader key's TTL (it
-	// releases the lost member's key); zero otherwise.
+	// promoted is when a machine kill's standby was promoted, or when a
+	// member was primary again after both machines were lost: the end of
+	// the fault's PatroniNoLeader condition, well before the fault's end
+	// (the other member back as synchronous standby) and, for a machine
+	// kill, possibly before the leader key's TTL (an overlapping fault's
+	// cluster.sh up releases the lost member's key); zero otherwise.
 	promoted time.Time
 	// the 503s and cut answers it caused (nemesisRTOs), the first and last
 	unavailable       int

@@ -182,6 +182,33 @@ func (n *nemesis) hold(lo, spread time.Duration) {
 	time.Sleep(d)
 }
 
+// watchPrimary polls for a Patroni primary from now on (every member's
+// Patroni is down when it is called) and returns a function that stops the
+// poll and tells when one was first seen, zero when none was.
+func (n *nemesis) watchPrimary() func() time.Time {
+	stop, done := make(chan struct{}), make(chan time.Time, 1)
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- time.Time{}
+				return
+			case <-tick.C:
+				if n.c.Primary() >= 0 {
+					done <- time.Now()
+					return
+				}
+			}
+		}
+	}()
+	return func() time.Time {
+		close(stop)
+		return <-done
+	}
+}
+
 func (n *nemesis) intn(k int) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -274,9 +301,19 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 				t.Fatalf("kill machine %d: %v", i, err)
 			}
 		}
-		n.hold(2*time.Second, 4*time.Second)
+		leader := n.watchPrimary()
+		// Long enough that PatroniNoLeader's condition (down, then
+		// cluster.sh up and a leader race: about 10 s more) clearly
+		// outlasts its for:, a scrape, an evaluation and Alertmanager's
+		// group_wait (20 s at worst); held 2-6 s it lasted 13-17 s, and an
+		// alert resolved within the group_wait is rightly never sent.
+		n.hold(12*time.Second, 6*time.Second)
 		n.up(t)
 		harness.Eventually(t, 180*time.Second, "Postgres replicated again after both machines", n.c.Replicated)
+		f.promoted = leader()
+		if !f.promoted.IsZero() {
+			f.note = fmt.Sprintf("a primary again after %.1fs", f.promoted.Sub(f.start).Seconds())
+		}
 	case "etcd-cut-primary":
 		// The primary cut from etcd must demote itself before the standby
 		// takes the leader key: no second primary acknowledges a write.
