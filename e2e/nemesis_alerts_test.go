@@ -44,7 +44,7 @@ const (
 )
 
 // The cluster's Prometheus scrapes and evaluates every 5 s (cluster.sh
-// prometheus_conf); Alertmanager groups by alertname with group_wait 5 s
+// prometheus_conf); Alertmanager groups by alertname with group_wait 2 s
 // and group_interval 10 s (alertmanager_conf).
 const (
 	nemesisScrapeEval = 10 * time.Second // a scrape to see it, an evaluation to count it

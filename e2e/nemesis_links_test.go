@@ -303,11 +303,11 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		}
 		leader := n.watchPrimary()
 		// Long enough that PatroniNoLeader's condition (down, then
-		// cluster.sh up and a leader race: about 10 s more) clearly
-		// outlasts its for:, a scrape, an evaluation and Alertmanager's
-		// group_wait (20 s at worst); held 2-6 s it lasted 13-17 s, and an
-		// alert resolved within the group_wait is rightly never sent.
-		n.hold(12*time.Second, 6*time.Second)
+		// cluster.sh up and a leader race: 7-10 s more) outlasts its for:,
+		// a scrape, an evaluation and Alertmanager's group_wait (20 s at
+		// worst); held 2-6 s it lasted 13-17 s, and an alert resolved
+		// within the group_wait is rightly never sent.
+		n.hold(15*time.Second, 5*time.Second)
 		n.up(t)
 		harness.Eventually(t, 180*time.Second, "Postgres replicated again after both machines", n.c.Replicated)
 		f.promoted = leader()
