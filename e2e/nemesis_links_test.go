@@ -304,7 +304,7 @@ func (n *nemesis) injectLink(t *testing.T, f *nemesisFault) bool {
 		leader := n.watchPrimary()
 		// Long enough that PatroniNoLeader's condition (down, then
 		// cluster.sh up and a leader race: 7-10 s more) outlasts its for:,
-		// a scrape, an evaluation and Alertmanager's group_wait (20 s at
+		// a scrape, an evaluation and Alertmanager's group_wait (17 s at
 		// worst); held 2-6 s it lasted 13-17 s, and an alert resolved
 		// within the group_wait is rightly never sent.
 		n.hold(15*time.Second, 5*time.Second)
