@@ -1195,6 +1195,18 @@ fault_unnetem() {
 # only: libfaketime under Patroni (Python) left its timed waits hanging, and
 # the platform's Go processes read the clock from the vDSO, past any
 # LD_PRELOAD. Monotonic time stays real (as NTP leaves it).
+# FAKETIME_DISABLE_SHM is honoured from libfaketime 0.9.11 only; Debian's
+# 0.9.10 makes every preloaded process whose environment names no shared
+# semaphore create /faketime_sem_<pid> and export its name, and each forked
+# child inherits "I created it": the postmaster's first backend to exit
+# unlinked it, every later exec (archive_command's sh, pgbackrest) found
+# the name stale, created its own unless that pid's name was taken — and
+# leaked ones collect in /dev/shm (7,200 after a day of clusters here, a
+# fifth of the pids) — else exited 1: WAL archiving then failed
+# three times running and pgbackrest check timed out (a nemesis run's first
+# up). The wrapper takes the name of its own pid for a moment, so the
+# postmaster creates nothing and exports nothing (its children then
+# create their own or, on a taken name, run without: never a stale name).
 pg_clock_bin() {
   local n="$1" lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 dir="$PG_ROOT/bin$1" f
   if [ ! -f "$lib" ]; then echo "$PG_BIN"; return 0; fi
@@ -1204,6 +1216,10 @@ pg_clock_bin() {
   cat >"$dir/postgres" <<WRAP
 #!/bin/sh
 # Written by deploy/local/cluster.sh: Postgres under libfaketime (fault clock)
+# /dev/shm/sem.faketime_sem_<pid> taken until libfaketime has loaded in the
+# exec'd postgres (pg_clock_bin says why); the remover is no child of it
+m=/dev/shm/sem.faketime_sem_\$\$
+if [ ! -e "\$m" ] && : >"\$m" 2>/dev/null; then ( (sleep 5; rm -f "\$m") </dev/null >/dev/null 2>&1 & ); fi
 exec env LD_PRELOAD=$lib FAKETIME_TIMESTAMP_FILE=$RUN/pg-$n.clock FAKETIME_CACHE_DURATION=1 \\
   FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_DISABLE_SHM=1 $PG_BIN/postgres "\$@"
 WRAP
