@@ -65,8 +65,8 @@ type nemesisAlertSpec struct {
 	// onset: the condition begins at most this long after the fault's
 	// start; hold: it lasts at most this long (0: until the fault's end).
 	// The condition's length, min(end-start-onset, hold, and for a kill
-	// back-start-onset: its process started again, for a machine kill
-	// promoted-start-onset), against the alert's
+	// back-start-onset: its process started again, for a lost machine or
+	// both promoted-start-onset: a primary again), against the alert's
 	// for: decides whether the alert must fire.
 	onset, hold time.Duration
 	// tolerated may also fire during the fault (a consequence, not a false
